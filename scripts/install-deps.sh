@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Installs everything outbox-relay needs to build and test on a Debian bookworm machine:
+#   - Debian packages (compiler, libpq, PostgreSQL 15, abseil, spdlog, nlohmann_json, yaml-cpp, CLI11, httplib, gtest)
+#   - librdkafka 2.8.0 built from Debian trixie's *source* package into a cached prefix (no trixie binaries)
+#   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
+# Idempotent: every step is skipped when its result is already there. Used by README, .ci/run and docker/.
+#
+#   scripts/install-deps.sh [--no-kafka]
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=scripts/versions.sh
+source "$HERE/versions.sh"
+
+want_kafka=1
+for a in "$@"; do
+  case "$a" in
+    --no-kafka) want_kafka=0 ;;
+    *) echo "install-deps: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+log() { echo "[install-deps] $*"; }
+
+DEB_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libpq-dev postgresql-15 postgresql-client-15
+  libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
+  libgtest-dev libgmock-dev googletest
+  clang libclang-rt-14-dev
+  maven openjdk-17-jre-headless
+  dpkg-dev devscripts
+  # librdkafka's build dependencies (from its debian/control)
+  zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3
+)
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  log "Debian packages present"
+fi
+
+# ---- librdkafka from trixie's source package -------------------------------------------------
+if [ ! -f "$RDKAFKA_PREFIX/.built-$RDKAFKA_VERSION" ]; then
+  log "building librdkafka $RDKAFKA_VERSION from Debian trixie's source package into $RDKAFKA_PREFIX"
+  work="$(mktemp -d)"
+  # A private apt configuration that knows only a trixie deb-src line: no trixie binary package can be installed.
+  mkdir -p "$work/apt/lists/partial" "$work/apt/sources.list.d" "$work/apt/cache/archives/partial"
+  echo "deb-src http://deb.debian.org/debian trixie main" > "$work/apt/sources.list"
+  apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o "Dir::Etc::SourceParts=$work/apt/sources.list.d"
+            -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache=$work/apt/cache"
+            -o "APT::Get::List-Cleanup=0")
+  apt-get "${apt_opts[@]}" update -q
+  (cd "$work" && apt-get "${apt_opts[@]}" source --download-only "librdkafka=$RDKAFKA_DEBIAN_VERSION" 2>&1 | tail -3)
+  (cd "$work" && dpkg-source --no-check -x ./librdkafka_"$RDKAFKA_DEBIAN_VERSION".dsc src >/dev/null)
+  (cd "$work/src" && ./configure --prefix="$RDKAFKA_PREFIX" --disable-debug-symbols --enable-lz4-ext --enable-zstd \
+      --enable-ssl --enable-sasl --disable-curl >/dev/null \
+   && make -j"$(nproc)" libs >/dev/null 2>&1 && make install-subdirs >/dev/null 2>&1 || \
+   { echo "librdkafka build failed" >&2; exit 1; })
+  touch "$RDKAFKA_PREFIX/.built-$RDKAFKA_VERSION"
+  rm -rf "$work"
+else
+  log "librdkafka $RDKAFKA_VERSION present in $RDKAFKA_PREFIX"
+fi
+
+# ---- Apache Kafka broker jars from Maven Central ---------------------------------------------
+if [ "$want_kafka" = 1 ]; then
+  if [ ! -f "$KAFKA_LIB/.resolved-$KAFKA_VERSION" ]; then
+    log "resolving org.apache.kafka:kafka_2.13:$KAFKA_VERSION into $KAFKA_LIB"
+    pomdir="$(mktemp -d)"
+    sed -e "s/@KAFKA_VERSION@/$KAFKA_VERSION/g" -e "s/@LOG4J_VERSION@/$LOG4J_VERSION/g" \
+        "$HERE/kafka-pom.xml" > "$pomdir/pom.xml"
+    mkdir -p "$KAFKA_LIB"
+    (cd "$pomdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$KAFKA_LIB" -DincludeScope=runtime)
+    touch "$KAFKA_LIB/.resolved-$KAFKA_VERSION"
+    rm -rf "$pomdir"
+  else
+    log "Kafka $KAFKA_VERSION jars present in $KAFKA_LIB"
+  fi
+fi
+log "done"

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# A throwaway single-node Kafka (KRaft, combined broker+controller) for tests, benchmarks and the README quickstart.
+#
+#   scripts/kafka-temp.sh start DIR [PORT]   format DIR (first time), start in the background, wait until it serves,
+#                                            print KAFKA_BOOTSTRAP=127.0.0.1:<port>
+#   scripts/kafka-temp.sh stop DIR           SIGTERM, wait (KAFKA_TEMP_STOP_TIMEOUT_S, 30 s), then SIGKILL
+#   scripts/kafka-temp.sh kill DIR           SIGKILL (a crash; the next start recovers the logs)
+#   scripts/kafka-temp.sh restart DIR        stop, then start on the same ports and data
+#   scripts/kafka-temp.sh status DIR         exit 0 when running
+#   scripts/kafka-temp.sh env DIR            print KAFKA_BOOTSTRAP=127.0.0.1:<port>
+#
+# Jars come from $KAFKA_LIB (scripts/versions.sh, filled by scripts/install-deps.sh). Without PORT, `start` re-uses
+# the ports of an earlier start of DIR, or picks free ones (retrying with others if they were taken meanwhile).
+# Files in DIR: server.properties, log4j2.properties, server.log (WARN, plus the start line), kafka.out (JVM
+# stdout/stderr), kafka.pid, ports, data/. Environment:
+#   KAFKA_TEMP_PROPERTIES   lines appended to server.properties (on every start), e.g. $'message.max.bytes=2000000'
+#   KAFKA_TEMP_HEAP_OPTS    default "-Xms256m -Xmx512m"
+#   KAFKA_TEMP_LOG_LEVEL    server.log's level, default WARN
+#   KAFKA_TEMP_START_TIMEOUT_S  default 90
+#   KAFKA_TEMP_OWNER_PID    a watchdog SIGKILLs the broker when that process is gone (for test fixtures)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=scripts/versions.sh
+source "$HERE/versions.sh"
+
+START_TIMEOUT_S="${KAFKA_TEMP_START_TIMEOUT_S:-90}"
+STOP_TIMEOUT_S="${KAFKA_TEMP_STOP_TIMEOUT_S:-30}"
+HEAP_OPTS="${KAFKA_TEMP_HEAP_OPTS:--Xms256m -Xmx512m}"
+JAVA="${JAVA:-java}"
+
+die() { echo "kafka-temp: $*" >&2; exit 1; }
+usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+# A port below the ephemeral range (so client sockets do not take it between the check and the bind), not in use.
+free_port() {
+  local lo=20000 hi=32767 p i eph_lo=""
+  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
+    read -r eph_lo _ < /proc/sys/net/ipv4/ip_local_port_range || true
+    if [ -n "$eph_lo" ] && [ "$eph_lo" -gt $((lo + 1000)) ]; then hi=$((eph_lo - 1)); fi
+  fi
+  for i in $(seq 1 200); do
+    p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
+    [ "$p" != "${1:-}" ] || continue
+    if command -v ss >/dev/null 2>&1; then
+      [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] || continue
+    fi
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  die "no free port found"
+}
+
+abs_dir() {
+  if [ "$1" = start ]; then mkdir -p "$2"; fi
+  if [ -d "$2" ]; then (cd "$2" && pwd); else echo "$(cd "$(dirname "$2")" 2>/dev/null && pwd || echo /nonexistent)/$(basename "$2")"; fi
+}
+
+kafka_pid() { [ -f "$DIR/kafka.pid" ] && cat "$DIR/kafka.pid"; }
+
+running() {
+  local pid; pid="$(kafka_pid 2>/dev/null)" || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  # Guard against pid reuse: the process must be our JVM.
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "-Dkafka.temp.dir=$DIR "
+}
+
+java_cp() {
+  [ -d "$KAFKA_LIB" ] && compgen -G "$KAFKA_LIB/kafka_2.13-*.jar" >/dev/null ||
+    die "no Kafka jars in $KAFKA_LIB: run scripts/install-deps.sh"
+  echo "$KAFKA_LIB/*"
+}
+
+write_config() {
+  local bport="$1" cport="$2"
+  cat > "$DIR/server.properties" <<EOF
+# written by scripts/kafka-temp.sh on every start
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$bport
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$DIR/data
+num.partitions=1
+default.replication.factor=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+# small: two cores, many brokers may run at once
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+num.recovery.threads.per.data.dir=1
+log.cleaner.threads=1
+log.cleaner.dedupe.buffer.size=33554432
+${KAFKA_TEMP_PROPERTIES:-}
+EOF
+  cat > "$DIR/log4j2.properties" <<EOF
+# written by scripts/kafka-temp.sh: WARN and above to server.log, plus the start line the script waits for
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = $DIR/server.log
+appender.file.append = true
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = ${KAFKA_TEMP_LOG_LEVEL:-WARN}
+rootLogger.appenderRef.file.ref = FILE
+logger.started.name = kafka.server.KafkaRaftServer
+logger.started.level = INFO
+EOF
+}
+
+format_storage() {
+  local cp; cp="$(java_cp)"
+  [ -f "$DIR/data/meta.properties" ] && return 0
+  local id
+  id="$("$JAVA" -cp "$cp" -Dlog4j2.configurationFile="$DIR/log4j2.properties" kafka.tools.StorageTool random-uuid 2>>"$DIR/format.log")" ||
+    { cat "$DIR/format.log" >&2; die "StorageTool random-uuid failed"; }
+  id="$(tail -1 <<<"$id")"
+  "$JAVA" -cp "$cp" -Dlog4j2.configurationFile="$DIR/log4j2.properties" kafka.tools.StorageTool format \
+      -t "$id" -c "$DIR/server.properties" >>"$DIR/format.log" 2>&1 ||
+    { cat "$DIR/format.log" >&2; die "StorageTool format failed"; }
+  echo "$id" > "$DIR/cluster.id"
+}
+
+start_watchdog() {
+  local owner="${KAFKA_TEMP_OWNER_PID:-}" pid="$1"
+  [ -n "$owner" ] || return 0
+  # Detached, stdio closed: the caller may read our stdout until EOF. It ends with the broker or the owner.
+  setsid bash -c '
+    owner=$1; pid=$2
+    while kill -0 "$owner" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+    kill -KILL "$pid" 2>/dev/null || true' \
+    kafka-temp-watchdog "$owner" "$pid" </dev/null >/dev/null 2>&1 &
+}
+
+# Launches the JVM and waits for "Kafka Server started" in this start's part of server.log.
+# Returns 0 when started, 3 when a port was taken, 1 on another failure.
+launch() {
+  local bport="$1" cport="$2" cp logsize=0 pid
+  cp="$(java_cp)"
+  [ -f "$DIR/server.log" ] && logsize="$(stat -c %s "$DIR/server.log")"
+  # setsid: its own session, so a terminal's signals do not reach it. In a non-interactive shell the background
+  # child is not a group leader, so setsid(1) execs without forking and $! is the JVM's pid.
+  # shellcheck disable=SC2086
+  setsid "$JAVA" $HEAP_OPTS -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+    -Dkafka.temp.dir="$DIR" -Dlog4j2.configurationFile="$DIR/log4j2.properties" -Dkafka.logs.dir="$DIR" \
+    -cp "$cp" kafka.Kafka "$DIR/server.properties" </dev/null >>"$DIR/kafka.out" 2>&1 &
+  pid=$!
+  echo "$pid" > "$DIR/kafka.pid"
+  local deadline=$((SECONDS + START_TIMEOUT_S))
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      local newlog; newlog="$(tail -c +"$((logsize + 1))" "$DIR/server.log" 2>/dev/null || true)"
+      if grep -q -e "BindException" -e "Address already in use" <<<"$newlog" ||
+         grep -q -e "BindException" -e "Address already in use" "$DIR/kafka.out" 2>/dev/null; then
+        return 3
+      fi
+      echo "$newlog" | tail -30 >&2
+      tail -20 "$DIR/kafka.out" >&2
+      echo "kafka-temp: the broker exited during start (logs: $DIR/server.log, $DIR/kafka.out)" >&2
+      return 1
+    fi
+    if tail -c +"$((logsize + 1))" "$DIR/server.log" 2>/dev/null | grep -q "Kafka Server started"; then
+      # The start line comes after the broker was unfenced; the port answering confirms the listener.
+      if (exec 3<>"/dev/tcp/127.0.0.1/$bport") 2>/dev/null; then return 0; fi
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      kill -KILL "$pid" 2>/dev/null || true
+      tail -c +"$((logsize + 1))" "$DIR/server.log" 2>/dev/null | tail -30 >&2
+      echo "kafka-temp: the broker did not start in ${START_TIMEOUT_S}s (logs: $DIR/server.log, $DIR/kafka.out)" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+cmd_start() {
+  local want_port="${1:-}" bport cport fixed=0 attempt rc
+  if running; then cmd_env; return 0; fi
+  if [ -n "$want_port" ]; then
+    bport="$want_port"; fixed=1
+    if [ -f "$DIR/ports" ]; then cport="$(cut -d' ' -f2 "$DIR/ports")"; else cport="$(free_port "$bport")"; fi
+  elif [ -f "$DIR/ports" ]; then
+    read -r bport cport < "$DIR/ports"; fixed=1
+  else
+    bport="$(free_port)"; cport="$(free_port "$bport")"
+  fi
+  for attempt in 1 2 3 4 5; do
+    echo "$bport $cport" > "$DIR/ports"
+    write_config "$bport" "$cport"
+    format_storage
+    rc=0; launch "$bport" "$cport" || rc=$?
+    if [ "$rc" = 0 ]; then
+      start_watchdog "$(kafka_pid)"
+      cmd_env
+      return 0
+    fi
+    if [ "$rc" = 3 ] && [ "$fixed" = 0 ] && [ "$attempt" -lt 5 ]; then
+      bport="$(free_port)"; cport="$(free_port "$bport")"
+      continue
+    fi
+    [ "$rc" = 3 ] && echo "kafka-temp: port $bport or $cport is in use" >&2
+    exit 1
+  done
+}
+
+cmd_stop() {
+  running || { rm -f "$DIR/kafka.pid"; return 0; }
+  local pid; pid="$(kafka_pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + STOP_TIMEOUT_S))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "kafka-temp: no exit ${STOP_TIMEOUT_S}s after SIGTERM, sending SIGKILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      break
+    fi
+    sleep 0.05
+  done
+  wait_gone "$pid"
+}
+
+cmd_kill() {
+  running || { rm -f "$DIR/kafka.pid"; return 0; }
+  local pid; pid="$(kafka_pid)"
+  kill -KILL "$pid" 2>/dev/null || true
+  wait_gone "$pid"
+}
+
+# The JVM is not our child: wait until its pid is gone (a zombie only until init reaps it).
+wait_gone() {
+  local pid="$1" deadline=$((SECONDS + 30))
+  while [ -e "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || die "pid $pid did not go away"
+    sleep 0.02
+  done
+  rm -f "$DIR/kafka.pid"
+}
+
+cmd_env() {
+  [ -f "$DIR/ports" ] || die "$DIR was never started"
+  local bport; bport="$(cut -d' ' -f1 "$DIR/ports")"
+  echo "KAFKA_BOOTSTRAP=127.0.0.1:$bport"
+}
+
+[ $# -ge 2 ] || usage
+CMD="$1"
+[ -n "$2" ] || usage
+DIR="$(abs_dir "$CMD" "$2")"
+shift 2
+case "$CMD" in
+  start) cmd_start "$@" ;;
+  stop) cmd_stop ;;
+  kill) cmd_kill ;;
+  restart) cmd_stop; cmd_start ;;
+  status) running ;;
+  env) cmd_env ;;
+  *) usage ;;
+esac

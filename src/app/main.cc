@@ -1,0 +1,146 @@
+// outbox-relay's entry point: argument parsing and signals only; everything else is in the app library.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+
+#include "common/strings.h"
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "app/commands.h"
+#include "app/relay.h"
+#include "config/config.h"
+#include "ops/http_server.h"
+#include "ops/logging.h"
+#include "ops/metrics.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+std::vector<std::pair<std::string, std::string>> ParseSets(const std::vector<std::string>& sets, bool* ok) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& s : sets) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "--set " << s << ": expected key=value\n";
+      *ok = false;
+      continue;
+    }
+    out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using outbox::app::kExitFatal;
+  using outbox::app::kExitOk;
+  using outbox::app::kExitUsage;
+
+  CLI::App app{"outbox-relay: streams outbox INSERTs from a PostgreSQL pgoutput slot to Kafka"};
+  app.require_subcommand(1);
+  std::string config_path;
+  std::vector<std::string> sets;
+  std::string start_lsn;
+  bool accept_gap = false, print = false, create_table = false, json = false;
+
+  auto add_common = [&](CLI::App* cmd) {
+    cmd->add_option("-c,--config", config_path, "relay.yaml")->required();
+    cmd->add_option("--set", sets, "override a config key: key=value (repeatable)");
+  };
+  CLI::App* run = app.add_subcommand("run", "stream until SIGTERM/SIGINT");
+  add_common(run);
+  run->add_option("--start-lsn", start_lsn, "skip whole transactions whose commit LSN is below X/Y");
+  run->add_flag("--accept-gap", accept_gap, "go on despite a detected gap");
+  CLI::App* init = app.add_subcommand("init", "create the publication, the slot and the first checkpoint");
+  add_common(init);
+  init->add_flag("--print", print, "print the SQL instead of running it");
+  init->add_flag("--create-table", create_table, "also create the outbox table");
+  CLI::App* status = app.add_subcommand("status", "print the slot's state");
+  add_common(status);
+  status->add_flag("--json", json, "JSON output");
+  CLI::App* check = app.add_subcommand("check", "validate the config and the connections");
+  add_common(check);
+  app.add_subcommand("version", "print the version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (app.got_subcommand("version")) {
+    std::cout << "outbox-relay " << OUTBOX_RELAY_VERSION << "\n";
+    return kExitOk;
+  }
+
+  bool sets_ok = true;
+  const auto overrides = ParseSets(sets, &sets_ok);
+  if (!sets_ok) return kExitUsage;
+  auto config = outbox::config::LoadFile(config_path, overrides, outbox::config::SystemResolver());
+  if (!config.ok()) {
+    std::cerr << "outbox-relay: " << config.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (config->source.instance.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    config->source.instance = host[0] ? host : "relay";
+  }
+  if (absl::Status st = outbox::ops::SetupLogging(config->log_level, config->log_format == outbox::config::LogFormat::kJson);
+      !st.ok()) {
+    std::cerr << "outbox-relay: " << st.message() << "\n";
+    return kExitUsage;
+  }
+  for (const std::string& w : config->warnings) spdlog::warn("{}", w);
+
+  if (app.got_subcommand("init")) return outbox::app::Init(*config, print, create_table, std::cout, std::cerr);
+  if (app.got_subcommand("status")) return outbox::app::Status(*config, json, std::cout, std::cerr);
+  if (app.got_subcommand("check")) return outbox::app::Check(*config, std::cout, std::cerr);
+
+  outbox::app::RunOptions options;
+  options.accept_gap = accept_gap;
+  if (!start_lsn.empty()) {
+    auto lsn = outbox::Lsn::Parse(start_lsn);
+    if (!lsn.ok()) {
+      std::cerr << "outbox-relay: --start-lsn: " << lsn.status().message() << "\n";
+      return kExitUsage;
+    }
+    options.start_lsn = *lsn;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  outbox::ops::Metrics metrics;
+  outbox::ops::HttpServer http(&metrics);
+  if (absl::Status st = http.Start(config->http_listen); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return kExitFatal;
+  }
+  spdlog::info("outbox-relay {} starting: slot {}, publication {}, table {}, http {}:{}", OUTBOX_RELAY_VERSION,
+               config->source.slot, config->source.publication, config->outbox.table,
+               config->http_listen.substr(0, config->http_listen.rfind(':')), http.port());
+  outbox::app::Relay relay(*config, options, &metrics, &g_stop);
+  absl::Status st = relay.Run();
+  http.Stop();
+  if (!st.ok()) {
+    spdlog::critical("fatal: {}", outbox::config::Redact(*config, std::string(st.message())));
+    return st.code() == absl::StatusCode::kInvalidArgument && !start_lsn.empty() &&
+                   st.message().find("--start-lsn") == 0
+               ? kExitUsage
+               : kExitFatal;
+  }
+  spdlog::info("stopped cleanly");
+  return kExitOk;
+}

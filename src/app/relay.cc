@@ -1,0 +1,642 @@
+// Relay: the replication loop, delivery tracking, status updates and crash-only recovery.
+#include "common/strings.h"
+#include "app/relay.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "kafka/producer_config.h"
+#include "pg/frames.h"
+#include "spdlog/spdlog.h"
+
+namespace outbox::app {
+namespace {
+
+constexpr auto kInitialBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+constexpr auto kStandbyRetry = std::chrono::milliseconds(500);
+constexpr int kMessagesPerBatch = 1024;
+constexpr int kCheckpointTimeoutMs = 30000;
+
+int64_t NowPgMicros() {
+  const auto unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  return UnixMicrosToPgTime(unix_us);
+}
+
+int64_t NowUnixMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::shared_ptr<spdlog::logger> Log() {
+  auto l = spdlog::get("relay");
+  return l ? l : spdlog::default_logger();
+}
+
+}  // namespace
+
+Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop)
+    : config_(std::move(config)),
+      options_(options),
+      metrics_(metrics),
+      stop_(stop),
+      mapper_(config_.outbox) {}
+
+Relay::~Relay() = default;
+
+absl::Status Relay::EnsureSink() {
+  if (sink_ && sink_->FatalError().ok()) return absl::OkStatus();
+  if (sink_) Log()->warn("recreating the producer after a fatal error: {}", sink_->FatalError().message());
+  sink_.reset();
+  if (producer_conf_.empty()) {
+    auto conf = kafka::BuildProducerConfig(
+        config_.kafka, {config_.delivery.max_inflight_events, config_.delivery.max_inflight_bytes},
+        config_.delivery.unsafe);
+    if (!conf.ok()) return conf.status();
+    producer_conf_ = *conf;
+  }
+  auto sink = kafka::KafkaSink::Create(producer_conf_, [this](const kafka::DeliveryReport& r) { OnDeliveryReport(r); });
+  if (!sink.ok()) return sink.status();
+  sink_ = std::move(*sink);
+  return absl::OkStatus();
+}
+
+absl::Status Relay::Run() {
+  if (config_.delivery.on_error == config::OnError::kDeadLetter) {
+    return absl::UnimplementedError("delivery.on_error: dead_letter is not implemented yet; use halt");
+  }
+  if (config_.source.streaming || config_.source.messages) {
+    return absl::UnimplementedError("source.streaming and source.messages are not implemented yet");
+  }
+  if (absl::Status st = EnsureSink(); !st.ok()) return st;
+  metrics_->loop_running = true;
+  auto backoff = kInitialBackoff;
+  while (!stopping()) {
+    const auto started = Clock::now();
+    absl::Status st = Session();
+    metrics_->streaming = false;
+    if (halt_) return *halt_;
+    if (st.ok()) break;  // stopped
+    if (st.code() != absl::StatusCode::kUnavailable) {
+      metrics_->loop_running = false;
+      return st;
+    }
+    const bool standby = absl::StrContains(st.message(), "is active for PID");
+    metrics_->standby = standby ? 1 : 0;
+    metrics_->SetNotReadyReason(standby ? Cat("standby: ", st.message()) : std::string(st.message()));
+    if (Clock::now() - started > std::chrono::seconds(30)) backoff = kInitialBackoff;
+    const auto wait = standby ? kStandbyRetry : backoff;
+    if (standby) {
+      if (metrics_->standby.exchange(1) == 0 || true) Log()->info("standby: {}; retrying in {} ms", st.message(), wait.count());
+    } else {
+      Log()->warn("reconnecting in {} ms: {}", wait.count(), st.message());
+      metrics_->reconnects++;
+    }
+    Rewind(ToStd(st.message()));
+    if (absl::Status s = EnsureSink(); !s.ok()) return s;
+    const auto until = Clock::now() + wait;
+    while (!stopping() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // After a broker outage, hold the slot released until the broker answers again.
+    if (broker_down_) {
+      while (!stopping() && !sink_->CheckReachable(1000).ok()) {
+      }
+      broker_down_ = false;
+    }
+    if (!standby) backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+  metrics_->loop_running = false;
+  return absl::OkStatus();
+}
+
+absl::Status Relay::Session() {
+  auto conn = pg::ReplicationConnection::Connect(config_.source.conninfo, "outbox-relay");
+  if (!conn.ok()) return conn.status();
+  auto system = (*conn)->IdentifySystem();
+  if (!system.ok()) return system.status();
+  if (!system_.system_id.empty() && system_.system_id != system->system_id && !options_.accept_gap) {
+    return absl::FailedPreconditionError(Cat("the server's system identifier changed from ", system_.system_id,
+                                                      " to ", system->system_id,
+                                                      ": another cluster (use --accept-gap to go on)"));
+  }
+  system_ = *system;
+  if (absl::Status st = PrepareSlot(**conn, *system); !st.ok()) return st;
+
+  pg::StartOptions start;
+  start.slot = config_.source.slot;
+  start.publication = config_.source.publication;
+  start.proto_version = 1;
+  start.start_lsn = Lsn(0);
+  const bool skipping = options_.start_lsn.has_value();
+  if (skipping) start.start_lsn = *options_.start_lsn;
+  if (absl::Status st = (*conn)->StartReplication(start); !st.ok()) return st;
+  metrics_->standby = 0;
+  metrics_->streaming = true;
+  Log()->info("streaming slot {} from {} (server {}, timeline {})", config_.source.slot, confirmed_.ToString(),
+              system->xlogpos.ToString(), system->timeline);
+  if (skipping) {
+    // Confirm the skip at once, so the skipped transactions are gone for good (SPEC.md §2 --start-lsn).
+    if (absl::Status st = SendStatus(**conn, false); !st.ok()) return st;
+    options_.start_lsn.reset();
+  }
+  decoder_ = pg::DecoderState{};
+  return Stream(**conn);
+}
+
+absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::SystemInfo& system) {
+  const std::string& slot_name = config_.source.slot;
+  auto slot = conn.ReadSlot(slot_name);
+  if (!slot.ok()) return slot.status();
+
+  // Read the slot first, then the checkpoint (a live relay writes its checkpoint before it confirms).
+  std::optional<kafka::Checkpoint> checkpoint;
+  if (config_.source.checkpoint == config::CheckpointStore::kKafka) {
+    if (absl::Status st = kafka::EnsureCheckpointTopic(config_.kafka, config_.source.checkpoint_topic, 10000);
+        !st.ok()) {
+      return st;
+    }
+    auto cp = kafka::ReadKafkaCheckpoint(config_.kafka, config_.source.checkpoint_topic, slot_name, 15000);
+    if (!cp.ok()) return cp.status();
+    checkpoint = *cp;
+  } else if (config_.source.checkpoint == config::CheckpointStore::kFile) {
+    auto cp = kafka::ReadFileCheckpoint(config_.source.checkpoint_file);
+    if (!cp.ok()) return absl::FailedPreconditionError(Cat("source.checkpoint_file: ", cp.status().message()));
+    checkpoint = *cp;
+  }
+
+  if (!slot->has_value()) {
+    if (config_.source.create_slot && !checkpoint.has_value() && !slot_checked_) {
+      auto consistent = conn.CreateSlot(slot_name);
+      if (!consistent.ok()) return consistent.status();
+      Log()->info("created replication slot {} at {}", slot_name, consistent->ToString());
+      if (absl::Status st = WriteCheckpointNow(*consistent, kCheckpointTimeoutMs); !st.ok()) return st;
+      slot = conn.ReadSlot(slot_name);
+      if (!slot.ok()) return slot.status();
+      if (!slot->has_value()) return absl::InternalError("the slot just created is missing");
+      checkpoint = kafka::Checkpoint{system.system_id, system.timeline, slot_name, config_.source.instance, *consistent};
+    } else {
+      return absl::FailedPreconditionError(Cat(
+          "replication slot \"", slot_name, "\" does not exist",
+          checkpoint ? Cat(" (its last checkpoint is ", checkpoint->lsn.ToString(),
+                                    "): it was dropped; events after that position may be lost. Recreate it "
+                                    "with `outbox-relay init` and backfill; the relay never recreates a slot")
+                     : ": create it with `outbox-relay init` (or set source.create_slot: true for a first start)"));
+    }
+  }
+  const pg::SlotInfo& s = **slot;
+  if (s.wal_status == "lost") {
+    return absl::FailedPreconditionError(Cat(
+        "replication slot \"", slot_name, "\" was invalidated (wal_status lost, max_slot_wal_keep_size exceeded); ",
+        "events after ", s.confirmed_flush_lsn ? s.confirmed_flush_lsn->ToString() : "?",
+        " are gone from the WAL: drop and recreate the slot, then backfill"));
+  }
+  if (s.plugin != "pgoutput") {
+    return absl::FailedPreconditionError(Cat("replication slot \"", slot_name, "\" uses plugin \"", s.plugin,
+                                                      "\", not pgoutput"));
+  }
+  const Lsn slot_confirmed = s.confirmed_flush_lsn.value_or(Lsn(0));
+
+  // Gap detection (SPEC.md §5).
+  if (config_.source.checkpoint != config::CheckpointStore::kNone) {
+    std::string gap;
+    if (!checkpoint) {
+      gap = Cat("slot \"", slot_name, "\" has no checkpoint in ",
+                         config_.source.checkpoint == config::CheckpointStore::kKafka
+                             ? Cat("topic ", config_.source.checkpoint_topic)
+                             : config_.source.checkpoint_file,
+                         ": it was not made by `outbox-relay init`");
+    } else if (checkpoint->system_id != system.system_id) {
+      gap = Cat("the checkpoint of slot \"", slot_name, "\" belongs to system ", checkpoint->system_id,
+                         ", but the server is system ", system.system_id, ": another cluster");
+    } else if (slot_confirmed > checkpoint->lsn) {
+      gap = Cat("slot \"", slot_name, "\" is at ", slot_confirmed.ToString(), ", ahead of the checkpoint ",
+                         checkpoint->lsn.ToString(), ": it was recreated or advanced by someone else, and the events "
+                         "between may never have been published");
+    }
+    if (!gap.empty()) {
+      if (!options_.accept_gap) {
+        return absl::FailedPreconditionError(Cat(gap, " (use --accept-gap to go on from the slot)"));
+      }
+      Log()->warn("accepting a gap: {}", gap);
+      if (absl::Status st = WriteCheckpointNow(slot_confirmed, kCheckpointTimeoutMs); !st.ok()) return st;
+      options_.accept_gap = false;
+    } else {
+      checkpointed_ = std::max(checkpointed_, checkpoint->lsn);
+    }
+  }
+  confirmed_ = std::max(confirmed_, slot_confirmed);
+  if (config_.source.checkpoint == config::CheckpointStore::kNone) checkpointed_ = std::max(checkpointed_, confirmed_);
+
+  if (options_.start_lsn) {
+    const Lsn x = *options_.start_lsn;
+    if (x < slot_confirmed) {
+      return absl::InvalidArgumentError(Cat("--start-lsn ", x.ToString(), " is older than slot \"", slot_name,
+                                                     "\"'s confirmed position ", slot_confirmed.ToString(),
+                                                     ": the server would silently start at the slot"));
+    }
+    Log()->warn("--start-lsn {}: skipping every transaction whose commit LSN is in [{}, {})", x.ToString(),
+                slot_confirmed.ToString(), x.ToString());
+    if (absl::Status st = WriteCheckpointNow(x, kCheckpointTimeoutMs); !st.ok()) return st;
+    confirmed_ = std::max(confirmed_, x);
+  }
+  slot_checked_ = true;
+  Log()->info("slot {}: confirmed_flush_lsn {}, restart_lsn {}, wal_status {}", slot_name, slot_confirmed.ToString(),
+              s.restart_lsn ? s.restart_lsn->ToString() : "NULL", s.wal_status);
+  metrics_->confirmed_lsn = confirmed_.value();
+  return absl::OkStatus();
+}
+
+bool Relay::backpressured() const {
+  return static_cast<int64_t>(tracker_.inflight_events()) >= config_.delivery.max_inflight_events ||
+         static_cast<int64_t>(tracker_.inflight_bytes()) >= config_.delivery.max_inflight_bytes;
+}
+
+absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
+  const auto interval = std::chrono::milliseconds(config_.source.status_interval_ms);
+  const auto release_after = std::chrono::milliseconds(config_.delivery.release_slot_after_ms);
+  last_status_ = Clock::now();
+  last_keepalive_ = Clock::now();
+  last_progress_ = Clock::now();
+  bool more_buffered = false;
+  bool was_backpressured = false;
+  while (true) {
+    if (stopping()) return Shutdown(&conn);
+    if (fatal_) return *fatal_;
+    if (halt_) {
+      absl::Status st = Shutdown(&conn);
+      if (!st.ok()) Log()->warn("while halting: {}", st.message());
+      return absl::OkStatus();  // Run returns halt_
+    }
+    if (rewind_reason_) return absl::UnavailableError(*rewind_reason_);
+
+    // Read what libpq has buffered, unless the delivery bounds are reached.
+    more_buffered = false;
+    const bool bp = backpressured();
+    if (bp != was_backpressured) {
+      Log()->info("{} ({} events, {} bytes in flight)",
+                  bp ? "delivery bounds reached: pausing the stream" : "below the delivery bounds: resuming the stream",
+                  tracker_.inflight_events(), tracker_.inflight_bytes());
+      was_backpressured = bp;
+    }
+    if (!bp) {
+      for (int i = 0; i < kMessagesPerBatch; ++i) {
+        auto msg = conn.ReadMessage();
+        if (!msg.ok()) return msg.status();
+        if (!msg->has_value()) break;
+        if (absl::Status st = HandleFrame(**msg); !st.ok()) return st;
+        if (halt_ || fatal_ || rewind_reason_ || backpressured()) break;
+        if (i == kMessagesPerBatch - 1) more_buffered = true;
+      }
+    }
+    sink_->Poll(0);
+
+    // A broker that has not acknowledged anything for release_slot_after_ms: release the slot.
+    const auto now = Clock::now();
+    if (tracker_.pending_records() > 0 && now - last_progress_ > release_after) {
+      broker_down_ = true;
+      return absl::UnavailableError(Cat("no acknowledgement from the broker for ",
+                                                 config_.delivery.release_slot_after_ms,
+                                                 " ms: releasing the slot until the broker answers"));
+    }
+    UpdateGauges();
+
+    if (reply_now_ || now - last_status_ >= interval || status_soon_) {
+      const bool ping = !reply_now_ && tracker_.idle() && !in_tx_ && now - last_keepalive_ >= interval &&
+                        now - last_ping_ >= interval;
+      if (ping) last_ping_ = now;
+      if (absl::Status st = SendStatus(conn, ping); !st.ok()) return st;
+      reply_now_ = false;
+      status_soon_ = false;
+    }
+
+    auto flushed = conn.Flush();
+    if (!flushed.ok()) return flushed.status();
+    int timeout_ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(last_status_ + interval - Clock::now()).count());
+    timeout_ms = std::clamp(timeout_ms, 0, 200);
+    if (more_buffered) timeout_ms = 0;
+    pollfd fds[2] = {{conn.socket(), static_cast<short>((bp ? 0 : POLLIN) | (*flushed ? 0 : POLLOUT)), 0},
+                     {sink_->wakeup_fd(), POLLIN, 0}};
+    const int n = ::poll(fds, 2, timeout_ms);
+    if (n < 0 && errno != EINTR) return absl::InternalError("poll failed");
+    if (n > 0 && (fds[0].revents & (POLLIN | POLLERR | POLLHUP))) {
+      if (absl::Status st = conn.ConsumeInput(); !st.ok()) return st;
+    }
+    if (n > 0 && (fds[1].revents & POLLIN)) sink_->DrainWakeup();
+  }
+}
+
+absl::Status Relay::HandleFrame(std::string_view bytes) {
+  auto frame = pg::DecodeServerFrame(bytes);
+  if (!frame.ok()) return frame.status();
+  if (const auto* k = std::get_if<pg::Keepalive>(&*frame)) {
+    last_keepalive_ = Clock::now();
+    if (k->wal_end.value() > metrics_->server_wal_lsn.load()) metrics_->server_wal_lsn = k->wal_end.value();
+    if (k->reply_requested) reply_now_ = true;
+    // Idle advance: everything before this keepalive was processed; if none of it is open or in flight, the
+    // slot may be confirmed up to walEnd (DESIGN.md "Delivery").
+    if (tracker_.idle() && !in_tx_) idle_wal_end_ = std::max(idle_wal_end_.value_or(Lsn(0)), k->wal_end);
+    return absl::OkStatus();
+  }
+  const auto& x = std::get<pg::XLogData>(*frame);
+  auto message = pg::Decode(x.payload, decoder_);
+  if (!message.ok()) {
+    return absl::DataLossError(Cat("undecodable pgoutput message at LSN ", x.data_start.ToString(), ": ",
+                                            message.status().message()));
+  }
+  return HandleMessage(*message);
+}
+
+absl::Status Relay::HandleMessage(const pg::Message& message) {
+  return std::visit(
+      [&](const auto& m) -> absl::Status {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, pg::Begin>) {
+          if (in_tx_) return absl::DataLossError(Cat("Begin of ", m.final_lsn.ToString(), " inside a transaction"));
+          in_tx_ = true;
+          tx_entry_ = tracker_.Begin();
+          tx_commit_lsn_ = m.final_lsn;
+          tx_commit_time_ms_ = PgTimeToUnixMicros(m.commit_time) / 1000;
+          return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::Commit>) {
+          if (!in_tx_) return absl::DataLossError(Cat("Commit at ", m.end_lsn.ToString(), " outside a transaction"));
+          in_tx_ = false;
+          tracker_.Close(tx_entry_, m.end_lsn);
+          if (m.end_lsn.value() > metrics_->received_lsn.load()) metrics_->received_lsn = m.end_lsn.value();
+          if (tx_halt_) {
+            halt_ = absl::Status(tx_halt_->code(),
+                                 Cat(tx_halt_->message(), "; the transaction ends at ", m.end_lsn.ToString(),
+                                              " and was not confirmed (delivery.on_error: halt). To skip it: "
+                                              "outbox-relay run --start-lsn ",
+                                              m.end_lsn.ToString()));
+            tx_halt_.reset();
+          }
+          return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::Relation>) {
+          mapper_.OnRelation(m.oid);
+          relations_.Put(m);
+          return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::Insert>) {
+          return HandleInsert(m);
+        } else if constexpr (std::is_same_v<T, pg::Update>) {
+          const pg::Relation* rel = relations_.Find(m.relation_oid);
+          if (rel == nullptr || !mapper_.IsOutbox(*rel)) return absl::OkStatus();
+          switch (config_.outbox.on_update) {
+            case config::OnUpdate::kIgnore:
+              break;
+            case config::OnUpdate::kWarn:
+              Log()->warn("ignoring an UPDATE of {} in the transaction committing at {} (outbox.on_update: warn)",
+                          config_.outbox.table, tx_commit_lsn_.ToString());
+              break;
+            case config::OnUpdate::kError:
+              tracker_.MarkFailed(tx_entry_);
+              tx_halt_ = absl::FailedPreconditionError(Cat(
+                  "an UPDATE of ", config_.outbox.table, " in the transaction committing at ",
+                  tx_commit_lsn_.ToString(), " (outbox.on_update: error)"));
+              break;
+          }
+          metrics_->events_skipped++;
+          return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::Delete> || std::is_same_v<T, pg::Truncate> ||
+                             std::is_same_v<T, pg::Type> || std::is_same_v<T, pg::Origin> ||
+                             std::is_same_v<T, pg::LogicalMessage>) {
+          return absl::OkStatus();
+        } else {
+          return absl::DataLossError("unexpected streaming or two-phase message: neither was requested");
+        }
+      },
+      message);
+}
+
+absl::Status Relay::HandleInsert(const pg::Insert& insert) {
+  const pg::Relation* rel = relations_.Find(insert.relation_oid);
+  if (rel == nullptr) {
+    return absl::DataLossError(Cat("INSERT for relation OID ", insert.relation_oid,
+                                            " without a Relation message, in the transaction committing at ",
+                                            tx_commit_lsn_.ToString()));
+  }
+  if (!mapper_.IsOutbox(*rel)) return absl::OkStatus();
+  if (!in_tx_) return absl::DataLossError("INSERT outside a transaction");
+  if (tx_halt_) return absl::OkStatus();  // this transaction is already halted; nothing of it is produced
+  auto record = mapper_.Map(*rel, insert.new_tuple, tx_commit_lsn_, tx_commit_time_ms_);
+  if (!record.ok()) {
+    if (outbox::IsPerEventError(record.status())) return PerEventError(record.status(), "");
+    return record.status();
+  }
+  return ProduceRecord(*record);
+}
+
+absl::Status Relay::ProduceRecord(const outbox::Record& record) {
+  while (true) {
+    absl::Status st = sink_->Produce(record, tx_entry_.Pack());
+    if (st.ok()) {
+      if (tracker_.pending_records() == 0) last_progress_ = Clock::now();
+      tracker_.AddRecord(tx_entry_, (record.key ? record.key->size() : 0) + (record.value ? record.value->size() : 0));
+      return absl::OkStatus();
+    }
+    if (st.code() == absl::StatusCode::kResourceExhausted) {
+      sink_->Poll(10);  // queue full: serve reports, then retry
+      if (rewind_reason_ || fatal_) return absl::OkStatus();
+      continue;
+    }
+    if (st.code() == absl::StatusCode::kInvalidArgument) {
+      return PerEventError(absl::InvalidArgumentError(Cat(st.message(), " (event id=", record.event_id,
+                                                                   " at LSN ", tx_commit_lsn_.ToString(), ")")),
+                           record.event_id);
+    }
+    return st;
+  }
+}
+
+absl::Status Relay::PerEventError(const absl::Status& error, std::string_view) {
+  metrics_->delivery_errors_permanent++;
+  // delivery.on_error: halt. Nothing of this transaction is confirmed; the halt is raised at its Commit, when
+  // its end LSN (and so the --start-lsn that skips it) is known.
+  tracker_.MarkFailed(tx_entry_);
+  if (!tx_halt_) tx_halt_ = error;
+  return absl::OkStatus();
+}
+
+void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
+  const delivery::EntryHandle handle = delivery::EntryHandle::Unpack(r.opaque);
+  if (handle.generation == 0) {  // a checkpoint record
+    auto it = checkpoint_records_.find(r.opaque);
+    if (it == checkpoint_records_.end()) return;
+    const Lsn lsn = it->second;
+    checkpoint_records_.erase(it);
+    if (lsn == checkpoint_inflight_) checkpoint_inflight_ = Lsn(0);
+    if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      checkpointed_ = std::max(checkpointed_, lsn);
+      status_soon_ = true;
+    } else if (!rewind_reason_) {
+      rewind_reason_ = Cat("checkpoint write failed: ", rd_kafka_err2str(r.err));
+    }
+    return;
+  }
+  if (handle.generation != tracker_.generation()) return;  // from before a rewind
+  if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (tracker_.Ack(handle, r.bytes)) {
+      last_progress_ = Clock::now();
+      metrics_->events_published++;
+      if (r.timestamp_ms > 0) metrics_->commit_to_ack_seconds.Observe((NowUnixMillis() - r.timestamp_ms) / 1000.0);
+    }
+    return;
+  }
+  if (kafka::IsPermanentDeliveryError(r.err)) {
+    metrics_->delivery_errors_permanent++;
+    tracker_.MarkFailed(handle);
+    if (!halt_) {
+      halt_ = absl::InvalidArgumentError(Cat(
+          "the broker rejected event id=", r.event_id, " for topic ", r.topic, ": ", rd_kafka_err2str(r.err),
+          "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed (delivery.on_error: halt)"));
+    }
+    return;
+  }
+  metrics_->delivery_errors_transient++;
+  if (!rewind_reason_) rewind_reason_ = Cat("delivery failed: ", rd_kafka_err2str(r.err));
+}
+
+Lsn Relay::ConfirmCandidate() const {
+  Lsn candidate = std::max(confirmed_, tracker_.watermark());
+  if (tracker_.idle() && !in_tx_ && idle_wal_end_) candidate = std::max(candidate, *idle_wal_end_);
+  return candidate;
+}
+
+absl::Status Relay::MaybeCheckpoint(Lsn candidate) {
+  if (candidate <= checkpointed_) return absl::OkStatus();
+  switch (config_.source.checkpoint) {
+    case config::CheckpointStore::kNone:
+      checkpointed_ = candidate;
+      return absl::OkStatus();
+    case config::CheckpointStore::kFile: {
+      kafka::Checkpoint c{system_.system_id, system_.timeline, config_.source.slot, config_.source.instance, candidate};
+      if (absl::Status st = kafka::WriteFileCheckpoint(config_.source.checkpoint_file, c); !st.ok()) return st;
+      checkpointed_ = candidate;
+      return absl::OkStatus();
+    }
+    case config::CheckpointStore::kKafka: {
+      if (!checkpoint_inflight_.IsZero()) return absl::OkStatus();  // one at a time
+      kafka::Checkpoint c{system_.system_id, system_.timeline, config_.source.slot, config_.source.instance, candidate};
+      const std::string key = kafka::CheckpointKey(c);
+      const std::string value = kafka::EncodeCheckpoint(c);
+      outbox::Record rec;
+      rec.topic = config_.source.checkpoint_topic;
+      rec.key = key;
+      rec.value = value;
+      rec.timestamp_ms = NowUnixMillis();
+      const uint64_t opaque = next_checkpoint_seq_++ & delivery::EntryHandle::kSeqMask;
+      absl::Status st = sink_->Produce(rec, opaque);
+      if (st.code() == absl::StatusCode::kResourceExhausted) return absl::OkStatus();  // next time
+      if (!st.ok()) return st;
+      checkpoint_records_[opaque] = candidate;
+      checkpoint_inflight_ = candidate;
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Relay::WriteCheckpointNow(Lsn lsn, int timeout_ms) {
+  if (config_.source.checkpoint == config::CheckpointStore::kNone) return absl::OkStatus();
+  checkpoint_inflight_ = Lsn(0);
+  if (absl::Status st = MaybeCheckpoint(lsn); !st.ok()) return st;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (checkpointed_ < lsn) {
+    if (Clock::now() > deadline) {
+      return absl::UnavailableError(Cat("the checkpoint ", lsn.ToString(), " was not acknowledged in time"));
+    }
+    if (rewind_reason_) return absl::UnavailableError(*rewind_reason_);
+    if (checkpoint_inflight_.IsZero() && checkpointed_ < lsn) {
+      if (absl::Status st = MaybeCheckpoint(lsn); !st.ok()) return st;
+    }
+    sink_->Poll(50);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Relay::SendStatus(pg::ReplicationConnection& conn, bool reply_requested) {
+  const Lsn candidate = ConfirmCandidate();
+  if (absl::Status st = MaybeCheckpoint(candidate); !st.ok()) return st;
+  // Only what the checkpoint holds durably is confirmed.
+  const Lsn flush = std::max(confirmed_, std::min(candidate, checkpointed_));
+  pg::StandbyStatus status{flush, flush, flush, NowPgMicros(), reply_requested};
+  if (absl::Status st = conn.SendStatus(status); !st.ok()) return st;
+  if (flush > confirmed_) {
+    Log()->debug("confirmed {}", flush.ToString());
+  }
+  confirmed_ = flush;
+  metrics_->confirmed_lsn = confirmed_.value();
+  last_status_ = Clock::now();
+  return absl::OkStatus();
+}
+
+absl::Status Relay::Shutdown(pg::ReplicationConnection* conn) {
+  metrics_->streaming = false;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.delivery.shutdown_timeout_ms);
+  if (tracker_.pending_records() > 0) {
+    Log()->info("stopping: waiting up to {} ms for {} in-flight records", config_.delivery.shutdown_timeout_ms,
+                tracker_.pending_records());
+  }
+  const auto interval = std::chrono::milliseconds(config_.source.status_interval_ms);
+  while (tracker_.pending_records() > 0 && Clock::now() < deadline && !rewind_reason_) {
+    sink_->Poll(50);
+    if (conn && Clock::now() - last_status_ >= interval) {
+      if (absl::Status st = SendStatus(*conn, false); !st.ok()) return st;
+    }
+  }
+  const Lsn candidate = ConfirmCandidate();
+  if (candidate > checkpointed_ && !rewind_reason_) {
+    const int left = static_cast<int>(std::max<int64_t>(
+        1000, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
+    if (absl::Status st = WriteCheckpointNow(candidate, left); !st.ok()) {
+      Log()->warn("could not write the final checkpoint: {}", st.message());
+    }
+  }
+  if (conn) {
+    if (absl::Status st = SendStatus(*conn, false); !st.ok()) return st;
+    if (absl::Status st = conn->EndCopy(5000); !st.ok()) Log()->warn("ending the stream: {}", st.message());
+  }
+  Log()->info("stopped at {} ({} records unacknowledged)", confirmed_.ToString(), tracker_.pending_records());
+  return absl::OkStatus();
+}
+
+void Relay::Rewind(std::string_view why) {
+  Log()->info("rewinding to the slot: {}", why);
+  tracker_.Reset();  // new generation first: the purged records' reports are then ignored
+  if (sink_) {
+    sink_->Purge();
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (sink_->OutQueueLength() > 0 && Clock::now() < deadline) sink_->Poll(50);
+  }
+  checkpoint_records_.clear();
+  checkpoint_inflight_ = Lsn(0);
+  idle_wal_end_.reset();
+  in_tx_ = false;
+  tx_halt_.reset();
+  relations_.Clear();
+  decoder_ = pg::DecoderState{};
+  rewind_reason_.reset();
+  reply_now_ = false;
+  UpdateGauges();
+}
+
+void Relay::UpdateGauges() {
+  metrics_->inflight_events = static_cast<int64_t>(tracker_.inflight_events());
+  metrics_->inflight_bytes = static_cast<int64_t>(tracker_.inflight_bytes());
+  const bool pending = tracker_.pending_records() > 0;
+  metrics_->oldest_inflight_age_seconds =
+      pending ? std::chrono::duration<double>(Clock::now() - last_progress_).count() : 0.0;
+  const bool reachable = sink_ && !sink_->all_brokers_down() &&
+                         !(pending && Clock::now() - last_progress_ > std::chrono::seconds(5));
+  metrics_->broker_reachable = reachable;
+  if (!reachable) metrics_->SetNotReadyReason("broker unreachable");
+  else if (metrics_->streaming) metrics_->SetNotReadyReason("");
+}
+
+}  // namespace outbox::app

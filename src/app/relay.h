@@ -1,0 +1,118 @@
+// Relay: the loop that wires the modules (DESIGN.md "The flow"). One thread owns the replication connection,
+// the decoder and relation cache, the mapper, the producer's delivery reports and the ack tracker; it waits in
+// one poll() on the libpq socket and the producer's wakeup pipe, with a timeout for the next status update.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "common/lsn.h"
+#include "config/config.h"
+#include "delivery/ack_tracker.h"
+#include "kafka/checkpoint.h"
+#include "kafka/sink.h"
+#include "ops/metrics.h"
+#include "outbox/mapper.h"
+#include "pg/pgoutput.h"
+#include "pg/relation_cache.h"
+#include "pg/replication_connection.h"
+
+namespace outbox::app {
+
+struct RunOptions {
+  std::optional<Lsn> start_lsn;  // --start-lsn
+  bool accept_gap = false;       // --accept-gap
+};
+
+// Exit codes (SPEC.md §2).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFatal = 1;
+inline constexpr int kExitUsage = 2;
+
+class Relay {
+ public:
+  // `stop` is set by the signal handler; `metrics` outlives the relay.
+  Relay(config::Config config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop);
+  ~Relay();
+
+  // Streams until `stop` is set (returns OK) or a fatal error (returns it; the caller exits 1).
+  absl::Status Run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // One replication session: connect, check the slot and the checkpoint, START_REPLICATION, stream. Returns
+  // OK on stop, UNAVAILABLE for what a reconnect may cure, anything else is fatal.
+  absl::Status Session();
+  absl::Status PrepareSlot(pg::ReplicationConnection& conn, const pg::SystemInfo& system);
+  absl::Status Stream(pg::ReplicationConnection& conn);
+  absl::Status HandleFrame(std::string_view bytes);
+  absl::Status HandleMessage(const pg::Message& message);
+  absl::Status HandleInsert(const pg::Insert& insert);
+  absl::Status ProduceRecord(const outbox::Record& record);
+  absl::Status PerEventError(const absl::Status& error, std::string_view event_id);
+  void OnDeliveryReport(const kafka::DeliveryReport& report);
+
+  // Status updates and checkpoints.
+  Lsn ConfirmCandidate() const;
+  absl::Status MaybeCheckpoint(Lsn candidate);
+  absl::Status SendStatus(pg::ReplicationConnection& conn, bool reply_requested);
+  absl::Status WriteCheckpointNow(Lsn lsn, int timeout_ms);
+
+  // Crash-only recovery: forget everything in flight and reconnect from the slot.
+  void Rewind(std::string_view why);
+  absl::Status EnsureSink();
+  absl::Status Shutdown(pg::ReplicationConnection* conn);
+  bool backpressured() const;
+  void UpdateGauges();
+  bool stopping() const { return stop_->load(); }
+
+  config::Config config_;
+  RunOptions options_;
+  ops::Metrics* metrics_;
+  const std::atomic<bool>* stop_;
+
+  std::unique_ptr<kafka::KafkaSink> sink_;
+  std::map<std::string, std::string> producer_conf_;
+  delivery::AckTracker tracker_;
+  pg::RelationCache relations_;
+  pg::DecoderState decoder_;
+  outbox::OutboxMapper mapper_;
+
+  // The system this relay streams from (IDENTIFY_SYSTEM of the current connection).
+  pg::SystemInfo system_;
+  bool slot_checked_ = false;  // the first session's slot and gap checks passed
+
+  // The current transaction.
+  bool in_tx_ = false;
+  delivery::EntryHandle tx_entry_;
+  Lsn tx_commit_lsn_;
+  int64_t tx_commit_time_ms_ = 0;
+  std::optional<absl::Status> tx_halt_;  // a per-event error under halt: reported at Commit, with the end LSN
+
+  // Positions.
+  Lsn confirmed_;          // the last flush sent to the server (monotonic)
+  Lsn checkpointed_;       // the highest checkpoint acknowledged as durable
+  Lsn checkpoint_inflight_;  // a checkpoint record waiting for its report (0/0: none)
+  std::optional<Lsn> idle_wal_end_;  // keepalive walEnd received while nothing was open or in flight
+  Clock::time_point last_status_;
+  Clock::time_point last_keepalive_;
+  Clock::time_point last_ping_;
+  bool reply_now_ = false;  // the server asked for a reply
+  bool status_soon_ = false;  // a checkpoint was acknowledged: confirm it without waiting for the timer
+  Clock::time_point last_progress_;  // the last ack, or when the first pending record was produced
+
+  // Delivery state set by reports (same thread).
+  std::optional<std::string> rewind_reason_;
+  std::optional<absl::Status> fatal_;
+  std::optional<absl::Status> halt_;
+  bool broker_down_ = false;
+  std::map<uint64_t, Lsn> checkpoint_records_;  // opaque -> LSN of checkpoint records in flight
+  uint64_t next_checkpoint_seq_ = 1;
+};
+
+}  // namespace outbox::app

@@ -1,0 +1,64 @@
+// String helpers that accept both std::string_view and absl::string_view. Debian's abseil (20220623) is built
+// with its own absl::string_view (ABSL_OPTION_USE_STD_STRING_VIEW 0), so absl::StrCat does not take a
+// std::string_view; the relay's public types use std::string_view, and these bridge the two.
+#pragma once
+
+#include <charconv>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace outbox {
+
+inline std::string_view ToStd(absl::string_view s) { return std::string_view(s.data(), s.size()); }
+inline absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// The status message as a std::string (for logs).
+inline std::string Msg(const absl::Status& status) { return std::string(status.message()); }
+
+namespace strings_internal {
+inline void AppendPiece(std::string& out, std::string_view s) { out.append(s.data(), s.size()); }
+inline void AppendPiece(std::string& out, absl::string_view s) { out.append(s.data(), s.size()); }
+inline void AppendPiece(std::string& out, const std::string& s) { out.append(s); }
+inline void AppendPiece(std::string& out, const char* s) { out.append(s ? s : "(null)"); }
+inline void AppendPiece(std::string& out, char c) { out.push_back(c); }
+inline void AppendPiece(std::string& out, bool b) { out.append(b ? "true" : "false"); }
+template <typename T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
+void AppendPiece(std::string& out, T v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+inline void AppendPiece(std::string& out, double v) { out.append(std::to_string(v)); }
+}  // namespace strings_internal
+
+// Concatenates strings (either string_view), C strings, characters and integers.
+template <typename... Args>
+std::string Cat(const Args&... args) {
+  std::string out;
+  (strings_internal::AppendPiece(out, args), ...);
+  return out;
+}
+
+template <typename... Args>
+void Append(std::string* out, const Args&... args) {
+  (strings_internal::AppendPiece(*out, args), ...);
+}
+
+}  // namespace outbox
+
+// Lets spdlog/fmt print absl::string_view (e.g. a status message) directly.
+template <>
+struct fmt::formatter<absl::string_view> : fmt::formatter<fmt::string_view> {
+  template <typename FormatContext>
+  auto format(absl::string_view s, FormatContext& ctx) const {
+    return fmt::formatter<fmt::string_view>::format(fmt::string_view(s.data(), s.size()), ctx);
+  }
+};
+

@@ -1,0 +1,567 @@
+// Config loading (SPEC.md §3): `--set` overrides, ${env:}/${file:} substitution, defaults and validation, over the
+// flat key tree that a YAML file (yaml_tree.cc) or, later, a Debezium properties file becomes. Pure: the environment
+// and the file system are reached only through the Resolver.
+#include "config/config.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "config/config_internal.h"
+
+namespace outbox::config {
+namespace {
+
+using internal::RawTree;
+using internal::RawValue;
+
+constexpr absl::string_view kRoutedByValue = "${routedByValue}";
+constexpr absl::string_view kKafkaPrefix = "kafka.";
+constexpr size_t kMaxIdentifierBytes = 63;  // PostgreSQL's NAMEDATALEN - 1: longer names are truncated
+constexpr size_t kMaxTopicLength = 249;
+
+// A value as it appears in an error message: quoted, one line.
+std::string Quoted(absl::string_view text) { return absl::StrCat("\"", absl::CHexEscape(text), "\""); }
+
+bool IsLegalTopic(absl::string_view topic) {
+  if (topic.empty() || topic.size() > kMaxTopicLength || topic == "." || topic == "..") return false;
+  return std::all_of(topic.begin(), topic.end(),
+                     [](char c) { return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+std::string NotATopic(absl::string_view topic) {
+  return absl::StrCat(Quoted(topic), " is not a legal Kafka topic name ([a-zA-Z0-9._-], 1 to 249 characters)");
+}
+
+// YAML 1.1 booleans (what yaml-cpp and most YAML users take as true/false), in any case.
+std::optional<bool> ParseBool(absl::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(text);
+  if (lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower == "false" || lower == "no" || lower == "off") return false;
+  return std::nullopt;
+}
+
+// "a or b", "a, b or c".
+std::string OneOf(const std::vector<absl::string_view>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", names[i]);
+  }
+  return out;
+}
+
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+absl::string_view LastSegment(absl::string_view path) {
+  size_t dot = path.rfind('.');
+  return dot == absl::string_view::npos ? path : path.substr(dot + 1);
+}
+
+// Replaces every ${env:NAME} and ${file:/path} in `value` (the value of `key`) through `resolver` and appends each
+// resolved text to `secrets`. Any other ${...} (such as ${routedByValue}) is left as is, and resolved text is not
+// scanned again. An error names the key and the variable or file, never a value.
+absl::StatusOr<std::string> Substitute(absl::string_view key, absl::string_view value, const Resolver& resolver,
+                                       std::vector<std::string>* secrets) {
+  std::string out;
+  size_t copied = 0;
+  size_t pos = 0;
+  while ((pos = value.find("${", pos)) != absl::string_view::npos) {
+    const absl::string_view rest = value.substr(pos);
+    const bool is_env = absl::StartsWith(rest, "${env:");
+    if (!is_env && !absl::StartsWith(rest, "${file:")) {
+      pos += 2;
+      continue;
+    }
+    const absl::string_view kind = is_env ? "${env:" : "${file:";
+    const size_t name_begin = pos + kind.size();
+    const size_t end = value.find('}', name_begin);
+    if (end == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(key, ": unterminated ", kind, " reference"));
+    }
+    const std::string name(value.substr(name_begin, end - name_begin));
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(key, ": empty ", kind, "} reference"));
+    std::optional<std::string> resolved;
+    if (is_env && resolver.env) resolved = resolver.env(name);
+    if (!is_env && resolver.file) resolved = resolver.file(name);
+    if (!resolved.has_value()) {
+      return absl::InvalidArgumentError(is_env ? absl::StrCat(key, ": environment variable ", name, " is not set")
+                                               : absl::StrCat(key, ": file ", name, " cannot be read"));
+    }
+    absl::StrAppend(&out, value.substr(copied, pos - copied), *resolved);
+    if (!resolved->empty()) secrets->push_back(*std::move(resolved));
+    pos = copied = end + 1;
+  }
+  absl::StrAppend(&out, value.substr(copied));
+  return out;
+}
+
+// Reads typed values out of a RawTree key by key, substituting references, and collects every problem instead of
+// stopping at the first, so that one `check` shows them all. It remembers the keys it was asked for: whatever is
+// left in the tree is reported as unknown. Single-threaded, used for one load.
+class Reader {
+ public:
+  Reader(RawTree tree, const Resolver& resolver) : tree_(std::move(tree)), resolver_(resolver) {}
+
+  // The substituted value of `key`; nullopt when absent, null, or wrong (then the error is recorded).
+  std::optional<std::string> Scalar(absl::string_view key) {
+    const RawValue* raw = Find(key);
+    if (raw == nullptr || raw->kind == RawValue::Kind::kNull) return std::nullopt;
+    if (raw->kind == RawValue::Kind::kList) {
+      Error(key, "expected a single value, got a list");
+      return std::nullopt;
+    }
+    return Resolve(key, raw->scalar);
+  }
+
+  void String(absl::string_view key, std::string* out) {
+    if (std::optional<std::string> value = Scalar(key)) *out = *std::move(value);
+  }
+
+  void Required(absl::string_view key, std::string* out) {
+    const size_t errors_before = errors_.size();
+    String(key, out);
+    if (out->empty() && errors_.size() == errors_before) Error(key, "required");
+  }
+
+  void Bool(absl::string_view key, bool* out) {
+    std::optional<std::string> value = Scalar(key);
+    if (!value.has_value()) return;
+    std::optional<bool> parsed = ParseBool(*value);
+    if (!parsed.has_value()) return Error(key, absl::StrCat("must be true or false, got ", Quoted(*value)));
+    *out = *parsed;
+  }
+
+  // An integer >= `min` (durations in ms, byte sizes and counts: no units).
+  void Int(absl::string_view key, int64_t min, int64_t* out) {
+    std::optional<std::string> value = Scalar(key);
+    if (!value.has_value()) return;
+    int64_t parsed = 0;
+    if (!absl::SimpleAtoi(*value, &parsed) || parsed < min) {
+      const std::string expected =
+          min == 1 ? "must be a positive integer" : absl::StrCat("must be an integer >= ", min);
+      return Error(key, absl::StrCat(expected, ", got ", Quoted(*value)));
+    }
+    *out = parsed;
+  }
+
+  template <typename E>
+  void Enum(absl::string_view key, std::initializer_list<std::pair<absl::string_view, E>> choices, E* out) {
+    std::optional<std::string> value = Scalar(key);
+    if (!value.has_value()) return;
+    std::vector<absl::string_view> names;
+    for (const auto& [name, choice] : choices) {
+      if (*value == name) {
+        *out = choice;
+        return;
+      }
+      names.push_back(name);
+    }
+    Error(key, absl::StrCat("must be ", OneOf(names), ", got ", Quoted(*value)));
+  }
+
+  // A YAML list, or one string of comma-separated entries (the form `--set` gives).
+  void List(absl::string_view key, std::vector<std::string>* out) {
+    const RawValue* raw = Find(key);
+    if (raw == nullptr || raw->kind == RawValue::Kind::kNull) return;
+    std::vector<std::string> entries;
+    if (raw->kind == RawValue::Kind::kList) {
+      for (const std::string& entry : raw->list) {
+        std::optional<std::string> value = Resolve(key, entry);
+        if (!value.has_value()) return;
+        entries.push_back(*std::move(value));
+      }
+    } else {
+      std::optional<std::string> value = Resolve(key, raw->scalar);
+      if (!value.has_value()) return;
+      for (absl::string_view entry : absl::StrSplit(*value, ',', absl::SkipWhitespace())) {
+        entries.emplace_back(absl::StripAsciiWhitespace(entry));
+      }
+    }
+    *out = std::move(entries);
+  }
+
+  // Every kafka.* key, as librdkafka property name -> value. Plain YAML booleans become "true"/"false", lists are
+  // joined with commas (`bootstrap.servers: [a:9092, b:9092]`), everything else is kept as written.
+  void Kafka(std::map<std::string, std::string>* out) {
+    for (const auto& [path, raw] : tree_) {
+      if (!absl::StartsWith(path, kKafkaPrefix)) continue;
+      const std::string name = path.substr(kKafkaPrefix.size());
+      if (name.empty()) {
+        Error("kafka", "empty property name");
+        continue;
+      }
+      std::optional<std::string> value;
+      switch (raw.kind) {
+        case RawValue::Kind::kNull:
+          continue;
+        case RawValue::Kind::kScalar: {
+          const std::optional<bool> flag = raw.plain ? ParseBool(raw.scalar) : std::nullopt;
+          if (flag.has_value()) {
+            value = *flag ? "true" : "false";
+          } else {
+            value = Resolve(path, raw.scalar);
+          }
+          break;
+        }
+        case RawValue::Kind::kList: {
+          std::vector<std::string> entries;
+          for (const std::string& entry : raw.list) {
+            std::optional<std::string> resolved = Resolve(path, entry);
+            if (!resolved.has_value()) break;
+            entries.push_back(*std::move(resolved));
+          }
+          if (entries.size() == raw.list.size()) value = absl::StrJoin(entries, ",");
+          break;
+        }
+      }
+      if (value.has_value()) (*out)[name] = *std::move(value);
+    }
+  }
+
+  void Error(absl::string_view key, absl::string_view problem) { errors_.push_back(absl::StrCat(key, ": ", problem)); }
+
+  std::vector<std::string>& secrets() { return secrets_; }
+
+  // Problems with keys nobody asked for (first: a typo explains a "required" below it), then those found reading.
+  std::vector<std::string> Problems() const {
+    std::vector<std::string> problems;
+    std::set<std::string, std::less<>> reported;
+    for (const auto& [path, raw] : tree_) {
+      if (absl::StartsWith(path, kKafkaPrefix) || known_.contains(path)) continue;
+      if (path == "kafka" || IsSection(path)) {
+        if (raw.kind != RawValue::Kind::kNull) problems.push_back(absl::StrCat(path, ": expected a map, got a value"));
+        continue;
+      }
+      if (std::optional<std::string> parent = KnownAncestor(path)) {
+        if (reported.insert(*parent).second) problems.push_back(absl::StrCat(*parent, ": expected a value, got a map"));
+        continue;
+      }
+      problems.push_back(UnknownKey(path));
+    }
+    problems.insert(problems.end(), errors_.begin(), errors_.end());
+    return problems;
+  }
+
+ private:
+  const RawValue* Find(absl::string_view key) {
+    known_.emplace(key);
+    auto it = tree_.find(std::string(key));
+    return it == tree_.end() ? nullptr : &it->second;
+  }
+
+  std::optional<std::string> Resolve(absl::string_view key, const std::string& value) {
+    absl::StatusOr<std::string> resolved = Substitute(key, value, resolver_, &secrets_);
+    if (!resolved.ok()) {
+      errors_.emplace_back(resolved.status().message());
+      return std::nullopt;
+    }
+    return *std::move(resolved);
+  }
+
+  // "source", "outbox.fields": a map of known keys.
+  bool IsSection(absl::string_view path) const {
+    return std::any_of(known_.begin(), known_.end(),
+                       [&](const std::string& key) { return absl::StartsWith(key, absl::StrCat(path, ".")); });
+  }
+
+  // "source.slot" for "source.slot.name": a known key given a map.
+  std::optional<std::string> KnownAncestor(absl::string_view path) const {
+    for (const std::string& key : known_) {
+      if (absl::StartsWith(path, absl::StrCat(key, "."))) return key;
+    }
+    return std::nullopt;
+  }
+
+  std::string UnknownKey(absl::string_view path) const {
+    std::string message = absl::StrCat("unknown key ", Quoted(path));
+    const std::string* best = nullptr;
+    size_t best_distance = 3;  // suggest only near misses
+    for (const std::string& key : known_) {
+      size_t distance = LastSegment(key) == LastSegment(path) ? 1 : EditDistance(key, path);
+      if (distance < best_distance) {
+        best = &key;
+        best_distance = distance;
+      }
+    }
+    if (best != nullptr) absl::StrAppend(&message, " (did you mean ", Quoted(*best), "?)");
+    return message;
+  }
+
+  RawTree tree_;
+  const Resolver& resolver_;
+  std::set<std::string, std::less<>> known_;  // every key asked for
+  std::vector<std::string> errors_;
+  std::vector<std::string> secrets_;  // every text ${env:} or ${file:} resolved to
+};
+
+void ReadSource(Reader& r, SourceConfig* source) {
+  r.Required("source.conninfo", &source->conninfo);
+  r.Required("source.slot", &source->slot);
+  r.Required("source.publication", &source->publication);
+  r.Bool("source.create_slot", &source->create_slot);
+  r.Enum<CheckpointStore>("source.checkpoint",
+                          {{"kafka", CheckpointStore::kKafka},
+                           {"file", CheckpointStore::kFile},
+                           {"none", CheckpointStore::kNone}},
+                          &source->checkpoint);
+  r.String("source.checkpoint_topic", &source->checkpoint_topic);
+  r.String("source.checkpoint_file", &source->checkpoint_file);
+  r.String("source.instance", &source->instance);
+  r.Int("source.status_interval_ms", 10, &source->status_interval_ms);
+  r.Bool("source.messages", &source->messages);
+  r.List("source.message_prefixes", &source->message_prefixes);
+  r.Bool("source.streaming", &source->streaming);
+}
+
+void ValidateSource(const SourceConfig& source, Reader& r) {
+  if (!source.slot.empty()) {
+    if (!std::all_of(source.slot.begin(), source.slot.end(),
+                     [](char c) { return absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_'; })) {
+      r.Error("source.slot", absl::StrCat(Quoted(source.slot), " may contain only [a-z0-9_]"));
+    } else if (source.slot.size() > kMaxIdentifierBytes) {
+      r.Error("source.slot", absl::StrCat(Quoted(source.slot), " is longer than 63 characters"));
+    }
+  }
+  if (source.publication.size() > kMaxIdentifierBytes) {
+    r.Error("source.publication", absl::StrCat(Quoted(source.publication), " is longer than 63 bytes"));
+  }
+  if (source.create_slot && source.checkpoint == CheckpointStore::kNone) {
+    r.Error("source.create_slot",
+            "cannot be true with source.checkpoint: none (without a checkpoint every start looks like a first "
+            "start, so a lost slot would be silently recreated)");
+  }
+  if (source.checkpoint == CheckpointStore::kFile && source.checkpoint_file.empty()) {
+    r.Error("source.checkpoint_file", "required when source.checkpoint is file");
+  }
+  if (source.checkpoint == CheckpointStore::kKafka && !IsLegalTopic(source.checkpoint_topic)) {
+    r.Error("source.checkpoint_topic", NotATopic(source.checkpoint_topic));
+  }
+  if (absl::StrContains(source.instance, '/')) {
+    r.Error("source.instance", absl::StrCat(Quoted(source.instance), " may not contain \"/\" (checkpoint keys are "
+                                                                     "<system identifier>/<slot>/<instance>)"));
+  }
+  if (std::any_of(source.message_prefixes.begin(), source.message_prefixes.end(),
+                  [](const std::string& prefix) { return prefix.empty(); })) {
+    r.Error("source.message_prefixes", "entries must not be empty");
+  }
+}
+
+// "column:header[:name]" (Debezium's table.fields.additional.placement entry). The error text omits the key.
+absl::StatusOr<AdditionalField> ParseAdditionalField(absl::string_view entry) {
+  std::vector<std::string> parts = absl::StrSplit(entry, ':');
+  for (std::string& part : parts) absl::StripAsciiWhitespace(&part);
+  if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || (parts.size() == 3 && parts[2].empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(Quoted(entry), " must be column:header[:name]"));
+  }
+  const std::string placement = absl::AsciiStrToLower(parts[1]);
+  if (placement == "envelope" || placement == "partition") {
+    return absl::InvalidArgumentError(absl::StrCat(Quoted(entry), ": placement ", placement,
+                                                   " is not supported (the relay reproduces only header placement)"));
+  }
+  if (placement != "header") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(entry), ": placement must be header, got ", Quoted(parts[1])));
+  }
+  return AdditionalField{.column = parts[0], .placement = placement, .name = parts.size() == 3 ? parts[2] : parts[0]};
+}
+
+void ReadOutbox(Reader& r, OutboxConfig* outbox) {
+  r.String("outbox.table", &outbox->table);
+  r.String("outbox.fields.id", &outbox->fields.id);
+  r.String("outbox.fields.key", &outbox->fields.key);
+  r.String("outbox.fields.type", &outbox->fields.type);
+  r.String("outbox.fields.payload", &outbox->fields.payload);
+  std::string timestamp;
+  r.String("outbox.fields.timestamp", &timestamp);
+  if (!timestamp.empty()) outbox->fields.timestamp = timestamp;
+  std::vector<std::string> additional;
+  r.List("outbox.fields.additional", &additional);
+  for (const std::string& entry : additional) {
+    absl::StatusOr<AdditionalField> field = ParseAdditionalField(entry);
+    if (field.ok()) {
+      outbox->fields.additional.push_back(*std::move(field));
+    } else {
+      r.Error("outbox.fields.additional", field.status().message());
+    }
+  }
+  r.String("outbox.route.by", &outbox->route_by);
+  r.String("outbox.route.topic", &outbox->route_topic);
+  r.Enum<OnUpdate>("outbox.on_update",
+                   {{"warn", OnUpdate::kWarn}, {"error", OnUpdate::kError}, {"ignore", OnUpdate::kIgnore}},
+                   &outbox->on_update);
+  r.Bool("outbox.tombstone_on_empty_payload", &outbox->tombstone_on_empty_payload);
+  r.Enum<Format>("outbox.format",
+                 {{"raw", Format::kRaw}, {"cloudevents", Format::kCloudEvents}, {"protobuf", Format::kProtobuf}},
+                 &outbox->format);
+}
+
+void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
+  std::vector<absl::string_view> parts = absl::StrSplit(outbox->table, '.');
+  if (parts.size() > 2 || std::any_of(parts.begin(), parts.end(), [](absl::string_view p) { return p.empty(); })) {
+    r.Error("outbox.table", absl::StrCat(Quoted(outbox->table), " must be table or schema.table"));
+  } else if (parts.size() == 1) {
+    outbox->table = absl::StrCat("public.", outbox->table);
+  }
+  auto non_empty = [&r](absl::string_view key, const std::string& value) {
+    if (value.empty()) r.Error(key, "must not be empty");
+  };
+  non_empty("outbox.fields.id", outbox->fields.id);
+  non_empty("outbox.fields.key", outbox->fields.key);
+  non_empty("outbox.fields.type", outbox->fields.type);
+  non_empty("outbox.fields.payload", outbox->fields.payload);
+  non_empty("outbox.route.by", outbox->route_by);
+  const std::string& topic = outbox->route_topic;
+  if (absl::StrContains(topic, kRoutedByValue)) {
+    // Literal text around the placeholder that no routed value can make legal.
+    if (!IsLegalTopic(absl::StrReplaceAll(topic, {{kRoutedByValue, "x"}}))) {
+      r.Error("outbox.route.topic",
+              absl::StrCat(Quoted(topic), " can never give a legal Kafka topic name ([a-zA-Z0-9._-], 1 to 249 "
+                                          "characters) whatever ${routedByValue} is"));
+    }
+  } else if (!IsLegalTopic(topic)) {
+    r.Error("outbox.route.topic",
+            absl::StrCat(Quoted(topic), " is neither a template with ${routedByValue} nor a legal Kafka topic name"));
+  }
+}
+
+void ReadDelivery(Reader& r, DeliveryConfig* delivery) {
+  r.Int("delivery.max_inflight_bytes", 1, &delivery->max_inflight_bytes);
+  r.Int("delivery.max_inflight_events", 1, &delivery->max_inflight_events);
+  r.Int("delivery.release_slot_after_ms", 1, &delivery->release_slot_after_ms);
+  r.Int("delivery.shutdown_timeout_ms", 1, &delivery->shutdown_timeout_ms);
+  r.Enum<OnError>("delivery.on_error", {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}},
+                  &delivery->on_error);
+  r.String("delivery.dead_letter_topic", &delivery->dead_letter_topic);
+  r.Bool("delivery.unsafe", &delivery->unsafe);
+  if (!IsLegalTopic(delivery->dead_letter_topic)) {
+    r.Error("delivery.dead_letter_topic", NotATopic(delivery->dead_letter_topic));
+  }
+}
+
+void ReadKafka(Reader& r, std::map<std::string, std::string>* kafka) {
+  r.Kafka(kafka);
+  auto servers = kafka->find("bootstrap.servers");
+  auto broker_list = kafka->find("metadata.broker.list");  // librdkafka's alias
+  if ((servers == kafka->end() || servers->second.empty()) &&
+      (broker_list == kafka->end() || broker_list->second.empty())) {
+    r.Error("kafka.bootstrap.servers", "required");
+  }
+}
+
+void ReadOps(Reader& r, Config* config) {
+  r.String("http.listen", &config->http_listen);
+  size_t colon = config->http_listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(absl::string_view(config->http_listen).substr(colon + 1), &port) || port < 0 || port > 65535) {
+    r.Error("http.listen", absl::StrCat("must be host:port, got ", Quoted(config->http_listen)));
+  }
+  r.Enum<std::string>("log.level",
+                      {{"trace", "trace"}, {"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}},
+                      &config->log_level);
+  r.Enum<LogFormat>("log.format", {{"text", LogFormat::kText}, {"json", LogFormat::kJson}}, &config->log_format);
+}
+
+// librdkafka properties whose values are credentials.
+bool IsSecretKafkaProperty(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  return absl::EndsWith(lower, "password") || absl::EndsWith(lower, "secret") || lower == "ssl.key.pem";
+}
+
+// Every secret once, longest first.
+std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::string> secrets) {
+  for (std::string& password : internal::ConninfoPasswords(config.source.conninfo)) {
+    secrets.push_back(std::move(password));
+  }
+  for (const auto& [name, value] : config.kafka) {
+    if (IsSecretKafkaProperty(name) && !value.empty()) secrets.push_back(value);
+  }
+  std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  secrets.erase(std::unique(secrets.begin(), secrets.end()), secrets.end());
+  return secrets;
+}
+
+}  // namespace
+
+namespace internal {
+
+absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std::string, std::string>>& overrides,
+                                   const Resolver& resolver) {
+  for (const auto& [key, value] : overrides) {
+    // Taken as written: a command-line value is a string (no YAML typing), a list is comma-separated.
+    tree[key] = RawValue{.kind = RawValue::Kind::kScalar, .scalar = value, .list = {}, .plain = false};
+  }
+  Reader r(std::move(tree), resolver);
+  Config config;
+  ReadSource(r, &config.source);
+  ReadOutbox(r, &config.outbox);
+  ReadKafka(r, &config.kafka);
+  ReadDelivery(r, &config.delivery);
+  ReadOps(r, &config);
+  ValidateSource(config.source, r);
+  ValidateOutbox(&config.outbox, r);
+
+  config.secrets = CollectSecrets(config, std::move(r.secrets()));
+  std::vector<std::string> problems = r.Problems();
+  if (!problems.empty()) {
+    // A bad value may have come from ${env:} or ${file:}: errors are redacted like everything else.
+    return absl::InvalidArgumentError(Redact(config, absl::StrJoin(problems, "; ")));
+  }
+  return config;
+}
+
+}  // namespace internal
+
+absl::StatusOr<Config> LoadYaml(const std::string& yaml_text,
+                                const std::vector<std::pair<std::string, std::string>>& overrides,
+                                const Resolver& resolver) {
+  absl::StatusOr<internal::RawTree> tree = internal::ParseYamlTree(yaml_text);
+  if (!tree.ok()) return tree.status();
+  return internal::BuildConfig(*std::move(tree), overrides, resolver);
+}
+
+absl::StatusOr<Config> LoadFile(const std::string& path,
+                                const std::vector<std::pair<std::string, std::string>>& overrides,
+                                const Resolver& resolver) {
+  std::optional<std::string> text = resolver.file ? resolver.file(path) : std::nullopt;
+  if (!text.has_value()) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read the config file"));
+  if (absl::EndsWith(path, ".properties")) return internal::LoadDebeziumProperties(path, *text, overrides, resolver);
+  return LoadYaml(*text, overrides, resolver);
+}
+
+std::pair<std::string, std::string> SplitTableName(const std::string& table) {
+  size_t dot = table.find('.');
+  if (dot == std::string::npos) return {"public", table};
+  return {table.substr(0, dot), table.substr(dot + 1)};
+}
+
+}  // namespace outbox::config

@@ -1,0 +1,118 @@
+// Config: the relay's validated configuration (SPEC.md §3), loaded from YAML (or, later, a Debezium properties
+// file), with `--set key=value` overrides and ${env:NAME} / ${file:/path} substitution. Pure: the environment and
+// the file system are reached only through the injected Resolver. Errors are INVALID_ARGUMENT and name the key.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace outbox::config {
+
+enum class CheckpointStore { kKafka, kFile, kNone };
+enum class OnUpdate { kWarn, kError, kIgnore };
+enum class OnError { kHalt, kDeadLetter };
+enum class Format { kRaw, kCloudEvents, kProtobuf };
+enum class LogFormat { kText, kJson };
+
+// One entry of outbox.fields.additional: "column:header[:name]".
+struct AdditionalField {
+  std::string column;
+  std::string placement;  // "header" (the only placement the relay reproduces)
+  std::string name;       // header name; defaults to the column name
+};
+
+struct SourceConfig {
+  std::string conninfo;  // libpq conninfo or URI (may hold a password: never log it, use Redact())
+  std::string slot;
+  std::string publication;
+  bool create_slot = false;
+  CheckpointStore checkpoint = CheckpointStore::kKafka;
+  std::string checkpoint_topic = "outbox_relay.checkpoints";
+  std::string checkpoint_file;
+  std::string instance;  // this relay's instance name in checkpoint keys; default: the host name (filled by app)
+  int64_t status_interval_ms = 1000;
+  bool messages = false;
+  std::vector<std::string> message_prefixes = {"outbox"};
+  bool streaming = false;
+};
+
+struct OutboxFields {
+  std::string id = "id";
+  std::string key = "aggregateid";
+  std::string type = "type";
+  std::string payload = "payload";
+  std::optional<std::string> timestamp;  // none by default
+  std::vector<AdditionalField> additional;
+};
+
+struct OutboxConfig {
+  std::string table = "public.outbox";  // schema-qualified; "outbox" means public.outbox
+  OutboxFields fields;
+  std::string route_by = "type";
+  std::string route_topic = "outbox.event.${routedByValue}";
+  // Debezium's route.topic.regex / route.topic.replacement (set by a Debezium properties file); empty = unused.
+  std::string route_topic_regex;
+  std::string route_topic_replacement;
+  OnUpdate on_update = OnUpdate::kWarn;
+  bool tombstone_on_empty_payload = false;
+  Format format = Format::kRaw;
+};
+
+struct DeliveryConfig {
+  int64_t max_inflight_bytes = 32LL * 1024 * 1024;
+  int64_t max_inflight_events = 100000;
+  int64_t release_slot_after_ms = 30000;
+  int64_t shutdown_timeout_ms = 30000;
+  OnError on_error = OnError::kHalt;
+  std::string dead_letter_topic = "outbox.dead_letter";
+  bool unsafe = false;
+};
+
+struct Config {
+  SourceConfig source;
+  OutboxConfig outbox;
+  // kafka.* passed to librdkafka as is (after the relay's defaults are applied by the kafka module).
+  std::map<std::string, std::string> kafka;
+  DeliveryConfig delivery;
+  std::string http_listen = "127.0.0.1:9188";
+  std::string log_level = "info";
+  LogFormat log_format = LogFormat::kText;
+  std::vector<std::string> warnings;  // accepted-with-a-warning notes (e.g. Debezium keys with no effect)
+
+  // Every resolved secret value (passwords from conninfo, sasl.password, ssl.*password, values that came from
+  // ${file:}), so that Redact() can mask them in any text.
+  std::vector<std::string> secrets;
+};
+
+// Looks up ${env:NAME} and ${file:/path}. Returns nullopt when the variable or file is absent.
+struct Resolver {
+  std::function<std::optional<std::string>(const std::string& name)> env;
+  std::function<std::optional<std::string>(const std::string& path)> file;
+};
+Resolver SystemResolver();  // getenv and reading the file (trailing newline stripped)
+
+// Parses YAML text, applies overrides ("a.b" -> "c", in order; the last wins), substitutes ${env:}/${file:},
+// applies defaults and validates. Unknown keys outside `kafka.*` are errors naming the key.
+absl::StatusOr<Config> LoadYaml(const std::string& yaml_text,
+                                const std::vector<std::pair<std::string, std::string>>& overrides,
+                                const Resolver& resolver);
+
+// Reads `path` (through resolver.file) and calls LoadYaml.
+absl::StatusOr<Config> LoadFile(const std::string& path,
+                                const std::vector<std::pair<std::string, std::string>>& overrides,
+                                const Resolver& resolver);
+
+// Replaces every secret of `config` (and any password=... in a conninfo) in `text` with "****".
+std::string Redact(const Config& config, std::string text);
+
+// Splits "schema.table" (default schema public).
+std::pair<std::string, std::string> SplitTableName(const std::string& table);
+
+}  // namespace outbox::config

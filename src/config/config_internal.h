@@ -1,0 +1,44 @@
+// Internal to the config module: the untyped key tree that every config source (YAML today, a Debezium
+// properties file later) is turned into before overrides, substitution, defaults and validation, which are shared.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "config/config.h"
+
+namespace outbox::config::internal {
+
+// One leaf of the config, before typing.
+struct RawValue {
+  enum class Kind { kNull, kScalar, kList };
+  Kind kind = Kind::kNull;
+  std::string scalar;             // kScalar: the text as written (numbers and booleans too)
+  std::vector<std::string> list;  // kList: the entries, each a scalar
+  bool plain = false;             // kScalar written without quotes or tag in YAML (so `yes` is a boolean)
+};
+
+// Leaves by dotted key path ("source.slot", "kafka.bootstrap.servers"); nested maps are flattened.
+using RawTree = std::map<std::string, RawValue>;
+
+// Parses YAML text into a RawTree. Never throws: syntax errors become INVALID_ARGUMENT with line and column.
+absl::StatusOr<RawTree> ParseYamlTree(const std::string& yaml_text);
+
+// Applies the overrides (in order) to `tree`, then reads, substitutes, defaults and validates every key.
+absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std::string, std::string>>& overrides,
+                                   const Resolver& resolver);
+
+// A Debezium Server application.properties or Kafka Connect connector config (not yet supported).
+absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std::string& text,
+                                              const std::vector<std::pair<std::string, std::string>>& overrides,
+                                              const Resolver& resolver);
+
+// The password(s) a libpq conninfo carries, in key=value form (`password=...`, quoted or not) or URI form
+// (`postgresql://user:pass@host/db`, `?password=...`): each as written and, when it differs, decoded.
+std::vector<std::string> ConninfoPasswords(absl::string_view conninfo);
+
+}  // namespace outbox::config::internal

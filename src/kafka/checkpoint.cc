@@ -1,0 +1,244 @@
+// Checkpoint codec, Kafka reader and file store.
+#include "common/strings.h"
+#include "kafka/checkpoint.h"
+
+#include <fcntl.h>
+#include <librdkafka/rdkafka.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace outbox::kafka {
+
+std::string CheckpointKeyPrefix(const std::string& system_id, const std::string& slot) {
+  return Cat(system_id, "/", slot, "/");
+}
+
+std::string CheckpointKey(const Checkpoint& c) {
+  return Cat(CheckpointKeyPrefix(c.system_id, c.slot), c.instance);
+}
+
+std::string EncodeCheckpoint(const Checkpoint& c) {
+  nlohmann::json j = {{"system_identifier", c.system_id}, {"timeline", c.timeline}, {"slot", c.slot},
+                      {"instance", c.instance},           {"lsn", c.lsn.ToString()}};
+  return j.dump();
+}
+
+absl::StatusOr<Checkpoint> DecodeCheckpoint(std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return absl::DataLossError("checkpoint: not a JSON object");
+  try {
+    Checkpoint c;
+    c.system_id = j.at("system_identifier").get<std::string>();
+    c.timeline = j.at("timeline").get<int64_t>();
+    c.slot = j.at("slot").get<std::string>();
+    c.instance = j.value("instance", "");
+    auto lsn = Lsn::Parse(j.at("lsn").get<std::string>());
+    if (!lsn.ok()) return absl::DataLossError(Cat("checkpoint: ", lsn.status().message()));
+    c.lsn = *lsn;
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(Cat("checkpoint: ", e.what()));
+  }
+}
+
+namespace {
+
+struct RkDeleter {
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+};
+using Rk = std::unique_ptr<rd_kafka_t, RkDeleter>;
+
+// A client of `type` with only the connection-related keys of the producer configuration.
+absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, std::string>& kafka_conf,
+                             rd_kafka_resp_err_t* delivery_error = nullptr) {
+  char errstr[512];
+  rd_kafka_conf_t* c = rd_kafka_conf_new();
+  if (delivery_error != nullptr) {
+    rd_kafka_conf_set(c, "acks", "all", errstr, sizeof errstr);
+    rd_kafka_conf_set_opaque(c, delivery_error);
+    rd_kafka_conf_set_dr_msg_cb(c, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+      *static_cast<rd_kafka_resp_err_t*>(opaque) = m->err;
+    });
+  }
+  for (const auto& [key, value] : kafka_conf) {
+    const bool connection = key == "bootstrap.servers" || key == "metadata.broker.list" ||
+                            absl::StartsWith(key, "security.") || absl::StartsWith(key, "ssl.") ||
+                            absl::StartsWith(key, "sasl.") || key == "client.id" || key == "broker.address.family";
+    if (!connection) continue;
+    if (rd_kafka_conf_set(c, key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(c);
+      return absl::InvalidArgumentError(Cat("kafka.", key, ": ", errstr));
+    }
+  }
+  if (type == RD_KAFKA_CONSUMER) {
+    rd_kafka_conf_set(c, "enable.partition.eof", "true", errstr, sizeof errstr);
+    rd_kafka_conf_set(c, "enable.auto.commit", "false", errstr, sizeof errstr);
+    rd_kafka_conf_set(c, "group.id", "outbox-relay-checkpoint-reader", errstr, sizeof errstr);
+  }
+  rd_kafka_t* rk = rd_kafka_new(type, c, errstr, sizeof errstr);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(c);
+    return absl::InvalidArgumentError(Cat("kafka: ", errstr));
+  }
+  return Rk(rk);
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
+                                                              const std::string& topic, const std::string& slot,
+                                                              int timeout_ms) {
+  auto rk = NewClient(RD_KAFKA_CONSUMER, kafka_conf);
+  if (!rk.ok()) return rk.status();
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk->get(), topic.c_str(), nullptr);
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk->get(), 0, rkt, &md, timeout_ms);
+  rd_kafka_topic_destroy(rkt);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(Cat("reading checkpoint topic \"", topic, "\": ", rd_kafka_err2str(err)));
+  }
+  std::vector<int32_t> partitions;
+  bool missing = md->topic_cnt == 0 || md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+  if (!missing) {
+    for (int i = 0; i < md->topics[0].partition_cnt; ++i) partitions.push_back(md->topics[0].partitions[i].id);
+  }
+  rd_kafka_metadata_destroy(md);
+  if (missing || partitions.empty()) return std::optional<Checkpoint>();
+
+  rd_kafka_topic_partition_list_t* assignment = rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+  int open = 0;
+  for (int32_t p : partitions) {
+    int64_t low = 0, high = 0;
+    err = rd_kafka_query_watermark_offsets(rk->get(), topic.c_str(), p, &low, &high, timeout_ms);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_topic_partition_list_destroy(assignment);
+      return absl::UnavailableError(Cat("checkpoint topic offsets: ", rd_kafka_err2str(err)));
+    }
+    if (high > low) {
+      rd_kafka_topic_partition_list_add(assignment, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+      ++open;
+    }
+  }
+  std::optional<Checkpoint> best;
+  if (open > 0) {
+    rd_kafka_assign(rk->get(), assignment);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    const std::string suffix = Cat("/", slot, "/");
+    while (open > 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        rd_kafka_topic_partition_list_destroy(assignment);
+        return absl::UnavailableError("reading the checkpoint topic timed out");
+      }
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(rk->get(), 100);
+      if (m == nullptr) continue;
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        --open;
+      } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->key != nullptr && m->payload != nullptr) {
+        std::string_view key(static_cast<const char*>(m->key), m->key_len);
+        if (key.find(suffix) != std::string_view::npos) {
+          auto c = DecodeCheckpoint(std::string_view(static_cast<const char*>(m->payload), m->len));
+          if (c.ok() && c->slot == slot && (!best || c->lsn > best->lsn)) best = *c;
+        }
+      }
+      rd_kafka_message_destroy(m);
+    }
+    rd_kafka_consumer_close(rk->get());
+  }
+  rd_kafka_topic_partition_list_destroy(assignment);
+  return best;
+}
+
+absl::Status EnsureCheckpointTopic(const std::map<std::string, std::string>& kafka_conf, const std::string& topic,
+                                   int timeout_ms) {
+  auto rk = NewClient(RD_KAFKA_PRODUCER, kafka_conf);
+  if (!rk.ok()) return rk.status();
+  char errstr[512];
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), 1, -1, errstr, sizeof errstr);
+  if (nt == nullptr) return absl::InvalidArgumentError(Cat("source.checkpoint_topic: ", errstr));
+  rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk->get());
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk->get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_CreateTopics(rk->get(), &nt, 1, opts, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
+  absl::Status status = absl::OkStatus();
+  if (ev == nullptr) {
+    status = absl::UnavailableError("creating the checkpoint topic timed out");
+  } else if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    status = absl::UnavailableError(Cat("creating the checkpoint topic: ", rd_kafka_event_error_string(ev)));
+  } else {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
+    for (size_t i = 0; i < n; ++i) {
+      rd_kafka_resp_err_t e = rd_kafka_topic_result_error(results[i]);
+      if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+        status = absl::UnavailableError(Cat("creating the checkpoint topic \"", topic, "\": ",
+                                                     rd_kafka_topic_result_error_string(results[i])));
+      }
+    }
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_NewTopic_destroy(nt);
+  rd_kafka_queue_destroy(q);
+  return status;
+}
+
+absl::Status WriteKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf, const std::string& topic,
+                                  const Checkpoint& c, int timeout_ms) {
+  rd_kafka_resp_err_t delivery = RD_KAFKA_RESP_ERR__IN_PROGRESS;
+  auto rk = NewClient(RD_KAFKA_PRODUCER, kafka_conf, &delivery);
+  if (!rk.ok()) return rk.status();
+  const std::string key = CheckpointKey(c);
+  const std::string value = EncodeCheckpoint(c);
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      rk->get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
+      RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_END);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(Cat("writing the checkpoint: ", rd_kafka_err2str(err)));
+  }
+  if (rd_kafka_flush(rk->get(), timeout_ms) != RD_KAFKA_RESP_ERR_NO_ERROR || rd_kafka_outq_len(rk->get()) > 0) {
+    return absl::UnavailableError("writing the checkpoint: the broker did not acknowledge it in time");
+  }
+  rd_kafka_poll(rk->get(), 0);
+  if (delivery != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(Cat("writing the checkpoint: ", rd_kafka_err2str(delivery)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileCheckpoint(const std::string& path, const Checkpoint& c) {
+  const std::string tmp = path + ".tmp";
+  const std::string data = EncodeCheckpoint(c) + "\n";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::UnavailableError(Cat("source.checkpoint_file: cannot write ", tmp));
+  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::UnavailableError(Cat("source.checkpoint_file: cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Checkpoint>> ReadFileCheckpoint(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::optional<Checkpoint>();
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto c = DecodeCheckpoint(ss.str());
+  if (!c.ok()) return c.status();
+  return std::optional<Checkpoint>(*c);
+}
+
+}  // namespace outbox::kafka

@@ -1,0 +1,86 @@
+// KafkaSink: the relay's producer around librdkafka. Owned by the loop thread: Produce, Poll and the delivery
+// callback all run there (librdkafka's own threads never call back into the relay). The main queue signals a
+// pipe when it turns non-empty, so the loop can wait on it beside the PostgreSQL socket.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <librdkafka/rdkafka.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "outbox/mapper.h"
+
+namespace outbox::kafka {
+
+struct DeliveryReport {
+  uint64_t opaque = 0;  // what Produce was given
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  std::string_view topic;
+  int32_t partition = -1;
+  int64_t offset = -1;
+  size_t bytes = 0;  // key + value as produced
+  int64_t timestamp_ms = -1;
+  std::string_view event_id;    // the record's `id` header (for errors)
+  std::string_view source_lsn;  // the record's `source_lsn` header
+};
+
+// Errors that are about the record itself and will not go away by retrying (delivery.on_error decides). Any
+// other error in a delivery report makes the relay rewind.
+bool IsPermanentDeliveryError(rd_kafka_resp_err_t err);
+
+class KafkaSink {
+ public:
+  using ReportFn = std::function<void(const DeliveryReport&)>;
+
+  // `conf` is the full librdkafka configuration (see BuildProducerConfig). Errors name the key.
+  static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(const std::map<std::string, std::string>& conf,
+                                                           ReportFn on_report);
+  ~KafkaSink();
+  KafkaSink(const KafkaSink&) = delete;
+  KafkaSink& operator=(const KafkaSink&) = delete;
+
+  // Enqueues one record. RESOURCE_EXHAUSTED: librdkafka's queue is full (poll and retry). INVALID_ARGUMENT: a
+  // permanent error for this record (too large). Others: fatal.
+  absl::Status Produce(const outbox::Record& record, uint64_t opaque);
+  // Serves delivery reports and error events; returns how many events were served.
+  int Poll(int timeout_ms);
+  // Readable when the main queue has events; drain it with DrainWakeup() then Poll(0).
+  int wakeup_fd() const { return wake_read_; }
+  void DrainWakeup();
+  // Drops every queued and in-flight record (each still gets a delivery report with _PURGE_*).
+  void Purge();
+  int OutQueueLength() const { return rd_kafka_outq_len(rk_); }
+  // Waits for every record's delivery report, up to the timeout.
+  absl::Status Flush(int timeout_ms);
+  // The idempotent producer's fatal error, if one was raised.
+  absl::Status FatalError() const;
+  // True while librdkafka reports every broker down (set by the error callback, cleared by a delivery success).
+  bool all_brokers_down() const { return all_brokers_down_; }
+  // Metadata request to the cluster: OK when a broker answers within the timeout (blocks; not on the hot path).
+  absl::Status CheckReachable(int timeout_ms);
+  int64_t message_max_bytes() const { return message_max_bytes_; }
+  rd_kafka_t* handle() { return rk_; }
+
+ private:
+  KafkaSink() = default;
+  static void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  rd_kafka_topic_t* Topic(std::string_view name);
+
+  rd_kafka_t* rk_ = nullptr;
+  ReportFn on_report_;
+  absl::flat_hash_map<std::string, rd_kafka_topic_t*> topics_;
+  int wake_read_ = -1;
+  int wake_write_ = -1;
+  bool all_brokers_down_ = false;
+  int64_t message_max_bytes_ = 1000000;
+};
+
+}  // namespace outbox::kafka

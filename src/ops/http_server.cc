@@ -1,0 +1,57 @@
+// HttpServer: the operations endpoints.
+#include "common/strings.h"
+#include "ops/http_server.h"
+
+#include <httplib.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace outbox::ops {
+
+HttpServer::HttpServer(const Metrics* metrics) : metrics_(metrics) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+absl::Status HttpServer::Start(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(Cat("http.listen: \"", listen, "\" is not host:port"));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  server_ = std::make_unique<httplib::Server>();
+  const Metrics* m = metrics_;
+  server_->Get("/metrics", [m](const httplib::Request&, httplib::Response& res) {
+    res.set_content(m->Render(), "text/plain; version=0.0.4");
+  });
+  server_->Get("/healthz", [m](const httplib::Request&, httplib::Response& res) {
+    const bool ok = m->loop_running.load();
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ok\n" : "loop not running\n", "text/plain");
+  });
+  server_->Get("/readyz", [m](const httplib::Request&, httplib::Response& res) {
+    const bool ready = m->loop_running.load() && m->streaming.load() && m->broker_reachable.load();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ready\n" : Cat("not ready: ", m->not_ready_reason(), "\n"), "text/plain");
+  });
+  if (port == 0) {
+    port_ = server_->bind_to_any_port(host);
+    if (port_ < 0) return absl::UnavailableError(Cat("http.listen: cannot bind ", listen));
+  } else {
+    if (!server_->bind_to_port(host, port)) {
+      return absl::UnavailableError(Cat("http.listen: cannot bind ", listen));
+    }
+    port_ = port;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return absl::OkStatus();
+}
+
+void HttpServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace outbox::ops

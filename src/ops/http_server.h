@@ -1,0 +1,34 @@
+// HttpServer: /metrics, /healthz and /readyz on http.listen, served by cpp-httplib on its own thread. It only
+// reads Metrics.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "ops/metrics.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace outbox::ops {
+
+class HttpServer {
+ public:
+  explicit HttpServer(const Metrics* metrics);
+  ~HttpServer();
+  // `listen` is "host:port" (port 0 picks a free one). Returns once the socket is bound.
+  absl::Status Start(const std::string& listen);
+  int port() const { return port_; }
+  void Stop();
+
+ private:
+  const Metrics* metrics_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace outbox::ops

@@ -1,0 +1,61 @@
+// Metrics: the relay's counters and gauges (SPEC.md §6), written by the loop thread and read by the HTTP thread
+// (atomics, no locks). One instance per pipeline, passed in; rendered as Prometheus text exposition format.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+
+namespace outbox::ops {
+
+// A fixed-bucket histogram of seconds.
+class Histogram {
+ public:
+  static constexpr std::array<double, 14> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                     0.25,  0.5,    1,     2.5,  5,     10,  30};
+  void Observe(double seconds);
+  void Render(const std::string& name, const std::string& help, std::string* out) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};  // last one is +Inf
+  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> sum_micros_{0};
+};
+
+struct Metrics {
+  std::atomic<uint64_t> events_published{0};
+  std::atomic<uint64_t> events_dead_lettered{0};
+  std::atomic<uint64_t> events_skipped{0};
+  std::atomic<uint64_t> delivery_errors_transient{0};
+  std::atomic<uint64_t> delivery_errors_permanent{0};
+  std::atomic<uint64_t> confirmed_lsn{0};
+  std::atomic<uint64_t> received_lsn{0};
+  std::atomic<uint64_t> server_wal_lsn{0};
+  std::atomic<int64_t> inflight_events{0};
+  std::atomic<int64_t> inflight_bytes{0};
+  std::atomic<double> oldest_inflight_age_seconds{0};
+  std::atomic<uint64_t> reconnects{0};
+  std::atomic<int> standby{0};
+  Histogram commit_to_ack_seconds;
+
+  // Readiness: streaming with the broker reachable.
+  std::atomic<bool> loop_running{false};
+  std::atomic<bool> streaming{false};
+  std::atomic<bool> broker_reachable{false};
+
+  void SetNotReadyReason(std::string reason);
+  std::string not_ready_reason() const;
+
+  // Prometheus text exposition format, every name prefixed outbox_relay_.
+  std::string Render() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::string not_ready_reason_ ABSL_GUARDED_BY(mu_) = "starting";
+};
+
+}  // namespace outbox::ops

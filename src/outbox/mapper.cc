@@ -1,0 +1,336 @@
+// OutboxMapper: outbox rows to Debezium-compatible Kafka records.
+#include "common/strings.h"
+#include "outbox/mapper.h"
+
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+
+namespace outbox::outbox {
+namespace {
+
+constexpr uint32_t kByteaOid = 17;
+constexpr uint32_t kInt8Oid = 20;
+constexpr uint32_t kInt2Oid = 21;
+constexpr uint32_t kInt4Oid = 23;
+constexpr uint32_t kTimestampOid = 1114;
+constexpr uint32_t kTimestampTzOid = 1184;
+
+int FindColumn(const pg::Relation& relation, const std::string& name) {
+  for (size_t i = 0; i < relation.columns.size(); ++i) {
+    if (relation.columns[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+bool ReadDigits(std::string_view s, size_t& pos, size_t n, int64_t* out) {
+  if (pos + n > s.size()) return false;
+  int64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char c = s[pos + i];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  pos += n;
+  *out = v;
+  return true;
+}
+
+bool Expect(std::string_view s, size_t& pos, char c) {
+  if (pos >= s.size() || s[pos] != c) return false;
+  ++pos;
+  return true;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string ReplaceAll(std::string_view text, std::string_view from, std::string_view to) {
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    const size_t hit = text.find(from, pos);
+    if (hit == std::string_view::npos) break;
+    out.append(text.substr(pos, hit - pos));
+    out.append(to);
+    pos = hit + from.size();
+  }
+  out.append(text.substr(pos));
+  return out;
+}
+
+}  // namespace
+
+size_t Record::Bytes() const {
+  size_t n = topic.size() + (key ? key->size() : 0) + (value ? value->size() : 0);
+  for (const Header& h : headers) n += h.name.size() + (h.value ? h.value->size() : 0);
+  return n;
+}
+
+bool IsPerEventError(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kInvalidArgument;
+}
+
+bool IsLegalTopicName(std::string_view name) {
+  if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string RouteTopic(const config::OutboxConfig& config, std::string_view routed_by_value) {
+  if (!config.route_topic_regex.empty()) {
+    // Debezium: the regex must match the whole value; then the replacement ($1 groups) is the topic;
+    // otherwise the bare value is.
+    const std::regex re(config.route_topic_regex);
+    const std::string value(routed_by_value);
+    if (!std::regex_match(value, re)) return value;
+    std::string replacement = ReplaceAll(config.route_topic_replacement, "${routedByValue}", value);
+    return std::regex_replace(value, re, replacement, std::regex_constants::format_first_only);
+  }
+  return ReplaceAll(config.route_topic, "${routedByValue}", routed_by_value);
+}
+
+absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zone) {
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(Cat("unparsable timestamp \"", text, "\""));
+  };
+  size_t pos = 0;
+  int64_t year, month, day, hour, minute, second;
+  if (!ReadDigits(text, pos, 4, &year) || !Expect(text, pos, '-') || !ReadDigits(text, pos, 2, &month) ||
+      !Expect(text, pos, '-') || !ReadDigits(text, pos, 2, &day) || !Expect(text, pos, ' ') ||
+      !ReadDigits(text, pos, 2, &hour) || !Expect(text, pos, ':') || !ReadDigits(text, pos, 2, &minute) ||
+      !Expect(text, pos, ':') || !ReadDigits(text, pos, 2, &second)) {
+    return bad();
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return bad();
+  int64_t micros = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    int digits = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (digits < 6) micros = micros * 10 + (text[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return bad();
+    for (int d = digits; d < 6; ++d) micros *= 10;
+  }
+  int64_t offset_seconds = 0;
+  if (with_zone) {
+    if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-')) return bad();
+    const int sign = text[pos] == '-' ? -1 : 1;
+    ++pos;
+    int64_t oh = 0, om = 0, os = 0;
+    if (!ReadDigits(text, pos, 2, &oh)) return bad();
+    if (pos < text.size() && text[pos] == ':') {
+      ++pos;
+      if (!ReadDigits(text, pos, 2, &om)) return bad();
+      if (pos < text.size() && text[pos] == ':') {
+        ++pos;
+        if (!ReadDigits(text, pos, 2, &os)) return bad();
+      }
+    }
+    offset_seconds = sign * (oh * 3600 + om * 60 + os);
+  }
+  if (pos != text.size()) return bad();  // BC dates, infinity and other forms
+  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  return seconds * 1000 + micros / 1000;
+}
+
+absl::StatusOr<std::string> DecodeByteaHex(std::string_view text) {
+  if (text.size() < 2 || text[0] != '\\' || text[1] != 'x' || text.size() % 2 != 0) {
+    return absl::InvalidArgumentError("bytea value is not in hex output format");
+  }
+  std::string out;
+  out.resize((text.size() - 2) / 2);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int hi = HexValue(text[2 + 2 * i]);
+    const int lo = HexValue(text[3 + 2 * i]);
+    if (hi < 0 || lo < 0) return absl::InvalidArgumentError("bytea value has a non-hex digit");
+    out[i] = static_cast<char>((hi << 4) | lo);
+  }
+  return out;
+}
+
+OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config) {
+  std::tie(schema_, table_) = config::SplitTableName(config.table);
+  s_.additional.resize(config_.fields.additional.size());
+}
+
+bool OutboxMapper::IsOutbox(const pg::Relation& relation) const {
+  const std::string_view nsp = relation.nspname.empty() ? std::string_view("pg_catalog") : relation.nspname;
+  return nsp == schema_ && relation.relname == table_;
+}
+
+absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relation& relation, Lsn lsn) {
+  auto it = bindings_.find(relation.oid);
+  if (it != bindings_.end() && it->second.columns == relation.columns.size()) {
+    return &it->second;
+  }
+  Binding b;
+  b.relation_oid = relation.oid;
+  b.columns = relation.columns.size();
+  const auto require = [&](const std::string& column, const char* key) -> absl::StatusOr<int> {
+    const int idx = FindColumn(relation, column);
+    if (idx < 0) {
+      return absl::FailedPreconditionError(Cat(
+          "column \"", column, "\" (", key, ") is missing from ", schema_, ".", table_,
+          " as published at LSN ", lsn.ToString(), " (renamed, dropped, or left out of the publication's column list)"));
+    }
+    return idx;
+  };
+  auto id = require(config_.fields.id, "outbox.fields.id");
+  if (!id.ok()) return id.status();
+  b.id = *id;
+  auto key = require(config_.fields.key, "outbox.fields.key");
+  if (!key.ok()) return key.status();
+  b.key = *key;
+  auto route = require(config_.route_by, "outbox.route.by");
+  if (!route.ok()) return route.status();
+  b.route = *route;
+  auto payload = require(config_.fields.payload, "outbox.fields.payload");
+  if (!payload.ok()) return payload.status();
+  b.payload = *payload;
+  b.payload_type = relation.columns[b.payload].type_oid;
+  if (config_.fields.timestamp) {
+    auto ts = require(*config_.fields.timestamp, "outbox.fields.timestamp");
+    if (!ts.ok()) return ts.status();
+    b.timestamp = *ts;
+    b.timestamp_type = relation.columns[b.timestamp].type_oid;
+    if (b.timestamp_type != kTimestampOid && b.timestamp_type != kTimestampTzOid && b.timestamp_type != kInt8Oid &&
+        b.timestamp_type != kInt4Oid && b.timestamp_type != kInt2Oid) {
+      return absl::FailedPreconditionError(Cat("column \"", *config_.fields.timestamp,
+                                                        "\" (outbox.fields.timestamp) must be timestamp, "
+                                                        "timestamptz or bigint milliseconds"));
+    }
+  }
+  for (const config::AdditionalField& f : config_.fields.additional) {
+    auto idx = require(f.column, "outbox.fields.additional");
+    if (!idx.ok()) return idx.status();
+    b.additional.push_back(*idx);
+  }
+  auto [pos, inserted] = bindings_.insert_or_assign(relation.oid, std::move(b));
+  return &pos->second;
+}
+
+absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,
+                                         int64_t commit_time_ms) {
+  auto binding = Bind(relation, commit_lsn);
+  if (!binding.ok()) return binding.status();
+  const Binding& b = **binding;
+  if (tuple.columns.size() != b.columns) {
+    return absl::DataLossError(Cat("insert into ", schema_, ".", table_, " at LSN ", commit_lsn.ToString(),
+                                            " has ", tuple.columns.size(), " columns but its relation has ",
+                                            b.columns));
+  }
+  const auto fill = [&](Field& field, int idx) -> absl::Status {
+    if (idx < 0) {
+      field.SetNull();
+      return absl::OkStatus();
+    }
+    const pg::ColumnValue& v = tuple.columns[idx];
+    switch (v.kind) {
+      case pg::ColumnValue::Kind::kNull:
+        field.SetNull();
+        return absl::OkStatus();
+      case pg::ColumnValue::Kind::kText:
+        field.Set(v.data);
+        return absl::OkStatus();
+      case pg::ColumnValue::Kind::kUnchanged:
+      case pg::ColumnValue::Kind::kBinary:
+        break;
+    }
+    return absl::DataLossError(Cat("column \"", relation.columns[idx].name, "\" at LSN ",
+                                            commit_lsn.ToString(), " is not in text form"));
+  };
+  for (auto [field, idx] : {std::pair<Field*, int>{&s_.id, b.id}, {&s_.key, b.key}, {&s_.route, b.route},
+                            {&s_.payload, b.payload}, {&s_.timestamp, b.timestamp}}) {
+    if (absl::Status st = fill(*field, idx); !st.ok()) return st;
+  }
+  for (size_t i = 0; i < b.additional.size(); ++i) {
+    if (absl::Status st = fill(s_.additional[i], b.additional[i]); !st.ok()) return st;
+  }
+  s_.payload_type = b.payload_type;
+  s_.timestamp_type = b.timestamp_type;
+  return Build(commit_lsn, commit_time_ms);
+}
+
+absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_ms) {
+  const auto where = [&] {
+    return Cat("event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ", commit_lsn.ToString());
+  };
+  if (s_.id.null) {
+    return absl::InvalidArgumentError(Cat("the id column \"", config_.fields.id, "\" is NULL (", where(),
+                                                   ")"));
+  }
+  if (s_.route.null) {
+    return absl::InvalidArgumentError(Cat("the route column \"", config_.route_by, "\" is NULL (", where(),
+                                                   ")"));
+  }
+  s_.topic = RouteTopic(config_, s_.route.text);
+  if (!IsLegalTopicName(s_.topic)) {
+    return absl::InvalidArgumentError(Cat("illegal topic name \"", s_.topic,
+                                                   "\" (legal: [a-zA-Z0-9._-], 1 to 249 characters) for ", where()));
+  }
+  Record& r = s_.record;
+  r.topic = s_.topic;
+  r.event_id = s_.id.text;
+  r.key = s_.key.null ? std::nullopt : std::optional<std::string_view>(s_.key.text);
+  if (s_.payload.null || (config_.tombstone_on_empty_payload && s_.payload.text.empty())) {
+    r.value = std::nullopt;
+  } else if (s_.payload_type == kByteaOid) {
+    auto bytes = DecodeByteaHex(s_.payload.text);
+    if (!bytes.ok()) return absl::InvalidArgumentError(Cat(bytes.status().message(), " (", where(), ")"));
+    s_.payload_bytes = std::move(*bytes);
+    r.value = s_.payload_bytes;
+  } else {
+    r.value = s_.payload.text;
+  }
+  r.timestamp_ms = commit_time_ms;
+  if (!s_.timestamp.null) {
+    if (s_.timestamp_type == kTimestampOid || s_.timestamp_type == kTimestampTzOid) {
+      auto ms = ParseTimestampMillis(s_.timestamp.text, s_.timestamp_type == kTimestampTzOid);
+      if (!ms.ok()) return absl::InvalidArgumentError(Cat(ms.status().message(), " (", where(), ")"));
+      r.timestamp_ms = *ms;
+    } else {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(s_.timestamp.text, &v)) {
+        return absl::InvalidArgumentError(Cat("unparsable timestamp \"", s_.timestamp.text, "\" (", where(),
+                                                       ")"));
+      }
+      r.timestamp_ms = v;
+    }
+  }
+  s_.source_lsn = commit_lsn.ToString();
+  r.headers.clear();
+  r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
+  for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
+    const Field& f = s_.additional[i];
+    r.headers.push_back(Header{config_.fields.additional[i].name,
+                               f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
+  }
+  r.headers.push_back(Header{"source_lsn", std::string_view(s_.source_lsn)});
+  return r;
+}
+
+}  // namespace outbox::outbox

@@ -1,0 +1,109 @@
+// OutboxMapper: turns a decoded INSERT of the outbox table (and its Relation) into the Kafka record SPEC.md §4
+// describes: topic from the route template, key, value, headers (id, additional fields, source_lsn) and
+// timestamp. Pure: no I/O. Owned by the loop thread; the returned record views the mapper's reused buffers and
+// the message's bytes, so it is valid until the next Map call or until the message buffer is freed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/lsn.h"
+#include "config/config.h"
+#include "pg/pgoutput.h"
+
+namespace outbox::outbox {
+
+struct Header {
+  std::string_view name;
+  std::optional<std::string_view> value;  // nullopt = a null header value
+};
+
+// One Kafka record. Views stay valid until the next OutboxMapper::Map call.
+struct Record {
+  std::string_view topic;
+  std::optional<std::string_view> key;    // nullopt = null key
+  std::optional<std::string_view> value;  // nullopt = null value (a tombstone)
+  std::vector<Header> headers;
+  int64_t timestamp_ms = 0;  // Unix epoch milliseconds
+  std::string_view event_id;  // the id column's text (for errors and logs); empty when NULL
+  size_t Bytes() const;       // approximate size on the wire: topic + key + value + headers
+};
+
+// A per-event error that `delivery.on_error` decides on. Everything else that Map returns is fatal.
+// Per-event errors use absl::StatusCode::kInvalidArgument; a configured column missing from the relation is
+// kFailedPrecondition (fatal whatever on_error says).
+bool IsPerEventError(const absl::Status& status);
+
+// Is `name` a legal Kafka topic name ([a-zA-Z0-9._-], 1 to 249 characters, not "." or "..")?
+bool IsLegalTopicName(std::string_view name);
+
+// Formats the route template: every "${routedByValue}" replaced by `value`; Debezium's regex/replacement form when
+// configured (the regex must match the whole value, else the bare value is the topic).
+std::string RouteTopic(const config::OutboxConfig& config, std::string_view routed_by_value);
+
+// Parses PostgreSQL's text output of timestamp/timestamptz (ISO DateStyle, TimeZone=UTC: "2024-05-01 12:00:00.123456+00")
+// into Unix epoch milliseconds (microseconds truncated). `with_zone` accepts a trailing +HH[:MM[:SS]] / -HH offset.
+absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zone);
+
+// Decodes bytea's hex output ("\x0a1b...") into raw bytes.
+absl::StatusOr<std::string> DecodeByteaHex(std::string_view text);
+
+class OutboxMapper {
+ public:
+  explicit OutboxMapper(const config::OutboxConfig& config);
+
+  // Forgets the column positions of `oid`: call on every Relation message (its layout may have changed).
+  void OnRelation(uint32_t oid) { bindings_.erase(oid); }
+
+  // True when `relation` is the configured outbox table.
+  bool IsOutbox(const pg::Relation& relation) const;
+
+  // Maps one INSERT. `commit_lsn` is the transaction's commit LSN (the source_lsn header), `commit_time_ms` the
+  // fallback timestamp. `lsn_for_errors` names the position in errors.
+  absl::StatusOr<Record> Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,
+                             int64_t commit_time_ms);
+
+
+ private:
+  // Column positions of one relation (by OID), resolved from its Relation message.
+  struct Binding {
+    uint32_t relation_oid = 0;
+    size_t columns = 0;
+    int id = -1, key = -1, route = -1, payload = -1, timestamp = -1;
+    uint32_t payload_type = 0, timestamp_type = 0;
+    std::vector<int> additional;  // parallel to config_.fields.additional
+  };
+  absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
+  absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
+
+  config::OutboxConfig config_;
+  std::string schema_, table_;
+  absl::flat_hash_map<uint32_t, Binding> bindings_;
+
+  // A column value copied out of the tuple (or the JSON message) into a reused buffer.
+  struct Field {
+    bool null = true;
+    std::string text;
+    void Set(std::string_view v) { null = false; text.assign(v.data(), v.size()); }
+    void SetNull() { null = true; text.clear(); }
+  };
+  // Reused per-record buffers: each Map fills these and the Record views them.
+  struct Scratch {
+    Field id, key, route, payload, timestamp;
+    std::vector<Field> additional;
+    uint32_t payload_type = 0, timestamp_type = 0;
+    std::string topic;
+    std::string payload_bytes;  // decoded bytea
+    std::string source_lsn;
+    Record record;
+  } s_;
+};
+
+}  // namespace outbox::outbox

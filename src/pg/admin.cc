@@ -1,0 +1,102 @@
+// Administration SQL and a minimal plain libpq connection.
+#include "common/strings.h"
+#include "pg/admin.h"
+
+#include <libpq-fe.h>
+
+#include "absl/strings/str_cat.h"
+#include "pg/replication_connection.h"
+
+namespace outbox::pg {
+
+absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Connect(const std::string& conninfo,
+                                                                      const std::string& application_name) {
+  auto params = BuildConnParams(conninfo, /*replication=*/false, application_name);
+  if (!params.ok()) return params.status();
+  std::vector<const char*> keys, values;
+  for (const auto& [k, v] : *params) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  pg_conn* conn = PQconnectdbParams(keys.data(), values.data(), 0);
+  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+    std::string reason = conn ? PQerrorMessage(conn) : "out of memory";
+    if (conn) PQfinish(conn);
+    while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
+    return absl::UnavailableError(Cat("could not connect to the server: ", reason));
+  }
+  return std::unique_ptr<SqlConnection>(new SqlConnection(conn));
+}
+
+SqlConnection::~SqlConnection() {
+  if (conn_) PQfinish(conn_);
+}
+
+int SqlConnection::server_version() const { return PQserverVersion(conn_); }
+
+absl::StatusOr<std::vector<Row>> SqlConnection::Exec(const std::string& sql) {
+  PGresult* res = PQexec(conn_, sql.c_str());
+  const ExecStatusType st = PQresultStatus(res);
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+    const char* sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    const char* primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+    std::string message = primary ? primary : PQerrorMessage(conn_);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    absl::Status classified = ClassifyServerError(sqlstate ? sqlstate : "", message);
+    PQclear(res);
+    return absl::Status(classified.code(), Cat(message, sqlstate ? Cat(" (SQLSTATE ", sqlstate, ")") : ""));
+  }
+  std::vector<Row> rows;
+  for (int r = 0; r < PQntuples(res); ++r) {
+    Row row;
+    for (int c = 0; c < PQnfields(res); ++c) {
+      if (PQgetisnull(res, r, c)) row.emplace_back(std::nullopt);
+      else row.emplace_back(std::string(PQgetvalue(res, r, c), PQgetlength(res, r, c)));
+    }
+    rows.push_back(std::move(row));
+  }
+  PQclear(res);
+  return rows;
+}
+
+std::string CreateOutboxTableSql(const OutboxSqlNames& n) {
+  return Cat("CREATE TABLE IF NOT EXISTS ", QuoteIdent(n.schema), ".", QuoteIdent(n.table), " (\n",
+                      "  id            uuid        PRIMARY KEY,\n",
+                      "  aggregatetype text        NOT NULL,\n",
+                      "  aggregateid   text        NOT NULL,\n",
+                      "  type          text        NOT NULL,\n",
+                      "  payload       jsonb,\n",
+                      "  created_at    timestamptz NOT NULL DEFAULT now()\n",
+                      ");");
+}
+
+std::string CreatePublicationSql(const OutboxSqlNames& n) {
+  return Cat("DO $outbox_relay$ BEGIN\n",
+                      "  IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = ", QuoteLiteral(n.publication),
+                      ") THEN\n",
+                      "    CREATE PUBLICATION ", QuoteIdent(n.publication), " FOR TABLE ", QuoteIdent(n.schema), ".",
+                      QuoteIdent(n.table), " WITH (publish = 'insert');\n",
+                      "  END IF;\n",
+                      "END $outbox_relay$;");
+}
+
+std::string CreateRoleSql(const OutboxSqlNames& n) {
+  std::string sql = Cat(
+      "-- The relay's least-privilege role: LOGIN and REPLICATION, not a superuser. Set its password yourself:\n",
+      "--   ALTER ROLE ", QuoteIdent(n.role), " PASSWORD '...';\n",
+      "DO $outbox_relay$ BEGIN\n",
+      "  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = ", QuoteLiteral(n.role), ") THEN\n",
+      "    CREATE ROLE ", QuoteIdent(n.role), " LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE;\n",
+      "  END IF;\n",
+      "END $outbox_relay$;\n");
+  if (!n.database.empty()) {
+    Append(&sql, "GRANT CONNECT ON DATABASE ", QuoteIdent(n.database), " TO ", QuoteIdent(n.role), ";\n");
+  }
+  Append(&sql, "GRANT USAGE ON SCHEMA ", QuoteIdent(n.schema), " TO ", QuoteIdent(n.role), ";\n",
+                  "GRANT SELECT ON ", QuoteIdent(n.schema), ".", QuoteIdent(n.table), " TO ", QuoteIdent(n.role), ";");
+  return sql;
+}
+
+}  // namespace outbox::pg

@@ -1,0 +1,49 @@
+// Slot, publication and table administration over a plain (non-replication) libpq connection, plus the SQL
+// that `init` runs or prints. The SQL builders are pure; SqlConnection is the only I/O here.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+struct pg_conn;
+
+namespace outbox::pg {
+
+using Row = std::vector<std::optional<std::string>>;
+
+class SqlConnection {
+ public:
+  static absl::StatusOr<std::unique_ptr<SqlConnection>> Connect(const std::string& conninfo,
+                                                                const std::string& application_name);
+  ~SqlConnection();
+  // Runs one statement (simple protocol); returns its rows (empty for commands).
+  absl::StatusOr<std::vector<Row>> Exec(const std::string& sql);
+  int server_version() const;
+
+ private:
+  explicit SqlConnection(pg_conn* conn) : conn_(conn) {}
+  pg_conn* conn_ = nullptr;
+};
+
+struct OutboxSqlNames {
+  std::string schema = "public";
+  std::string table = "outbox";
+  std::string publication;
+  std::string slot;
+  std::string role = "outbox_relay";
+  std::string database;  // for GRANT CONNECT; may be empty
+};
+
+// CREATE TABLE IF NOT EXISTS for the default outbox layout (id uuid, aggregatetype, aggregateid, type, payload
+// jsonb, created_at timestamptz).
+std::string CreateOutboxTableSql(const OutboxSqlNames& n);
+// CREATE PUBLICATION ... FOR TABLE ... WITH (publish = 'insert'), guarded so it is idempotent.
+std::string CreatePublicationSql(const OutboxSqlNames& n);
+// The least-privilege role: LOGIN REPLICATION, no superuser, SELECT on the outbox only (documentation form).
+std::string CreateRoleSql(const OutboxSqlNames& n);
+
+}  // namespace outbox::pg

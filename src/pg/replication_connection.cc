@@ -1,0 +1,296 @@
+// ReplicationConnection: libpq replication protocol client.
+#include "common/strings.h"
+#include "pg/replication_connection.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <chrono>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace outbox::pg {
+namespace {
+
+// Session settings that fix the text form of every value (DESIGN.md "Text values").
+constexpr const char* kPinnedOptions =
+    "-c datestyle=ISO -c timezone=UTC -c extra_float_digits=3 -c bytea_output=hex -c intervalstyle=iso_8601";
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultDeleter>;
+
+absl::Status ResultError(PGresult* res, pg_conn* conn, std::string_view what) {
+  const char* sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  const char* primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  std::string message = primary ? primary : PQerrorMessage(conn);
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  absl::Status classified = ClassifyServerError(sqlstate ? sqlstate : "", message);
+  return absl::Status(classified.code(),
+                      Cat(what, ": ", message, sqlstate ? Cat(" (SQLSTATE ", sqlstate, ")") : ""));
+}
+
+std::optional<Lsn> ParseOptionalLsn(PGresult* res, int row, int col) {
+  if (PQgetisnull(res, row, col)) return std::nullopt;
+  auto lsn = Lsn::Parse(PQgetvalue(res, row, col));
+  if (!lsn.ok()) return std::nullopt;
+  return *lsn;
+}
+
+}  // namespace
+
+absl::Status ClassifyServerError(std::string_view sqlstate, std::string_view message) {
+  std::string msg(message);
+  if (sqlstate.empty() || sqlstate.starts_with("08") || sqlstate.starts_with("57P") || sqlstate.starts_with("53")) {
+    return absl::UnavailableError(msg);
+  }
+  if (sqlstate == "55006") return absl::UnavailableError(msg);  // slot active for another PID: standby
+  if (sqlstate == "42704") return absl::FailedPreconditionError(msg);  // slot or publication missing
+  if (sqlstate == "55000") return absl::FailedPreconditionError(msg);  // slot invalidated (wal_status lost)
+  if (sqlstate == "42501" || sqlstate == "28000" || sqlstate == "28P01") return absl::FailedPreconditionError(msg);
+  if (sqlstate == "0A000" || sqlstate == "22023" || sqlstate == "42601") return absl::InvalidArgumentError(msg);
+  if (sqlstate == "XX000" && message.find("unrecognized pgoutput option") != std::string_view::npos) {
+    return absl::InvalidArgumentError(msg);
+  }
+  return absl::UnavailableError(msg);
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams(
+    const std::string& conninfo, bool replication, const std::string& application_name) {
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), &err);
+  if (opts == nullptr) {
+    std::string reason = err ? err : "out of memory";
+    if (err) PQfreemem(err);
+    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+    return absl::InvalidArgumentError(Cat("source.conninfo: ", reason));
+  }
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string user_options;
+  bool has_app_name = false;
+  for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr) continue;
+    const std::string key = o->keyword;
+    if (key == "options") {
+      user_options = o->val;
+      continue;
+    }
+    if (key == "replication" || key == "client_encoding") continue;
+    if (key == "application_name") has_app_name = true;
+    params.emplace_back(key, o->val);
+  }
+  PQconninfoFree(opts);
+  if (replication) params.emplace_back("replication", "database");
+  if (!has_app_name) params.emplace_back("application_name", application_name);
+  params.emplace_back("client_encoding", "UTF8");
+  params.emplace_back("options", user_options.empty() ? kPinnedOptions : Cat(user_options, " ", kPinnedOptions));
+  return params;
+}
+
+absl::StatusOr<std::unique_ptr<ReplicationConnection>> ReplicationConnection::Connect(
+    const std::string& conninfo, const std::string& application_name) {
+  auto params = BuildConnParams(conninfo, /*replication=*/true, application_name);
+  if (!params.ok()) return params.status();
+  std::vector<const char*> keys, values;
+  for (const auto& [k, v] : *params) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  pg_conn* conn = PQconnectdbParams(keys.data(), values.data(), 0);
+  if (conn == nullptr) return absl::UnavailableError("could not connect: out of memory");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string reason = PQerrorMessage(conn);
+    PQfinish(conn);
+    while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
+    // Authentication and "does not exist" are permanent; the rest (refused, timeout, starting up) is retried.
+    if (absl::StrContains(reason, "authentication failed") || absl::StrContains(reason, "does not exist") ||
+        absl::StrContains(reason, "no pg_hba.conf entry") || absl::StrContains(reason, "must be superuser or replication")) {
+      return absl::FailedPreconditionError(Cat("could not connect to the server: ", reason));
+    }
+    return absl::UnavailableError(Cat("could not connect to the server: ", reason));
+  }
+  return std::unique_ptr<ReplicationConnection>(new ReplicationConnection(conn));
+}
+
+ReplicationConnection::~ReplicationConnection() {
+  FreeBuffer();
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+void ReplicationConnection::FreeBuffer() {
+  if (buffer_ != nullptr) {
+    PQfreemem(buffer_);
+    buffer_ = nullptr;
+  }
+}
+
+int ReplicationConnection::server_version() const { return PQserverVersion(conn_); }
+int ReplicationConnection::socket() const { return PQsocket(conn_); }
+
+absl::Status ReplicationConnection::LastError(std::string_view what) const {
+  std::string reason = PQerrorMessage(conn_);
+  while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
+  return absl::UnavailableError(Cat(what, ": ", reason));
+}
+
+absl::StatusOr<SystemInfo> ReplicationConnection::IdentifySystem() {
+  Result res(PQexec(conn_, "IDENTIFY_SYSTEM"));
+  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return ResultError(res.get(), conn_, "IDENTIFY_SYSTEM");
+  if (PQntuples(res.get()) != 1 || PQnfields(res.get()) < 4) {
+    return absl::InternalError("IDENTIFY_SYSTEM: unexpected result shape");
+  }
+  SystemInfo info;
+  info.system_id = PQgetvalue(res.get(), 0, 0);
+  absl::SimpleAtoi(PQgetvalue(res.get(), 0, 1), &info.timeline);
+  auto pos = Lsn::Parse(PQgetvalue(res.get(), 0, 2));
+  if (pos.ok()) info.xlogpos = *pos;
+  if (!PQgetisnull(res.get(), 0, 3)) info.dbname = PQgetvalue(res.get(), 0, 3);
+  return info;
+}
+
+absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const std::string& slot) {
+  const std::string sql = Cat(
+      "SELECT slot_name, plugin, database, active, active_pid, restart_lsn, confirmed_flush_lsn, "
+      "coalesce(wal_status, '') FROM pg_replication_slots WHERE slot_name = ",
+      QuoteLiteral(slot));
+  Result res(PQexec(conn_, sql.c_str()));
+  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return ResultError(res.get(), conn_, "reading the slot");
+  if (PQntuples(res.get()) == 0) return std::optional<SlotInfo>();
+  SlotInfo s;
+  s.name = PQgetvalue(res.get(), 0, 0);
+  s.plugin = PQgetvalue(res.get(), 0, 1);
+  s.database = PQgetvalue(res.get(), 0, 2);
+  s.active = std::string_view(PQgetvalue(res.get(), 0, 3)) == "t";
+  if (!PQgetisnull(res.get(), 0, 4)) {
+    int64_t pid = 0;
+    if (absl::SimpleAtoi(PQgetvalue(res.get(), 0, 4), &pid)) s.active_pid = pid;
+  }
+  s.restart_lsn = ParseOptionalLsn(res.get(), 0, 5);
+  s.confirmed_flush_lsn = ParseOptionalLsn(res.get(), 0, 6);
+  s.wal_status = PQgetvalue(res.get(), 0, 7);
+  return std::optional<SlotInfo>(std::move(s));
+}
+
+absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot) {
+  // The older syntax is accepted by PostgreSQL 10 to 18 (PROTOCOL.md §1).
+  const std::string sql = Cat("CREATE_REPLICATION_SLOT ", slot, " LOGICAL pgoutput NOEXPORT_SNAPSHOT");
+  Result res(PQexec(conn_, sql.c_str()));
+  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
+    return ResultError(res.get(), conn_, Cat("creating replication slot \"", slot, "\""));
+  }
+  auto lsn = Lsn::Parse(PQgetvalue(res.get(), 0, 1));
+  if (!lsn.ok()) return absl::InternalError("CREATE_REPLICATION_SLOT returned no consistent point");
+  return *lsn;
+}
+
+absl::Status ReplicationConnection::StartReplication(const StartOptions& o) {
+  std::string options = Cat("proto_version '", o.proto_version, "', publication_names ",
+                                     QuoteLiteral(QuoteIdent(o.publication)));
+  if (o.messages) Append(&options, ", messages 'true'");
+  if (o.streaming) Append(&options, ", streaming 'true'");
+  const std::string sql =
+      Cat("START_REPLICATION SLOT ", o.slot, " LOGICAL ", o.start_lsn.ToString(), " (", options, ")");
+  Result res(PQexec(conn_, sql.c_str()));
+  if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) {
+    return ResultError(res.get(), conn_, Cat("could not start replication on slot \"", o.slot, "\""));
+  }
+  if (PQsetnonblocking(conn_, 1) != 0) return LastError("could not set non-blocking mode");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string_view>> ReplicationConnection::ReadMessage() {
+  FreeBuffer();
+  const int n = PQgetCopyData(conn_, &buffer_, 1);
+  if (n > 0) return std::optional<std::string_view>(std::string_view(buffer_, static_cast<size_t>(n)));
+  if (n == 0) return std::optional<std::string_view>();
+  if (n == -1) {
+    // COPY ended: the server sent CopyDone or an ErrorResponse.
+    copy_done_ = true;
+    Result res(PQgetResult(conn_));
+    if (res && PQresultStatus(res.get()) == PGRES_FATAL_ERROR) {
+      return ResultError(res.get(), conn_, "replication stream ended");
+    }
+    return absl::UnavailableError("replication stream ended by the server");
+  }
+  return LastError("could not read COPY data");
+}
+
+absl::Status ReplicationConnection::ConsumeInput() {
+  if (PQconsumeInput(conn_) == 0) return LastError("could not receive data from the server");
+  return absl::OkStatus();
+}
+
+absl::Status ReplicationConnection::SendStatus(const StandbyStatus& status) {
+  const std::string bytes = EncodeStandbyStatus(status);
+  if (PQputCopyData(conn_, bytes.data(), static_cast<int>(bytes.size())) <= 0) {
+    return LastError("could not send feedback packet");
+  }
+  auto flushed = Flush();
+  if (!flushed.ok()) return flushed.status();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ReplicationConnection::Flush() {
+  const int r = PQflush(conn_);
+  if (r < 0) return LastError("could not send data to the server");
+  return r == 0;
+}
+
+absl::Status ReplicationConnection::EndCopy(int timeout_ms) {
+  if (copy_done_) return absl::OkStatus();
+  FreeBuffer();
+  if (PQputCopyEnd(conn_, nullptr) <= 0) return LastError("could not send end-of-streaming message");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    auto flushed = Flush();
+    if (!flushed.ok()) return flushed.status();
+    char* buf = nullptr;
+    const int n = PQgetCopyData(conn_, &buf, 1);
+    if (buf) PQfreemem(buf);
+    if (n == -1) break;
+    if (n == -2) return LastError("could not read COPY data");
+    if (n == 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return absl::DeadlineExceededError("the server did not end the stream in time");
+      pollfd pfd{PQsocket(conn_), POLLIN, 0};
+      ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 100)));
+      if (auto st = ConsumeInput(); !st.ok()) return st;
+    }
+  }
+  copy_done_ = true;
+  while (true) {
+    Result res(PQgetResult(conn_));
+    if (!res) break;
+    const ExecStatusType st = PQresultStatus(res.get());
+    if (st == PGRES_FATAL_ERROR) return ResultError(res.get(), conn_, "ending replication");
+  }
+  return absl::OkStatus();
+}
+
+std::string QuoteIdent(std::string_view ident) {
+  std::string out = "\"";
+  for (char c : ident) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string QuoteLiteral(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+}  // namespace outbox::pg

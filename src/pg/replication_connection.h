@@ -1,0 +1,102 @@
+// ReplicationConnection: the libpq replication=database connection that streams the slot (PROTOCOL.md §1-2).
+// The only code that calls libpq on the stream. Owned by the loop thread. The walsender's session settings are
+// pinned in `options` so text values do not change with a server's defaults (DESIGN.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/lsn.h"
+#include "pg/frames.h"
+
+struct pg_conn;
+
+namespace outbox::pg {
+
+struct SystemInfo {
+  std::string system_id;
+  int64_t timeline = 0;
+  Lsn xlogpos;
+  std::string dbname;
+};
+
+// A row of pg_replication_slots.
+struct SlotInfo {
+  std::string name;
+  std::string plugin;
+  std::string database;
+  bool active = false;
+  std::optional<int64_t> active_pid;
+  std::optional<Lsn> restart_lsn;
+  std::optional<Lsn> confirmed_flush_lsn;
+  std::string wal_status;  // reserved / extended / unreserved / lost ("" when NULL)
+};
+
+struct StartOptions {
+  std::string slot;
+  std::string publication;
+  Lsn start_lsn;  // 0/0: resume at the slot's confirmed position
+  int proto_version = 1;
+  bool messages = false;
+  bool streaming = false;
+};
+
+// Classifies a server error by SQLSTATE and message into the code the loop acts on:
+// UNAVAILABLE (retry: connection lost, 55006 slot active elsewhere, walsender timeout),
+// FAILED_PRECONDITION (fatal: slot missing or invalidated, publication missing, wal_level, permissions),
+// INVALID_ARGUMENT (option errors).
+absl::Status ClassifyServerError(std::string_view sqlstate, std::string_view message);
+
+// Builds the libpq keyword/value list for a replication or a plain connection from a user conninfo (key=value
+// or URI), adding replication=database, application_name and the pinned session settings. Pure.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams(const std::string& conninfo,
+                                                                                 bool replication,
+                                                                                 const std::string& application_name);
+
+class ReplicationConnection {
+ public:
+  static absl::StatusOr<std::unique_ptr<ReplicationConnection>> Connect(const std::string& conninfo,
+                                                                        const std::string& application_name);
+  ~ReplicationConnection();
+
+  absl::StatusOr<SystemInfo> IdentifySystem();
+  // nullopt when the slot does not exist.
+  absl::StatusOr<std::optional<SlotInfo>> ReadSlot(const std::string& slot);
+  // CREATE_REPLICATION_SLOT ... LOGICAL pgoutput NOEXPORT_SNAPSHOT; returns the consistent point.
+  absl::StatusOr<Lsn> CreateSlot(const std::string& slot);
+  int server_version() const;
+
+  absl::Status StartReplication(const StartOptions& options);
+
+  // Non-blocking read of one CopyData message. Returns nullopt when nothing complete is buffered (wait on
+  // socket() then call ConsumeInput()). The returned view is valid until the next ReadMessage call.
+  absl::StatusOr<std::optional<std::string_view>> ReadMessage();
+  // Reads what the socket has into libpq's buffer.
+  absl::Status ConsumeInput();
+  absl::Status SendStatus(const StandbyStatus& status);
+  // Flushes libpq's output buffer; returns true when everything was sent.
+  absl::StatusOr<bool> Flush();
+  // Ends COPY cleanly (PQputCopyEnd, drain, final result).
+  absl::Status EndCopy(int timeout_ms);
+  int socket() const;
+
+ private:
+  explicit ReplicationConnection(pg_conn* conn) : conn_(conn) {}
+  absl::Status LastError(std::string_view what) const;
+  void FreeBuffer();
+
+  pg_conn* conn_ = nullptr;
+  char* buffer_ = nullptr;  // the last PQgetCopyData buffer
+  bool copy_done_ = false;
+};
+
+// Quotes an identifier for SQL ("MyPub" -> "\"MyPub\"").
+std::string QuoteIdent(std::string_view ident);
+std::string QuoteLiteral(std::string_view text);
+
+}  // namespace outbox::pg

@@ -1,0 +1,680 @@
+// Config loading: defaults, validation messages, overrides, ${env:}/${file:} substitution, secrets and redaction.
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
+namespace outbox::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+// The minimal file of SPEC.md §3, verbatim.
+constexpr char kMinimal[] = R"(source:
+  conninfo: "host=127.0.0.1 port=5432 dbname=app user=relay"   # libpq conninfo or URI
+  slot: outbox_relay
+  publication: outbox_pub
+outbox:
+  table: public.outbox
+kafka:
+  bootstrap.servers: "127.0.0.1:9092"
+)";
+
+Resolver FakeResolver(std::map<std::string, std::string> env = {}, std::map<std::string, std::string> files = {}) {
+  auto lookup = [](std::map<std::string, std::string> values) {
+    return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
+      auto it = values.find(name);
+      if (it == values.end()) return std::nullopt;
+      return it->second;
+    };
+  };
+  return Resolver{.env = lookup(std::move(env)), .file = lookup(std::move(files))};
+}
+
+absl::StatusOr<Config> Load(const std::string& yaml, const Overrides& overrides = {},
+                            const Resolver& resolver = FakeResolver()) {
+  return LoadYaml(yaml, overrides, resolver);
+}
+
+// kMinimal without the line that contains `needle`.
+std::string MinimalWithout(absl::string_view needle) {
+  std::vector<std::string> kept;
+  for (absl::string_view line : absl::StrSplit(kMinimal, '\n')) {
+    if (line.find(needle) == absl::string_view::npos) kept.emplace_back(line);
+  }
+  return absl::StrJoin(kept, "\n");
+}
+
+std::string ErrorOf(const absl::StatusOr<Config>& config) {
+  EXPECT_FALSE(config.ok());
+  if (config.ok()) return "";
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << config.status();
+  return std::string(config.status().message());
+}
+
+TEST(Config, MinimalSpecFileLoadsWithEveryDefault) {
+  absl::StatusOr<Config> loaded = Load(kMinimal);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Config& c = *loaded;
+
+  EXPECT_EQ(c.source.conninfo, "host=127.0.0.1 port=5432 dbname=app user=relay");
+  EXPECT_EQ(c.source.slot, "outbox_relay");
+  EXPECT_EQ(c.source.publication, "outbox_pub");
+  EXPECT_FALSE(c.source.create_slot);
+  EXPECT_EQ(c.source.checkpoint, CheckpointStore::kKafka);
+  EXPECT_EQ(c.source.checkpoint_topic, "outbox_relay.checkpoints");
+  EXPECT_EQ(c.source.checkpoint_file, "");
+  EXPECT_EQ(c.source.instance, "");
+  EXPECT_EQ(c.source.status_interval_ms, 1000);
+  EXPECT_FALSE(c.source.messages);
+  EXPECT_THAT(c.source.message_prefixes, ElementsAre("outbox"));
+  EXPECT_FALSE(c.source.streaming);
+
+  EXPECT_EQ(c.outbox.table, "public.outbox");
+  EXPECT_EQ(c.outbox.fields.id, "id");
+  EXPECT_EQ(c.outbox.fields.key, "aggregateid");
+  EXPECT_EQ(c.outbox.fields.type, "type");
+  EXPECT_EQ(c.outbox.fields.payload, "payload");
+  EXPECT_EQ(c.outbox.fields.timestamp, std::nullopt);
+  EXPECT_TRUE(c.outbox.fields.additional.empty());
+  EXPECT_EQ(c.outbox.route_by, "type");
+  EXPECT_EQ(c.outbox.route_topic, "outbox.event.${routedByValue}");
+  EXPECT_EQ(c.outbox.route_topic_regex, "");
+  EXPECT_EQ(c.outbox.route_topic_replacement, "");
+  EXPECT_EQ(c.outbox.on_update, OnUpdate::kWarn);
+  EXPECT_FALSE(c.outbox.tombstone_on_empty_payload);
+  EXPECT_EQ(c.outbox.format, Format::kRaw);
+
+  EXPECT_EQ(c.kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "127.0.0.1:9092"}}));
+
+  EXPECT_EQ(c.delivery.max_inflight_bytes, 32 * 1024 * 1024);
+  EXPECT_EQ(c.delivery.max_inflight_events, 100000);
+  EXPECT_EQ(c.delivery.release_slot_after_ms, 30000);
+  EXPECT_EQ(c.delivery.shutdown_timeout_ms, 30000);
+  EXPECT_EQ(c.delivery.on_error, OnError::kHalt);
+  EXPECT_EQ(c.delivery.dead_letter_topic, "outbox.dead_letter");
+  EXPECT_FALSE(c.delivery.unsafe);
+
+  EXPECT_EQ(c.http_listen, "127.0.0.1:9188");
+  EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.log_format, LogFormat::kText);
+  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_TRUE(c.secrets.empty());
+}
+
+TEST(Config, ReadsEveryKeyOfTheLayout) {
+  absl::StatusOr<Config> loaded = Load(R"(
+source:
+  conninfo: postgresql://relay@db/app
+  slot: s1
+  publication: p1
+  create_slot: true
+  checkpoint: file
+  checkpoint_topic: cp.topic
+  checkpoint_file: /var/lib/relay/cp
+  instance: relay-a
+  status_interval_ms: 250
+  messages: yes
+  message_prefixes: [outbox, billing]
+  streaming: true
+outbox:
+  table: events.outbox_events
+  fields:
+    id: event_id
+    key: agg_id
+    type: event_type
+    payload: body
+    timestamp: created_at
+    additional: ["tenant:header", "trace_id:header:traceparent"]
+  route:
+    by: aggregatetype
+    topic: ${routedByValue}.events
+  on_update: error
+  tombstone_on_empty_payload: true
+  format: cloudevents
+kafka:
+  bootstrap.servers: b1:9092,b2:9092
+delivery:
+  max_inflight_bytes: 1048576
+  max_inflight_events: 500
+  release_slot_after_ms: 10000
+  shutdown_timeout_ms: 5000
+  on_error: dead_letter
+  dead_letter_topic: dlq
+  unsafe: true
+http:
+  listen: 0.0.0.0:0
+log:
+  level: debug
+  format: json
+)");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Config& c = *loaded;
+  EXPECT_EQ(c.source.conninfo, "postgresql://relay@db/app");
+  EXPECT_TRUE(c.source.create_slot);
+  EXPECT_EQ(c.source.checkpoint, CheckpointStore::kFile);
+  EXPECT_EQ(c.source.checkpoint_topic, "cp.topic");
+  EXPECT_EQ(c.source.checkpoint_file, "/var/lib/relay/cp");
+  EXPECT_EQ(c.source.instance, "relay-a");
+  EXPECT_EQ(c.source.status_interval_ms, 250);
+  EXPECT_TRUE(c.source.messages);
+  EXPECT_THAT(c.source.message_prefixes, ElementsAre("outbox", "billing"));
+  EXPECT_TRUE(c.source.streaming);
+  EXPECT_EQ(c.outbox.table, "events.outbox_events");
+  EXPECT_EQ(c.outbox.fields.id, "event_id");
+  EXPECT_EQ(c.outbox.fields.key, "agg_id");
+  EXPECT_EQ(c.outbox.fields.type, "event_type");
+  EXPECT_EQ(c.outbox.fields.payload, "body");
+  EXPECT_EQ(c.outbox.fields.timestamp, "created_at");
+  ASSERT_EQ(c.outbox.fields.additional.size(), 2u);
+  EXPECT_EQ(c.outbox.route_by, "aggregatetype");
+  EXPECT_EQ(c.outbox.route_topic, "${routedByValue}.events");
+  EXPECT_EQ(c.outbox.on_update, OnUpdate::kError);
+  EXPECT_TRUE(c.outbox.tombstone_on_empty_payload);
+  EXPECT_EQ(c.outbox.format, Format::kCloudEvents);
+  EXPECT_EQ(c.kafka.at("bootstrap.servers"), "b1:9092,b2:9092");
+  EXPECT_EQ(c.delivery.max_inflight_bytes, 1048576);
+  EXPECT_EQ(c.delivery.max_inflight_events, 500);
+  EXPECT_EQ(c.delivery.release_slot_after_ms, 10000);
+  EXPECT_EQ(c.delivery.shutdown_timeout_ms, 5000);
+  EXPECT_EQ(c.delivery.on_error, OnError::kDeadLetter);
+  EXPECT_EQ(c.delivery.dead_letter_topic, "dlq");
+  EXPECT_TRUE(c.delivery.unsafe);
+  EXPECT_EQ(c.http_listen, "0.0.0.0:0");
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.log_format, LogFormat::kJson);
+}
+
+struct MissingCase {
+  const char* line;      // the line of kMinimal removed
+  const char* expected;  // the whole error message
+};
+void PrintTo(const MissingCase& c, std::ostream* os) { *os << c.expected; }
+
+class RequiredKey : public ::testing::TestWithParam<MissingCase> {};
+
+TEST_P(RequiredKey, MissingKeyIsNamed) {
+  EXPECT_EQ(ErrorOf(Load(MinimalWithout(GetParam().line))), GetParam().expected);
+}
+
+// "source.slot: required" -> "source_slot".
+std::string KeyOf(const std::string& message) {
+  std::string key = message.substr(0, message.find(':'));
+  std::replace(key.begin(), key.end(), '.', '_');
+  return key;
+}
+
+INSTANTIATE_TEST_SUITE_P(Config, RequiredKey,
+                         ::testing::Values(MissingCase{"conninfo:", "source.conninfo: required"},
+                                           MissingCase{"slot:", "source.slot: required"},
+                                           MissingCase{"publication:", "source.publication: required"},
+                                           MissingCase{"bootstrap.servers:", "kafka.bootstrap.servers: required"}),
+                         [](const auto& info) { return KeyOf(info.param.expected); });
+
+TEST(Config, EmptyRequiredValueIsMissing) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.slot", ""}})), "source.slot: required");
+}
+
+TEST(Config, EmptyFileNamesEveryRequiredKey) {
+  std::string error = ErrorOf(Load(""));
+  EXPECT_THAT(error, StartsWith("source.conninfo: required"));
+  for (const char* key : {"source.slot", "source.publication", "kafka.bootstrap.servers"}) {
+    EXPECT_THAT(error, HasSubstr(absl::StrCat(key, ": required")));
+  }
+}
+
+struct EnumCase {
+  const char* key;
+  const char* expected;
+};
+void PrintTo(const EnumCase& c, std::ostream* os) { *os << c.expected; }
+
+class BadEnum : public ::testing::TestWithParam<EnumCase> {};
+
+TEST_P(BadEnum, ErrorNamesKeyChoicesAndValue) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{GetParam().key, "x"}})), GetParam().expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Config, BadEnum,
+    ::testing::Values(EnumCase{"source.checkpoint", "source.checkpoint: must be kafka, file or none, got \"x\""},
+                      EnumCase{"outbox.on_update", "outbox.on_update: must be warn, error or ignore, got \"x\""},
+                      EnumCase{"delivery.on_error", "delivery.on_error: must be halt or dead_letter, got \"x\""},
+                      EnumCase{"outbox.format", "outbox.format: must be raw, cloudevents or protobuf, got \"x\""},
+                      EnumCase{"log.format", "log.format: must be text or json, got \"x\""},
+                      EnumCase{"log.level", "log.level: must be trace, debug, info, warn or error, got \"x\""}),
+    [](const auto& info) { return KeyOf(info.param.key); });
+
+TEST(Config, BadEnumInTheFileIsNamed) {
+  EXPECT_EQ(ErrorOf(Load(absl::StrCat(kMinimal, "delivery:\n  on_error: retry\n"))),
+            "delivery.on_error: must be halt or dead_letter, got \"retry\"");
+}
+
+TEST(Config, UnknownKeyIsNamedWithASuggestion) {
+  std::string yaml = absl::StrCat(kMinimal, "delivery:\n  on_eror: halt\n");
+  EXPECT_EQ(ErrorOf(Load(yaml)), "unknown key \"delivery.on_eror\" (did you mean \"delivery.on_error\"?)");
+  EXPECT_THAT(ErrorOf(Load(absl::StrCat(kMinimal, "colour: blue\n"))), StartsWith("unknown key \"colour\""));
+}
+
+TEST(Config, MistypedRequiredKeyReportsTheUnknownKeyFirst) {
+  std::string yaml = absl::StrReplaceAll(kMinimal, {{"  slot:", "  slott:"}});
+  EXPECT_EQ(ErrorOf(Load(yaml)),
+            "unknown key \"source.slott\" (did you mean \"source.slot\"?); source.slot: required");
+}
+
+TEST(Config, UnknownKeyInAnOverrideIsNamed) {
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.slott", "x"}})), StartsWith("unknown key \"source.slott\""));
+}
+
+TEST(Config, ValueWhereAMapBelongsAndMapWhereAValueBelongs) {
+  EXPECT_EQ(ErrorOf(Load(absl::StrCat(kMinimal, "delivery: 5\n"))), "delivery: expected a map, got a value");
+  EXPECT_EQ(ErrorOf(Load(absl::StrCat(kMinimal, "http:\n  listen:\n    host: x\n"))),
+            "http.listen: expected a value, got a map");
+  EXPECT_EQ(ErrorOf(Load(absl::StrCat(kMinimal, "log:\n  level: [info]\n"))),
+            "log.level: expected a single value, got a list");
+  const Overrides source = {{"source.conninfo", "a"}, {"source.slot", "s"}, {"source.publication", "p"}};
+  EXPECT_EQ(ErrorOf(Load("kafka: x\n", source)),
+            "kafka: expected a map, got a value; kafka.bootstrap.servers: required");
+}
+
+TEST(Config, NullSectionIsAbsent) {
+  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, "delivery:\nlog: {}\n"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->delivery.on_error, OnError::kHalt);
+}
+
+TEST(Config, NumbersArePositiveIntegersNamedOnError) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"delivery.max_inflight_bytes", "32MiB"}})),
+            "delivery.max_inflight_bytes: must be a positive integer, got \"32MiB\"");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"delivery.max_inflight_events", "0"}})),
+            "delivery.max_inflight_events: must be a positive integer, got \"0\"");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.status_interval_ms", "5"}})),
+            "source.status_interval_ms: must be an integer >= 10, got \"5\"");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"delivery.shutdown_timeout_ms", "1.5"}})),
+            "delivery.shutdown_timeout_ms: must be a positive integer, got \"1.5\"");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"delivery.release_slot_after_ms", "99999999999999999999"}})),
+            "delivery.release_slot_after_ms: must be a positive integer, got \"99999999999999999999\"");
+  absl::StatusOr<Config> loaded = Load(kMinimal, {{"source.status_interval_ms", "10"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.status_interval_ms, 10);
+}
+
+TEST(Config, BooleansAcceptYamlSpellingsAndNameTheKeyOtherwise) {
+  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, "  enable.idempotence: true\n"),
+                                       {{"source.streaming", "on"}, {"delivery.unsafe", "TRUE"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->source.streaming);
+  EXPECT_TRUE(loaded->delivery.unsafe);
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.create_slot", "maybe"}})),
+            "source.create_slot: must be true or false, got \"maybe\"");
+}
+
+TEST(Config, SlotNameIsChecked) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.slot", "Bad-Name"}})),
+            "source.slot: \"Bad-Name\" may contain only [a-z0-9_]");
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.slot", std::string(64, 'a')}})),
+              StartsWith("source.slot: \"aaaa"));
+}
+
+TEST(Config, CreateSlotWithoutCheckpointIsRefused) {
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.create_slot", "true"}, {"source.checkpoint", "none"}})),
+              StartsWith("source.create_slot: cannot be true with source.checkpoint: none"));
+  EXPECT_TRUE(Load(kMinimal, {{"source.create_slot", "true"}}).ok());
+  EXPECT_TRUE(Load(kMinimal, {{"source.checkpoint", "none"}}).ok());
+}
+
+TEST(Config, FileCheckpointNeedsAFile) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.checkpoint", "file"}})),
+            "source.checkpoint_file: required when source.checkpoint is file");
+  absl::StatusOr<Config> loaded =
+      Load(kMinimal, {{"source.checkpoint", "file"}, {"source.checkpoint_file", "/var/lib/relay/cp"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.checkpoint, CheckpointStore::kFile);
+}
+
+TEST(Config, TopicsAreChecked) {
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.checkpoint_topic", "a b"}})),
+              StartsWith("source.checkpoint_topic: \"a b\" is not a legal Kafka topic name"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"delivery.dead_letter_topic", ".."}})),
+              StartsWith("delivery.dead_letter_topic: \"..\" is not a legal Kafka topic name"));
+}
+
+TEST(Config, RouteTopicIsATemplateOrALegalTopic) {
+  absl::StatusOr<Config> literal = Load(kMinimal, {{"outbox.route.topic", "all.events"}});
+  ASSERT_TRUE(literal.ok()) << literal.status();
+  EXPECT_EQ(literal->outbox.route_topic, "all.events");
+  EXPECT_TRUE(Load(kMinimal, {{"outbox.route.topic", "${routedByValue}"}}).ok());
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.route.topic", "events/${routedByValue}"}})),
+              StartsWith("outbox.route.topic: \"events/${routedByValue}\" can never give a legal Kafka topic name"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.route.topic", "outbox.${routedBy}"}})),
+              StartsWith("outbox.route.topic: \"outbox.${routedBy}\" is neither a template with ${routedByValue} "
+                         "nor a legal Kafka topic name"));
+}
+
+TEST(Config, BareTableMeansPublicSchema) {
+  absl::StatusOr<Config> loaded = Load(kMinimal, {{"outbox.table", "outbox"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->outbox.table, "public.outbox");
+  EXPECT_EQ(SplitTableName(loaded->outbox.table), (std::pair<std::string, std::string>{"public", "outbox"}));
+  EXPECT_EQ(SplitTableName("events.outbox"), (std::pair<std::string, std::string>{"events", "outbox"}));
+  EXPECT_EQ(SplitTableName("outbox"), (std::pair<std::string, std::string>{"public", "outbox"}));
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.table", "a.b.c"}})),
+            "outbox.table: \"a.b.c\" must be table or schema.table");
+}
+
+TEST(Config, ColumnNamesMustNotBeEmptyButTimestampMayBe) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.key", ""}})), "outbox.fields.key: must not be empty");
+  absl::StatusOr<Config> loaded = Load(kMinimal, {{"outbox.fields.timestamp", ""}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->outbox.fields.timestamp, std::nullopt);
+}
+
+TEST(Config, AdditionalFieldsParseColumnHeaderAndName) {
+  constexpr char kFields[] = R"(  table: public.outbox
+  fields:
+    additional:
+      - tenant:header
+      - "trace_id:Header:traceparent"
+)";
+  absl::StatusOr<Config> loaded = Load(absl::StrReplaceAll(kMinimal, {{"  table: public.outbox\n", kFields}}));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->outbox.fields.additional.size(), 2u);
+  EXPECT_EQ(loaded->outbox.fields.additional[0].column, "tenant");
+  EXPECT_EQ(loaded->outbox.fields.additional[0].placement, "header");
+  EXPECT_EQ(loaded->outbox.fields.additional[0].name, "tenant");
+  EXPECT_EQ(loaded->outbox.fields.additional[1].column, "trace_id");
+  EXPECT_EQ(loaded->outbox.fields.additional[1].placement, "header");
+  EXPECT_EQ(loaded->outbox.fields.additional[1].name, "traceparent");
+}
+
+TEST(Config, AdditionalFieldsRefuseOtherPlacementsNamingTheEntry) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:header,version:envelope:v"}})),
+            "outbox.fields.additional: \"version:envelope:v\": placement envelope is not supported (the relay "
+            "reproduces only header placement)");
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:partition"}})),
+              StartsWith("outbox.fields.additional: \"tenant:partition\": placement partition is not supported"));
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:body"}})),
+            "outbox.fields.additional: \"tenant:body\": placement must be header, got \"body\"");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant"}})),
+            "outbox.fields.additional: \"tenant\" must be column:header[:name]");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "a:header:b:c"}})),
+            "outbox.fields.additional: \"a:header:b:c\" must be column:header[:name]");
+}
+
+TEST(Config, OverridesSetScalarsListsAndKafkaProperties) {
+  absl::StatusOr<Config> loaded = Load(kMinimal, {{"source.slot", "other_slot"},
+                                                  {"kafka.bootstrap.servers", "k1:9092"},
+                                                  {"kafka.linger.ms", "20"},
+                                                  {"source.message_prefixes", "outbox, billing"},
+                                                  {"outbox.fields.additional", "tenant:header,trace:header:tp"},
+                                                  {"delivery.max_inflight_events", "7"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.slot, "other_slot");
+  EXPECT_EQ(loaded->kafka,
+            (std::map<std::string, std::string>{{"bootstrap.servers", "k1:9092"}, {"linger.ms", "20"}}));
+  EXPECT_THAT(loaded->source.message_prefixes, ElementsAre("outbox", "billing"));
+  ASSERT_EQ(loaded->outbox.fields.additional.size(), 2u);
+  EXPECT_EQ(loaded->outbox.fields.additional[1].name, "tp");
+  EXPECT_EQ(loaded->delivery.max_inflight_events, 7);
+}
+
+TEST(Config, OverrideWinsOverTheFileAndTheLastOverrideWins) {
+  absl::StatusOr<Config> loaded =
+      Load(absl::StrCat(kMinimal, "log:\n  level: warn\n"), {{"log.level", "debug"}, {"log.level", "error"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->log_level, "error");
+}
+
+TEST(Config, OverrideReplacesANestedKafkaProperty) {
+  absl::StatusOr<Config> loaded = Load(R"(
+source: {conninfo: "host=db", slot: s, publication: p}
+kafka:
+  bootstrap:
+    servers: from-file:9092
+)", {{"kafka.bootstrap.servers", "from-flag:9092"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->kafka.at("bootstrap.servers"), "from-flag:9092");
+}
+
+TEST(Config, OverrideCanSupplyARequiredKey) {
+  absl::StatusOr<Config> loaded = Load(MinimalWithout("slot:"), {{"source.slot", "from_flag"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.slot, "from_flag");
+}
+
+TEST(Config, EmptyListOverrideClearsTheList) {
+  absl::StatusOr<Config> loaded = Load(kMinimal, {{"source.message_prefixes", ""}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->source.message_prefixes.empty());
+}
+
+TEST(Config, KafkaAcceptsFlatAndNestedKeysAsStrings) {
+  absl::StatusOr<Config> loaded = Load(R"(
+source: {conninfo: "host=db", slot: s, publication: p}
+kafka:
+  bootstrap.servers: [b1:9092, b2:9092]
+  linger.ms: 5
+  enable:
+    idempotence: yes
+  socket.keepalive.enable: False
+  client.id: "yes"
+  message.timeout.ms: 0
+  ssl:
+    ca:
+      location: /etc/ca.pem
+  debug: ~
+)");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->kafka, (std::map<std::string, std::string>{
+                               {"bootstrap.servers", "b1:9092,b2:9092"},
+                               {"linger.ms", "5"},
+                               {"enable.idempotence", "true"},
+                               {"socket.keepalive.enable", "false"},
+                               {"client.id", "yes"},
+                               {"message.timeout.ms", "0"},
+                               {"ssl.ca.location", "/etc/ca.pem"},
+                           }));
+}
+
+TEST(Config, KeyGivenTwiceIsAnError) {
+  EXPECT_EQ(ErrorOf(Load("source:\n  slot: a\n  slot: b\n")), "duplicate key \"source.slot\"");
+}
+
+TEST(Config, OpsSettingsAreChecked) {
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"http.listen", "9188"}})), "http.listen: must be host:port, got \"9188\"");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"http.listen", "localhost:http"}})),
+            "http.listen: must be host:port, got \"localhost:http\"");
+  EXPECT_TRUE(Load(kMinimal, {{"http.listen", "[::1]:9188"}}).ok());
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.instance", "a/b"}})),
+              StartsWith("source.instance: \"a/b\" may not contain \"/\""));
+}
+
+TEST(Config, KafkaPropertyGivenTwiceIsAnError) {
+  EXPECT_EQ(ErrorOf(Load(R"(
+kafka:
+  bootstrap.servers: a:9092
+  bootstrap:
+    servers: b:9092
+)")),
+            "duplicate key \"kafka.bootstrap.servers\"");
+}
+
+TEST(Config, EnvAndFileReferencesAreSubstitutedAnywhereInAValue) {
+  Resolver resolver = FakeResolver({{"PGHOST", "db.internal"}, {"PGPASS", "s3cret"}, {"SLOT", "slot_a"}},
+                                   {{"/run/secrets/sasl", "kafka-pw"}});
+  absl::StatusOr<Config> loaded = Load(R"(
+source:
+  conninfo: "host=${env:PGHOST} password=${env:PGPASS} dbname=app"
+  slot: ${env:SLOT}
+  publication: outbox_pub
+kafka:
+  bootstrap.servers: "127.0.0.1:9092"
+  sasl.password: ${file:/run/secrets/sasl}
+)", {}, resolver);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.conninfo, "host=db.internal password=s3cret dbname=app");
+  EXPECT_EQ(loaded->source.slot, "slot_a");
+  EXPECT_EQ(loaded->kafka.at("sasl.password"), "kafka-pw");
+  // The routing placeholder is not a reference.
+  EXPECT_EQ(loaded->outbox.route_topic, "outbox.event.${routedByValue}");
+}
+
+TEST(Config, ReferencesWorkInOverridesAndListEntries) {
+  Resolver resolver = FakeResolver({{"BROKERS", "k1:9092"}, {"PREFIXES", "a,b"}});
+  absl::StatusOr<Config> loaded =
+      Load(kMinimal, {{"kafka.bootstrap.servers", "${env:BROKERS}"}, {"source.message_prefixes", "${env:PREFIXES},c"}},
+           resolver);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->kafka.at("bootstrap.servers"), "k1:9092");
+  EXPECT_THAT(loaded->source.message_prefixes, ElementsAre("a", "b", "c"));
+}
+
+TEST(Config, MissingReferenceNamesKeyAndVariableButNoSecret) {
+  Resolver resolver = FakeResolver({{"PGPASS", "s3cret"}});
+  std::string error = ErrorOf(Load(kMinimal,
+                                   {{"source.conninfo", "host=db user=relay password=${env:PGPASS} x=${env:MISSING}"}},
+                                   resolver));
+  EXPECT_EQ(error, "source.conninfo: environment variable MISSING is not set");
+  EXPECT_THAT(error, Not(HasSubstr("s3cret")));
+
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"kafka.sasl.password", "${file:/run/secrets/nope}"}}, resolver)),
+            "kafka.sasl.password: file /run/secrets/nope cannot be read");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.slot", "${env:SLOT"}}, resolver)),
+            "source.slot: unterminated ${env: reference");
+}
+
+TEST(Config, BadValueFromAReferenceIsRedactedInTheError) {
+  Resolver resolver = FakeResolver({{"MODE", "hush-hush"}});
+  std::string error = ErrorOf(Load(kMinimal, {{"delivery.on_error", "${env:MODE}"}}, resolver));
+  EXPECT_EQ(error, "delivery.on_error: must be halt or dead_letter, got \"****\"");
+}
+
+TEST(Config, RedactMasksKeyValueConninfoPasswords) {
+  absl::StatusOr<Config> loaded =
+      Load(kMinimal, {{"source.conninfo", "host=db user=relay password='p@ss w\\'rd' dbname=app"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_THAT(loaded->secrets, ::testing::Contains("p@ss w'rd"));
+  std::string redacted = Redact(*loaded, absl::StrCat("connecting with ", loaded->source.conninfo,
+                                                      "; auth failed for p@ss w'rd"));
+  EXPECT_EQ(redacted, "connecting with host=db user=relay password=**** dbname=app; auth failed for ****");
+}
+
+TEST(Config, RedactMasksUriConninfoPasswords) {
+  absl::StatusOr<Config> loaded =
+      Load(kMinimal, {{"source.conninfo", "postgresql://relay:pa%40ss@db:5432/app?sslmode=require"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_THAT(loaded->secrets, ::testing::IsSupersetOf({"pa%40ss", "pa@ss"}));
+  EXPECT_EQ(Redact(*loaded, loaded->source.conninfo), "postgresql://relay:****@db:5432/app?sslmode=require");
+  EXPECT_EQ(Redact(*loaded, "decoded pa@ss"), "decoded ****");
+
+  absl::StatusOr<Config> query =
+      Load(kMinimal, {{"source.conninfo", "postgres://relay@db/app?password=qpass&sslmode=require"}});
+  ASSERT_TRUE(query.ok()) << query.status();
+  EXPECT_THAT(query->secrets, ::testing::Contains("qpass"));
+  EXPECT_EQ(Redact(*query, query->source.conninfo), "postgres://relay@db/app?password=****&sslmode=require");
+}
+
+TEST(Config, RedactMasksKafkaPasswordsAndReferencedValues) {
+  Resolver resolver = FakeResolver({{"HOST", "db.internal"}}, {{"/run/secrets/sasl", "kafka-pw"}});
+  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, R"(  sasl.username: relay
+  sasl.password: ${file:/run/secrets/sasl}
+  ssl.key.password: plain-key-pw
+)"), {{"source.conninfo", "host=${env:HOST} user=relay"}}, resolver);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->kafka.at("sasl.username"), "relay");
+  EXPECT_EQ(Redact(*loaded, "sasl kafka-pw key plain-key-pw host db.internal user relay"),
+            "sasl **** key **** host **** user relay");
+}
+
+TEST(Config, RedactMasksPasswordsInAnyConninfoLikeText) {
+  Config empty;
+  EXPECT_EQ(Redact(empty, "host=x password=abc port=1"), "host=x password=**** port=1");
+  EXPECT_EQ(Redact(empty, "host=x password = 'a b' port=1"), "host=x password = **** port=1");
+  EXPECT_EQ(Redact(empty, "PGPASSWORD=abc sasl.password=def"), "PGPASSWORD=**** sasl.password=****");
+  EXPECT_EQ(Redact(empty, "see postgresql://u:p@h/db and http://host:80/x"),
+            "see postgresql://u:****@h/db and http://host:80/x");
+  EXPECT_EQ(Redact(empty, "no secrets here"), "no secrets here");
+}
+
+TEST(Config, YamlSyntaxErrorIsAnErrorWithLineNotAnException) {
+  absl::StatusOr<Config> loaded = Load("source:\n  slot: [unclosed\n  publication: p\nkafka: {\n");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(loaded.status().message()), StartsWith("invalid YAML at line "));
+  EXPECT_EQ(ErrorOf(Load("source:\n  slot: a\n   bad: indent\n")),
+            "invalid YAML at line 3, column 7: illegal map value");
+}
+
+TEST(Config, TopLevelMustBeAMap) {
+  EXPECT_THAT(ErrorOf(Load("- a\n- b\n")), StartsWith("config: the top level must be a map"));
+}
+
+TEST(Config, LoadFileReadsThroughTheResolver) {
+  Resolver resolver = FakeResolver({}, {{"/etc/relay.yaml", kMinimal}, {"/etc/debezium.properties", "a=b\n"}});
+  absl::StatusOr<Config> loaded = LoadFile("/etc/relay.yaml", {{"source.slot", "s2"}}, resolver);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.slot, "s2");
+  EXPECT_EQ(loaded->secrets, std::vector<std::string>{});  // the config file itself is no secret
+
+  EXPECT_EQ(ErrorOf(LoadFile("/etc/missing.yaml", {}, resolver)), "/etc/missing.yaml: cannot read the config file");
+
+  absl::StatusOr<Config> properties = LoadFile("/etc/debezium.properties", {}, resolver);
+  EXPECT_EQ(properties.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(properties.status().message()), HasSubstr("/etc/debezium.properties"));
+}
+
+TEST(SystemResolver, ReadsEnvironmentAndFilesStrippingTrailingNewlines) {
+  std::string dir = ::testing::TempDir();
+  std::string path = absl::StrCat(dir, "/config_test_secret_", ::getpid());
+  {
+    std::ofstream out(path);
+    out << "file-secret\n\n";
+  }
+  ASSERT_EQ(::setenv("OUTBOX_CONFIG_TEST_SLOT", "env_slot", 1), 0);
+  ::unsetenv("OUTBOX_CONFIG_TEST_UNSET");
+
+  Resolver resolver = SystemResolver();
+  EXPECT_EQ(resolver.env("OUTBOX_CONFIG_TEST_SLOT"), "env_slot");
+  EXPECT_EQ(resolver.env("OUTBOX_CONFIG_TEST_UNSET"), std::nullopt);
+  EXPECT_EQ(resolver.file(path), "file-secret");
+  EXPECT_EQ(resolver.file(absl::StrCat(path, ".missing")), std::nullopt);
+  EXPECT_EQ(resolver.file(dir), std::nullopt);
+
+  absl::StatusOr<Config> loaded = LoadYaml(kMinimal,
+                                           {{"source.slot", "${env:OUTBOX_CONFIG_TEST_SLOT}"},
+                                            {"kafka.sasl.password", absl::StrCat("${file:", path, "}")}},
+                                           resolver);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.slot, "env_slot");
+  EXPECT_EQ(loaded->kafka.at("sasl.password"), "file-secret");
+  EXPECT_EQ(Redact(*loaded, "pw file-secret"), "pw ****");
+
+  std::remove(path.c_str());
+  ::unsetenv("OUTBOX_CONFIG_TEST_SLOT");
+}
+
+}  // namespace
+}  // namespace outbox::config
