@@ -31,7 +31,7 @@ DEB_PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev
-  maven openjdk-17-jre-headless
+  maven openjdk-17-jre-headless bc procps iproute2
   dpkg-dev devscripts
   # librdkafka's build dependencies (from its debian/control)
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The README's first command: on a fresh Debian machine, install what is missing, build, start a throwaway
+# PostgreSQL and a local single-node Kafka (KRaft), create the outbox table, publication and slot, run the relay,
+# insert sample events, show them arriving in their topics through a consumer, and stop everything cleanly.
+#
+#   scripts/quickstart.sh [--events N]
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+source "$HERE/versions.sh"
+
+EVENTS=20
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --events) EVENTS="$2"; shift 2 ;;
+    *) echo "quickstart: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "==> $*"; }
+t0=$(date +%s.%N)
+
+say "installing dependencies (skipped when present)"
+bash "$HERE/install-deps.sh"
+
+say "building"
+BUILD="$ROOT/build"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOUTBOX_TESTS=OFF >/dev/null
+ninja -C "$BUILD" outbox-relay outbox-consume >/dev/null
+RELAY="$BUILD/src/app/outbox-relay"
+CONSUME="$BUILD/tools/outbox-consume"
+
+WORK="$(mktemp -d /tmp/outbox-quickstart.XXXXXX)"
+chmod 755 "$WORK"
+relay_pid=""
+cleanup() {
+  set +e
+  [ -n "$relay_pid" ] && kill -TERM "$relay_pid" 2>/dev/null && wait "$relay_pid" 2>/dev/null
+  bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
+  bash "$HERE/pg-temp.sh" stop "$WORK/pg" >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+say "starting a throwaway PostgreSQL (wal_level=logical)"
+eval "$(bash "$HERE/pg-temp.sh" start "$WORK/pg" | grep '^PGPORT=')"
+say "starting a single-node Kafka $KAFKA_VERSION (KRaft)"
+eval "$(bash "$HERE/kafka-temp.sh" start "$WORK/kafka" | grep '^KAFKA_BOOTSTRAP=')"
+psql() { command psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres "$@"; }
+
+cat > "$WORK/relay.yaml" <<YAML
+source:
+  conninfo: "host=127.0.0.1 port=$PGPORT dbname=postgres user=postgres"
+  slot: outbox_relay
+  publication: outbox_pub
+outbox:
+  table: public.outbox
+kafka:
+  bootstrap.servers: "$KAFKA_BOOTSTRAP"
+http:
+  listen: "127.0.0.1:0"
+YAML
+
+say "outbox-relay init --create-table"
+"$RELAY" init -c "$WORK/relay.yaml" --create-table
+
+say "outbox-relay run (log: relay.log)"
+"$RELAY" run -c "$WORK/relay.yaml" > "$WORK/relay.log" 2>&1 &
+relay_pid=$!
+
+say "inserting $EVENTS events (and one rolled-back transaction that must not arrive)"
+t_insert=$(date +%s.%N)
+psql <<SQL
+CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY, total numeric);
+BEGIN;
+INSERT INTO orders SELECT 'o' || g, g * 10 FROM generate_series(1, $EVENTS) g;
+INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload)
+  SELECT gen_random_uuid(), 'order', 'o' || g, CASE WHEN g % 2 = 0 THEN 'OrderPaid' ELSE 'OrderCreated' END,
+         jsonb_build_object('order', 'o' || g, 'total', g * 10)
+  FROM generate_series(1, $EVENTS) g;
+COMMIT;
+BEGIN;
+INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload)
+  VALUES (gen_random_uuid(), 'order', 'rolled-back', 'OrderCreated', '{"never": true}');
+ROLLBACK;
+SQL
+
+say "reading the topics outbox.event.OrderCreated and outbox.event.OrderPaid"
+"$CONSUME" --bootstrap "$KAFKA_BOOTSTRAP" --topic outbox.event.OrderCreated --topic outbox.event.OrderPaid \
+  --count "$EVENTS" --timeout-ms 60000 > "$WORK/records.txt" || true
+head -n 6 "$WORK/records.txt"; echo "   ..."
+got=$(grep -c '^outbox.event' "$WORK/records.txt" || true)
+t_arrived=$(date +%s.%N)
+if grep -q rolled-back "$WORK/records.txt"; then echo "quickstart: a rolled-back event arrived" >&2; exit 1; fi
+
+say "stopping the relay (SIGTERM)"
+kill -TERM "$relay_pid"; wait "$relay_pid"; rc=$?; relay_pid=""
+psql -c "SELECT slot_name, confirmed_flush_lsn, pg_current_wal_lsn() FROM pg_replication_slots"
+t1=$(date +%s.%N)
+printf '==> %d of %d events arrived in %.2f s after the insert; relay exit code %d; quickstart took %.1f s\n' \
+  "$got" "$EVENTS" "$(echo "$t_arrived - $t_insert" | bc)" "$rc" "$(echo "$t1 - $t0" | bc)"
+[ "$got" = "$EVENTS" ] && [ "$rc" = 0 ]

@@ -1,0 +1,182 @@
+#include "support/util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+
+#ifndef OUTBOX_SOURCE_DIR
+#error "OUTBOX_SOURCE_DIR must be defined (tests/support/CMakeLists.txt does)"
+#endif
+
+namespace outbox::testing {
+namespace {
+
+std::mt19937_64& Rng() {
+  static std::mt19937_64 rng(std::random_device{}() ^
+                             (static_cast<uint64_t>(getpid()) << 32) ^
+                             static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  return rng;
+}
+
+std::mutex& RngMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+uint64_t RandomU64() {
+  std::lock_guard<std::mutex> lock(RngMutex());
+  return Rng()();
+}
+
+bool PortIsFree(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // No SO_REUSEADDR: a port with connections in TIME_WAIT is skipped too.
+  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+int EphemeralLow() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 0;
+  int hi = 0;
+  if (in >> lo >> hi) return lo;
+  return 32768;
+}
+
+}  // namespace
+
+std::string SourceDir() { return OUTBOX_SOURCE_DIR; }
+
+std::string UniqueName(std::string_view prefix) {
+  static std::atomic<uint64_t> counter{0};
+  std::string clean;
+  for (char c : prefix) {
+    if (c >= 'A' && c <= 'Z') {
+      clean.push_back(static_cast<char>(c - 'A' + 'a'));
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') {
+      clean.push_back(c);
+    } else {
+      clean.push_back('_');
+    }
+  }
+  if (clean.empty() || (clean[0] >= '0' && clean[0] <= '9')) clean.insert(clean.begin(), 't');
+  std::string suffix = absl::StrFormat("_%d_%d_%04x", static_cast<int>(getpid()), counter.fetch_add(1) + 1,
+                                       static_cast<unsigned>(RandomU64() & 0xffff));
+  constexpr size_t kMax = 63;
+  if (clean.size() + suffix.size() > kMax) clean.resize(kMax - suffix.size());
+  return clean + suffix;
+}
+
+int FreePort() {
+  static std::mutex mu;
+  static std::set<int> handed_out;
+  std::lock_guard<std::mutex> lock(mu);
+  int lo = 20000;
+  int hi = 32767;
+  int eph = EphemeralLow();
+  if (eph > lo + 1000) hi = eph - 1;
+  for (int i = 0; i < 500; ++i) {
+    int port = lo + static_cast<int>(RandomU64() % static_cast<uint64_t>(hi - lo + 1));
+    if (handed_out.count(port)) continue;
+    if (PortIsFree(port)) {
+      handed_out.insert(port);
+      return port;
+    }
+  }
+  // Fall back to a kernel-chosen port.
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  if (fd >= 0) close(fd);
+  handed_out.insert(port);
+  return port;
+}
+
+bool PollUntil(const std::function<bool()>& condition, std::chrono::milliseconds deadline,
+               std::chrono::milliseconds interval) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  while (true) {
+    if (condition()) return true;
+    auto now = std::chrono::steady_clock::now();
+    if (now >= until) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(interval, until - now));
+  }
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds deadline, std::string_view what,
+             std::chrono::milliseconds interval) {
+  auto start = std::chrono::steady_clock::now();
+  if (PollUntil(condition, deadline, interval)) return true;
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  ADD_FAILURE() << "timed out after " << waited.count() << " ms waiting for: " << what;
+  return false;
+}
+
+std::string TempRoot() {
+  for (const char* var : {"OUTBOX_TEST_TMPDIR", "TMPDIR"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return "/tmp";
+}
+
+absl::StatusOr<std::string> MakeTempDir(std::string_view prefix) {
+  std::string templ = absl::StrCat(TempRoot(), "/", prefix, "XXXXXX");
+  if (mkdtemp(templ.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp ", templ, ": ", std::strerror(errno)));
+  }
+  return templ;
+}
+
+void RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string TailOfFile(const std::string& path, size_t max_bytes) {
+  auto content = ReadFile(path);
+  if (!content.ok()) return "";
+  if (content->size() <= max_bytes) return *content;
+  return content->substr(content->size() - max_bytes);
+}
+
+}  // namespace outbox::testing
