@@ -18,6 +18,8 @@
 #   KAFKA_TEMP_LOG_LEVEL    server.log's level, default WARN
 #   KAFKA_TEMP_START_TIMEOUT_S  default 90
 #   KAFKA_TEMP_OWNER_PID    a watchdog SIGKILLs the broker when that process is gone (for test fixtures)
+#   KAFKA_TEMP_CDS          1 (default): an AppCDS class archive in the cache dir, dumped at the first clean
+#                           stop, makes later starts about 1 s faster; 0: none
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -139,6 +141,34 @@ format_storage() {
   echo "$id" > "$DIR/cluster.id"
 }
 
+# AppCDS: the archive is specific to the jars (the version is in the path) and to the JVM (its path and mtime).
+cds_archive() {
+  local java_path stamp
+  java_path="$(readlink -f "$(command -v "$JAVA")")"
+  stamp="$(stat -c %Y "$java_path" 2>/dev/null || echo 0)"
+  echo "$(dirname "$KAFKA_LIB")/cds-$(echo "$java_path:$stamp" | md5sum | cut -c1-12).jsa"
+}
+
+cds_options() {
+  [ "${KAFKA_TEMP_CDS:-1}" = 1 ] || return 0
+  local archive; archive="$(cds_archive)"
+  if [ -s "$archive" ]; then
+    echo "-XX:SharedArchiveFile=$archive -Xlog:cds=off -Xlog:cds+dynamic=off"
+  elif [ -w "$(dirname "$archive")" ]; then
+    echo "-XX:ArchiveClassesAtExit=$DIR/cds-dump.jsa -Xlog:cds=off -Xlog:cds+dynamic=off"
+  fi
+}
+
+# After the JVM exited: publish an archive it dumped (atomically: concurrent brokers may do the same).
+publish_cds_archive() {
+  [ -s "$DIR/cds-dump.jsa" ] || { rm -f "$DIR/cds-dump.jsa"; return 0; }
+  local archive; archive="$(cds_archive)"
+  if cp "$DIR/cds-dump.jsa" "$archive.tmp.$$" 2>/dev/null; then
+    mv -f "$archive.tmp.$$" "$archive" || rm -f "$archive.tmp.$$"
+  fi
+  rm -f "$DIR/cds-dump.jsa"
+}
+
 start_watchdog() {
   local owner="${KAFKA_TEMP_OWNER_PID:-}" pid="$1"
   [ -n "$owner" ] || return 0
@@ -153,13 +183,14 @@ start_watchdog() {
 # Launches the JVM and waits for "Kafka Server started" in this start's part of server.log.
 # Returns 0 when started, 3 when a port was taken, 1 on another failure.
 launch() {
-  local bport="$1" cport="$2" cp logsize=0 pid
+  local bport="$1" cport="$2" cp logsize=0 outsize=0 pid
   cp="$(java_cp)"
   [ -f "$DIR/server.log" ] && logsize="$(stat -c %s "$DIR/server.log")"
+  [ -f "$DIR/kafka.out" ] && outsize="$(stat -c %s "$DIR/kafka.out")"
   # setsid: its own session, so a terminal's signals do not reach it. In a non-interactive shell the background
   # child is not a group leader, so setsid(1) execs without forking and $! is the JVM's pid.
   # shellcheck disable=SC2086
-  setsid "$JAVA" $HEAP_OPTS -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+  setsid "$JAVA" $HEAP_OPTS $(cds_options) -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
     -Dkafka.temp.dir="$DIR" -Dlog4j2.configurationFile="$DIR/log4j2.properties" -Dkafka.logs.dir="$DIR" \
     -cp "$cp" kafka.Kafka "$DIR/server.properties" </dev/null >>"$DIR/kafka.out" 2>&1 &
   pid=$!
@@ -167,13 +198,14 @@ launch() {
   local deadline=$((SECONDS + START_TIMEOUT_S))
   while :; do
     if ! kill -0 "$pid" 2>/dev/null; then
-      local newlog; newlog="$(tail -c +"$((logsize + 1))" "$DIR/server.log" 2>/dev/null || true)"
-      if grep -q -e "BindException" -e "Address already in use" <<<"$newlog" ||
-         grep -q -e "BindException" -e "Address already in use" "$DIR/kafka.out" 2>/dev/null; then
+      local newlog newout
+      newlog="$(tail -c +"$((logsize + 1))" "$DIR/server.log" 2>/dev/null || true)"
+      newout="$(tail -c +"$((outsize + 1))" "$DIR/kafka.out" 2>/dev/null || true)"
+      if grep -q -e "BindException" -e "Address already in use" <<<"$newlog$newout"; then
         return 3
       fi
       echo "$newlog" | tail -30 >&2
-      tail -20 "$DIR/kafka.out" >&2
+      echo "$newout" | tail -20 >&2
       echo "kafka-temp: the broker exited during start (logs: $DIR/server.log, $DIR/kafka.out)" >&2
       return 1
     fi
@@ -235,6 +267,7 @@ cmd_stop() {
     sleep 0.05
   done
   wait_gone "$pid"
+  publish_cds_archive
 }
 
 cmd_kill() {
@@ -242,6 +275,7 @@ cmd_kill() {
   local pid; pid="$(kafka_pid)"
   kill -KILL "$pid" 2>/dev/null || true
   wait_gone "$pid"
+  rm -f "$DIR/cds-dump.jsa"
 }
 
 # The JVM is not our child: wait until its pid is gone (a zombie only until init reaps it).

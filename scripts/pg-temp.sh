@@ -33,7 +33,7 @@ usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; 
 
 # A port below the ephemeral range (so client sockets do not take it between the check and the bind), not in use.
 free_port() {
-  local lo=20000 hi=32767 p i
+  local lo=20000 hi=32767 p i eph_lo=""
   if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
     read -r eph_lo _ < /proc/sys/net/ipv4/ip_local_port_range || true
     if [ -n "${eph_lo:-}" ] && [ "$eph_lo" -gt $((lo + 1000)) ]; then hi=$((eph_lo - 1)); fi

@@ -26,7 +26,7 @@ bash "$HERE/install-deps.sh"
 
 say "building"
 BUILD="$ROOT/build"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOUTBOX_TESTS=OFF >/dev/null
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$BUILD" outbox-relay outbox-consume >/dev/null
 RELAY="$BUILD/src/app/outbox-relay"
 CONSUME="$BUILD/tools/outbox-consume"

@@ -162,6 +162,16 @@ absl::Status EnsureCheckpointTopic(const std::map<std::string, std::string>& kaf
                                    int timeout_ms) {
   auto rk = NewClient(RD_KAFKA_PRODUCER, kafka_conf);
   if (!rk.ok()) return rk.status();
+  // An existing topic needs no CreateTopics permission (a list of all topics does not auto-create any).
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t merr = rd_kafka_metadata(rk->get(), 1, nullptr, &md, timeout_ms);
+  if (merr != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(Cat("checkpoint topic \"", topic, "\": metadata: ", rd_kafka_err2str(merr)));
+  }
+  bool exists = false;
+  for (int i = 0; i < md->topic_cnt; ++i) exists = exists || topic == md->topics[i].topic;
+  rd_kafka_metadata_destroy(md);
+  if (exists) return absl::OkStatus();
   char errstr[512];
   rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), 1, -1, errstr, sizeof errstr);
   if (nt == nullptr) return absl::InvalidArgumentError(Cat("source.checkpoint_topic: ", errstr));

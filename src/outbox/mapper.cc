@@ -302,7 +302,11 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     auto bytes = DecodeByteaHex(s_.payload.text);
     if (!bytes.ok()) return absl::InvalidArgumentError(Cat(bytes.status().message(), " (", where(), ")"));
     s_.payload_bytes = std::move(*bytes);
-    r.value = s_.payload_bytes;
+    if (config_.tombstone_on_empty_payload && s_.payload_bytes.empty()) {
+      r.value = std::nullopt;  // "\\x": an empty bytea is an empty payload too
+    } else {
+      r.value = s_.payload_bytes;
+    }
   } else {
     r.value = s_.payload.text;
   }

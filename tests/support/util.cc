@@ -1,3 +1,4 @@
+#include "support/internal.h"
 #include "support/util.h"
 
 #include <arpa/inet.h>
@@ -19,7 +20,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 
 #ifndef OUTBOX_SOURCE_DIR
@@ -84,8 +84,8 @@ std::string UniqueName(std::string_view prefix) {
     }
   }
   if (clean.empty() || (clean[0] >= '0' && clean[0] <= '9')) clean.insert(clean.begin(), 't');
-  std::string suffix = absl::StrFormat("_%d_%d_%04x", static_cast<int>(getpid()), counter.fetch_add(1) + 1,
-                                       static_cast<unsigned>(RandomU64() & 0xffff));
+  std::string suffix = absl::StrCat("_", getpid(), "_", counter.fetch_add(1) + 1, "_",
+                                    absl::Hex(RandomU64() & 0xffff, absl::kZeroPad4));
   constexpr size_t kMax = 63;
   if (clean.size() + suffix.size() > kMax) clean.resize(kMax - suffix.size());
   return clean + suffix;
@@ -152,7 +152,7 @@ std::string TempRoot() {
 }
 
 absl::StatusOr<std::string> MakeTempDir(std::string_view prefix) {
-  std::string templ = absl::StrCat(TempRoot(), "/", prefix, "XXXXXX");
+  std::string templ = absl::StrCat(TempRoot(), "/", internal::Av(prefix), "XXXXXX");
   if (mkdtemp(templ.data()) == nullptr) {
     return absl::InternalError(absl::StrCat("mkdtemp ", templ, ": ", std::strerror(errno)));
   }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README's test command (and what .ci/run calls): installs what is missing, builds with -Werror, then runs
+# the whole test suite (unit, integration, e2e) with ctest. One PostgreSQL and one Kafka broker are started for
+# the run and shared by the tests that do not restart them (each test owns its own database, slot and topics);
+# tests that stop or restart a server start their own.
+#
+#   scripts/test.sh [ctest arguments, e.g. -L unit or -R Relay]
+#   OUTBOX_SOAK=1 scripts/test.sh     also the long chaos/soak forms
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+source "$HERE/versions.sh"
+
+bash "$HERE/install-deps.sh"
+
+BUILD="${OUTBOX_BUILD_DIR:-$ROOT/build}"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOUTBOX_WERROR=ON >/dev/null
+ninja -C "$BUILD"
+
+WORK="$(mktemp -d /tmp/outbox-test.XXXXXX)"
+chmod 755 "$WORK"
+cleanup() {
+  set +e
+  bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
+  bash "$HERE/pg-temp.sh" stop "$WORK/pg" >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+eval "$(bash "$HERE/pg-temp.sh" start "$WORK/pg" | grep '^PGPORT=')"
+eval "$(bash "$HERE/kafka-temp.sh" start "$WORK/kafka" | grep '^KAFKA_BOOTSTRAP=')"
+export OUTBOX_TEST_PG_PORT="$PGPORT"
+export OUTBOX_TEST_KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP"
+echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP"
+
+cd "$BUILD"
+ctest --output-on-failure --timeout 600 -j2 "$@"

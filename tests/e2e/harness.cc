@@ -1,0 +1,135 @@
+// RelayHarness: per-test database, slot and topics, and the relay binary as a child process.
+#include "e2e/harness.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+
+#include "support/util.h"
+
+namespace outbox::testing {
+
+RelayHarness::RelayHarness(PgServer* pg, std::string bootstrap, std::string extra_yaml)
+    : pg_(pg), bootstrap_(std::move(bootstrap)) {
+  db_ = UniqueName("db");
+  slot_ = UniqueName("slot");
+  publication_ = UniqueName("pub");
+  topic_prefix_ = UniqueName("ev");
+  auto dir = MakeTempDir("relay-e2e-");
+  EXPECT_TRUE(dir.ok()) << dir.status();
+  dir_ = dir.value_or("/tmp");
+  http_port_ = FreePort();
+  EXPECT_TRUE(pg_->CreateDatabase(db_).ok());
+  config_path_ = dir_ + "/relay.yaml";
+  std::ofstream out(config_path_);
+  out << "source:\n"
+      << "  conninfo: \"" << pg_->conninfo(db_) << "\"\n"
+      << "  slot: " << slot_ << "\n"
+      << "  publication: " << publication_ << "\n"
+      << "  checkpoint_topic: " << topic_prefix_ << ".checkpoints\n"
+      << "  status_interval_ms: 200\n"
+      << "outbox:\n"
+      << "  table: public.outbox\n"
+      << "  route:\n"
+      << "    topic: \"" << topic_prefix_ << ".${routedByValue}\"\n"
+      << "kafka:\n"
+      << "  bootstrap.servers: \"" << bootstrap_ << "\"\n"
+      << "http:\n"
+      << "  listen: \"127.0.0.1:" << http_port_ << "\"\n"
+      << extra_yaml;
+}
+
+RelayHarness::~RelayHarness() {
+  if (!::testing::Test::HasFailure()) RemoveTree(dir_);
+  // Drop the slot so it does not hold WAL on the shared server.
+  (void)pg_->Exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot_ +
+                  "' AND NOT active");
+}
+
+int RelayHarness::RunCommand(const std::vector<std::string>& args, std::string* output,
+                             std::chrono::milliseconds deadline) {
+  ProcessOptions o;
+  o.argv = {OUTBOX_RELAY_BIN};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.argv.push_back("-c");
+  o.argv.push_back(config_path_);
+  o.output_path = dir_ + "/command-" + std::to_string(++relay_runs_) + ".log";
+  auto child = ChildProcess::Spawn(o);
+  EXPECT_TRUE(child.ok()) << child.status();
+  if (!child.ok()) return -1;
+  auto rc = (*child)->Wait(deadline);
+  if (output) *output = (*child)->Output();
+  if (!rc) {
+    (void)(*child)->Kill(SIGKILL);
+    ADD_FAILURE() << "outbox-relay " << args.front() << " did not finish: " << (*child)->Output();
+    return -1;
+  }
+  return *rc;
+}
+
+void RelayHarness::Init() {
+  std::string output;
+  ASSERT_EQ(RunCommand({"init", "--create-table"}, &output), 0) << output;
+}
+
+std::unique_ptr<ChildProcess> RelayHarness::StartRelay(const std::vector<std::string>& extra_args, bool wait_active) {
+  ProcessOptions o;
+  o.argv = {OUTBOX_RELAY_BIN, "run", "-c", config_path_};
+  o.argv.insert(o.argv.end(), extra_args.begin(), extra_args.end());
+  o.output_path = dir_ + "/relay-" + std::to_string(++relay_runs_) + ".log";
+  auto child = ChildProcess::Spawn(o);
+  EXPECT_TRUE(child.ok()) << child.status();
+  if (!child.ok()) return nullptr;
+  if (wait_active) {
+    ChildProcess* c = child->get();
+    EXPECT_TRUE(WaitFor([&] { return SlotActive() || !c->Running(); }, std::chrono::seconds(60), "the relay holds the slot"));
+    EXPECT_TRUE(c->Running()) << c->Output();
+  }
+  return std::move(*child);
+}
+
+void RelayHarness::Sql(const std::string& sql) const {
+  absl::Status st = pg_->Exec(sql, db_);
+  ASSERT_TRUE(st.ok()) << st << "\n" << sql;
+}
+
+std::optional<std::string> RelayHarness::Value(const std::string& sql) const {
+  auto v = pg_->QueryValue(sql, db_);
+  EXPECT_TRUE(v.ok()) << v.status() << "\n" << sql;
+  return v.ok() ? *v : std::nullopt;
+}
+
+Lsn RelayHarness::ConfirmedFlush() const {
+  auto v = Value("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'");
+  if (!v) return Lsn(0);
+  return Lsn::Parse(*v).value_or(Lsn(0));
+}
+
+Lsn RelayHarness::CurrentWal() const {
+  auto v = Value("SELECT pg_current_wal_lsn()");
+  return v ? Lsn::Parse(*v).value_or(Lsn(0)) : Lsn(0);
+}
+
+bool RelayHarness::SlotActive() const {
+  auto v = Value("SELECT active FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'");
+  return v && *v == "t";
+}
+
+std::string RelayHarness::InsertEvent(const std::string& type, const std::string& key,
+                                      const std::string& payload_json) const {
+  auto id = Value("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), "
+                  "'order', '" + key + "', '" + type + "', '" + payload_json + "') RETURNING id");
+  return id.value_or("");
+}
+
+std::pair<int, std::string> HttpGet(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(1, 0);
+  client.set_read_timeout(2, 0);
+  auto res = client.Get(path.c_str());
+  if (!res) return {0, ""};
+  return {res->status, res->body};
+}
+
+}  // namespace outbox::testing

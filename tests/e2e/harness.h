@@ -1,0 +1,64 @@
+// RelayHarness: one test's own database, outbox table, publication, slot and topics on a throwaway PostgreSQL,
+// and the outbox-relay binary run as a child process against a Kafka bootstrap (the real broker or a mock
+// cluster). Every name is unique to the test.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/lsn.h"
+#include "support/pg_server.h"
+#include "support/process.h"
+
+namespace outbox::testing {
+
+class RelayHarness {
+ public:
+  // Creates the database and writes relay.yaml; `extra_yaml` is appended (top-level sections).
+  RelayHarness(PgServer* pg, std::string bootstrap, std::string extra_yaml = "");
+  ~RelayHarness();
+
+  // Runs `outbox-relay <args...> -c relay.yaml` to completion; returns its exit code and fills `output`.
+  int RunCommand(const std::vector<std::string>& args, std::string* output = nullptr,
+                 std::chrono::milliseconds deadline = std::chrono::seconds(60));
+  // `init --create-table`, asserting success.
+  void Init();
+  // Starts `outbox-relay run` in the background and waits until it holds the slot.
+  std::unique_ptr<ChildProcess> StartRelay(const std::vector<std::string>& extra_args = {}, bool wait_active = true);
+
+  void Sql(const std::string& sql) const;
+  std::optional<std::string> Value(const std::string& sql) const;
+  Lsn ConfirmedFlush() const;
+  Lsn CurrentWal() const;
+  bool SlotActive() const;
+  // Inserts one outbox row in its own transaction and returns its id.
+  std::string InsertEvent(const std::string& type, const std::string& key, const std::string& payload_json) const;
+
+  // The topic events of `type` land in: <topic_prefix>.<type>.
+  std::string Topic(const std::string& type) const { return topic_prefix_ + "." + type; }
+  std::string checkpoint_topic() const { return topic_prefix_ + ".checkpoints"; }
+
+  const std::string& db() const { return db_; }
+  const std::string& slot() const { return slot_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& config_path() const { return config_path_; }
+  const std::string& bootstrap() const { return bootstrap_; }
+  int http_port() const { return http_port_; }
+  PgServer* pg() const { return pg_; }
+
+ private:
+  PgServer* pg_;
+  std::string bootstrap_;
+  std::string db_, slot_, publication_, topic_prefix_, dir_, config_path_;
+  int http_port_ = 0;
+  int relay_runs_ = 0;
+};
+
+// GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.
+std::pair<int, std::string> HttpGet(int port, const std::string& path);
+
+}  // namespace outbox::testing

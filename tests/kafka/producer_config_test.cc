@@ -1,0 +1,149 @@
+// BuildProducerConfig: the relay's librdkafka defaults, the user's keys over them, and the refusal of settings
+// that break at-least-once delivery in order (SPEC.md §3 kafka.*).
+#include "kafka/producer_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <utility>
+
+namespace outbox::kafka {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using Conf = std::map<std::string, std::string>;
+
+int64_t AsInt(const Conf& conf, const std::string& key) {
+  auto it = conf.find(key);
+  if (it == conf.end()) {
+    ADD_FAILURE() << "no " << key;
+    return 0;
+  }
+  return std::stoll(it->second);
+}
+
+TEST(BuildProducerConfig, AppliesTheRelaysDefaults) {
+  auto conf = BuildProducerConfig({}, ProducerBounds{}, /*unsafe=*/false);
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  EXPECT_EQ(conf->at("enable.idempotence"), "true");
+  EXPECT_EQ(conf->at("acks"), "all");
+  EXPECT_EQ(conf->at("message.timeout.ms"), "0");
+  EXPECT_EQ(conf->at("partitioner"), "murmur2_random");
+  EXPECT_EQ(conf->at("compression.type"), "lz4");
+  EXPECT_EQ(conf->at("linger.ms"), "5");
+}
+
+TEST(BuildProducerConfig, QueueLimitsAreAboveTheDeliveryBounds) {
+  for (const ProducerBounds bounds : {ProducerBounds{}, ProducerBounds{.max_inflight_events = 1,
+                                                                       .max_inflight_bytes = 1},
+                                      ProducerBounds{.max_inflight_events = 5000000,
+                                                     .max_inflight_bytes = 1LL << 32}}) {
+    auto conf = BuildProducerConfig({}, bounds, false);
+    ASSERT_TRUE(conf.ok()) << conf.status();
+    EXPECT_GT(AsInt(*conf, "queue.buffering.max.messages"), bounds.max_inflight_events);
+    EXPECT_GT(AsInt(*conf, "queue.buffering.max.kbytes") * 1024, bounds.max_inflight_bytes);
+  }
+}
+
+TEST(BuildProducerConfig, QueueLimitsAreCappedAtLibrdkafkasMaximum) {
+  auto conf = BuildProducerConfig({}, ProducerBounds{.max_inflight_events = 1LL << 40, .max_inflight_bytes = 1LL << 50},
+                                  false);
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  EXPECT_EQ(AsInt(*conf, "queue.buffering.max.messages"), 2147483647);
+  EXPECT_EQ(AsInt(*conf, "queue.buffering.max.kbytes"), 2147483647);
+}
+
+TEST(BuildProducerConfig, UserKeysWinOverDefaults) {
+  const Conf user = {{"bootstrap.servers", "broker:9092"},
+                     {"compression.type", "zstd"},
+                     {"linger.ms", "50"},
+                     {"partitioner", "consistent_random"},
+                     {"queue.buffering.max.messages", "10"},
+                     {"client.id", "my-relay"}};
+  auto conf = BuildProducerConfig(user, ProducerBounds{}, false);
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  for (const auto& [key, value] : user) EXPECT_EQ(conf->at(key), value) << key;
+  EXPECT_EQ(conf->at("acks"), "all");  // untouched defaults stay
+}
+
+TEST(BuildProducerConfig, AcceptsSafeSpellingsOfTheGuarantee) {
+  for (const Conf& user : {Conf{{"acks", "-1"}}, Conf{{"acks", "ALL"}}, Conf{{"enable.idempotence", "TRUE"}},
+                           Conf{{"request.required.acks", "all"}}, Conf{{"request.required.acks", "-1"}},
+                           Conf{{"message.timeout.ms", "0"}}, Conf{{"delivery.timeout.ms", "0"}}}) {
+    auto conf = BuildProducerConfig(user, ProducerBounds{}, false);
+    EXPECT_TRUE(conf.ok()) << user.begin()->first << "=" << user.begin()->second << ": " << conf.status();
+  }
+}
+
+struct Refusal {
+  std::string key;
+  std::string value;
+};
+
+void PrintTo(const Refusal& r, std::ostream* os) { *os << r.key << "=" << r.value; }
+
+class RefusedSetting : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(RefusedSetting, IsInvalidArgumentNamingTheKafkaKey) {
+  const Refusal& p = GetParam();
+  auto conf = BuildProducerConfig({{p.key, p.value}}, ProducerBounds{}, /*unsafe=*/false);
+  ASSERT_FALSE(conf.ok());
+  EXPECT_EQ(conf.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(conf.status().message());
+  EXPECT_THAT(message, StartsWith("kafka." + p.key + ":"));
+  EXPECT_THAT(message, HasSubstr(p.value));
+  EXPECT_THAT(message, HasSubstr("delivery.unsafe"));
+}
+
+TEST_P(RefusedSetting, IsAcceptedAsIsWithUnsafe) {
+  const Refusal& p = GetParam();
+  auto conf = BuildProducerConfig({{p.key, p.value}}, ProducerBounds{}, /*unsafe=*/true);
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  EXPECT_EQ(conf->at(p.key), p.value);
+}
+
+INSTANTIATE_TEST_SUITE_P(BreaksTheGuarantee, RefusedSetting,
+                         ::testing::Values(Refusal{"enable.idempotence", "false"}, Refusal{"acks", "1"},
+                                           Refusal{"acks", "0"}, Refusal{"request.required.acks", "1"},
+                                           Refusal{"message.timeout.ms", "30000"},
+                                           Refusal{"delivery.timeout.ms", "1000"},
+                                           Refusal{"message.timeout.ms", "forever"}),
+                         [](const ::testing::TestParamInfo<Refusal>& info) {
+                           std::string name = info.param.key + "_" + info.param.value;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+TEST(BuildProducerConfig, UnsafeAcceptsEveryBreakingSettingTogether) {
+  const Conf user = {{"enable.idempotence", "false"}, {"acks", "1"}, {"message.timeout.ms", "30000"},
+                     {"delivery.timeout.ms", "1000"}, {"request.required.acks", "0"}};
+  auto conf = BuildProducerConfig(user, ProducerBounds{}, /*unsafe=*/true);
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  for (const auto& [key, value] : user) EXPECT_EQ(conf->at(key), value) << key;
+}
+
+TEST(IsSecretKey, RecognizesPasswordsAndSecrets) {
+  for (const char* key : {"sasl.password", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password",
+                          "sasl.oauthbearer.client.secret", "ssl.key.pem", "sasl.oauthbearer.config"}) {
+    EXPECT_TRUE(IsSecretKey(key)) << key;
+  }
+}
+
+TEST(IsSecretKey, LeavesOrdinaryKeysVisible) {
+  for (const char* key : {"bootstrap.servers", "sasl.username", "sasl.mechanism", "security.protocol",
+                          "ssl.ca.location", "ssl.certificate.location", "client.id", "acks",
+                          "sasl.oauthbearer.client.id"}) {
+    EXPECT_FALSE(IsSecretKey(key)) << key;
+  }
+}
+
+}  // namespace
+}  // namespace outbox::kafka

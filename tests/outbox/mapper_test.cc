@@ -1,0 +1,715 @@
+// OutboxMapper: outbox INSERTs to the records of SPEC.md §4, from hand-built Relation and TupleData values.
+#include "outbox/mapper.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/lsn.h"
+#include "config/config.h"
+#include "pg/pgoutput.h"
+
+namespace outbox::outbox {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint32_t kBytea = 17;
+constexpr uint32_t kInt8 = 20;
+constexpr uint32_t kText = 25;
+constexpr uint32_t kTimestamp = 1114;
+constexpr uint32_t kTimestampTz = 1184;
+constexpr uint32_t kUuid = 2950;
+constexpr uint32_t kJsonb = 3802;
+
+constexpr uint32_t kOutboxOid = 16384;
+constexpr int64_t kCommitTimeMs = 1700000000000;  // 2023-11-14 22:13:20 UTC
+const Lsn kCommitLsn(0x16B374D848ULL);              // "16/B374D848"
+constexpr const char* kEventId = "7b2f6c1e-0d1a-4e8b-9a57-3c1f2e4d5a6b";
+
+// The default outbox layout (pg::CreateOutboxTableSql).
+pg::Relation OutboxRelation() {
+  pg::Relation r;
+  r.oid = kOutboxOid;
+  r.nspname = "public";
+  r.relname = "outbox";
+  r.columns = {
+      {.flags = 1, .name = "id", .type_oid = kUuid},
+      {.flags = 0, .name = "aggregatetype", .type_oid = kText},
+      {.flags = 0, .name = "aggregateid", .type_oid = kText},
+      {.flags = 0, .name = "type", .type_oid = kText},
+      {.flags = 0, .name = "payload", .type_oid = kJsonb},
+      {.flags = 0, .name = "created_at", .type_oid = kTimestampTz},
+  };
+  return r;
+}
+
+// Builds an outbox row by column name and maps it with a mapper that lives as long as the fixture (records view
+// the mapper's buffers and the row's strings).
+class MapperTest : public ::testing::Test {
+ protected:
+  MapperTest()
+      : relation_(OutboxRelation()),
+        values_{kEventId, "Order", "order-42", "OrderCreated", R"({"amount": 10, "currency": "EUR"})",
+                "2024-05-01 12:00:00.123456+00"} {}
+
+  int Index(std::string_view column) const {
+    for (size_t i = 0; i < relation_.columns.size(); ++i) {
+      if (relation_.columns[i].name == column) return static_cast<int>(i);
+    }
+    ADD_FAILURE() << "no column " << column;
+    return 0;
+  }
+  void Set(std::string_view column, std::optional<std::string> value) { values_[Index(column)] = std::move(value); }
+  void SetType(std::string_view column, uint32_t type_oid) { relation_.columns[Index(column)].type_oid = type_oid; }
+
+  pg::TupleData Tuple() const {
+    pg::TupleData t;
+    for (const std::optional<std::string>& v : values_) {
+      pg::ColumnValue c;
+      if (v) {
+        c.kind = pg::ColumnValue::Kind::kText;
+        c.data = *v;
+      }
+      t.columns.push_back(c);
+    }
+    return t;
+  }
+
+  // Constructs the mapper from config_ on first use.
+  OutboxMapper& mapper() {
+    if (!mapper_) mapper_.emplace(config_);
+    return *mapper_;
+  }
+  absl::StatusOr<Record> Map() {
+    tuple_ = Tuple();
+    return mapper().Map(relation_, tuple_, kCommitLsn, kCommitTimeMs);
+  }
+
+  config::OutboxConfig config_;
+  pg::Relation relation_;
+  std::vector<std::optional<std::string>> values_;
+  pg::TupleData tuple_;
+  std::optional<OutboxMapper> mapper_;
+};
+
+std::vector<std::string> HeaderNames(const Record& r) {
+  std::vector<std::string> names;
+  for (const Header& h : r.headers) names.emplace_back(h.name);
+  return names;
+}
+
+std::optional<std::string> HeaderValue(const Record& r, std::string_view name) {
+  for (const Header& h : r.headers) {
+    if (h.name == name) return h.value ? std::optional<std::string>(std::string(*h.value)) : std::nullopt;
+  }
+  ADD_FAILURE() << "no header " << name;
+  return std::nullopt;
+}
+
+std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+// --- Records ---------------------------------------------------------------------------------------------------
+
+TEST_F(MapperTest, TopicComesFromTypeWithTheDefaultTemplate) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "outbox.event.OrderCreated");
+}
+
+TEST_F(MapperTest, RouteByAggregateTypeUsesThatColumn) {
+  config_.route_by = "aggregatetype";
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "outbox.event.Order");
+}
+
+TEST_F(MapperTest, CustomTemplateReplacesEveryPlaceholder) {
+  config_.route_topic = "events.${routedByValue}.v1.${routedByValue}";
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "events.OrderCreated.v1.OrderCreated");
+}
+
+TEST_F(MapperTest, KeyIsTheAggregateId) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->key.has_value());
+  EXPECT_EQ(*r->key, "order-42");
+}
+
+TEST_F(MapperTest, NullKeyColumnGivesANullKey) {
+  Set("aggregateid", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->key.has_value());
+}
+
+TEST_F(MapperTest, EmptyKeyColumnGivesAnEmptyNotANullKey) {
+  Set("aggregateid", "");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->key.has_value());
+  EXPECT_EQ(*r->key, "");
+}
+
+TEST_F(MapperTest, ValueIsThePayloadTextExactly) {
+  // jsonb's normalized output (sorted keys, ", " and ": " separators, escapes) passes through untouched.
+  const std::string payload = R"({"a": 1, "b": [1, 2.50, {"c": null}], "s": "\u00e9 \"q\" é"})";
+  Set("payload", payload);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->value.has_value());
+  EXPECT_EQ(*r->value, payload);
+}
+
+TEST_F(MapperTest, NullPayloadGivesATombstone) {
+  Set("payload", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->value.has_value());
+  EXPECT_EQ(r->topic, "outbox.event.OrderCreated");
+  EXPECT_EQ(*r->key, "order-42");
+}
+
+TEST_F(MapperTest, EmptyPayloadIsAnEmptyValueByDefault) {
+  SetType("payload", kText);
+  Set("payload", "");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->value.has_value());
+  EXPECT_EQ(*r->value, "");
+}
+
+TEST_F(MapperTest, EmptyPayloadGivesATombstoneWhenTombstoneOnEmptyPayload) {
+  config_.tombstone_on_empty_payload = true;
+  SetType("payload", kText);
+  Set("payload", "");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->value.has_value());
+}
+
+TEST_F(MapperTest, NonEmptyPayloadIsKeptWhenTombstoneOnEmptyPayload) {
+  config_.tombstone_on_empty_payload = true;
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->value.has_value());
+  EXPECT_EQ(*r->value, R"({"amount": 10, "currency": "EUR"})");
+}
+
+TEST_F(MapperTest, ByteaPayloadGivesRawBytes) {
+  SetType("payload", kBytea);
+  Set("payload", "\\x0102ff");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->value.has_value());
+  EXPECT_EQ(*r->value, std::string("\x01\x02\xff", 3));
+}
+
+TEST_F(MapperTest, EmptyByteaPayloadGivesATombstoneWhenTombstoneOnEmptyPayload) {
+  config_.tombstone_on_empty_payload = true;
+  SetType("payload", kBytea);
+  Set("payload", "\\x");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->value.has_value());
+}
+
+TEST_F(MapperTest, EmptyByteaPayloadIsAnEmptyValueByDefault) {
+  SetType("payload", kBytea);
+  Set("payload", "\\x");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->value.has_value());
+  EXPECT_EQ(*r->value, "");
+}
+
+TEST_F(MapperTest, MalformedByteaPayloadIsAPerEventError) {
+  SetType("payload", kBytea);
+  Set("payload", "\\x01zz");
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr(kEventId));
+}
+
+TEST_F(MapperTest, HeadersAreIdThenSourceLsnByDefault) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(HeaderNames(*r), ::testing::ElementsAre("id", "source_lsn"));
+  EXPECT_EQ(HeaderValue(*r, "id"), kEventId);
+  EXPECT_EQ(HeaderValue(*r, "source_lsn"), "16/B374D848");
+  EXPECT_EQ(r->event_id, kEventId);
+}
+
+TEST_F(MapperTest, AdditionalFieldsComeBetweenIdAndSourceLsnInConfiguredOrder) {
+  config_.fields.additional = {
+      config::AdditionalField{.column = "aggregatetype", .placement = "header", .name = "aggregate"},
+      config::AdditionalField{.column = "created_at", .placement = "header", .name = "created_at"},
+      config::AdditionalField{.column = "aggregateid", .placement = "header", .name = "aggregate_id"},
+  };
+  Set("aggregateid", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(HeaderNames(*r),
+              ::testing::ElementsAre("id", "aggregate", "created_at", "aggregate_id", "source_lsn"));
+  EXPECT_EQ(HeaderValue(*r, "aggregate"), "Order");
+  EXPECT_EQ(HeaderValue(*r, "created_at"), "2024-05-01 12:00:00.123456+00");
+  EXPECT_EQ(HeaderValue(*r, "aggregate_id"), std::nullopt);  // a NULL column is a null header value
+  EXPECT_EQ(HeaderValue(*r, "source_lsn"), "16/B374D848");
+}
+
+TEST_F(MapperTest, SourceLsnIsTheCommitLsnAsXSlashX) {
+  tuple_ = Tuple();
+  auto r = mapper().Map(relation_, tuple_, Lsn(0x00000000000000A0ULL), kCommitTimeMs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "source_lsn"), "0/A0");
+}
+
+TEST_F(MapperTest, BytesCountsTopicKeyValueAndHeaders) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const size_t expected = std::string_view("outbox.event.OrderCreated").size() + std::string_view("order-42").size() +
+                          std::string_view(R"({"amount": 10, "currency": "EUR"})").size() + 2 +
+                          std::string_view(kEventId).size() + 10 + std::string_view("16/B374D848").size();
+  EXPECT_EQ(r->Bytes(), expected);
+}
+
+TEST_F(MapperTest, SuccessiveMapsReuseBuffersWithoutLeakingFields) {
+  config_.fields.additional = {config::AdditionalField{.column = "aggregatetype", .placement = "header", .name = "agg"}};
+  ASSERT_TRUE(Map().ok());
+  Set("id", "second");
+  Set("type", "OrderShipped");
+  Set("aggregatetype", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "outbox.event.OrderShipped");
+  EXPECT_EQ(r->event_id, "second");
+  EXPECT_EQ(HeaderValue(*r, "agg"), std::nullopt);
+  EXPECT_EQ(r->headers.size(), 3u);
+}
+
+// --- Timestamps ------------------------------------------------------------------------------------------------
+
+TEST_F(MapperTest, TimestampIsTheCommitTimeByDefault) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timestamp_ms, kCommitTimeMs);
+}
+
+TEST_F(MapperTest, TimestamptzColumnGivesItsMillisecondsWithMicrosTruncated) {
+  config_.fields.timestamp = "created_at";
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timestamp_ms, 1714564800123);
+}
+
+TEST_F(MapperTest, TimestamptzColumnAppliesItsOffset) {
+  config_.fields.timestamp = "created_at";
+  Set("created_at", "2024-05-01 12:00:00.123456+05:30");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timestamp_ms, 1714564800123 - 19800000);
+}
+
+TEST_F(MapperTest, TimestampWithoutZoneColumnIsReadAsUtc) {
+  config_.fields.timestamp = "created_at";
+  SetType("created_at", kTimestamp);
+  Set("created_at", "2024-05-01 12:00:00.123456");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timestamp_ms, 1714564800123);
+}
+
+TEST_F(MapperTest, BigintColumnIsEpochMilliseconds) {
+  config_.fields.timestamp = "created_at";
+  SetType("created_at", kInt8);
+  Set("created_at", "1714564800123");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timestamp_ms, 1714564800123);
+}
+
+TEST_F(MapperTest, NullTimestampFallsBackToTheCommitTime) {
+  config_.fields.timestamp = "created_at";
+  Set("created_at", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timestamp_ms, kCommitTimeMs);
+}
+
+TEST_F(MapperTest, UnparsableTimestampIsAPerEventErrorNamingTheEvent) {
+  config_.fields.timestamp = "created_at";
+  Set("created_at", "infinity");
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr("infinity"));
+  EXPECT_THAT(Message(r.status()), HasSubstr(kEventId));
+  EXPECT_THAT(Message(r.status()), HasSubstr("16/B374D848"));
+}
+
+TEST_F(MapperTest, UnparsableBigintTimestampIsAPerEventError) {
+  config_.fields.timestamp = "created_at";
+  SetType("created_at", kInt8);
+  Set("created_at", "12abc");
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr(kEventId));
+}
+
+TEST_F(MapperTest, TimestampColumnOfAnotherTypeIsFatal) {
+  config_.fields.timestamp = "created_at";
+  SetType("created_at", kText);
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr("created_at"));
+}
+
+// --- Errors ----------------------------------------------------------------------------------------------------
+
+TEST_F(MapperTest, NullIdIsAPerEventErrorNamingTheLsn) {
+  Set("id", std::nullopt);
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"id\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr("event id=NULL"));
+  EXPECT_THAT(Message(r.status()), HasSubstr("16/B374D848"));
+}
+
+TEST_F(MapperTest, NullRouteColumnIsAPerEventErrorNamingTheEventAndLsn) {
+  Set("type", std::nullopt);
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"type\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr(kEventId));
+  EXPECT_THAT(Message(r.status()), HasSubstr("16/B374D848"));
+}
+
+TEST_F(MapperTest, IllegalTopicNamesArePerEventErrorsNamingTheEvent) {
+  config_.route_topic = "${routedByValue}";
+  const std::vector<std::string> bad = {"Order Created", "orders/created", std::string(250, 'a'), ".", "..", ""};
+  for (const std::string& value : bad) {
+    Set("type", value);
+    auto r = Map();
+    ASSERT_FALSE(r.ok()) << "topic \"" << value << "\"";
+    EXPECT_TRUE(IsPerEventError(r.status())) << value;
+    EXPECT_THAT(Message(r.status()), HasSubstr("illegal topic name")) << value;
+    EXPECT_THAT(Message(r.status()), HasSubstr(kEventId)) << value;
+  }
+}
+
+TEST_F(MapperTest, LongestLegalTopicNameIsAccepted) {
+  config_.route_topic = "${routedByValue}";
+  Set("type", std::string(249, 'a'));
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic.size(), 249u);
+}
+
+TEST_F(MapperTest, IllegalCharacterInTheDefaultTemplateIsAPerEventError) {
+  Set("type", "Order Created");
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.event.Order Created"));
+}
+
+TEST_F(MapperTest, ConfiguredColumnMissingFromTheRelationIsFatalNamingColumnAndLsn) {
+  relation_.columns[Index("aggregateid")].name = "aggregate_id";  // renamed
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"aggregateid\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.fields.key"));
+  EXPECT_THAT(Message(r.status()), HasSubstr("16/B374D848"));
+}
+
+TEST_F(MapperTest, MissingAdditionalFieldColumnIsFatal) {
+  config_.fields.additional = {config::AdditionalField{.column = "tenant", .placement = "header", .name = "tenant"}};
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"tenant\""));
+}
+
+TEST_F(MapperTest, MissingTimestampColumnIsFatal) {
+  config_.fields.timestamp = "occurred_at";
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"occurred_at\""));
+}
+
+TEST_F(MapperTest, TupleWithTheWrongColumnCountIsDataLoss) {
+  ASSERT_TRUE(Map().ok());
+  values_.pop_back();
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_FALSE(IsPerEventError(r.status()));
+}
+
+TEST_F(MapperTest, ColumnNotInTextFormIsDataLoss) {
+  tuple_ = Tuple();
+  tuple_.columns[Index("payload")].kind = pg::ColumnValue::Kind::kBinary;
+  auto r = mapper().Map(relation_, tuple_, kCommitLsn, kCommitTimeMs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"payload\""));
+}
+
+// --- Relations -------------------------------------------------------------------------------------------------
+
+TEST_F(MapperTest, IsOutboxMatchesSchemaAndTable) {
+  pg::Relation r = OutboxRelation();
+  EXPECT_TRUE(mapper().IsOutbox(r));
+  r.relname = "outbox2";
+  EXPECT_FALSE(mapper().IsOutbox(r));
+  r = OutboxRelation();
+  r.nspname = "app";
+  EXPECT_FALSE(mapper().IsOutbox(r));
+  r.nspname = "";  // pg_catalog
+  EXPECT_FALSE(mapper().IsOutbox(r));
+}
+
+TEST(OutboxMapper, UnqualifiedTableMeansPublic) {
+  config::OutboxConfig config;
+  config.table = "outbox";
+  OutboxMapper mapper(config);
+  EXPECT_TRUE(mapper.IsOutbox(OutboxRelation()));
+}
+
+TEST(OutboxMapper, IsOutboxHonoursAConfiguredSchema) {
+  config::OutboxConfig config;
+  config.table = "app.events";
+  OutboxMapper mapper(config);
+  pg::Relation r = OutboxRelation();
+  EXPECT_FALSE(mapper.IsOutbox(r));
+  r.nspname = "app";
+  r.relname = "events";
+  EXPECT_TRUE(mapper.IsOutbox(r));
+}
+
+TEST(OutboxMapper, EmptyNspnameMeansPgCatalog) {
+  config::OutboxConfig config;
+  config.table = "pg_catalog.outbox";
+  OutboxMapper mapper(config);
+  pg::Relation r = OutboxRelation();
+  r.nspname = "";
+  EXPECT_TRUE(mapper.IsOutbox(r));
+  r.nspname = "public";
+  EXPECT_FALSE(mapper.IsOutbox(r));
+}
+
+TEST_F(MapperTest, OnRelationRebindsAfterAReorderedRelation) {
+  auto first = Map();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->topic, "outbox.event.OrderCreated");
+
+  // Same OID, same column count, another order (the table was recreated with its columns in a new order).
+  std::reverse(relation_.columns.begin(), relation_.columns.end());
+  std::reverse(values_.begin(), values_.end());
+  mapper().OnRelation(relation_.oid);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "outbox.event.OrderCreated");
+  EXPECT_EQ(r->event_id, kEventId);
+  EXPECT_EQ(*r->key, "order-42");
+  EXPECT_EQ(*r->value, R"({"amount": 10, "currency": "EUR"})");
+}
+
+TEST_F(MapperTest, OnRelationRebindsAfterAColumnIsAdded) {
+  ASSERT_TRUE(Map().ok());
+  const pg::RelationColumn tenant{.flags = 0, .name = "tenant", .type_oid = kText};
+  relation_.columns.insert(relation_.columns.begin() + 1, tenant);
+  values_.insert(values_.begin() + 1, "acme");
+  mapper().OnRelation(relation_.oid);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->topic, "outbox.event.OrderCreated");
+  EXPECT_EQ(*r->key, "order-42");
+}
+
+TEST_F(MapperTest, OnRelationRebindsToAMissingColumnAsFatal) {
+  ASSERT_TRUE(Map().ok());
+  relation_.columns[Index("payload")].name = "body";
+  mapper().OnRelation(relation_.oid);
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"payload\""));
+}
+
+// --- Pure helpers ----------------------------------------------------------------------------------------------
+
+TEST(IsLegalTopicName, AcceptsKafkaLegalNames) {
+  for (const std::string& name :
+       {std::string("a"), std::string("Z"), std::string("0"), std::string("outbox.event.OrderCreated"),
+        std::string("a-b_c.d"), std::string("..."), std::string("_"), std::string("-"), std::string(249, 'x')}) {
+    EXPECT_TRUE(IsLegalTopicName(name)) << name;
+  }
+}
+
+TEST(IsLegalTopicName, RejectsIllegalNames) {
+  using namespace std::string_view_literals;
+  for (std::string_view name : {""sv, "."sv, ".."sv, "a b"sv, "a/b"sv, "a:b"sv, "a\\b"sv, "é"sv, "a\0b"sv, "a\nb"sv,
+                                "a*"sv, "${routedByValue}"sv}) {
+    EXPECT_FALSE(IsLegalTopicName(name)) << name;
+  }
+  const std::string too_long(250, 'x');
+  EXPECT_FALSE(IsLegalTopicName(too_long));
+}
+
+TEST(RouteTopic, DefaultTemplateAppendsTheValue) {
+  config::OutboxConfig config;
+  EXPECT_EQ(RouteTopic(config, "OrderCreated"), "outbox.event.OrderCreated");
+  EXPECT_EQ(RouteTopic(config, ""), "outbox.event.");
+}
+
+TEST(RouteTopic, TemplateWithoutPlaceholderIsConstant) {
+  config::OutboxConfig config;
+  config.route_topic = "all.events";
+  EXPECT_EQ(RouteTopic(config, "OrderCreated"), "all.events");
+}
+
+TEST(RouteTopic, DebeziumRegexReplacementRewritesAMatchingValue) {
+  config::OutboxConfig config;
+  config.route_topic_regex = "(.*)Created";
+  config.route_topic_replacement = "created.$1";
+  EXPECT_EQ(RouteTopic(config, "OrderCreated"), "created.Order");
+  EXPECT_EQ(RouteTopic(config, "Created"), "created.");
+}
+
+TEST(RouteTopic, DebeziumRegexThatDoesNotMatchTheWholeValueGivesTheBareValue) {
+  config::OutboxConfig config;
+  config.route_topic_regex = "(.*)Created";
+  config.route_topic_replacement = "created.$1";
+  EXPECT_EQ(RouteTopic(config, "OrderShipped"), "OrderShipped");
+  EXPECT_EQ(RouteTopic(config, "OrderCreatedLate"), "OrderCreatedLate");  // a partial match is no match
+}
+
+TEST(RouteTopic, DebeziumReplacementMayUseTheRoutedByValuePlaceholder) {
+  config::OutboxConfig config;
+  config.route_topic_regex = "(.*)";
+  config.route_topic_replacement = "outbox.event.${routedByValue}";
+  EXPECT_EQ(RouteTopic(config, "Order"), "outbox.event.Order");
+}
+
+TEST(ParseTimestampMillis, ReadsUtcTimestamptz) {
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.123456+00", true), 1714564800123);
+  EXPECT_EQ(*ParseTimestampMillis("1970-01-01 00:00:00+00", true), 0);
+}
+
+TEST(ParseTimestampMillis, AppliesOffsets) {
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00+05:30", true), 1714564800000 - 19800000);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00-03", true), 1714564800000 + 3 * 3600000);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00+01:02:03", true), 1714564800000 - 3723000);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.5-00:30", true), 1714564800500 + 1800000);
+}
+
+TEST(ParseTimestampMillis, TimestampWithoutZoneIsUtc) {
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.123456", false), 1714564800123);
+}
+
+TEST(ParseTimestampMillis, HandlesLeapDays) {
+  EXPECT_EQ(*ParseTimestampMillis("2024-02-29 23:59:59", false), 1709251199000);
+  EXPECT_EQ(*ParseTimestampMillis("2000-02-29 00:00:00", false), 951782400000);
+  EXPECT_EQ(*ParseTimestampMillis("2024-03-01 00:00:00", false) - *ParseTimestampMillis("2024-02-28 00:00:00", false),
+            2 * 86400000);
+  EXPECT_EQ(*ParseTimestampMillis("2023-03-01 00:00:00", false) - *ParseTimestampMillis("2023-02-28 00:00:00", false),
+            86400000);
+}
+
+TEST(ParseTimestampMillis, HandlesDatesBefore1970) {
+  EXPECT_EQ(*ParseTimestampMillis("1969-12-31 23:59:59", false), -1000);
+  EXPECT_EQ(*ParseTimestampMillis("1969-12-31 23:59:59.999", false), -1);
+  EXPECT_EQ(*ParseTimestampMillis("1969-12-31 23:59:59.0005", false), -1000);  // floor, not toward zero
+  EXPECT_EQ(*ParseTimestampMillis("1900-01-01 00:00:00", false), -2208988800000);
+  EXPECT_EQ(*ParseTimestampMillis("1600-03-01 00:00:00+00", true), -11670912000000);
+}
+
+TEST(ParseTimestampMillis, FractionOfOneToSixDigitsAndTruncatesMore) {
+  const int64_t base = 1714564800000;
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.1", false), base + 100);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.12", false), base + 120);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.123", false), base + 123);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.1239", false), base + 123);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.12399", false), base + 123);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.123999", false), base + 123);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.0009999", false), base + 0);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.9999999999", false), base + 999);
+  EXPECT_EQ(*ParseTimestampMillis("2024-05-01 12:00:00.9999999+00", true), base + 999);
+}
+
+TEST(ParseTimestampMillis, RejectsGarbage) {
+  for (const char* bad : {"", "garbage", "2024-05-01", "2024-05-01 12:00", "2024-05-01T12:00:00",
+                          "2024-5-01 12:00:00", "24-05-01 12:00:00", "2024-13-01 12:00:00", "2024-00-01 12:00:00",
+                          "2024-05-00 12:00:00", "2024-05-32 12:00:00", "2024-05-01 24:00:00", "2024-05-01 12:60:00",
+                          "2024-05-01 12:00:61", "2024-05-01 12:00:00.", "2024-05-01 12:00:00.12x",
+                          "2024-05-01 12:00:00 ", "infinity", "-infinity", "12024-05-01 12:00:00"}) {
+    EXPECT_FALSE(ParseTimestampMillis(bad, false).ok()) << bad;
+  }
+  for (const char* bad : {"2024-05-01 12:00:00", "2024-05-01 12:00:00+", "2024-05-01 12:00:00+5",
+                          "2024-05-01 12:00:00+05:3", "2024-05-01 12:00:00+05:30:", "2024-05-01 12:00:00 +00",
+                          "2024-05-01 12:00:00Z", "2024-05-01 12:00:00+00x"}) {
+    EXPECT_FALSE(ParseTimestampMillis(bad, true).ok()) << bad;
+  }
+}
+
+TEST(ParseTimestampMillis, ZoneIsRejectedForTimestampWithoutZone) {
+  EXPECT_FALSE(ParseTimestampMillis("2024-05-01 12:00:00+00", false).ok());
+}
+
+TEST(ParseTimestampMillis, RejectsBcDates) {
+  EXPECT_FALSE(ParseTimestampMillis("0044-03-15 12:00:00 BC", false).ok());
+  EXPECT_FALSE(ParseTimestampMillis("0044-03-15 12:00:00+00 BC", true).ok());
+  EXPECT_FALSE(ParseTimestampMillis("0044-03-15 12:00:00.5+00 BC", true).ok());
+}
+
+TEST(ParseTimestampMillis, ErrorIsInvalidArgumentQuotingTheText) {
+  auto r = ParseTimestampMillis("tomorrow", false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"tomorrow\""));
+}
+
+TEST(DecodeByteaHex, DecodesHexOutput) {
+  EXPECT_EQ(*DecodeByteaHex("\\x"), "");
+  EXPECT_EQ(*DecodeByteaHex("\\x0102ff"), std::string("\x01\x02\xff", 3));
+  EXPECT_EQ(*DecodeByteaHex("\\xDEADbeef"), std::string("\xde\xad\xbe\xef", 4));
+  EXPECT_EQ(*DecodeByteaHex("\\x00"), std::string(1, '\0'));
+}
+
+TEST(DecodeByteaHex, RejectsNonHexOutput) {
+  for (const char* bad : {"", "\\", "x01", "0102", "\\X01", "\\x1", "\\x012", "\\x0g", "\\xg0", "\\x01 02",
+                          "\\001\\002"}) {
+    auto r = DecodeByteaHex(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(IsPerEventError, OnlyInvalidArgumentIsPerEvent) {
+  EXPECT_TRUE(IsPerEventError(absl::InvalidArgumentError("x")));
+  EXPECT_FALSE(IsPerEventError(absl::FailedPreconditionError("x")));
+  EXPECT_FALSE(IsPerEventError(absl::DataLossError("x")));
+  EXPECT_FALSE(IsPerEventError(absl::OkStatus()));
+}
+
+}  // namespace
+}  // namespace outbox::outbox

@@ -1,0 +1,271 @@
+// The pure parts of the pg module: server error classification, connection parameters, SQL quoting and the
+// administration SQL builders. No server.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pg/admin.h"
+#include "pg/replication_connection.h"
+
+namespace outbox::pg {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+constexpr const char* kPinned =
+    "-c datestyle=ISO -c timezone=UTC -c extra_float_digits=3 -c bytea_output=hex -c intervalstyle=iso_8601";
+
+// --- ClassifyServerError ---------------------------------------------------------------------------------------
+
+struct Classification {
+  const char* sqlstate;
+  const char* message;
+  absl::StatusCode code;
+};
+
+void PrintTo(const Classification& c, std::ostream* os) {
+  *os << "SQLSTATE \"" << c.sqlstate << "\" \"" << c.message << "\"";
+}
+
+class ClassifyServerErrorTest : public ::testing::TestWithParam<Classification> {};
+
+TEST_P(ClassifyServerErrorTest, MapsSqlstateToWhatTheLoopDoes) {
+  const Classification& c = GetParam();
+  const absl::Status status = ClassifyServerError(c.sqlstate, c.message);
+  EXPECT_EQ(status.code(), c.code) << "SQLSTATE " << c.sqlstate << ": " << c.message;
+  EXPECT_EQ(std::string(status.message()), c.message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sqlstates, ClassifyServerErrorTest,
+    ::testing::Values(
+        // Retry: the slot is busy elsewhere, the connection is gone, the server is going away or overloaded.
+        Classification{"55006", "replication slot \"s\" is active for PID 42", absl::StatusCode::kUnavailable},
+        Classification{"08006", "server closed the connection unexpectedly", absl::StatusCode::kUnavailable},
+        Classification{"08P01", "unexpected EOF", absl::StatusCode::kUnavailable},
+        Classification{"", "could not receive data from server", absl::StatusCode::kUnavailable},
+        Classification{"57P01", "terminating connection due to administrator command",
+                       absl::StatusCode::kUnavailable},
+        Classification{"53300", "sorry, too many clients already", absl::StatusCode::kUnavailable},
+        Classification{"XX000", "some internal error", absl::StatusCode::kUnavailable},
+        // Fix the system first.
+        Classification{"42704", "replication slot \"s\" does not exist", absl::StatusCode::kFailedPrecondition},
+        Classification{"42704", "publication \"p\" does not exist", absl::StatusCode::kFailedPrecondition},
+        Classification{"55000", "can no longer get changes from replication slot \"s\"",
+                       absl::StatusCode::kFailedPrecondition},
+        Classification{"42501", "permission denied to start WAL sender", absl::StatusCode::kFailedPrecondition},
+        Classification{"28P01", "password authentication failed for user \"relay\"",
+                       absl::StatusCode::kFailedPrecondition},
+        Classification{"28000", "no pg_hba.conf entry", absl::StatusCode::kFailedPrecondition},
+        // Option errors.
+        Classification{"0A000", "client sent proto_version=9 but server only supports protocol 4 or lower",
+                       absl::StatusCode::kInvalidArgument},
+        Classification{"22023", "invalid value for parameter", absl::StatusCode::kInvalidArgument},
+        Classification{"42601", "syntax error", absl::StatusCode::kInvalidArgument},
+        Classification{"XX000", "unrecognized pgoutput option: binaryx", absl::StatusCode::kInvalidArgument}),
+    [](const ::testing::TestParamInfo<Classification>& info) {
+      const std::string sqlstate = *info.param.sqlstate ? info.param.sqlstate : "none";
+      return "sqlstate_" + sqlstate + "_" + std::to_string(info.index);
+    });
+
+// --- BuildConnParams -------------------------------------------------------------------------------------------
+
+int Count(const Params& params, const std::string& key) {
+  int n = 0;
+  for (const auto& [k, v] : params) n += k == key;
+  return n;
+}
+
+std::optional<std::string> Get(const Params& params, const std::string& key) {
+  for (const auto& [k, v] : params) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
+TEST(BuildConnParams, KeyValueFormGetsReplicationDatabaseWhenAsked) {
+  auto params = BuildConnParams("host=127.0.0.1 port=5432 dbname=app user=relay", /*replication=*/true, "relay-app");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Get(*params, "host"), "127.0.0.1");
+  EXPECT_EQ(Get(*params, "port"), "5432");
+  EXPECT_EQ(Get(*params, "dbname"), "app");
+  EXPECT_EQ(Get(*params, "user"), "relay");
+  EXPECT_EQ(Get(*params, "replication"), "database");
+  EXPECT_EQ(Get(*params, "application_name"), "relay-app");
+  EXPECT_EQ(Get(*params, "client_encoding"), "UTF8");
+  EXPECT_EQ(Get(*params, "options"), kPinned);
+}
+
+TEST(BuildConnParams, PlainConnectionHasNoReplicationKey) {
+  auto params = BuildConnParams("host=127.0.0.1 dbname=app", /*replication=*/false, "relay-app");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Count(*params, "replication"), 0);
+  EXPECT_EQ(Get(*params, "client_encoding"), "UTF8");
+  EXPECT_EQ(Get(*params, "options"), kPinned);
+}
+
+TEST(BuildConnParams, UsersReplicationKeyIsReplaced) {
+  auto plain = BuildConnParams("host=h replication=true", /*replication=*/false, "a");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(Count(*plain, "replication"), 0);
+  auto repl = BuildConnParams("host=h replication=true", /*replication=*/true, "a");
+  ASSERT_TRUE(repl.ok()) << repl.status();
+  EXPECT_EQ(Count(*repl, "replication"), 1);
+  EXPECT_EQ(Get(*repl, "replication"), "database");
+}
+
+TEST(BuildConnParams, UsersApplicationNameIsKept) {
+  auto params = BuildConnParams("host=h application_name=billing-relay", true, "outbox-relay");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Count(*params, "application_name"), 1);
+  EXPECT_EQ(Get(*params, "application_name"), "billing-relay");
+}
+
+TEST(BuildConnParams, ClientEncodingIsAlwaysUtf8) {
+  auto params = BuildConnParams("host=h client_encoding=LATIN1", true, "a");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Count(*params, "client_encoding"), 1);
+  EXPECT_EQ(Get(*params, "client_encoding"), "UTF8");
+}
+
+TEST(BuildConnParams, UsersOptionsComeFirstThenThePinnedSettings) {
+  auto params = BuildConnParams("host=h options='-c search_path=app -c work_mem=64MB'", true, "a");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Count(*params, "options"), 1);
+  EXPECT_EQ(Get(*params, "options"), std::string("-c search_path=app -c work_mem=64MB ") + kPinned);
+}
+
+TEST(BuildConnParams, PinnedOptionsFixEveryTextFormSetting) {
+  auto params = BuildConnParams("host=h", true, "a");
+  ASSERT_TRUE(params.ok()) << params.status();
+  const std::string options = *Get(*params, "options");
+  for (const char* setting : {"datestyle=ISO", "timezone=UTC", "extra_float_digits=3", "bytea_output=hex",
+                              "intervalstyle=iso_8601"}) {
+    EXPECT_THAT(options, HasSubstr(std::string("-c ") + setting)) << setting;
+  }
+}
+
+TEST(BuildConnParams, UriFormIsUnderstood) {
+  auto params = BuildConnParams(
+      "postgresql://relay:s3cret@db.example:5433/app?sslmode=disable&options=-c%20statement_timeout%3D0", true,
+      "outbox-relay");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Get(*params, "host"), "db.example");
+  EXPECT_EQ(Get(*params, "port"), "5433");
+  EXPECT_EQ(Get(*params, "dbname"), "app");
+  EXPECT_EQ(Get(*params, "user"), "relay");
+  EXPECT_EQ(Get(*params, "password"), "s3cret");
+  EXPECT_EQ(Get(*params, "sslmode"), "disable");
+  EXPECT_EQ(Get(*params, "replication"), "database");
+  EXPECT_EQ(Get(*params, "application_name"), "outbox-relay");
+  EXPECT_EQ(Get(*params, "client_encoding"), "UTF8");
+  EXPECT_EQ(Get(*params, "options"), std::string("-c statement_timeout=0 ") + kPinned);
+}
+
+TEST(BuildConnParams, UriApplicationNameIsKept) {
+  auto params = BuildConnParams("postgres://h/app?application_name=mine", false, "outbox-relay");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Count(*params, "application_name"), 1);
+  EXPECT_EQ(Get(*params, "application_name"), "mine");
+  EXPECT_EQ(Count(*params, "replication"), 0);
+}
+
+TEST(BuildConnParams, MalformedConninfoIsInvalidArgumentNamingTheKey) {
+  for (const char* bad : {"host", "host='unterminated", "nosuchkeyword=1", "postgresql://[::1/app",
+                          "postgresql://h/app?nosuchparam=1"}) {
+    auto params = BuildConnParams(bad, true, "a");
+    ASSERT_FALSE(params.ok()) << bad;
+    EXPECT_EQ(params.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    const std::string message(params.status().message());
+    EXPECT_THAT(message, StartsWith("source.conninfo: ")) << bad;
+    EXPECT_FALSE(message.ends_with("\n")) << bad;
+  }
+}
+
+// --- Quoting ---------------------------------------------------------------------------------------------------
+
+TEST(QuoteIdent, WrapsInDoubleQuotesAndDoublesThem) {
+  EXPECT_EQ(QuoteIdent("outbox"), "\"outbox\"");
+  EXPECT_EQ(QuoteIdent("MyPub"), "\"MyPub\"");
+  EXPECT_EQ(QuoteIdent("a\"b"), "\"a\"\"b\"");
+  EXPECT_EQ(QuoteIdent("\"\""), "\"\"\"\"\"\"");
+  EXPECT_EQ(QuoteIdent(""), "\"\"");
+  EXPECT_EQ(QuoteIdent("it's"), "\"it's\"");
+}
+
+TEST(QuoteLiteral, WrapsInSingleQuotesAndDoublesThem) {
+  EXPECT_EQ(QuoteLiteral("outbox_pub"), "'outbox_pub'");
+  EXPECT_EQ(QuoteLiteral("it's"), "'it''s'");
+  EXPECT_EQ(QuoteLiteral("''"), "''''''");
+  EXPECT_EQ(QuoteLiteral(""), "''");
+  EXPECT_EQ(QuoteLiteral("a\"b"), "'a\"b'");
+}
+
+// --- Administration SQL ----------------------------------------------------------------------------------------
+
+OutboxSqlNames Names() {
+  OutboxSqlNames n;
+  n.schema = "public";
+  n.table = "outbox";
+  n.publication = "outbox_pub";
+  n.slot = "outbox_relay";
+  n.role = "outbox_relay";
+  return n;
+}
+
+TEST(CreatePublicationSql, PublishesInsertsOfTheOutboxOnly) {
+  const std::string sql = CreatePublicationSql(Names());
+  EXPECT_THAT(sql, HasSubstr("CREATE PUBLICATION \"outbox_pub\" FOR TABLE \"public\".\"outbox\""));
+  EXPECT_THAT(sql, HasSubstr("WITH (publish = 'insert')"));
+}
+
+TEST(CreatePublicationSql, IsGuardedByIfNotExists) {
+  const std::string sql = CreatePublicationSql(Names());
+  const size_t guard = sql.find("IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = 'outbox_pub')");
+  ASSERT_NE(guard, std::string::npos) << sql;
+  EXPECT_LT(guard, sql.find("CREATE PUBLICATION"));
+}
+
+TEST(CreatePublicationSql, QuotesNames) {
+  OutboxSqlNames n = Names();
+  n.publication = "pub'\"x";
+  n.schema = "My Schema";
+  const std::string sql = CreatePublicationSql(n);
+  EXPECT_THAT(sql, HasSubstr("pubname = 'pub''\"x'"));
+  EXPECT_THAT(sql, HasSubstr("CREATE PUBLICATION \"pub'\"\"x\" FOR TABLE \"My Schema\".\"outbox\""));
+}
+
+TEST(CreateRoleSql, IsALoginReplicationRoleThatIsNotASuperuser) {
+  const std::string sql = CreateRoleSql(Names());
+  EXPECT_THAT(sql, HasSubstr("CREATE ROLE \"outbox_relay\" LOGIN REPLICATION NOSUPERUSER"));
+  EXPECT_THAT(sql, HasSubstr("IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_relay')"));
+  EXPECT_THAT(sql, HasSubstr("GRANT USAGE ON SCHEMA \"public\" TO \"outbox_relay\";"));
+  EXPECT_THAT(sql, HasSubstr("GRANT SELECT ON \"public\".\"outbox\" TO \"outbox_relay\";"));
+  EXPECT_THAT(sql, Not(HasSubstr("GRANT CONNECT")));
+}
+
+TEST(CreateRoleSql, GrantsConnectWhenTheDatabaseIsKnown) {
+  OutboxSqlNames n = Names();
+  n.database = "app";
+  EXPECT_THAT(CreateRoleSql(n), HasSubstr("GRANT CONNECT ON DATABASE \"app\" TO \"outbox_relay\";"));
+}
+
+TEST(CreateOutboxTableSql, HasTheDefaultLayout) {
+  const std::string sql = CreateOutboxTableSql(Names());
+  EXPECT_THAT(sql, StartsWith("CREATE TABLE IF NOT EXISTS \"public\".\"outbox\""));
+  for (const char* column : {"id            uuid", "aggregatetype text", "aggregateid   text", "type          text",
+                             "payload       jsonb", "created_at    timestamptz"}) {
+    EXPECT_THAT(sql, HasSubstr(column)) << column;
+  }
+}
+
+}  // namespace
+}  // namespace outbox::pg
