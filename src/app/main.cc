@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <csignal>
 #include <iostream>
 
@@ -21,6 +22,7 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop.store(true); }
+void OnTestFatal(int) { outbox::app::Relay::test_fatal_error.store(true); }
 
 std::vector<std::pair<std::string, std::string>> ParseSets(const std::vector<std::string>& sets, bool* ok) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -121,6 +123,12 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  if (const char* hooks = std::getenv("OUTBOX_RELAY_TEST_HOOKS"); hooks && std::string(hooks) == "1") {
+    struct sigaction fatal {};
+    fatal.sa_handler = OnTestFatal;
+    sigemptyset(&fatal.sa_mask);
+    sigaction(SIGUSR2, &fatal, nullptr);
+  }
 
   outbox::ops::Metrics metrics;
   outbox::ops::HttpServer http(&metrics);

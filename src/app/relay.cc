@@ -42,6 +42,8 @@ std::shared_ptr<spdlog::logger> Log() {
 
 }  // namespace
 
+std::atomic<bool> Relay::test_fatal_error{false};
+
 Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop)
     : config_(std::move(config)),
       options_(options),
@@ -69,9 +71,6 @@ absl::Status Relay::EnsureSink() {
 }
 
 absl::Status Relay::Run() {
-  if (config_.delivery.on_error == config::OnError::kDeadLetter) {
-    return absl::UnimplementedError("delivery.on_error: dead_letter is not implemented yet; use halt");
-  }
   if (config_.source.streaming || config_.source.messages) {
     return absl::UnimplementedError("source.streaming and source.messages are not implemented yet");
   }
@@ -89,12 +88,12 @@ absl::Status Relay::Run() {
       return st;
     }
     const bool standby = absl::StrContains(st.message(), "is active for PID");
-    metrics_->standby = standby ? 1 : 0;
+    const bool was_standby = metrics_->standby.exchange(standby ? 1 : 0) == 1;
     metrics_->SetNotReadyReason(standby ? Cat("standby: ", st.message()) : std::string(st.message()));
     if (Clock::now() - started > std::chrono::seconds(30)) backoff = kInitialBackoff;
     const auto wait = standby ? kStandbyRetry : backoff;
     if (standby) {
-      if (metrics_->standby.exchange(1) == 0 || true) Log()->info("standby: {}; retrying in {} ms", st.message(), wait.count());
+      if (!was_standby) Log()->info("standby: {}; retrying every {} ms", st.message(), wait.count());
     } else {
       Log()->warn("reconnecting in {} ms: {}", wait.count(), st.message());
       metrics_->reconnects++;
@@ -154,6 +153,11 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
   auto slot = conn.ReadSlot(slot_name);
   if (!slot.ok()) return slot.status();
 
+  // Another relay streams the slot: wait as a standby without reading the checkpoint on every retry.
+  if (slot->has_value() && (*slot)->active) {
+    return absl::UnavailableError(Cat("replication slot \"", slot_name, "\" is active for PID ",
+                                      (*slot)->active_pid.value_or(0)));
+  }
   // Read the slot first, then the checkpoint (a live relay writes its checkpoint before it confirms).
   std::optional<kafka::Checkpoint> checkpoint;
   if (config_.source.checkpoint == config::CheckpointStore::kKafka) {
@@ -295,6 +299,8 @@ absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
       }
     }
     sink_->Poll(0);
+    if (test_fatal_error.exchange(false)) sink_->TestFatalError();
+    if (absl::Status st = FlushDeadLetters(); !st.ok()) return st;
 
     // A broker that has not acknowledged anything for release_slot_after_ms: release the slot.
     const auto now = Clock::now();
@@ -426,7 +432,9 @@ absl::Status Relay::HandleInsert(const pg::Insert& insert) {
   if (tx_halt_) return absl::OkStatus();  // this transaction is already halted; nothing of it is produced
   auto record = mapper_.Map(*rel, insert.new_tuple, tx_commit_lsn_, tx_commit_time_ms_);
   if (!record.ok()) {
-    if (outbox::IsPerEventError(record.status())) return PerEventError(record.status(), "");
+    if (outbox::IsPerEventError(record.status())) {
+      return PerEventError(record.status(), mapper_.Original(tx_commit_lsn_, tx_commit_time_ms_));
+    }
     return record.status();
   }
   return ProduceRecord(*record);
@@ -446,21 +454,84 @@ absl::Status Relay::ProduceRecord(const outbox::Record& record) {
       continue;
     }
     if (st.code() == absl::StatusCode::kInvalidArgument) {
-      return PerEventError(absl::InvalidArgumentError(Cat(st.message(), " (event id=", record.event_id,
-                                                                   " at LSN ", tx_commit_lsn_.ToString(), ")")),
-                           record.event_id);
+      // Too large for the broker or the topic: dead-lettered without its value (it would not fit either).
+      outbox::Record original = record;
+      original.value = std::nullopt;
+      return PerEventError(absl::InvalidArgumentError(Cat(st.message(), " (event id=", record.event_id, " at LSN ",
+                                                          tx_commit_lsn_.ToString(), ")")),
+                           std::move(original));
     }
     return st;
   }
 }
 
-absl::Status Relay::PerEventError(const absl::Status& error, std::string_view) {
+absl::Status Relay::PerEventError(const absl::Status& error, outbox::Record original) {
   metrics_->delivery_errors_permanent++;
-  // delivery.on_error: halt. Nothing of this transaction is confirmed; the halt is raised at its Commit, when
-  // its end LSN (and so the --start-lsn that skips it) is known.
-  tracker_.MarkFailed(tx_entry_);
-  if (!tx_halt_) tx_halt_ = error;
-  return absl::OkStatus();
+  if (config_.delivery.on_error == config::OnError::kHalt) {
+    // Nothing of this transaction is confirmed; the halt is raised at its Commit, when its end LSN (and so the
+    // --start-lsn that skips it) is known.
+    tracker_.MarkFailed(tx_entry_);
+    if (!tx_halt_) tx_halt_ = error;
+    return absl::OkStatus();
+  }
+  Log()->warn("dead-lettering: {}", error.message());
+  return ProduceDeadLetter(std::move(original), std::string(error.message()), tx_entry_);
+}
+
+absl::Status Relay::ProduceDeadLetter(outbox::Record record, const std::string& error, delivery::EntryHandle entry) {
+  record.topic = config_.delivery.dead_letter_topic;
+  record.headers.push_back(outbox::Header{"error", std::string_view(error)});
+  bool has_lsn = false;
+  for (const outbox::Header& h : record.headers) has_lsn = has_lsn || h.name == "source_lsn";
+  const std::string lsn = tx_commit_lsn_.ToString();
+  if (!has_lsn) record.headers.push_back(outbox::Header{"source_lsn", std::string_view(lsn)});
+  while (true) {
+    absl::Status st = sink_->Produce(record, entry.Pack());
+    if (st.ok()) {
+      if (tracker_.pending_records() == 0) last_progress_ = Clock::now();
+      tracker_.AddRecord(entry, (record.key ? record.key->size() : 0) + (record.value ? record.value->size() : 0));
+      return absl::OkStatus();
+    }
+    if (st.code() == absl::StatusCode::kResourceExhausted) {
+      sink_->Poll(10);
+      if (rewind_reason_ || fatal_) return absl::OkStatus();
+      continue;
+    }
+    // A failed dead-letter write halts.
+    tracker_.MarkFailed(entry);
+    return absl::FailedPreconditionError(Cat("could not write a dead letter to ", config_.delivery.dead_letter_topic,
+                                             " (", st.message(), ") for: ", error));
+  }
+}
+
+void Relay::DeadLetterFromReport(const kafka::DeliveryReport& r, delivery::EntryHandle entry) {
+  PendingDeadLetter d;
+  d.entry = entry;
+  const rd_kafka_message_t* m = r.message;
+  if (m && m->key) {
+    d.has_key = true;
+    d.key.assign(static_cast<const char*>(m->key), m->key_len);
+  }
+  if (m && m->payload) {
+    d.has_value = true;
+    d.value.assign(static_cast<const char*>(m->payload), m->len);
+  }
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (m && rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+    const char* name;
+    const void* val;
+    size_t size;
+    for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+      d.headers.emplace_back(name, val ? std::optional<std::string>(std::string(static_cast<const char*>(val), size))
+                                       : std::nullopt);
+    }
+  }
+  d.timestamp_ms = r.timestamp_ms;
+  d.error = Cat("the broker rejected the record for topic ", r.topic, ": ", rd_kafka_err2str(r.err));
+  // The dead letter counts as the transaction's record: add it before the failed original is let go.
+  tracker_.AddRecord(entry, d.key.size() + d.value.size());
+  tracker_.Ack(entry, r.bytes);
+  pending_dead_letters_.push_back(std::move(d));
 }
 
 void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
@@ -480,26 +551,67 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
     return;
   }
   if (handle.generation != tracker_.generation()) return;  // from before a rewind
+  const bool dead_letter = r.topic == config_.delivery.dead_letter_topic;
   if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (tracker_.Ack(handle, r.bytes)) {
       last_progress_ = Clock::now();
-      metrics_->events_published++;
-      if (r.timestamp_ms > 0) metrics_->commit_to_ack_seconds.Observe((NowUnixMillis() - r.timestamp_ms) / 1000.0);
+      if (dead_letter) {
+        metrics_->events_dead_lettered++;
+      } else {
+        metrics_->events_published++;
+        if (r.timestamp_ms > 0) metrics_->commit_to_ack_seconds.Observe((NowUnixMillis() - r.timestamp_ms) / 1000.0);
+      }
     }
     return;
   }
+  if (r.err == RD_KAFKA_RESP_ERR__FATAL) {
+    metrics_->delivery_errors_transient++;
+    if (!rewind_reason_) rewind_reason_ = Cat("producer fatal error: ", Msg(sink_->FatalError()));
+    return;
+  }
+  // A broker-side MESSAGE_TOO_LARGE rejects a whole batch: it is not one event's fault, so it is not
+  // dead-lettered (DESIGN.md); it halts with advice.
+  const bool batch_too_large = r.err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE;
   if (kafka::IsPermanentDeliveryError(r.err)) {
     metrics_->delivery_errors_permanent++;
+    if (config_.delivery.on_error == config::OnError::kDeadLetter && !dead_letter && !batch_too_large) {
+      Log()->warn("dead-lettering event id={}: {}", r.event_id, rd_kafka_err2str(r.err));
+      DeadLetterFromReport(r, handle);
+      return;
+    }
     tracker_.MarkFailed(handle);
     if (!halt_) {
       halt_ = absl::InvalidArgumentError(Cat(
-          "the broker rejected event id=", r.event_id, " for topic ", r.topic, ": ", rd_kafka_err2str(r.err),
-          "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed (delivery.on_error: halt)"));
+          dead_letter ? "could not write a dead letter of event id=" : "the broker rejected event id=", r.event_id,
+          " for topic ", r.topic, ": ", rd_kafka_err2str(r.err),
+          batch_too_large ? " (the broker rejected its batch: keep kafka.message.max.bytes and batch.size below the "
+                            "topic's max.message.bytes)"
+                          : "",
+          "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed"));
     }
     return;
   }
   metrics_->delivery_errors_transient++;
   if (!rewind_reason_) rewind_reason_ = Cat("delivery failed: ", rd_kafka_err2str(r.err));
+}
+
+absl::Status Relay::FlushDeadLetters() {
+  std::vector<PendingDeadLetter> pending;
+  pending.swap(pending_dead_letters_);
+  for (PendingDeadLetter& d : pending) {
+    if (d.entry.generation != tracker_.generation()) continue;
+    outbox::Record rec;
+    if (d.has_key) rec.key = d.key;
+    if (d.has_value) rec.value = d.value;
+    rec.timestamp_ms = d.timestamp_ms;
+    for (const auto& [name, value] : d.headers) {
+      rec.headers.push_back(outbox::Header{name, value ? std::optional<std::string_view>(*value) : std::nullopt});
+    }
+    // ProduceDeadLetter counts the record again; the one counted in DeadLetterFromReport stands in for it.
+    if (absl::Status st = ProduceDeadLetter(std::move(rec), d.error, d.entry); !st.ok()) return st;
+    tracker_.Ack(d.entry, d.key.size() + d.value.size());
+  }
+  return absl::OkStatus();
 }
 
 Lsn Relay::ConfirmCandidate() const {
@@ -616,6 +728,7 @@ void Relay::Rewind(std::string_view why) {
   }
   checkpoint_records_.clear();
   checkpoint_inflight_ = Lsn(0);
+  pending_dead_letters_.clear();
   idle_wal_end_.reset();
   in_tx_ = false;
   tx_halt_.reset();

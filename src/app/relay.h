@@ -54,7 +54,12 @@ class Relay {
   absl::Status HandleMessage(const pg::Message& message);
   absl::Status HandleInsert(const pg::Insert& insert);
   absl::Status ProduceRecord(const outbox::Record& record);
-  absl::Status PerEventError(const absl::Status& error, std::string_view event_id);
+  // A permanent error for one event: under halt the transaction is marked and the halt raised at its Commit;
+  // under dead_letter `original` (with an `error` header) goes to the dead-letter topic instead.
+  absl::Status PerEventError(const absl::Status& error, outbox::Record original);
+  absl::Status ProduceDeadLetter(outbox::Record record, const std::string& error, delivery::EntryHandle entry);
+  void DeadLetterFromReport(const kafka::DeliveryReport& report, delivery::EntryHandle entry);
+  absl::Status FlushDeadLetters();
   void OnDeliveryReport(const kafka::DeliveryReport& report);
 
   // Status updates and checkpoints.
@@ -73,6 +78,11 @@ class Relay {
 
   config::Config config_;
   RunOptions options_;
+ public:
+  // Set from a signal handler (tests only, OUTBOX_RELAY_TEST_HOOKS=1): raise a fatal producer error.
+  static std::atomic<bool> test_fatal_error;
+
+ private:
   ops::Metrics* metrics_;
   const std::atomic<bool>* stop_;
 
@@ -112,6 +122,15 @@ class Relay {
   std::optional<absl::Status> halt_;
   bool broker_down_ = false;
   std::map<uint64_t, Lsn> checkpoint_records_;  // opaque -> LSN of checkpoint records in flight
+  // Dead letters of records the broker rejected, produced from the loop (not inside the delivery callback).
+  struct PendingDeadLetter {
+    delivery::EntryHandle entry;
+    std::string key, value, error;
+    bool has_key = false, has_value = false;
+    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+    int64_t timestamp_ms = 0;
+  };
+  std::vector<PendingDeadLetter> pending_dead_letters_;
   uint64_t next_checkpoint_seq_ = 1;
 };
 

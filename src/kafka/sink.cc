@@ -88,6 +88,10 @@ absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
     return absl::InvalidArgumentError(Cat("record of ", record.Bytes(), " bytes is larger than message.max.bytes (",
                                                    message_max_bytes_, ")"));
   }
+  if (auto limit = TopicMaxMessageBytes(record.topic, 2000); limit && static_cast<int64_t>(record.Bytes()) > *limit) {
+    return absl::InvalidArgumentError(Cat("record of ", record.Bytes(), " bytes is larger than topic ", record.topic,
+                                          "'s max.message.bytes (", *limit, ")"));
+  }
   rd_kafka_topic_t* rkt = Topic(record.topic);
   if (rkt == nullptr) {
     return absl::InvalidArgumentError(Cat("cannot produce to topic \"", record.topic, "\": ",
@@ -170,6 +174,7 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
   r.bytes = msg->len + msg->key_len;
   rd_kafka_timestamp_type_t tstype;
   r.timestamp_ms = rd_kafka_message_timestamp(msg, &tstype);
+  r.message = msg;
   rd_kafka_headers_t* headers = nullptr;
   if (rd_kafka_message_headers(msg, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) {
     const void* v = nullptr;
@@ -189,6 +194,51 @@ void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) 
   if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) self->all_brokers_down_ = true;
   spdlog::get("kafka") ? spdlog::get("kafka")->warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason)
                        : spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
+}
+
+std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic, int timeout_ms) {
+  std::string name(topic);
+  const auto now = std::chrono::steady_clock::now();
+  if (auto it = topic_limits_.find(name); it != topic_limits_.end()) {
+    // An answer is kept; no answer (the topic does not exist yet, the broker is down) is asked again later.
+    if (it->second.max_message_bytes || now - it->second.asked < std::chrono::seconds(30)) {
+      return it->second.max_message_bytes;
+    }
+  }
+  std::optional<int64_t> result;
+  char errstr[256];
+  rd_kafka_ConfigResource_t* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, name.c_str());
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_DescribeConfigs(rk_, &res, 1, opts, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, timeout_ms + 500);
+  if (ev != nullptr && rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const rd_kafka_DescribeConfigs_result_t* dr = rd_kafka_event_DescribeConfigs_result(ev);
+    size_t nres = 0;
+    const rd_kafka_ConfigResource_t** rs = dr ? rd_kafka_DescribeConfigs_result_resources(dr, &nres) : nullptr;
+    for (size_t i = 0; i < nres; ++i) {
+      if (rd_kafka_ConfigResource_error(rs[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+      size_t nconf = 0;
+      const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(rs[i], &nconf);
+      for (size_t j = 0; j < nconf; ++j) {
+        if (std::string_view(rd_kafka_ConfigEntry_name(entries[j])) != "max.message.bytes") continue;
+        int64_t v = 0;
+        const char* value = rd_kafka_ConfigEntry_value(entries[j]);
+        if (value && absl::SimpleAtoi(value, &v)) result = v;
+      }
+    }
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_ConfigResource_destroy(res);
+  rd_kafka_queue_destroy(q);
+  topic_limits_[name] = TopicLimit{result, now};
+  return result;
+}
+
+void KafkaSink::TestFatalError() {
+  rd_kafka_test_fatal_error(rk_, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, "test hook: injected fatal error");
 }
 
 }  // namespace outbox::kafka

@@ -3,11 +3,13 @@
 // pipe when it turns non-empty, so the loop can wait on it beside the PostgreSQL socket.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <optional>
 #include <string_view>
 
 #include <librdkafka/rdkafka.h>
@@ -29,6 +31,7 @@ struct DeliveryReport {
   int64_t timestamp_ms = -1;
   std::string_view event_id;    // the record's `id` header (for errors)
   std::string_view source_lsn;  // the record's `source_lsn` header
+  const rd_kafka_message_t* message = nullptr;  // the record itself (key, payload, headers), valid during the call
 };
 
 // Errors that are about the record itself and will not go away by retrying (delivery.on_error decides). Any
@@ -66,6 +69,11 @@ class KafkaSink {
   // Metadata request to the cluster: OK when a broker answers within the timeout (blocks; not on the hot path).
   absl::Status CheckReachable(int timeout_ms);
   int64_t message_max_bytes() const { return message_max_bytes_; }
+  // The topic's max.message.bytes (DescribeConfigs, asked once per topic and cached; blocks up to timeout_ms the
+  // first time). nullopt when the broker does not say (e.g. the topic does not exist yet).
+  std::optional<int64_t> TopicMaxMessageBytes(std::string_view topic, int timeout_ms);
+  // Raises a fatal error inside the idempotent producer (tests only: OUTBOX_RELAY_TEST_HOOKS).
+  void TestFatalError();
   rd_kafka_t* handle() { return rk_; }
 
  private:
@@ -77,6 +85,11 @@ class KafkaSink {
   rd_kafka_t* rk_ = nullptr;
   ReportFn on_report_;
   absl::flat_hash_map<std::string, rd_kafka_topic_t*> topics_;
+  struct TopicLimit {
+    std::optional<int64_t> max_message_bytes;
+    std::chrono::steady_clock::time_point asked;
+  };
+  absl::flat_hash_map<std::string, TopicLimit> topic_limits_;
   int wake_read_ = -1;
   int wake_write_ = -1;
   bool all_brokers_down_ = false;

@@ -337,4 +337,21 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   return r;
 }
 
+Record OutboxMapper::Original(Lsn commit_lsn, int64_t commit_time_ms) {
+  Record r;
+  r.event_id = s_.id.text;
+  r.key = s_.key.null ? std::nullopt : std::optional<std::string_view>(s_.key.text);
+  r.value = s_.payload.null ? std::nullopt : std::optional<std::string_view>(s_.payload.text);
+  r.timestamp_ms = commit_time_ms;
+  s_.source_lsn = commit_lsn.ToString();
+  if (!s_.id.null) r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
+  for (size_t i = 0; i < config_.fields.additional.size() && i < s_.additional.size(); ++i) {
+    const Field& f = s_.additional[i];
+    r.headers.push_back(Header{config_.fields.additional[i].name,
+                               f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
+  }
+  r.headers.push_back(Header{"source_lsn", std::string_view(s_.source_lsn)});
+  return r;
+}
+
 }  // namespace outbox::outbox

@@ -70,6 +70,11 @@ class OutboxMapper {
   absl::StatusOr<Record> Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,
                              int64_t commit_time_ms);
 
+  // The row of the last Map call as it was, for a dead letter after a per-event error: key and payload text as
+  // read, headers `id` (when not NULL), the additional fields and `source_lsn`; the topic is left empty. Valid
+  // after Map returned a per-event error (or a record), until the next Map call.
+  Record Original(Lsn commit_lsn, int64_t commit_time_ms);
+
 
  private:
   // Column positions of one relation (by OID), resolved from its Relation message.
