@@ -32,9 +32,9 @@ absl::Status HttpServer::Start(const std::string& listen) {
     res.set_content(ok ? "ok\n" : "loop not running\n", "text/plain");
   });
   server_->Get("/readyz", [m](const httplib::Request&, httplib::Response& res) {
-    const bool ready = m->loop_running.load() && m->streaming.load() && m->broker_reachable.load();
-    res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ready\n" : Cat("not ready: ", m->not_ready_reason(), "\n"), "text/plain");
+    const Metrics::Readiness r = m->readiness();
+    res.status = r.ready ? 200 : 503;
+    res.set_content(r.ready ? "ready\n" : Cat("not ready: ", r.reason, "\n"), "text/plain");
   });
   if (port == 0) {
     port_ = server_->bind_to_any_port(host);

@@ -25,7 +25,8 @@ void Histogram::Render(const std::string& name, const std::string& help, std::st
   cumulative += buckets_[kBounds.size()].load(std::memory_order_relaxed);
   Append(out, name, "_bucket{le=\"+Inf\"} ", cumulative, "\n");
   Append(out, name, "_sum ", absl::StrFormat("%.6f", sum_micros_.load() / 1e6), "\n");
-  Append(out, name, "_count ", count_.load(), "\n");
+  // The count of this snapshot of the buckets, so that _count always equals the +Inf bucket.
+  Append(out, name, "_count ", cumulative, "\n");
 }
 
 void Metrics::SetNotReadyReason(std::string reason) {
@@ -36,6 +37,14 @@ void Metrics::SetNotReadyReason(std::string reason) {
 std::string Metrics::not_ready_reason() const {
   std::lock_guard<std::mutex> lock(mu_);
   return not_ready_reason_;
+}
+
+Metrics::Readiness Metrics::readiness() const {
+  if (!loop_running.load()) return {false, "the replication loop is not running"};
+  const std::string reason = not_ready_reason();
+  if (!streaming.load()) return {false, reason.empty() ? "not streaming" : reason};
+  if (!broker_reachable.load()) return {false, reason.empty() ? "broker unreachable" : reason};
+  return {true, ""};
 }
 
 std::string Metrics::Render() const {
@@ -67,6 +76,7 @@ std::string Metrics::Render() const {
                   "# TYPE outbox_relay_reconnects_total counter\n", "outbox_relay_reconnects_total ",
                   reconnects.load(), "\n");
   gauge("standby", "1 while waiting as a standby for the slot.", standby.load());
+  gauge("ready", "1 while streaming with the broker reachable (what /readyz answers).", readiness().ready ? 1 : 0);
   return out;
 }
 

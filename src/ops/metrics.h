@@ -50,6 +50,13 @@ struct Metrics {
   void SetNotReadyReason(std::string reason);
   std::string not_ready_reason() const;
 
+  // What /readyz answers: ready, or why not (never empty when not ready).
+  struct Readiness {
+    bool ready = false;
+    std::string reason;
+  };
+  Readiness readiness() const;
+
   // Prometheus text exposition format, every name prefixed outbox_relay_.
   std::string Render() const;
 

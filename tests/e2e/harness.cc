@@ -73,8 +73,10 @@ void RelayHarness::Init() {
   ASSERT_EQ(RunCommand({"init", "--create-table"}, &output), 0) << output;
 }
 
-std::unique_ptr<ChildProcess> RelayHarness::StartRelay(const std::vector<std::string>& extra_args, bool wait_active) {
+std::unique_ptr<ChildProcess> RelayHarness::StartRelay(const std::vector<std::string>& extra_args, bool wait_active,
+                                                       const std::map<std::string, std::string>& env) {
   ProcessOptions o;
+  o.env = env;
   o.argv = {OUTBOX_RELAY_BIN, "run", "-c", config_path_};
   o.argv.insert(o.argv.end(), extra_args.begin(), extra_args.end());
   o.output_path = dir_ + "/relay-" + std::to_string(++relay_runs_) + ".log";

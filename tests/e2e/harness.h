@@ -28,7 +28,8 @@ class RelayHarness {
   // `init --create-table`, asserting success.
   void Init();
   // Starts `outbox-relay run` in the background and waits until it holds the slot.
-  std::unique_ptr<ChildProcess> StartRelay(const std::vector<std::string>& extra_args = {}, bool wait_active = true);
+  std::unique_ptr<ChildProcess> StartRelay(const std::vector<std::string>& extra_args = {}, bool wait_active = true,
+                                          const std::map<std::string, std::string>& env = {});
 
   void Sql(const std::string& sql) const;
   std::optional<std::string> Value(const std::string& sql) const;

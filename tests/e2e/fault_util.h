@@ -1,0 +1,103 @@
+// Helpers for fault tests: reading a topic to its end, checking no loss, duplicate bounds and per-key order.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/lsn.h"
+#include "support/kafka_reader.h"
+#include "support/util.h"
+
+namespace outbox::testing {
+
+inline std::string HeaderValue(const KafkaRecord& r, const std::string& name) {
+  const KafkaHeader* h = r.FindHeader(name);
+  return h && h->value ? *h->value : "";
+}
+
+// Reads the topic until it holds every id of `required` (or the deadline passes) and returns all its records.
+inline std::vector<KafkaRecord> ReadUntilAll(KafkaReader& reader, const std::string& topic,
+                                             const std::set<std::string>& required,
+                                             std::chrono::milliseconds deadline) {
+  auto records = reader.ReadUntil(
+      topic,
+      [&](const std::vector<KafkaRecord>& rs) {
+        std::set<std::string> seen;
+        for (const KafkaRecord& r : rs) seen.insert(HeaderValue(r, "id"));
+        for (const std::string& id : required) {
+          if (!seen.count(id)) return false;
+        }
+        return true;
+      },
+      deadline);
+  return records.ok() ? *records : reader.Records(topic);
+}
+
+// The topic's record count once it stopped growing for `quiet`.
+inline size_t StableCount(KafkaReader& reader, const std::string& topic,
+                          std::chrono::milliseconds quiet = std::chrono::milliseconds(400)) {
+  size_t last = static_cast<size_t>(-1);
+  auto since = std::chrono::steady_clock::now();
+  while (true) {
+    auto all = reader.ReadAll(topic, std::chrono::seconds(10));
+    const size_t n = all.ok() ? all->size() : reader.Records(topic).size();
+    if (n != last) {
+      last = n;
+      since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - since >= quiet) {
+      return n;
+    }
+    PollUntil([] { return false; }, std::chrono::milliseconds(50));
+  }
+}
+
+struct DeliveryCheck {
+  size_t records = 0;
+  size_t lost = 0;
+  size_t duplicates = 0;
+  size_t unexpected = 0;
+  size_t order_violations = 0;
+};
+
+// Every committed id arrived; nothing outside committed+uncertain arrived; the first occurrences of each key's
+// events carry increasing steps (payload {"key":..,"step":N}).
+inline DeliveryCheck CheckDelivery(const std::vector<KafkaRecord>& records, const std::set<std::string>& committed,
+                                   const std::set<std::string>& uncertain) {
+  DeliveryCheck c;
+  c.records = records.size();
+  std::set<std::string> seen;
+  std::map<std::string, int> last_step;
+  static const std::regex kStep("\"step\": (\\d+)");
+  for (const KafkaRecord& r : records) {
+    const std::string id = HeaderValue(r, "id");
+    if (!committed.count(id) && !uncertain.count(id)) ++c.unexpected;
+    if (!seen.insert(id).second) {
+      ++c.duplicates;
+      continue;
+    }
+    std::smatch m;
+    const std::string value = r.value.value_or("");
+    if (r.key && std::regex_search(value, m, kStep)) {
+      const int step = std::stoi(m[1]);
+      auto it = last_step.find(*r.key);
+      if (it != last_step.end() && step <= it->second) ++c.order_violations;
+      last_step[*r.key] = step;
+    }
+  }
+  for (const std::string& id : committed) {
+    if (!seen.count(id)) ++c.lost;
+  }
+  return c;
+}
+
+inline int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+}  // namespace outbox::testing

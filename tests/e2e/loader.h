@@ -1,0 +1,44 @@
+// Loader: a thread that writes outbox events continuously (1 to 3 per transaction, keys k0..k9 with a per-key
+// step number in the payload) until stopped, tolerating a server that goes away. It records which events
+// committed for sure, and which are uncertain (the COMMIT's answer was lost).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/pg_server.h"
+
+namespace outbox::testing {
+
+class Loader {
+ public:
+  Loader(PgServer* pg, std::string db, std::string type, int keys = 10);
+  ~Loader();
+  void Start();
+  void Stop();
+  // Committed event ids, and ids whose commit is uncertain.
+  std::set<std::string> committed() const;
+  std::set<std::string> uncertain() const;
+  // The step number each committed event carries for its key ({"key":..,"step":..}).
+  size_t transactions() const { return transactions_.load(); }
+
+ private:
+  void Run();
+
+  PgServer* pg_;
+  std::string db_, type_;
+  int keys_;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> transactions_{0};
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::set<std::string> committed_, uncertain_;
+  std::map<std::string, int> next_step_;
+};
+
+}  // namespace outbox::testing
