@@ -44,6 +44,7 @@ WHERE p.pubname = 'outbox_pub';
 -- Names with upper-case letters or other special characters must be double-quoted in SQL ("OutboxPub"); in
 -- relay.yaml give the name as it is (source.publication: OutboxPub). Lower-case names avoid the question.
 --
--- Changing the publication later (ALTER PUBLICATION ... SET TABLE / DROP TABLE) takes effect for transactions
--- decoded after the change. Dropping the publication while a relay streams it makes the stream fail with 42704 on
--- the next change (the relay exits 1): create it again, and restart the relay.
+-- Do not drop the publication while its slot exists: the stream then fails with 42704 on the next change (the
+-- relay exits 1), and on PostgreSQL 15 every change decoded from before a re-created publication existed keeps
+-- failing the same way, so the slot cannot get past that WAL: recovery is a new slot and a backfill (README,
+-- "Failure modes"). ALTER PUBLICATION ... SET (...) is safe; it applies to changes decoded after it.

@@ -1,11 +1,20 @@
-// init, status and check.
+// init, status and check (SPEC.md §2): one-shot commands that talk to the server and the broker, print to `out`
+// and return the exit code. Every text that may carry a secret (server and broker errors, the config) goes
+// through config::Redact before it is printed.
 #include "common/strings.h"
 #include "app/commands.h"
 
-#include "absl/strings/str_cat.h"
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "app/relay.h"
 #include "kafka/checkpoint.h"
-#include "kafka/sink.h"
+#include "kafka/producer_config.h"
 #include "nlohmann/json.hpp"
 #include "pg/admin.h"
 #include "pg/replication_connection.h"
@@ -13,12 +22,20 @@
 namespace outbox::app {
 namespace {
 
+constexpr int kBrokerProbeTimeoutMs = 5000;
+
 pg::OutboxSqlNames Names(const config::Config& config) {
   pg::OutboxSqlNames n;
   std::tie(n.schema, n.table) = config::SplitTableName(config.outbox.table);
   n.publication = config.source.publication;
   n.slot = config.source.slot;
   return n;
+}
+
+// Prints "<command>: <message>" (redacted) to `err`.
+void PrintError(const config::Config& config, std::ostream& err, std::string_view command, std::string_view what,
+                absl::string_view message) {
+  err << command << ": " << config::Redact(config, Cat(what, what.empty() ? "" : ": ", message)) << "\n";
 }
 
 absl::Status WriteCheckpoint(const config::Config& config, const kafka::Checkpoint& c) {
@@ -48,6 +65,313 @@ absl::StatusOr<std::optional<kafka::Checkpoint>> ReadCheckpoint(const config::Co
   return std::optional<kafka::Checkpoint>();
 }
 
+std::optional<int64_t> ToInt(const std::optional<std::string>& text) {
+  int64_t v = 0;
+  if (!text || !absl::SimpleAtoi(*text, &v)) return std::nullopt;
+  return v;
+}
+
+const char* Name(config::CheckpointStore s) {
+  switch (s) {
+    case config::CheckpointStore::kKafka: return "kafka";
+    case config::CheckpointStore::kFile: return "file";
+    case config::CheckpointStore::kNone: return "none";
+  }
+  return "?";
+}
+const char* Name(config::OnUpdate u) {
+  switch (u) {
+    case config::OnUpdate::kWarn: return "warn";
+    case config::OnUpdate::kError: return "error";
+    case config::OnUpdate::kIgnore: return "ignore";
+  }
+  return "?";
+}
+const char* Name(config::OnError e) { return e == config::OnError::kHalt ? "halt" : "dead_letter"; }
+const char* Name(config::Format f) {
+  switch (f) {
+    case config::Format::kRaw: return "raw";
+    case config::Format::kCloudEvents: return "cloudevents";
+    case config::Format::kProtobuf: return "protobuf";
+  }
+  return "?";
+}
+
+// The effective configuration, one "key: value" line each, secrets masked.
+std::string DumpConfig(const config::Config& c) {
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"source.conninfo", c.source.conninfo},
+      {"source.slot", c.source.slot},
+      {"source.publication", c.source.publication},
+      {"source.create_slot", c.source.create_slot ? "true" : "false"},
+      {"source.checkpoint", Name(c.source.checkpoint)},
+      {"source.checkpoint_topic", c.source.checkpoint_topic},
+      {"source.checkpoint_file", c.source.checkpoint_file},
+      {"source.instance", c.source.instance},
+      {"source.status_interval_ms", Cat(c.source.status_interval_ms)},
+      {"source.messages", c.source.messages ? "true" : "false"},
+      {"source.message_prefixes", absl::StrJoin(c.source.message_prefixes, ",")},
+      {"source.streaming", c.source.streaming ? "true" : "false"},
+      {"outbox.table", c.outbox.table},
+      {"outbox.fields.id", c.outbox.fields.id},
+      {"outbox.fields.key", c.outbox.fields.key},
+      {"outbox.fields.type", c.outbox.fields.type},
+      {"outbox.fields.payload", c.outbox.fields.payload},
+      {"outbox.fields.timestamp", c.outbox.fields.timestamp.value_or("")},
+      {"outbox.route.by", c.outbox.route_by},
+      {"outbox.route.topic", c.outbox.route_topic},
+      {"outbox.on_update", Name(c.outbox.on_update)},
+      {"outbox.tombstone_on_empty_payload", c.outbox.tombstone_on_empty_payload ? "true" : "false"},
+      {"outbox.format", Name(c.outbox.format)},
+      {"delivery.max_inflight_bytes", Cat(c.delivery.max_inflight_bytes)},
+      {"delivery.max_inflight_events", Cat(c.delivery.max_inflight_events)},
+      {"delivery.release_slot_after_ms", Cat(c.delivery.release_slot_after_ms)},
+      {"delivery.shutdown_timeout_ms", Cat(c.delivery.shutdown_timeout_ms)},
+      {"delivery.on_error", Name(c.delivery.on_error)},
+      {"delivery.dead_letter_topic", c.delivery.dead_letter_topic},
+      {"delivery.unsafe", c.delivery.unsafe ? "true" : "false"},
+      {"http.listen", c.http_listen},
+      {"log.level", c.log_level},
+      {"log.format", c.log_format == config::LogFormat::kJson ? "json" : "text"},
+  };
+  std::vector<std::string> additional;
+  for (const config::AdditionalField& f : c.outbox.fields.additional) {
+    additional.push_back(Cat(f.column, ":", f.placement, ":", f.name));
+  }
+  kv.emplace_back("outbox.fields.additional", absl::StrJoin(additional, ","));
+  for (const auto& [key, value] : c.kafka) {
+    kv.emplace_back(Cat("kafka.", key), kafka::IsSecretKey(key) ? "****" : value);
+  }
+  std::string out;
+  for (const auto& [key, value] : kv) {
+    if (!value.empty()) Append(&out, "  ", key, ": ", config::Redact(c, value), "\n");
+  }
+  return out;
+}
+
+// Asks the cluster for its metadata with the relay's producer configuration. librdkafka's own log and error
+// lines are collected (not printed), and the last one is the cause given when no broker answers.
+class BrokerProbe {
+ public:
+  // Returns how many brokers the cluster has.
+  static absl::StatusOr<int> Run(const std::map<std::string, std::string>& conf, int timeout_ms) {
+    BrokerProbe probe;
+    char errstr[512];
+    rd_kafka_conf_t* c = rd_kafka_conf_new();
+    for (const auto& [key, value] : conf) {
+      if (rd_kafka_conf_set(c, key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(c);
+        return absl::InvalidArgumentError(Cat("kafka.", key, ": ", errstr));
+      }
+    }
+    rd_kafka_conf_set_opaque(c, &probe);
+    rd_kafka_conf_set_log_cb(c, &BrokerProbe::OnLog);
+    rd_kafka_conf_set_error_cb(c, &BrokerProbe::OnError);
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof errstr);
+    if (rk == nullptr) {
+      rd_kafka_conf_destroy(c);
+      return absl::InvalidArgumentError(Cat("kafka: ", errstr));
+    }
+    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, nullptr, &md, timeout_ms);
+    const int brokers = md != nullptr ? md->broker_cnt : 0;
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    rd_kafka_destroy(rk);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      std::lock_guard<std::mutex> lock(probe.mu_);
+      return absl::UnavailableError(
+          Cat(rd_kafka_err2str(err), probe.last_.empty() ? "" : Cat(" (", probe.last_, ")")));
+    }
+    return brokers;
+  }
+
+ private:
+  static void OnLog(const rd_kafka_t* rk, int level, const char*, const char* line) {
+    if (level > 4) return;  // warnings and worse only
+    auto* self = static_cast<BrokerProbe*>(rd_kafka_opaque(rk));
+    std::string_view text(line);
+    // "[thrd:127.0.0.1:9092/bootstrap]: 127.0.0.1:9092/bootstrap: Connect to ...": the thread name says nothing new.
+    if (text.starts_with("[thrd:")) {
+      if (const size_t end = text.find("]: "); end != std::string_view::npos) text.remove_prefix(end + 3);
+    }
+    std::lock_guard<std::mutex> lock(self->mu_);
+    self->last_ = std::string(text);
+  }
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void*) {
+    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) return;  // says less than the error before it
+    auto* self = static_cast<BrokerProbe*>(rd_kafka_opaque(rk));
+    std::lock_guard<std::mutex> lock(self->mu_);
+    self->last_ = reason;
+  }
+
+  std::mutex mu_;
+  std::string last_;  // the last warning or error librdkafka reported
+};
+
+// Collects check results: "ok: ..." and "problem: ..." lines, redacted.
+class Report {
+ public:
+  Report(const config::Config& config, std::ostream& out) : config_(config), out_(out) {}
+  void Ok(std::string_view what) { out_ << "ok: " << config::Redact(config_, std::string(what)) << "\n"; }
+  void Info(std::string_view what) { out_ << "note: " << config::Redact(config_, std::string(what)) << "\n"; }
+  void Problem(std::string_view what) {
+    ++problems_;
+    out_ << "problem: " << config::Redact(config_, std::string(what)) << "\n";
+  }
+  void Problem(std::string_view what, const absl::Status& st) { Problem(Cat(what, ": ", st.message())); }
+  int problems() const { return problems_; }
+
+ private:
+  const config::Config& config_;
+  std::ostream& out_;
+  int problems_ = 0;
+};
+
+// The PostgreSQL side of `check`, over a plain connection: wal_level, the role, the table and its columns, the
+// publication, and the slot.
+void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& report) {
+  const auto value = [&](const std::string& query) -> absl::StatusOr<std::optional<std::string>> {
+    auto rows = sql.Exec(query);
+    if (!rows.ok()) return rows.status();
+    if (rows->empty() || rows->front().empty()) return std::optional<std::string>();
+    return rows->front().front();
+  };
+
+  if (auto wal = value("SHOW wal_level"); !wal.ok()) {
+    report.Problem("reading wal_level", wal.status());
+  } else if (wal->value_or("") != "logical") {
+    report.Problem(Cat("wal_level is ", wal->value_or("?"),
+                       ", not logical: set wal_level = logical in postgresql.conf and restart the server"));
+  } else {
+    report.Ok("wal_level is logical");
+  }
+
+  auto role = sql.Exec("SELECT current_user, rolreplication, rolsuper FROM pg_roles WHERE rolname = current_user");
+  if (!role.ok()) {
+    report.Problem("reading the role", role.status());
+  } else if (role->empty()) {
+    report.Problem("the connected role is not in pg_roles");
+  } else {
+    const std::string user = role->front()[0].value_or("?");
+    if (role->front()[1].value_or("f") != "t" && role->front()[2].value_or("f") != "t") {
+      report.Problem(Cat("role \"", user, "\" may not replicate: ALTER ROLE \"", user,
+                         "\" REPLICATION (or use the role of `outbox-relay init --print`)"));
+    } else {
+      report.Ok(Cat("role \"", user, "\" may replicate"));
+    }
+  }
+
+  // The replication protocol itself (pg_hba.conf must allow a replication connection for this role).
+  if (auto repl = pg::ReplicationConnection::Connect(config.source.conninfo, "outbox-relay check"); !repl.ok()) {
+    report.Problem("replication connection", repl.status());
+  } else if (auto system = (*repl)->IdentifySystem(); !system.ok()) {
+    report.Problem("replication connection", system.status());
+  } else {
+    report.Ok(Cat("replication connection (system identifier ", system->system_id, ", timeline ", system->timeline,
+                  ")"));
+  }
+
+  const auto [schema, table] = config::SplitTableName(config.outbox.table);
+  const std::string qualified = Cat(schema, ".", table);
+  std::vector<std::string> wanted = {config.outbox.fields.id, config.outbox.fields.key, config.outbox.fields.payload,
+                                     config.outbox.route_by};
+  if (config.outbox.fields.type != config.outbox.route_by) wanted.push_back(config.outbox.fields.type);
+  if (config.outbox.fields.timestamp) wanted.push_back(*config.outbox.fields.timestamp);
+  for (const config::AdditionalField& f : config.outbox.fields.additional) wanted.push_back(f.column);
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  auto columns = sql.Exec(Cat("SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN "
+                              "pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ",
+                              pg::QuoteLiteral(schema), " AND c.relname = ", pg::QuoteLiteral(table),
+                              " AND a.attnum > 0 AND NOT a.attisdropped"));
+  if (!columns.ok()) {
+    report.Problem(Cat("reading the columns of ", qualified), columns.status());
+  } else if (columns->empty()) {
+    report.Problem(Cat("table ", qualified, " does not exist (outbox.table; `outbox-relay init --create-table` "
+                       "creates the default layout)"));
+  } else {
+    std::vector<std::string> missing;
+    for (const std::string& column : wanted) {
+      const bool found = std::any_of(columns->begin(), columns->end(),
+                                     [&](const pg::Row& r) { return r[0].value_or("") == column; });
+      if (!found) missing.push_back(column);
+    }
+    if (missing.empty()) {
+      report.Ok(Cat("table ", qualified, " has the columns ", absl::StrJoin(wanted, ", ")));
+    } else {
+      report.Problem(Cat("table ", qualified, " has no column ", absl::StrJoin(missing, ", "),
+                         " (see outbox.fields and outbox.route.by)"));
+    }
+  }
+
+  const std::string pub = config.source.publication;
+  auto publication = sql.Exec(Cat(
+      "SELECT p.pubinsert, EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = p.pubname AND "
+      "t.schemaname = ", pg::QuoteLiteral(schema), " AND t.tablename = ", pg::QuoteLiteral(table),
+      ") FROM pg_publication p WHERE p.pubname = ", pg::QuoteLiteral(pub)));
+  if (!publication.ok()) {
+    report.Problem(Cat("reading publication \"", pub, "\""), publication.status());
+  } else if (publication->empty()) {
+    report.Problem(Cat("publication \"", pub, "\" does not exist (source.publication; `outbox-relay init` creates "
+                       "it)"));
+  } else if (publication->front()[1].value_or("f") != "t") {
+    report.Problem(Cat("publication \"", pub, "\" does not cover ", qualified));
+  } else if (publication->front()[0].value_or("f") != "t") {
+    report.Problem(Cat("publication \"", pub, "\" does not publish inserts (publish = 'insert')"));
+  } else {
+    report.Ok(Cat("publication \"", pub, "\" covers ", qualified, " and publishes inserts"));
+    if (sql.server_version() >= 150000) {
+      // A column list (PostgreSQL 15+) that leaves out a configured column makes the relay halt.
+      auto listed = value(Cat("SELECT array_to_string(attnames, ',') FROM pg_publication_tables WHERE pubname = ",
+                              pg::QuoteLiteral(pub), " AND schemaname = ", pg::QuoteLiteral(schema),
+                              " AND tablename = ", pg::QuoteLiteral(table)));
+      if (listed.ok() && listed->has_value()) {
+        const std::vector<std::string> published = absl::StrSplit(**listed, ',');
+        std::vector<std::string> left_out;
+        for (const std::string& column : wanted) {
+          if (std::find(published.begin(), published.end(), column) == published.end()) left_out.push_back(column);
+        }
+        if (!left_out.empty()) {
+          report.Problem(Cat("publication \"", pub, "\" leaves out the column(s) ", absl::StrJoin(left_out, ", "),
+                             " of ", qualified, " (a column list)"));
+        }
+      }
+    }
+  }
+
+  const std::string& slot = config.source.slot;
+  auto slots = sql.Exec(Cat("SELECT plugin, database, current_database(), active, active_pid, "
+                            "coalesce(wal_status, '') FROM pg_replication_slots WHERE slot_name = ",
+                            pg::QuoteLiteral(slot)));
+  if (!slots.ok()) {
+    report.Problem(Cat("reading slot \"", slot, "\""), slots.status());
+  } else if (slots->empty()) {
+    if (config.source.create_slot) {
+      report.Info(Cat("slot \"", slot, "\" does not exist yet; `run` creates it (source.create_slot)"));
+    } else {
+      report.Problem(Cat("slot \"", slot, "\" does not exist: create it with `outbox-relay init`"));
+    }
+  } else {
+    const pg::Row& s = slots->front();
+    const std::string plugin = s[0].value_or(""), database = s[1].value_or(""), current = s[2].value_or("");
+    if (plugin != "pgoutput") {
+      report.Problem(Cat("slot \"", slot, "\" uses plugin \"", plugin, "\", not pgoutput"));
+    } else if (database != current) {
+      report.Problem(Cat("slot \"", slot, "\" belongs to database \"", database, "\", but source.conninfo connects "
+                         "to \"", current, "\""));
+    } else if (s[5].value_or("") == "lost") {
+      report.Problem(Cat("slot \"", slot, "\" was invalidated (wal_status lost): the WAL it needed is gone; drop "
+                         "and recreate it, then backfill"));
+    } else {
+      report.Ok(Cat("slot \"", slot, "\" exists (pgoutput, wal_status ", s[5].value_or(""), ")"));
+      if (s[3].value_or("f") == "t") {
+        report.Info(Cat("slot \"", slot, "\" is active (pid ", s[4].value_or("?"),
+                        "): another relay would wait as a standby"));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int Init(const config::Config& config, bool print, bool create_table, std::ostream& out, std::ostream& err) {
@@ -63,44 +387,27 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
         << "-- once with --accept-gap.\n";
     return kExitOk;
   }
-  auto sql = pg::SqlConnection::Connect(config.source.conninfo, "outbox-relay init");
-  if (!sql.ok()) {
-    err << "init: " << config::Redact(config, std::string(sql.status().message())) << "\n";
+  const auto fail = [&](std::string_view what, const absl::Status& st) {
+    PrintError(config, err, "init", what, st.message());
     return kExitFatal;
-  }
+  };
+  auto sql = pg::SqlConnection::Connect(config.source.conninfo, "outbox-relay init");
+  if (!sql.ok()) return fail("", sql.status());
   if (create_table) {
-    if (auto r = (*sql)->Exec(pg::CreateOutboxTableSql(names)); !r.ok()) {
-      err << "init: creating the outbox table: " << r.status().message() << "\n";
-      return kExitFatal;
-    }
+    if (auto r = (*sql)->Exec(pg::CreateOutboxTableSql(names)); !r.ok()) return fail("creating the outbox table", r.status());
     out << "outbox table " << names.schema << "." << names.table << " ready\n";
   }
-  if (auto r = (*sql)->Exec(pg::CreatePublicationSql(names)); !r.ok()) {
-    err << "init: creating the publication: " << r.status().message() << "\n";
-    return kExitFatal;
-  }
+  if (auto r = (*sql)->Exec(pg::CreatePublicationSql(names)); !r.ok()) return fail("creating the publication", r.status());
   out << "publication " << names.publication << " ready\n";
 
   auto repl = pg::ReplicationConnection::Connect(config.source.conninfo, "outbox-relay init");
-  if (!repl.ok()) {
-    err << "init: " << config::Redact(config, std::string(repl.status().message())) << "\n";
-    return kExitFatal;
-  }
+  if (!repl.ok()) return fail("", repl.status());
   auto system = (*repl)->IdentifySystem();
-  if (!system.ok()) {
-    err << "init: " << system.status().message() << "\n";
-    return kExitFatal;
-  }
+  if (!system.ok()) return fail("", system.status());
   auto slot = (*repl)->ReadSlot(config.source.slot);
-  if (!slot.ok()) {
-    err << "init: " << slot.status().message() << "\n";
-    return kExitFatal;
-  }
+  if (!slot.ok()) return fail("", slot.status());
   auto existing = ReadCheckpoint(config);
-  if (!existing.ok()) {
-    err << "init: reading the checkpoint: " << existing.status().message() << "\n";
-    return kExitFatal;
-  }
+  if (!existing.ok()) return fail("reading the checkpoint", existing.status());
   Lsn position;
   if (slot->has_value()) {
     position = (*slot)->confirmed_flush_lsn.value_or(Lsn(0));
@@ -111,18 +418,12 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
     }
   } else {
     auto consistent = (*repl)->CreateSlot(config.source.slot);
-    if (!consistent.ok()) {
-      err << "init: " << consistent.status().message() << "\n";
-      return kExitFatal;
-    }
+    if (!consistent.ok()) return fail("", consistent.status());
     position = *consistent;
     out << "slot " << config.source.slot << " created at " << position.ToString() << "\n";
   }
   kafka::Checkpoint c{system->system_id, system->timeline, config.source.slot, config.source.instance, position};
-  if (absl::Status st = WriteCheckpoint(config, c); !st.ok()) {
-    err << "init: writing the first checkpoint: " << st.message() << "\n";
-    return kExitFatal;
-  }
+  if (absl::Status st = WriteCheckpoint(config, c); !st.ok()) return fail("writing the first checkpoint", st);
   if (config.source.checkpoint != config::CheckpointStore::kNone) {
     out << "checkpoint " << position.ToString() << " written\n";
   }
@@ -132,102 +433,104 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
 int Status(const config::Config& config, bool json, std::ostream& out, std::ostream& err) {
   auto sql = pg::SqlConnection::Connect(config.source.conninfo, "outbox-relay status");
   if (!sql.ok()) {
-    err << "status: " << config::Redact(config, std::string(sql.status().message())) << "\n";
+    PrintError(config, err, "status", "", sql.status().message());
     return kExitFatal;
   }
+  const std::string& slot = config.source.slot;
   auto rows = (*sql)->Exec(Cat(
       "SELECT active, active_pid, confirmed_flush_lsn, restart_lsn, coalesce(wal_status, ''), "
       "pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint, "
-      "pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint, pg_current_wal_lsn() "
+      "pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint, pg_current_wal_lsn(), "
+      "plugin, database, safe_wal_size "
       "FROM pg_replication_slots WHERE slot_name = ",
-      pg::QuoteLiteral(config.source.slot)));
+      pg::QuoteLiteral(slot)));
   if (!rows.ok()) {
-    err << "status: " << rows.status().message() << "\n";
+    PrintError(config, err, "status", "reading the slot", rows.status().message());
     return kExitFatal;
   }
   if (rows->empty()) {
     if (json) {
-      out << nlohmann::json{{"slot", config.source.slot}, {"exists", false}}.dump() << "\n";
+      out << nlohmann::json{{"slot", slot}, {"exists", false}}.dump() << "\n";
     } else {
-      out << "slot " << config.source.slot << ": missing\n";
+      out << "slot " << slot << ": missing\n";
     }
+    err << "status: replication slot \"" << slot << "\" does not exist (create it with `outbox-relay init`)\n";
     return kExitFatal;
   }
   const pg::Row& r = rows->front();
-  const auto v = [&](size_t i) { return r[i].value_or(""); };
-  const bool lost = v(4) == "lost";
+  const auto text = [&](size_t i) { return r[i].value_or(""); };
+  const bool lost = text(4) == "lost";
   if (json) {
-    const auto num = [&](size_t i) -> nlohmann::json {
-      if (!r[i]) return nullptr;
-      return std::stoll(*r[i]);
+    const auto number = [&](size_t i) -> nlohmann::json {
+      if (auto v = ToInt(r[i])) return *v;
+      return nullptr;
     };
-    nlohmann::json j = {{"slot", config.source.slot},
-                        {"exists", true},
-                        {"active", v(0) == "t"},
-                        {"active_pid", num(1)},
-                        {"confirmed_flush_lsn", r[2] ? nlohmann::json(*r[2]) : nlohmann::json(nullptr)},
-                        {"restart_lsn", r[3] ? nlohmann::json(*r[3]) : nlohmann::json(nullptr)},
-                        {"wal_status", v(4)},
-                        {"retained_wal_bytes", num(5)},
-                        {"lag_bytes", num(6)},
-                        {"server_wal_lsn", v(7)}};
+    const auto string_or_null = [&](size_t i) -> nlohmann::json {
+      if (r[i]) return *r[i];
+      return nullptr;
+    };
+    const nlohmann::json j = {{"slot", slot},
+                              {"exists", true},
+                              {"plugin", text(8)},
+                              {"database", text(9)},
+                              {"active", text(0) == "t"},
+                              {"active_pid", number(1)},
+                              {"confirmed_flush_lsn", string_or_null(2)},
+                              {"restart_lsn", string_or_null(3)},
+                              {"wal_status", text(4)},
+                              {"retained_wal_bytes", number(5)},
+                              {"lag_bytes", number(6)},
+                              {"server_wal_lsn", text(7)},
+                              {"safe_wal_size", number(10)}};
     out << j.dump() << "\n";
   } else {
-    out << "slot " << config.source.slot << "\n"
-        << "  active:              " << (v(0) == "t" ? "yes" : "no") << (r[1] ? " (pid " + *r[1] + ")" : "") << "\n"
-        << "  confirmed_flush_lsn: " << v(2) << "\n"
-        << "  restart_lsn:         " << v(3) << "\n"
-        << "  wal_status:          " << v(4) << "\n"
-        << "  retained WAL bytes:  " << v(5) << "\n"
-        << "  lag bytes:           " << v(6) << " (server at " << v(7) << ")\n";
+    const auto or_none = [&](size_t i) { return r[i] ? *r[i] : std::string("-"); };
+    out << "slot " << slot << " (" << text(8) << ", database " << text(9) << ")\n"
+        << "  active:              " << (text(0) == "t" ? "yes" : "no") << (r[1] ? " (pid " + *r[1] + ")" : "") << "\n"
+        << "  confirmed_flush_lsn: " << or_none(2) << "\n"
+        << "  restart_lsn:         " << or_none(3) << "\n"
+        << "  wal_status:          " << or_none(4) << "\n"
+        << "  retained WAL bytes:  " << or_none(5) << "\n"
+        << "  lag bytes:           " << or_none(6) << " (server WAL at " << text(7) << ")\n";
+    if (r[10]) out << "  safe_wal_size:       " << *r[10] << "\n";
   }
-  return lost ? kExitFatal : kExitOk;
+  if (lost) {
+    err << "status: replication slot \"" << slot
+        << "\" was invalidated (wal_status lost): the WAL it needed is gone; drop and recreate it, then backfill\n";
+    return kExitFatal;
+  }
+  return kExitOk;
 }
 
-int Check(const config::Config& config, std::ostream& out, std::ostream& err) {
-  int problems = 0;
-  const auto problem = [&](const std::string& what) {
-    ++problems;
-    out << "problem: " << config::Redact(config, what) << "\n";
-  };
+int Check(const config::Config& config, std::ostream& out, std::ostream&) {
+  out << "config: valid\n" << DumpConfig(config);
+  Report report(config, out);
+
   auto sql = pg::SqlConnection::Connect(config.source.conninfo, "outbox-relay check");
   if (!sql.ok()) {
-    problem(std::string(sql.status().message()));
+    report.Problem("PostgreSQL", sql.status());
   } else {
-    auto wal = (*sql)->Exec("SHOW wal_level");
-    if (!wal.ok()) problem(std::string(wal.status().message()));
-    else if (wal->front()[0].value_or("") != "logical") {
-      problem(Cat("wal_level is ", wal->front()[0].value_or(""), ", not logical (set wal_level=logical and restart)"));
-    }
-    auto role = (*sql)->Exec("SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user");
-    if (!role.ok()) problem(std::string(role.status().message()));
-    else if (role->empty() || role->front()[0].value_or("f") != "t") {
-      problem("the role may not replicate (ALTER ROLE ... REPLICATION)");
-    }
-    const auto [schema, table] = config::SplitTableName(config.outbox.table);
-    auto pub = (*sql)->Exec(Cat(
-        "SELECT p.pubinsert, EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = p.pubname AND "
-        "t.schemaname = ", pg::QuoteLiteral(schema), " AND t.tablename = ", pg::QuoteLiteral(table),
-        ") FROM pg_publication p WHERE p.pubname = ", pg::QuoteLiteral(config.source.publication)));
-    if (!pub.ok()) problem(std::string(pub.status().message()));
-    else if (pub->empty()) problem(Cat("publication \"", config.source.publication, "\" does not exist"));
-    else if (pub->front()[1].value_or("f") != "t") {
-      problem(Cat("publication \"", config.source.publication, "\" does not cover ", schema, ".", table));
-    } else if (pub->front()[0].value_or("f") != "t") {
-      problem(Cat("publication \"", config.source.publication, "\" does not publish inserts"));
-    }
+    report.Ok(Cat("connected to PostgreSQL ", (*sql)->server_version() / 10000, ".", (*sql)->server_version() % 10000));
+    CheckServer(config, **sql, report);
   }
-  auto conf = kafka::KafkaSink::Create(config.kafka, nullptr);
-  if (!conf.ok()) {
-    problem(std::string(conf.status().message()));
-  } else if (absl::Status st = (*conf)->CheckReachable(5000); !st.ok()) {
-    problem(Cat("the broker does not answer: ", st.message()));
+
+  auto producer = kafka::BuildProducerConfig(
+      config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
+  if (!producer.ok()) {
+    report.Problem(ToStd(producer.status().message()));
+  } else if (auto brokers = BrokerProbe::Run(*producer, kBrokerProbeTimeoutMs); !brokers.ok()) {
+    const auto servers = config.kafka.find("bootstrap.servers");
+    report.Problem(Cat("the broker does not answer (bootstrap.servers ",
+                       servers != config.kafka.end() ? servers->second : "unset", "): ", brokers.status().message()));
+  } else {
+    report.Ok(Cat("the broker answers (", *brokers, " broker(s) in the cluster)"));
   }
-  if (problems == 0) {
-    out << "ok: configuration valid, server and broker reachable\n";
+
+  if (report.problems() == 0) {
+    out << "ok: no problem found\n";
     return kExitOk;
   }
-  err << problems << " problem(s) found\n";
+  out << report.problems() << " problem(s) found\n";
   return kExitFatal;
 }
 

@@ -95,7 +95,12 @@ int main(int argc, char** argv) {
     gethostname(host, sizeof host - 1);
     config->source.instance = host[0] ? host : "relay";
   }
-  if (absl::Status st = outbox::ops::SetupLogging(config->log_level, config->log_format == outbox::config::LogFormat::kJson);
+  // Every log line goes through Redact: secrets never reach the log, whatever module wrote the message.
+  outbox::ops::Redactor redact = [secrets = *config](std::string text) {
+    return outbox::config::Redact(secrets, std::move(text));
+  };
+  if (absl::Status st = outbox::ops::SetupLogging(config->log_level,
+                                                  config->log_format == outbox::config::LogFormat::kJson, redact);
       !st.ok()) {
     std::cerr << "outbox-relay: " << st.message() << "\n";
     return kExitUsage;

@@ -56,6 +56,7 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
   rd_kafka_queue_t* main_queue = rd_kafka_queue_get_main(sink->rk_);
   rd_kafka_queue_io_event_enable(main_queue, sink->wake_write_, "1", 1);
   rd_kafka_queue_destroy(main_queue);
+  sink->admin_queue_ = rd_kafka_queue_new(sink->rk_);
   return sink;
 }
 
@@ -68,6 +69,7 @@ KafkaSink::~KafkaSink() {
     rd_kafka_queue_io_event_enable(main_queue, -1, nullptr, 0);
     rd_kafka_queue_destroy(main_queue);
     for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
+    if (admin_queue_) rd_kafka_queue_destroy(admin_queue_);
     rd_kafka_destroy(rk_);
   }
   if (wake_read_ >= 0) close(wake_read_);
@@ -88,7 +90,7 @@ absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
     return absl::InvalidArgumentError(Cat("record of ", record.Bytes(), " bytes is larger than message.max.bytes (",
                                                    message_max_bytes_, ")"));
   }
-  if (auto limit = TopicMaxMessageBytes(record.topic, 2000); limit && static_cast<int64_t>(record.Bytes()) > *limit) {
+  if (auto limit = TopicMaxMessageBytes(record.topic); limit && static_cast<int64_t>(record.Bytes()) > *limit) {
     return absl::InvalidArgumentError(Cat("record of ", record.Bytes(), " bytes is larger than topic ", record.topic,
                                           "'s max.message.bytes (", *limit, ")"));
   }
@@ -127,7 +129,11 @@ absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
   }
 }
 
-int KafkaSink::Poll(int timeout_ms) { return rd_kafka_poll(rk_, timeout_ms); }
+int KafkaSink::Poll(int timeout_ms) {
+  const int served = rd_kafka_poll(rk_, timeout_ms);
+  CollectTopicLimits();
+  return served;
+}
 
 void KafkaSink::DrainWakeup() {
   char buf[256];
@@ -196,27 +202,33 @@ void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) 
                        : spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
 }
 
-std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic, int timeout_ms) {
+std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic) {
   std::string name(topic);
   const auto now = std::chrono::steady_clock::now();
   if (auto it = topic_limits_.find(name); it != topic_limits_.end()) {
-    // An answer is kept; no answer (the topic does not exist yet, the broker is down) is asked again later.
+    // An answer is kept; no answer yet (asked, the topic does not exist, the broker is down) is asked again later.
     if (it->second.max_message_bytes || now - it->second.asked < std::chrono::seconds(30)) {
       return it->second.max_message_bytes;
     }
   }
-  std::optional<int64_t> result;
+  topic_limits_[name] = TopicLimit{std::nullopt, now};
   char errstr[256];
   rd_kafka_ConfigResource_t* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, name.c_str());
-  rd_kafka_queue_t* q = rd_kafka_queue_new(rk_);
   rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
-  rd_kafka_DescribeConfigs(rk_, &res, 1, opts, q);
-  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, timeout_ms + 500);
-  if (ev != nullptr && rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  rd_kafka_AdminOptions_set_request_timeout(opts, 10000, errstr, sizeof errstr);
+  rd_kafka_DescribeConfigs(rk_, &res, 1, opts, admin_queue_);
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_ConfigResource_destroy(res);
+  return std::nullopt;
+}
+
+void KafkaSink::CollectTopicLimits() {
+  while (rd_kafka_event_t* ev = rd_kafka_queue_poll(admin_queue_, 0)) {
     const rd_kafka_DescribeConfigs_result_t* dr = rd_kafka_event_DescribeConfigs_result(ev);
     size_t nres = 0;
-    const rd_kafka_ConfigResource_t** rs = dr ? rd_kafka_DescribeConfigs_result_resources(dr, &nres) : nullptr;
+    const rd_kafka_ConfigResource_t** rs =
+        dr && rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_DescribeConfigs_result_resources(dr, &nres)
+                                                                    : nullptr;
     for (size_t i = 0; i < nres; ++i) {
       if (rd_kafka_ConfigResource_error(rs[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
       size_t nconf = 0;
@@ -225,16 +237,13 @@ std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic, i
         if (std::string_view(rd_kafka_ConfigEntry_name(entries[j])) != "max.message.bytes") continue;
         int64_t v = 0;
         const char* value = rd_kafka_ConfigEntry_value(entries[j]);
-        if (value && absl::SimpleAtoi(value, &v)) result = v;
+        if (value && absl::SimpleAtoi(value, &v)) {
+          topic_limits_[rd_kafka_ConfigResource_name(rs[i])].max_message_bytes = v;
+        }
       }
     }
+    rd_kafka_event_destroy(ev);
   }
-  if (ev) rd_kafka_event_destroy(ev);
-  rd_kafka_AdminOptions_destroy(opts);
-  rd_kafka_ConfigResource_destroy(res);
-  rd_kafka_queue_destroy(q);
-  topic_limits_[name] = TopicLimit{result, now};
-  return result;
 }
 
 void KafkaSink::TestFatalError() {

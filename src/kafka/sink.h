@@ -69,9 +69,10 @@ class KafkaSink {
   // Metadata request to the cluster: OK when a broker answers within the timeout (blocks; not on the hot path).
   absl::Status CheckReachable(int timeout_ms);
   int64_t message_max_bytes() const { return message_max_bytes_; }
-  // The topic's max.message.bytes (DescribeConfigs, asked once per topic and cached; blocks up to timeout_ms the
-  // first time). nullopt when the broker does not say (e.g. the topic does not exist yet).
-  std::optional<int64_t> TopicMaxMessageBytes(std::string_view topic, int timeout_ms);
+  // The topic's max.message.bytes as far as known: the first call for a topic sends a DescribeConfigs request
+  // and returns nullopt; Poll() collects the answer. Never blocks (the loop must keep its status updates going).
+  // nullopt also while the broker does not say (the topic does not exist yet: asked again after 30 s).
+  std::optional<int64_t> TopicMaxMessageBytes(std::string_view topic);
   // Raises a fatal error inside the idempotent producer (tests only: OUTBOX_RELAY_TEST_HOOKS).
   void TestFatalError();
   rd_kafka_t* handle() { return rk_; }
@@ -85,10 +86,12 @@ class KafkaSink {
   rd_kafka_t* rk_ = nullptr;
   ReportFn on_report_;
   absl::flat_hash_map<std::string, rd_kafka_topic_t*> topics_;
+  void CollectTopicLimits();
   struct TopicLimit {
     std::optional<int64_t> max_message_bytes;
     std::chrono::steady_clock::time_point asked;
   };
+  rd_kafka_queue_t* admin_queue_ = nullptr;  // DescribeConfigs answers
   absl::flat_hash_map<std::string, TopicLimit> topic_limits_;
   int wake_read_ = -1;
   int wake_write_ = -1;

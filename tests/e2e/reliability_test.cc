@@ -8,6 +8,7 @@
 #include <csignal>
 #include <iostream>
 #include <random>
+#include <set>
 #include <regex>
 
 #include "e2e/fault_util.h"
@@ -234,6 +235,39 @@ TEST(Reliability, BrokerOutageReleasesTheSlotSoPostgresCanShutDown) {
   auto records = ReadUntilAll(*reader, h.Topic("Released"), {before, held}, 60s);
   EXPECT_EQ(CheckDelivery(records, {before, held}, {}).lost, 0u) << relay->Output();
   ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 30s, "the relay takes the slot again"));
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+// At the delivery bound the relay stops reading the stream but keeps sending status updates, so a walsender with
+// a short wal_sender_timeout does not time it out; memory stays at the bound; everything arrives afterwards.
+TEST(Reliability, AtTheDeliveryBoundTheRelayPausesButKeepsItsConnection) {
+  auto pg = PgServer::Create(PgServer::Options{.extra_conf = "wal_sender_timeout=2s"});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  Mock mock;
+  RelayHarness h(pg->get(), mock.bootstrap());
+  ASSERT_EQ(rd_kafka_mock_topic_create(mock.mc, h.checkpoint_topic().c_str(), 1, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  h.Init();
+  auto relay = h.StartRelay({"--set", "delivery.max_inflight_events=50", "--set",
+                             "delivery.release_slot_after_ms=600000", "--set", "source.checkpoint=none"});
+  ASSERT_NE(relay, nullptr);
+  const std::string pid_sql = "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'";
+  const auto walsender = h.Value(pid_sql);
+  ASSERT_EQ(rd_kafka_mock_broker_set_down(mock.mc, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  std::set<std::string> ids;
+  for (int i = 0; i < 300; ++i) ids.insert(h.InsertEvent("Bounded", "k" + std::to_string(i % 7), "{}"));
+  // Three wal_sender_timeouts at the bound: the same walsender still serves the relay.
+  Sleep(6s);
+  EXPECT_EQ(h.Value(pid_sql), walsender) << "the walsender timed the relay out";
+  auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(metrics, m, std::regex("outbox_relay_inflight_events (\\d+)")));
+  EXPECT_LE(std::stoi(m[1]), 50 + 3) << "in flight beyond the bound";
+  EXPECT_NE(metrics.find("outbox_relay_reconnects_total 0"), std::string::npos) << metrics;
+  ASSERT_EQ(rd_kafka_mock_broker_set_up(mock.mc, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  auto reader = Reader(mock.bootstrap());
+  auto records = ReadUntilAll(*reader, h.Topic("Bounded"), ids, 60s);
+  EXPECT_EQ(CheckDelivery(records, ids, {}).lost, 0u) << relay->Output();
   ASSERT_TRUE(relay->Kill(SIGTERM).ok());
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }

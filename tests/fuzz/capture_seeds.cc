@@ -43,7 +43,8 @@ constexpr char kSlot[] = "outbox_fuzz_capture";
 constexpr char kBinarySlot[] = "outbox_fuzz_capture_bin";
 constexpr char kOrigin[] = "outbox_fuzz_capture";
 constexpr char kEndPrefix[] = "capture-end";
-constexpr int kMaxKeepalives = 2;
+constexpr int kMaxKeepalives = 2;      // they differ only in their positions and times
+constexpr int kMaxBeginsCommits = 3;  // likewise, for each of the two
 constexpr auto kStreamTimeout = std::chrono::seconds(60);
 
 [[noreturn]] void Die(const std::string& what) {
@@ -119,6 +120,7 @@ void Connect(Connection& c, const std::string& conninfo, const char* dbname, con
   values.push_back(nullptr);
   c.conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
   if (PQstatus(c.conn) != CONNECTION_OK) Die(std::string("connect: ") + PQerrorMessage(c.conn));
+  PQsetNoticeProcessor(c.conn, [](void*, const char*) {}, nullptr);  // "database ... does not exist, skipping"
 }
 
 void Exec(PGconn* conn, const std::string& sql) {
@@ -188,9 +190,8 @@ void MakeChanges(PGconn* db) {
 }
 
 int64_t PgNowMicros() {
-  constexpr int64_t kUnixToPgEpochSeconds = 946'684'800;
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return std::chrono::duration_cast<std::chrono::microseconds>(now).count() - kUnixToPgEpochSeconds * 1'000'000;
+  return UnixMicrosToPgTime(std::chrono::duration_cast<std::chrono::microseconds>(now).count());
 }
 
 void SendStatus(PGconn* conn, Lsn flushed, bool reply_requested) {
@@ -230,10 +231,19 @@ struct StreamCounts {
   int keepalives = 0;
 };
 
+// Where the seeds go, and how many of the repetitive kinds were kept.
+struct Seeds {
+  SeedDir frames;
+  SeedDir pgoutput;
+  int keepalives = 0;
+  int begins = 0;
+  int commits = 0;
+};
+
 // Streams `slot` from the start until the end marker; `keep` decides which messages are written as seeds.
 template <typename Keep>
-StreamCounts Stream(const std::string& conninfo, const std::string& slot, const std::string& options,
-                    SeedDir& frames, SeedDir& pgoutput, Keep keep) {
+StreamCounts Stream(const std::string& conninfo, const std::string& slot, const std::string& options, Seeds& seeds,
+                    Keep keep) {
   Connection replication;
   Connect(replication, conninfo, kDatabase, "database");
   PGconn* conn = replication.conn;
@@ -256,7 +266,8 @@ StreamCounts Stream(const std::string& conninfo, const std::string& slot, const 
 
     if (const auto* keepalive = std::get_if<Keepalive>(&*frame)) {
       if (EncodeKeepalive(*keepalive) != bytes) Die("a keepalive that does not re-encode to its bytes");
-      if (counts.keepalives++ < kMaxKeepalives) frames.Write(bytes);
+      ++counts.keepalives;
+      if (seeds.keepalives++ < kMaxKeepalives) seeds.frames.Write(bytes);
       if (keepalive->reply_requested) SendStatus(conn, flushed, false);
       continue;
     }
@@ -270,9 +281,12 @@ StreamCounts Stream(const std::string& conninfo, const std::string& slot, const 
     if (!message.ok()) Die("a pgoutput message the decoder refuses: " + std::string(message.status().message()));
     if (Encode(*message, before) != data.payload) Die("a pgoutput message that does not re-encode to its bytes");
     ++counts.messages;
-    if (keep(*message)) {
-      frames.Write(bytes);
-      pgoutput.Write(std::string(1, static_cast<char>(FuzzByteFromState(before))) + std::string(data.payload));
+    bool repetitive = false;
+    if (std::holds_alternative<Begin>(*message)) repetitive = seeds.begins++ >= kMaxBeginsCommits;
+    if (std::holds_alternative<Commit>(*message)) repetitive = seeds.commits++ >= kMaxBeginsCommits;
+    if (keep(*message) && !repetitive) {
+      seeds.frames.Write(bytes);
+      seeds.pgoutput.Write(std::string(1, static_cast<char>(FuzzByteFromState(before))) + std::string(data.payload));
     }
 
     if (const auto* commit = std::get_if<Commit>(&*message)) flushed = commit->end_lsn;
@@ -313,13 +327,13 @@ int main(int argc, char** argv) {
     MakeChanges(db.conn);
   }
 
-  SeedDir frames(corpus / "frames");
-  SeedDir pgoutput(corpus / "pgoutput");
-  const StreamCounts text = Stream(conninfo, kSlot, "proto_version '1', publication_names 'capture_pub', messages 'true'",
-                                   frames, pgoutput, [](const Message&) { return true; });
+  Seeds seeds{.frames = SeedDir(corpus / "frames"), .pgoutput = SeedDir(corpus / "pgoutput")};
+  const StreamCounts text =
+      Stream(conninfo, kSlot, "proto_version '1', publication_names 'capture_pub', messages 'true'", seeds,
+             [](const Message&) { return true; });
   const StreamCounts binary =
       Stream(conninfo, kBinarySlot,
-             "proto_version '1', publication_names 'capture_pub', messages 'true', binary 'true'", frames, pgoutput,
+             "proto_version '1', publication_names 'capture_pub', messages 'true', binary 'true'", seeds,
              [](const Message& m) { return std::holds_alternative<Insert>(m) || std::holds_alternative<Update>(m); });
 
   {
@@ -329,7 +343,7 @@ int main(int argc, char** argv) {
   }
   std::printf("text stream: %d frames (%d pgoutput messages, %d keepalives); binary stream: %d frames\n", text.frames,
               text.messages, text.keepalives, binary.frames);
-  std::printf("wrote %zu frame seeds to %s and %zu pgoutput seeds to %s\n", frames.count(),
-              (corpus / "frames").c_str(), pgoutput.count(), (corpus / "pgoutput").c_str());
+  std::printf("wrote %zu frame seeds to %s and %zu pgoutput seeds to %s\n", seeds.frames.count(),
+              (corpus / "frames").c_str(), seeds.pgoutput.count(), (corpus / "pgoutput").c_str());
   return 0;
 }

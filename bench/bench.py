@@ -1,0 +1,793 @@
+#!/usr/bin/python3
+"""The outbox-relay benchmark (DESIGN.md "Benchmarks"); run it through bench/run.sh, which installs and builds.
+
+Same WAL for everyone: per workload, one logical slot per contender and repetition is created at the same point
+(one statement, before the load), then the load is written once, then each slot is drained by its contender,
+one contender at a time, alternating the order between repetitions. Contenders:
+  limit       pg_recvlogical --start ... -f /dev/null --endpos=<end LSN> (the server's decode rate)
+  relay       outbox-relay into the real broker (done when outbox_relay_confirmed_lsn >= end LSN)
+  relay-mock  outbox-relay into librdkafka's mock cluster, run in its own process (bench-kafka mock)
+  debezium    Debezium's Postgres connector + Outbox Event Router on Kafka Connect standalone, into the real
+              broker (done when its slot's confirmed_flush_lsn reaches the last INSERT's LSN: Debezium confirms
+              the LSN of the last change it flushed, not the commit's end)
+Then the latency runs: a steady rate of 1-event transactions for a while, commit-to-ack = the record's
+LogAppendTime minus the event's ts_us (clock_timestamp() at the insert, committed right after).
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import psycopg2
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+TYPES = ["OrderCreated", "OrderPaid", "OrderShipped", "OrderDelivered"]
+PARTITIONS = 3
+CONTENDERS = ["limit", "relay", "relay-mock", "debezium"]
+LABELS = {
+    "limit": "pg_recvlogical (limit)",
+    "relay": "outbox-relay → Kafka",
+    "relay-mock": "outbox-relay → mock cluster",
+    "debezium": "Debezium + Connect → Kafka",
+}
+
+START = time.time()
+
+
+def log(msg):
+    print(f"[bench {time.time() - START:7.1f}s] {msg}", flush=True)
+
+
+def sh(cmd, env=None, check=True, timeout=None):
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
+    return r.stdout
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def lsn_int(text):
+    hi, lo = text.split("/")
+    return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def lsn_str(v):
+    return f"{v >> 32:X}/{v & 0xFFFFFFFF:X}"
+
+
+def proc_cpu(pid):
+    """user+sys seconds of a live process (all its threads), None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def proc_hwm_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def percentile(sorted_values, q):
+    if not sorted_values:
+        return float("nan")
+    k = max(0, math.ceil(q * len(sorted_values)) - 1)
+    return sorted_values[k]
+
+
+def stop_process(p, timeout=60):
+    if p is None or p.poll() is not None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix="outbox-bench.", dir="/tmp")
+        os.chmod(self.work, 0o755)
+        self.relay_bin = args.relay
+        self.bk = args.bench_kafka
+        self.procs = []  # processes to stop at exit
+        self.results = {"drains": [], "latency": {}, "checks": {}, "meta": {}}
+        self.pg_port = None
+        self.bootstrap = None
+        self.conn = {}
+
+    # ---------------------------------------------------------------- services
+    def start_services(self):
+        env = dict(os.environ)
+        env["PG_TEMP_CONF"] = "max_replication_slots=64\nmax_wal_senders=64\nmax_connections=200"
+        out = sh(["bash", f"{ROOT}/scripts/pg-temp.sh", "start", f"{self.work}/pg"], env=env)
+        self.pg_port = int(re.search(r"PGPORT=(\d+)", out).group(1))
+        env = dict(os.environ)
+        env["KAFKA_TEMP_PROPERTIES"] = "log.message.timestamp.type=LogAppendTime"
+        env["KAFKA_TEMP_HEAP_OPTS"] = "-Xms512m -Xmx1g"
+        out = sh(["bash", f"{ROOT}/scripts/kafka-temp.sh", "start", f"{self.work}/kafka"], env=env)
+        self.bootstrap = re.search(r"KAFKA_BOOTSTRAP=(\S+)", out).group(1)
+        with open(f"{self.work}/kafka/kafka.pid") as f:
+            self.kafka_pid = int(f.read().strip())
+        log(f"PostgreSQL on {self.pg_port}, Kafka on {self.bootstrap}")
+        admin = self.db("postgres")
+        with admin.cursor() as c:
+            for name in ("bench", "bench_warm"):
+                c.execute("CREATE DATABASE " + name)
+        for name in ("bench", "bench_warm"):
+            with self.db(name).cursor() as c, open(f"{HERE}/bench.sql") as f:
+                c.execute(f.read())
+        with self.db("bench").cursor() as c:
+            c.execute("SELECT oid FROM pg_database WHERE datname = 'bench'")
+            dboid = c.fetchone()[0]
+            c.execute("SELECT pg_relation_filenode('public.outbox')")
+            self.outbox_rel = f"rel 1663/{dboid}/{c.fetchone()[0]}"
+
+    def stop_services(self):
+        for p in self.procs:
+            stop_process(p, timeout=30)
+        for c in self.conn.values():
+            try:
+                c.close()
+            except Exception:
+                pass
+        subprocess.run(["bash", f"{ROOT}/scripts/kafka-temp.sh", "stop", f"{self.work}/kafka"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["bash", f"{ROOT}/scripts/pg-temp.sh", "stop", f"{self.work}/pg"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not self.args.keep:
+            shutil.rmtree(self.work, ignore_errors=True)
+        else:
+            log(f"kept {self.work}")
+
+    def db(self, name):
+        if name not in self.conn or self.conn[name].closed:
+            c = psycopg2.connect(host="127.0.0.1", port=self.pg_port, user="postgres", dbname=name)
+            c.autocommit = True
+            self.conn[name] = c
+        return self.conn[name]
+
+    def q1(self, sql, params=None, dbname="bench"):
+        with self.db(dbname).cursor() as c:
+            c.execute(sql, params)
+            return c.fetchone()
+
+    def create_slots(self, names, dbname="bench"):
+        with self.db(dbname).cursor() as c:
+            c.execute("SELECT s, (pg_create_logical_replication_slot(s, 'pgoutput')).lsn::text "
+                      "FROM unnest(%s::text[]) s", (names,))
+            return dict(c.fetchall())
+
+    def drop_slots(self, names, dbname="bench"):
+        with self.db(dbname).cursor() as c:
+            for n in names:
+                c.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                          "WHERE slot_name = %s AND NOT active", (n,))
+
+    def slot_state(self, slot):
+        return self.q1("SELECT active_pid, pg_wal_lsn_diff(confirmed_flush_lsn, '0/0')::bigint "
+                       "FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+
+    def load(self, n, per_tx, dbname="bench"):
+        """Writes the load; returns (end LSN = the last commit's end, LSN of the last INSERT)."""
+        t = time.time()
+        with self.db(dbname).cursor() as c:
+            c.execute("CALL bench_load(%s, %s)", (n, per_tx))
+            c.execute("SELECT pg_current_wal_insert_lsn()::text")
+            insert_pos = c.fetchone()[0]
+        log(f"loaded {n} events ({per_tx}/tx) into {dbname} in {time.time() - t:.1f}s, WAL at {insert_pos}")
+        if dbname != "bench":
+            return lsn_int(insert_pos), None
+        return self.wal_end(lsn_int(insert_pos))
+
+    def wal_end(self, insert_pos):
+        """The end LSN of the last commit that inserted into bench's outbox, and that INSERT's LSN (pg_waldump)."""
+        start = max(insert_pos - 4 * 1024 * 1024, 0)
+        out = subprocess.run([f"{PG_BIN}/pg_waldump", "-p", f"{self.work}/pg/data/pg_wal", "-s", lsn_str(start),
+                              "-e", lsn_str(insert_pos)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True).stdout
+        last_insert = last_xid = None
+        commits = {}
+        for line in out.splitlines():
+            m = re.search(r"rmgr: (\S+)\s+len \(rec/tot\):\s*\d+/\s*(\d+), tx:\s*(\d+), lsn: ([0-9A-F]+/[0-9A-F]+)",
+                          line)
+            if not m:
+                continue
+            rmgr, tot, xid, lsn = m.group(1), int(m.group(2)), m.group(3), lsn_int(m.group(4))
+            if rmgr.startswith("Heap") and ("desc: INSERT" in line or "MULTI_INSERT" in line) and \
+                    self.outbox_rel + " " in line:
+                last_insert, last_xid = lsn, xid
+            elif rmgr == "Transaction" and "desc: COMMIT" in line:
+                commits[xid] = lsn + ((tot + 7) & ~7)
+        if last_insert is None or last_xid not in commits:
+            raise RuntimeError("pg_waldump: could not find the load's last INSERT and COMMIT")
+        end = commits[last_xid]
+        if end != insert_pos:
+            log(f"note: WAL insert position {lsn_str(insert_pos)} is past the last commit's end {lsn_str(end)}")
+        return end, last_insert
+
+    # ---------------------------------------------------------------- kafka helpers
+    def topics(self, prefix):
+        return [f"{prefix}.{t}" for t in TYPES]
+
+    def create_topics(self, prefix):
+        sh([self.bk, "create-topics", "--bootstrap", self.bootstrap, "--partitions", str(PARTITIONS),
+            "--config", "message.timestamp.type=LogAppendTime"] + self.topics(prefix))
+
+    def wait_count(self, prefix, target, timeout_ms):
+        return subprocess.Popen([self.bk, "wait-count", "--bootstrap", self.bootstrap, "--target", str(target),
+                                 "--timeout-ms", str(timeout_ms), "--interval-ms", "50"] + self.topics(prefix),
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    @staticmethod
+    def reached_at(p, timeout):
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+        m = re.search(r"REACHED (\d+) (\d+)", out or "")
+        return (int(m.group(1)) / 1000.0, int(m.group(2))) if m else (None, out.strip() if out else None)
+
+    def dump(self, prefix, count, timeout_ms=120000, bootstrap=None):
+        out = subprocess.run([self.bk, "dump", "--bootstrap", bootstrap or self.bootstrap, "--count", str(count),
+                              "--timeout-ms", str(timeout_ms)] + self.topics(prefix),
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+        return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+    # ---------------------------------------------------------------- monitoring
+    def watch(self, slot, until, timeout, extra=None):
+        """Polls every 50 ms until until(state) is true. Tracks the slot's walsender CPU (last value seen) and
+        the broker's CPU. Returns (elapsed-at-done, info)."""
+        info = {"walsender_cpu": 0.0}
+        ws_pid = None
+        deadline = time.time() + timeout
+        while True:
+            now = time.time()
+            st = self.slot_state(slot)
+            if st and st[0]:
+                if ws_pid != st[0]:
+                    ws_pid = st[0]
+                cpu = proc_cpu(ws_pid)
+                if cpu is not None:
+                    info["walsender_cpu"] = cpu
+            state = {"now": now, "confirmed": st[1] if st else 0}
+            if extra:
+                state.update(extra())
+            if until(state):
+                return now, info
+            if now > deadline:
+                raise RuntimeError(f"slot {slot}: not drained in {timeout}s (state {state})")
+            time.sleep(0.05)
+
+    # ---------------------------------------------------------------- contenders
+    def drain_limit(self, slot, end, n, **_):
+        cmd = [f"{PG_BIN}/pg_recvlogical", "-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "postgres",
+               "-d", "bench", "--start", "-S", slot, "-o", "proto_version=1", "-o", "publication_names=bench_pub",
+               "-P", "pgoutput", "-f", "/dev/null", f"--endpos={lsn_str(end)}", "--no-loop"]
+        self.results["meta"]["limit_command"] = " ".join(cmd[:1] + ["..."] + cmd[9:])
+        b0 = proc_cpu(self.kafka_pid)
+        t0 = time.time()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        ws = {"cpu": 0.0}
+
+        def exited(state):
+            return p.poll() is not None
+
+        # pg_recvlogical is reaped by wait4 below for its rusage; poll() here reaps it first, so use a pid check.
+        ws_pid, ws_cpu = None, 0.0
+        deadline = t0 + 600
+        while True:
+            st = self.slot_state(slot)
+            if st and st[0]:
+                ws_pid = st[0]
+                c = proc_cpu(ws_pid)
+                if c is not None:
+                    ws_cpu = c
+            pid_done, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid_done == p.pid:
+                t1 = time.time()
+                break
+            if time.time() > deadline:
+                p.kill()
+                raise RuntimeError("pg_recvlogical did not reach --endpos")
+            time.sleep(0.02)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err = p.stderr.read().decode() if p.stderr else ""
+        if p.returncode != 0:
+            raise RuntimeError(f"pg_recvlogical exited {p.returncode}: {err}")
+        st = self.slot_state(slot)
+        if st[1] < end:
+            raise RuntimeError(f"pg_recvlogical stopped at {lsn_str(st[1])} before {lsn_str(end)}")
+        return {"seconds": t1 - t0, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": ru.ru_maxrss,
+                "walsender_cpu": ws_cpu, "broker_cpu": proc_cpu(self.kafka_pid) - b0}
+
+    def relay_config(self, path, slot, prefix, bootstrap, http_port, dbname="bench"):
+        with open(path, "w") as f:
+            f.write(f"""source:
+  conninfo: "host=127.0.0.1 port={self.pg_port} dbname={dbname} user=postgres"
+  slot: {slot}
+  publication: bench_pub
+outbox:
+  table: public.outbox
+  route:
+    topic: "{prefix}.${{routedByValue}}"
+kafka:
+  bootstrap.servers: "{bootstrap}"
+http:
+  listen: "127.0.0.1:{http_port}"
+""")
+
+    def metrics(self, port):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                text = r.read().decode()
+        except (urllib.error.URLError, OSError, ConnectionError):
+            return {}
+        m = {}
+        for line in text.splitlines():
+            if line.startswith("outbox_relay_confirmed_lsn "):
+                m["confirmed"] = int(float(line.split()[1]))
+            elif line.startswith('outbox_relay_events_total{result="published"}'):
+                m["published"] = int(float(line.split()[1]))
+        return m
+
+    def start_relay(self, name, slot, prefix, bootstrap, dbname="bench"):
+        port = free_port()
+        cfg = f"{self.work}/{name}.yaml"
+        self.relay_config(cfg, slot, prefix, bootstrap, port, dbname)
+        sh([self.relay_bin, "init", "-c", cfg])
+        logf = open(f"{self.work}/{name}.log", "w")
+        t0 = time.time()
+        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg], stdout=logf, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p, port, t0
+
+    def drain_relay(self, slot, end, n, prefix, mock=False, **_):
+        mock_p = None
+        if mock:
+            mock_p = subprocess.Popen([self.bk, "mock", "--topic", "outbox_relay.checkpoints:1"] +
+                                      [f"{t}:{PARTITIONS}" for t in self.topics(prefix)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.procs.append(mock_p)
+            bootstrap = re.search(r"BOOTSTRAP=(\S+)", mock_p.stdout.readline()).group(1)
+        else:
+            bootstrap = self.bootstrap
+            self.create_topics(prefix)
+        b0 = proc_cpu(self.kafka_pid)
+        p, port, t0 = self.start_relay(slot, slot, prefix, bootstrap)
+        acked = {}
+
+        def extra():
+            m = self.metrics(port)
+            if "published" in m and m["published"] >= n and "t" not in acked:
+                acked["t"] = time.time()
+            if p.poll() is not None:
+                raise RuntimeError(f"the relay exited {p.returncode} (log {self.work}/{slot}.log)")
+            return m
+
+        t1, info = self.watch(slot, lambda s: s.get("confirmed", 0) >= end, 600, extra)
+        cpu, hwm = proc_cpu(p.pid), proc_hwm_kib(p.pid)
+        b1 = proc_cpu(self.kafka_pid)
+        published = self.metrics(port).get("published")
+        stop_process(p)
+        if p.returncode != 0:
+            raise RuntimeError(f"the relay exited {p.returncode} on SIGTERM (log {self.work}/{slot}.log)")
+        if mock_p is not None:
+            stop_process(mock_p)
+        if published != n:
+            raise RuntimeError(f"relay published {published} events, expected {n}")
+        return {"seconds": t1 - t0, "acked_seconds": acked.get("t", t1) - t0, "cpu": cpu, "rss_kib": hwm,
+                "walsender_cpu": info["walsender_cpu"], "broker_cpu": (b1 - b0) if not mock else None}
+
+    # ---------------------------------------------------------------- Debezium / Kafka Connect
+    def connect_start(self, name):
+        d = f"{self.work}/{name}"
+        os.makedirs(d)
+        rest = free_port()
+        with open(f"{d}/worker.properties", "w") as f:
+            f.write(f"""bootstrap.servers={self.bootstrap}
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+offset.storage.file.filename={d}/offsets.dat
+offset.flush.interval.ms=1000
+plugin.path={os.path.dirname(self.args.debezium_plugin_dir)}
+listeners=http://127.0.0.1:{rest}
+connector.client.config.override.policy=All
+""")
+        with open(f"{d}/log4j2.properties", "w") as f:
+            f.write(f"""status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = {d}/connect.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = FILE
+logger.plugins.name = org.apache.kafka.connect.runtime.isolation
+logger.plugins.level = WARN
+logger.measure.name = io.debezium.metrics.stats
+logger.measure.level = ERROR
+""")
+        java = f"{self.args.connect_java_home}/bin/java"
+        # The JVM options of Kafka's connect-standalone.sh (kafka-run-class.sh defaults).
+        cmd = [java, "-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+               "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15",
+               "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={d}/log4j2.properties",
+               "-cp", f"{self.args.kafka_lib}/*", "org.apache.kafka.connect.cli.ConnectStandalone",
+               f"{d}/worker.properties"]
+        self.results["meta"]["connect_command"] = " ".join(cmd[:10]) + " ... ConnectStandalone worker.properties"
+        out = open(f"{d}/connect.out", "w")
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        url = f"http://127.0.0.1:{rest}"
+        deadline = time.time() + 180
+        while True:
+            if p.poll() is not None:
+                raise RuntimeError(f"Kafka Connect exited {p.returncode} (log {d})")
+            try:
+                with urllib.request.urlopen(url + "/connectors", timeout=2):
+                    break
+            except (urllib.error.URLError, OSError, ConnectionError):
+                if time.time() > deadline:
+                    raise RuntimeError("Kafka Connect did not start")
+                time.sleep(0.25)
+        return p, url
+
+    @staticmethod
+    def rest(url, method="GET", body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            text = r.read().decode()
+            return json.loads(text) if text else None
+
+    def dbz_config(self, name, dbname, slot, prefix):
+        return {"name": name, "config": {
+            "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "tasks.max": "1",
+            "database.hostname": "127.0.0.1", "database.port": str(self.pg_port), "database.user": "postgres",
+            "database.password": "", "database.dbname": dbname, "topic.prefix": name,
+            "plugin.name": "pgoutput", "slot.name": slot, "publication.name": "bench_pub",
+            "publication.autocreate.mode": "disabled", "snapshot.mode": "no_data",
+            "table.include.list": "public.outbox", "tombstones.on.delete": "false",
+            # Throughput tuning as Debezium's docs advise: bigger batches and queue, a short poll interval,
+            # and the producer batching like the relay's (linger 5 ms, lz4, idempotent, 5 requests in flight).
+            "max.batch.size": "8192", "max.queue.size": "32768", "poll.interval.ms": "100",
+            "producer.override.linger.ms": "5", "producer.override.batch.size": "262144",
+            "producer.override.compression.type": "lz4", "producer.override.enable.idempotence": "true",
+            "producer.override.acks": "all", "producer.override.max.in.flight.requests.per.connection": "5",
+            "transforms": "outbox", "transforms.outbox.type": "io.debezium.transforms.outbox.EventRouter",
+            "transforms.outbox.route.by.field": "type",
+            "transforms.outbox.route.topic.replacement": prefix + ".${routedByValue}",
+            "transforms.outbox.table.field.event.key": "aggregateid",
+        }}
+
+    def dbz_run_connector(self, url, name, dbname, slot, prefix, until, timeout, cpu_pid):
+        """Creates the connector and waits; returns (t0, t1, cpu delta, info)."""
+        c0 = proc_cpu(cpu_pid)
+        b0 = proc_cpu(self.kafka_pid)
+        t0 = time.time()
+        self.rest(url + "/connectors", "POST", self.dbz_config(name, dbname, slot, prefix))
+        t1, info = self.watch(slot, until, 900)
+        info["broker_cpu"] = proc_cpu(self.kafka_pid) - b0
+        return t0, t1, proc_cpu(cpu_pid) - c0, info
+
+    def dbz_delete(self, url, name, slot, dbname):
+        self.rest(f"{url}/connectors/{name}", "DELETE")
+        deadline = time.time() + 60
+        while True:
+            with self.db(dbname).cursor() as c:
+                c.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+                row = c.fetchone()
+            if not row or not row[0]:
+                return
+            if time.time() > deadline:
+                raise RuntimeError(f"slot {slot} still active after deleting connector {name}")
+            time.sleep(0.1)
+
+    def dbz_warm(self, url, jpid, warm):
+        """Outside the timed part: a connector drains a small load of another database, so the JVM has loaded
+        and compiled Debezium's code before the measured connector starts."""
+        name = "warm-" + warm["slot"].replace("_", "-")
+        self.create_topics(name)
+        self.dbz_run_connector(url, name, "bench_warm", warm["slot"], name,
+                               lambda s: s["confirmed"] >= warm["last_insert"], 300, jpid)
+        self.dbz_delete(url, name, warm["slot"], "bench_warm")
+
+    def drain_debezium(self, slot, end, n, prefix, last_insert, warm, **_):
+        p, url = self.connect_start("connect-" + slot)
+        if warm:
+            self.dbz_warm(url, p.pid, warm)
+        self.create_topics(prefix)
+        wc = self.wait_count(prefix, n, 900000)
+        name = "dbz-" + slot.replace("_", "-")
+        t0, t1, cpu, info = self.dbz_run_connector(url, name, "bench", slot, prefix,
+                                                   lambda s: s["confirmed"] >= last_insert, 900, p.pid)
+        hwm = proc_hwm_kib(p.pid)
+        t_rec, count = self.reached_at(wc, 60)
+        self.dbz_delete(url, name, slot, "bench")
+        stop_process(p)
+        if t_rec is None:
+            raise RuntimeError(f"Debezium's topics did not reach {n} records: {count}")
+        return {"seconds": t1 - t0, "acked_seconds": t_rec - t0, "cpu": cpu, "rss_kib": hwm,
+                "walsender_cpu": info["walsender_cpu"], "broker_cpu": info["broker_cpu"]}
+
+    # ---------------------------------------------------------------- workloads
+    def workload(self, wname, n, per_tx, reps, contenders):
+        log(f"workload {wname}: {n} events, {per_tx} per transaction, {reps} repetitions: {', '.join(contenders)}")
+        warm = {}
+        if "debezium" in contenders:
+            # Debezium's warm-up slots (in another database) come before the measured slots: their WAL range
+            # holds the warm-up load, the measured slots' does not.
+            warm_slots = [f"dbzwarm_{wname}_r{r}" for r in range(1, reps + 1)]
+            self.create_slots(warm_slots, "bench_warm")
+            warm_end, _ = self.load(self.args.warm_events, per_tx, "bench_warm")
+            for r, s in zip(range(1, reps + 1), warm_slots):
+                warm[r] = {"slot": s, "last_insert": warm_end - 1024}  # any LSN inside the last transaction
+        slots = {(c, r): f"{c.replace('-', '_')}_{wname}_r{r}" for r in range(1, reps + 1) for c in contenders}
+        created = self.create_slots(list(slots.values()))
+        starts = sorted(set(created.values()), key=lsn_int)
+        log(f"created {len(created)} slots at {starts[0]}..{starts[-1]}")
+        end, last_insert = self.load(n, per_tx)
+        wal_bytes = end - lsn_int(starts[-1])
+        self.results["meta"].setdefault("wal_bytes", {})[wname] = wal_bytes
+        for r in range(1, reps + 1):
+            order = contenders if r % 2 == 1 else list(reversed(contenders))
+            for c in order:
+                slot = slots[(c, r)]
+                prefix = f"b.{wname}.r{r}.{c}"
+                log(f"  rep {r}: {c} draining {slot} to {lsn_str(end)}")
+                if c == "limit":
+                    res = self.drain_limit(slot, end, n)
+                elif c == "relay":
+                    res = self.drain_relay(slot, end, n, prefix)
+                elif c == "relay-mock":
+                    res = self.drain_relay(slot, end, n, prefix, mock=True)
+                else:
+                    res = self.drain_debezium(slot, end, n, prefix, last_insert, warm.get(r))
+                res.update({"workload": wname, "per_tx": per_tx, "events": n, "rep": r, "contender": c,
+                            "rate": n / res["seconds"], "position": order.index(c) + 1})
+                self.results["drains"].append(res)
+                log(f"  rep {r}: {c}: {res['seconds']:.2f}s = {res['rate']:,.0f} ev/s, cpu {res['cpu']:.2f}s, "
+                    f"rss {res['rss_kib'] / 1024:.1f} MiB, walsender cpu {res['walsender_cpu']:.2f}s")
+                self.drop_slots([slot])
+                time.sleep(1)
+        if "debezium" in contenders and "relay" in contenders and wname == "w1":
+            self.compare_records(f"b.{wname}.r1.relay", f"b.{wname}.r1.debezium")
+        self.drop_slots(list(slots.values()))
+        if warm:
+            self.drop_slots([w["slot"] for w in warm.values()], "bench_warm")
+
+    def compare_records(self, ours, theirs):
+        """A sample of Debezium's records against ours: same topic (after the per-run prefix), partition, key,
+        value and `id` header."""
+        sample = self.args.sample
+        a = {self.header(r, "id"): r for r in self.dump(ours, sample)}
+        b = {self.header(r, "id"): r for r in self.dump(theirs, sample)}
+        common = [i for i in a if i in b]
+        mismatches = []
+        for i in common:
+            x, y = a[i], b[i]
+            if (x["topic"].split(".")[-1], x["partition"], x["key"], x["value"]) != \
+                    (y["topic"].split(".")[-1], y["partition"], y["key"], y["value"]):
+                mismatches.append(i)
+        example = None
+        if common:
+            example = {"relay": a[common[0]], "debezium": b[common[0]]}
+        self.results["checks"]["records"] = {"compared": len(common), "mismatches": len(mismatches),
+                                             "example": example}
+        log(f"records: {len(common)} compared with Debezium's (same id), {len(mismatches)} differ")
+
+    @staticmethod
+    def header(rec, name):
+        for k, v in rec["headers"]:
+            if k == name:
+                return v
+        return None
+
+    # ---------------------------------------------------------------- latency
+    def latency(self, who, rate, seconds):
+        n = rate * seconds
+        slot = f"lat_{who.replace('-', '_')}"
+        prefix = f"b.lat.{who}"
+        self.create_topics(prefix)
+        warm = None
+        if who == "debezium":
+            ws = "dbzwarm_lat"
+            self.create_slots([ws], "bench_warm")
+            warm_end, _ = self.load(self.args.warm_events, 1, "bench_warm")
+            warm = {"slot": ws, "last_insert": warm_end - 1024}
+        self.create_slots([slot])
+        log(f"latency: {who}, {rate} events/s for {seconds}s")
+        if who == "relay":
+            p, port, _ = self.start_relay(slot, slot, prefix, self.bootstrap)
+            deadline = time.time() + 60
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except (urllib.error.URLError, OSError, ConnectionError):
+                    pass
+                if p.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"the relay did not become ready (log {self.work}/{slot}.log)")
+                time.sleep(0.1)
+            url = None
+        else:
+            p, url = self.connect_start("connect-" + slot)
+            self.dbz_warm(url, p.pid, warm)
+            self.rest(url + "/connectors", "POST", self.dbz_config("dbz-lat", "bench", slot, prefix))
+            deadline = time.time() + 120
+            while True:
+                st = self.slot_state(slot)
+                status = self.rest(url + "/connectors/dbz-lat/status")
+                if st and st[0] and status["tasks"] and status["tasks"][0]["state"] == "RUNNING":
+                    break
+                if time.time() > deadline:
+                    raise RuntimeError("Debezium did not start streaming")
+                time.sleep(0.2)
+        time.sleep(2)
+        t0 = time.time()
+        with self.db("bench").cursor() as c:
+            c.execute("CALL bench_steady(%s, %s)", (rate, seconds))
+        load_s = time.time() - t0
+        wc = self.wait_count(prefix, n, 120000)
+        t_rec, count = self.reached_at(wc, 130)
+        if t_rec is None:
+            raise RuntimeError(f"latency run {who}: {count} of {n} records")
+        recs = self.dump(prefix, n)
+        if url:
+            self.dbz_delete(url, "dbz-lat", slot, "bench")
+        stop_process(p)
+        lat = sorted(r["ts"] - json.loads(r["value"])["ts_us"] / 1000.0 for r in recs)
+        if any(r["tstype"] != "append" for r in recs):
+            raise RuntimeError("records without LogAppendTime")
+        res = {"events": len(recs), "rate_target": rate, "rate_achieved": n / load_s, "seconds": seconds,
+               "p50_ms": percentile(lat, 0.50), "p99_ms": percentile(lat, 0.99), "max_ms": lat[-1],
+               "min_ms": lat[0], "mean_ms": statistics.fmean(lat)}
+        self.results["latency"][who] = res
+        log(f"latency {who}: p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms, max {res['max_ms']:.1f} ms "
+            f"({res['rate_achieved']:.0f} ev/s achieved)")
+        self.drop_slots([slot])
+        if warm:
+            self.drop_slots([warm["slot"]], "bench_warm")
+
+    # ---------------------------------------------------------------- warm-up and versions
+    def warm_broker(self):
+        """A first idempotent producer waits for the broker's coordinators to load: not in a timed run."""
+        self.create_slots(["relay_warm"], "bench_warm")
+        end, _ = self.load(2000, 10, "bench_warm")
+        p, port, _ = self.start_relay("relay_warm", "relay_warm", "b.warm.relay", self.bootstrap, "bench_warm")
+        deadline = time.time() + 120
+        while self.metrics(port).get("confirmed", 0) < end:
+            if p.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"warm-up relay failed (log {self.work}/relay_warm.log)")
+            time.sleep(0.1)
+        stop_process(p)
+        self.drop_slots(["relay_warm"], "bench_warm")
+
+    def versions(self):
+        v = {}
+        v["outbox-relay"] = sh([self.relay_bin, "version"]).strip()
+        try:
+            rev = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
+            dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "CMakeLists.txt"]).strip()
+            v["git"] = rev + (" + uncommitted changes in src/" if dirty else "")
+        except Exception:
+            v["git"] = "unknown"
+        v["librdkafka"] = sh([self.bk, "version"]).strip()
+        v["PostgreSQL"] = self.q1("SHOW server_version")[0]
+        v["pg_recvlogical"] = sh([f"{PG_BIN}/pg_recvlogical", "--version"]).strip()
+        v["Kafka broker"] = self.args.kafka_version + " (KRaft, single node)"
+        if "debezium" in self.args.contenders:
+            v["Debezium"] = self.args.debezium_version + " (debezium-connector-postgres; EventRouter from " \
+                                                         "debezium-connect-plugins)"
+            v["Kafka Connect"] = f"connect-runtime {self.args.kafka_version} (standalone)"
+            jv = subprocess.run([f"{self.args.connect_java_home}/bin/java", "-version"], stderr=subprocess.PIPE,
+                                text=True).stderr.splitlines()
+            v["Java (Connect)"] = jv[1] if len(jv) > 1 else jv[0]
+        cpu = "unknown"
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) // 1024
+        v["machine"] = f"{os.cpu_count()} cores ({cpu}), {mem // 1024} GiB, Linux {platform.release()}"
+        self.results["meta"]["versions"] = v
+
+    def run(self):
+        a = self.args
+        self.start_services()
+        self.versions()
+        self.warm_broker()
+        if a.events_1 > 0:
+            self.workload("w1", a.events_1, 1, a.reps, a.contenders)
+        if a.events_100 > 0:
+            self.workload("w100", a.events_100, 100, a.reps, a.contenders)
+        for who in ("relay", "debezium"):
+            if who in a.contenders and a.latency_seconds > 0:
+                self.latency(who, a.latency_rate, a.latency_seconds)
+        self.results["meta"]["harness_seconds"] = time.time() - START
+        self.results["meta"]["payload_bytes"] = self.q1("SELECT avg(length(payload::text))::int FROM outbox")[0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--relay", required=True)
+    ap.add_argument("--bench-kafka", required=True)
+    ap.add_argument("--kafka-lib", required=True)
+    ap.add_argument("--kafka-version", required=True)
+    ap.add_argument("--debezium-plugin-dir", default="")
+    ap.add_argument("--debezium-version", default="")
+    ap.add_argument("--connect-java-home", default="/usr/lib/jvm/java-17-openjdk-amd64")
+    ap.add_argument("--events-1", type=int, default=200000, help="events of the 1-event-per-transaction workload")
+    ap.add_argument("--events-100", type=int, default=200000, help="events of the 100-per-transaction workload")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--contenders", default=",".join(CONTENDERS))
+    ap.add_argument("--latency-rate", type=int, default=2000)
+    ap.add_argument("--latency-seconds", type=int, default=60)
+    ap.add_argument("--warm-events", type=int, default=20000, help="Debezium's warm-up load (another database)")
+    ap.add_argument("--sample", type=int, default=4000, help="records compared with Debezium's")
+    ap.add_argument("--out", required=True, help="directory for REPORT.md, chart.png, results.json")
+    ap.add_argument("--command", default="bench/run.sh")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
+    args = ap.parse_args()
+    args.contenders = [c for c in args.contenders.split(",") if c]
+    for c in args.contenders:
+        if c not in CONTENDERS:
+            ap.error(f"unknown contender {c}")
+    b = Bench(args)
+    ok = False
+    try:
+        b.run()
+        ok = True
+    finally:
+        b.stop_services()
+        os.makedirs(args.out, exist_ok=True)
+        b.results["meta"]["command"] = args.command
+        b.results["meta"]["complete"] = ok
+        b.results["meta"]["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(START))
+        with open(f"{args.out}/results.json", "w") as f:
+            json.dump(b.results, f, indent=1)
+    import report
+    report.write(b.results, args.out)
+    log(f"wrote {args.out}/REPORT.md and {args.out}/chart.png")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    main()

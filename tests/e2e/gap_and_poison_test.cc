@@ -1,0 +1,214 @@
+// Gap detection (SPEC.md §5), lost slots, and permanent per-event errors under halt and dead_letter (§3).
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <regex>
+
+#include "e2e/fault_util.h"
+#include "e2e/harness.h"
+#include "support/kafka_broker.h"
+#include "support/kafka_reader.h"
+#include "support/pg_server.h"
+#include "support/util.h"
+
+namespace outbox::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Gap : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pg_ = PgServer::Shared();
+    broker_ = KafkaBroker::Shared();
+    ASSERT_TRUE(pg_ && broker_);
+    auto r = KafkaReader::Create(broker_->bootstrap());
+    ASSERT_TRUE(r.ok());
+    reader_ = std::move(*r);
+  }
+  PgServer* pg_ = nullptr;
+  KafkaBroker* broker_ = nullptr;
+  std::unique_ptr<KafkaReader> reader_;
+};
+
+TEST_F(Gap, SlotWithoutACheckpointIsRefusedUnlessAccepted) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  // Everything init makes, but the slot made by hand: no checkpoint.
+  std::string out;
+  ASSERT_EQ(h.RunCommand({"init", "--create-table", "--set", "source.checkpoint=none"}, &out), 0) << out;
+  std::string run;
+  EXPECT_EQ(h.RunCommand({"run"}, &run), 1);
+  EXPECT_NE(run.find("has no checkpoint"), std::string::npos) << run;
+  auto relay = h.StartRelay({"--accept-gap"});
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Accepted", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Accepted"), 1, 30s).ok()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  ASSERT_EQ(relay->Wait(30s), 0);
+  // The accepted position became the checkpoint: the next start needs no flag.
+  auto again = h.StartRelay();
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(again->Kill(SIGTERM).ok());
+  EXPECT_EQ(again->Wait(30s), 0) << again->Output();
+}
+
+TEST_F(Gap, RecreatedSlotIsAGap) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay();
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Before", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Before"), 1, 30s).ok());
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  ASSERT_EQ(relay->Wait(30s), 0);
+  h.Sql("SELECT pg_drop_replication_slot('" + h.slot() + "')");
+  h.InsertEvent("Lost", "k", "{}");  // written while no slot existed: never decoded
+  h.Sql("SELECT pg_create_logical_replication_slot('" + h.slot() + "', 'pgoutput')");
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run"}, &out), 1);
+  EXPECT_NE(out.find("ahead of the checkpoint"), std::string::npos) << out;
+}
+
+TEST_F(Gap, SlotAdvancedByHandIsAGap) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  h.InsertEvent("Skipped", "k", "{}");
+  h.Sql("SELECT pg_replication_slot_advance('" + h.slot() + "', pg_current_wal_lsn())");
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run"}, &out), 1);
+  EXPECT_NE(out.find("ahead of the checkpoint"), std::string::npos) << out;
+  EXPECT_NE(out.find("--accept-gap"), std::string::npos) << out;
+}
+
+TEST(LostSlot, InvalidatedSlotIsFatal) {
+  auto pg = PgServer::Create(PgServer::Options{.extra_conf = "max_slot_wal_keep_size=32MB\nmax_wal_size=64MB"});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  RelayHarness h(pg->get(), broker->bootstrap());
+  h.Init();
+  h.Sql("CREATE TABLE filler (id bigserial, pad text)");
+  // Write WAL past max_slot_wal_keep_size while no relay reads the slot, then checkpoint: the slot is lost.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        h.Sql("INSERT INTO filler (pad) SELECT repeat('x', 1000) FROM generate_series(1, 20000)");
+        h.Sql("CHECKPOINT");
+        return h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'") == "lost";
+      },
+      120s, "the slot is invalidated", 10ms));
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run"}, &out), 1);
+  EXPECT_NE(out.find("invalidated"), std::string::npos) << out;
+  EXPECT_EQ(h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'"), "lost")
+      << "the relay must not recreate a lost slot";
+}
+
+class Poison : public Gap {};
+
+TEST_F(Poison, IllegalTopicIsDeadLetteredAndTheRelayGoesOn) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  const std::string dlq = UniqueName("dlq");
+  auto relay = h.StartRelay({"--set", "delivery.on_error=dead_letter", "--set", "delivery.dead_letter_topic=" + dlq});
+  ASSERT_NE(relay, nullptr);
+  const std::string bad = h.InsertEvent("bad type!", "bk", "{\"x\":1}");
+  const std::string good = h.InsertEvent("Good", "gk", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Good"), 1, 30s).ok()) << relay->Output();
+  auto dead = reader_->ReadUntil(dlq, 1, 30s);
+  ASSERT_TRUE(dead.ok()) << dead.status() << relay->Output();
+  const KafkaRecord& d = dead->front();
+  EXPECT_EQ(d.key, "bk");
+  EXPECT_EQ(d.value, "{\"x\": 1}");
+  EXPECT_EQ(HeaderValue(d, "id"), bad);
+  EXPECT_TRUE(Lsn::Parse(HeaderValue(d, "source_lsn")).ok());
+  EXPECT_NE(HeaderValue(d, "error").find("illegal topic name"), std::string::npos) << HeaderValue(d, "error");
+  // The dead-lettered transaction is confirmed like any other.
+  const Lsn wal = h.CurrentWal();
+  ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= wal; }, 30s, "the slot moves past the dead letter"));
+  auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
+  EXPECT_NE(metrics.find("outbox_relay_events_total{result=\"dead_lettered\"} 1"), std::string::npos) << metrics;
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+TEST_F(Poison, RecordLargerThanTheBrokerAllowsHaltsOrIsDeadLetteredWithoutItsValue) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  const std::string big = "{\"pad\":\"" + std::string(5000, 'x') + "\"}";
+  const std::string id = h.InsertEvent("Big", "k", big);
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run", "--set", "kafka.message.max.bytes=2000"}, &out), 1);
+  EXPECT_NE(out.find(id), std::string::npos) << out;
+  EXPECT_NE(out.find("larger than"), std::string::npos) << out;
+
+  const std::string dlq = UniqueName("dlq");
+  auto relay = h.StartRelay({"--set", "kafka.message.max.bytes=2000", "--set", "delivery.on_error=dead_letter",
+                             "--set", "delivery.dead_letter_topic=" + dlq});
+  ASSERT_NE(relay, nullptr);
+  auto dead = reader_->ReadUntil(dlq, 1, 30s);
+  ASSERT_TRUE(dead.ok()) << relay->Output();
+  EXPECT_EQ(HeaderValue(dead->front(), "id"), id);
+  EXPECT_FALSE(dead->front().value.has_value());
+  EXPECT_NE(HeaderValue(dead->front(), "error").find("larger than"), std::string::npos);
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+TEST_F(Poison, NullIdOrRouteColumnHaltsNamingTheColumn) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  // An outbox table whose columns allow NULL.
+  h.Sql("CREATE TABLE outbox (id text, aggregatetype text, aggregateid text, type text, payload jsonb)");
+  h.Init();
+  h.Sql("INSERT INTO outbox VALUES ('e1', 'a', 'k', NULL, '{}')");
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run"}, &out), 1);
+  EXPECT_NE(out.find("route column \"type\" is NULL"), std::string::npos) << out;
+  EXPECT_NE(out.find("e1"), std::string::npos) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("--start-lsn ([0-9A-F]+/[0-9A-F]+)"))) << out;
+  h.Sql("INSERT INTO outbox VALUES (NULL, 'a', 'k', 'T', '{}')");
+  EXPECT_EQ(h.RunCommand({"run", "--start-lsn", m[1].str()}, &out), 1);
+  EXPECT_NE(out.find("id column \"id\" is NULL"), std::string::npos) << out;
+}
+
+TEST_F(Poison, MissingColumnIsFatalEvenUnderDeadLetter) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  h.Sql("ALTER TABLE outbox RENAME COLUMN aggregateid TO agg_id");
+  h.Sql("INSERT INTO outbox (id, aggregatetype, agg_id, type, payload) VALUES (gen_random_uuid(), 'a', 'k', 'T', '{}')");
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run", "--set", "delivery.on_error=dead_letter"}, &out), 1);
+  EXPECT_NE(out.find("column \"aggregateid\""), std::string::npos) << out;
+  EXPECT_NE(out.find("LSN"), std::string::npos) << out;
+}
+
+TEST(PoisonBroker, UnknownTopicHaltsOrIsDeadLettered) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  auto broker = KafkaBroker::Create(KafkaBroker::Options{.extra_properties = "auto.create.topics.enable=false"});
+  ASSERT_TRUE(broker.ok()) << broker.status();
+  RelayHarness h(pg, (*broker)->bootstrap());
+  h.Init();
+  const std::string dlq = UniqueName("dlq");
+  ASSERT_TRUE((*broker)->CreateTopic(dlq).ok());
+  ASSERT_TRUE((*broker)->CreateTopic(h.Topic("Known")).ok());
+  const std::string id = h.InsertEvent("Unknown", "k", "{}");
+  h.InsertEvent("Known", "k", "{}");
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run", "--set", "kafka.topic.metadata.propagation.max.ms=1000"}, &out, 120s), 1);
+  EXPECT_NE(out.find(id), std::string::npos) << out;
+  auto relay = h.StartRelay({"--set", "kafka.topic.metadata.propagation.max.ms=1000", "--set",
+                             "delivery.on_error=dead_letter", "--set", "delivery.dead_letter_topic=" + dlq});
+  ASSERT_NE(relay, nullptr);
+  auto reader = KafkaReader::Create((*broker)->bootstrap());
+  ASSERT_TRUE(reader.ok());
+  auto dead = (*reader)->ReadUntil(dlq, 1, 60s);
+  ASSERT_TRUE(dead.ok()) << relay->Output();
+  EXPECT_EQ(HeaderValue(dead->front(), "id"), id);
+  ASSERT_TRUE((*reader)->ReadUntil(h.Topic("Known"), 1, 30s).ok());
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+}  // namespace
+}  // namespace outbox::testing
