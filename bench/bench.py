@@ -148,11 +148,13 @@ class Bench:
         for name in ("bench", "bench_warm"):
             with self.db(name).cursor() as c, open(f"{HERE}/bench.sql") as f:
                 c.execute(f.read())
-        with self.db("bench").cursor() as c:
-            c.execute("SELECT oid FROM pg_database WHERE datname = 'bench'")
-            dboid = c.fetchone()[0]
-            c.execute("SELECT pg_relation_filenode('public.outbox')")
-            self.outbox_rel = f"rel 1663/{dboid}/{c.fetchone()[0]}"
+        self.outbox_rel = {}
+        for name in ("bench", "bench_warm"):
+            with self.db(name).cursor() as c:
+                c.execute("SELECT oid FROM pg_database WHERE datname = current_database()")
+                dboid = c.fetchone()[0]
+                c.execute("SELECT pg_relation_filenode('public.outbox')")
+                self.outbox_rel[name] = f"rel 1663/{dboid}/{c.fetchone()[0]}"
 
     def stop_services(self):
         for p in self.procs:
@@ -207,13 +209,12 @@ class Bench:
             c.execute("SELECT pg_current_wal_insert_lsn()::text")
             insert_pos = c.fetchone()[0]
         log(f"loaded {n} events ({per_tx}/tx) into {dbname} in {time.time() - t:.1f}s, WAL at {insert_pos}")
-        if dbname != "bench":
-            return lsn_int(insert_pos), None
-        return self.wal_end(lsn_int(insert_pos))
+        return self.wal_end(lsn_int(insert_pos), dbname)
 
-    def wal_end(self, insert_pos):
-        """The end LSN of the last commit that inserted into bench's outbox, and that INSERT's LSN (pg_waldump)."""
-        start = max(insert_pos - 4 * 1024 * 1024, 0)
+    def wal_end(self, insert_pos, dbname):
+        """The end LSN of the last commit that inserted into dbname's outbox, and that INSERT's LSN (pg_waldump)."""
+        oldest = self.q1("SELECT pg_wal_lsn_diff(min(restart_lsn), '0/0')::bigint FROM pg_replication_slots")[0]
+        start = max(insert_pos - 1024 * 1024, oldest or 0)
         out = subprocess.run([f"{PG_BIN}/pg_waldump", "-p", f"{self.work}/pg/data/pg_wal", "-s", lsn_str(start),
                               "-e", lsn_str(insert_pos)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              text=True).stdout
@@ -226,14 +227,14 @@ class Bench:
                 continue
             rmgr, tot, xid, lsn = m.group(1), int(m.group(2)), m.group(3), lsn_int(m.group(4))
             if rmgr.startswith("Heap") and ("desc: INSERT" in line or "MULTI_INSERT" in line) and \
-                    self.outbox_rel + " " in line:
+                    self.outbox_rel[dbname] + " " in line:
                 last_insert, last_xid = lsn, xid
             elif rmgr == "Transaction" and "desc: COMMIT" in line:
                 commits[xid] = lsn + ((tot + 7) & ~7)
         if last_insert is None or last_xid not in commits:
             raise RuntimeError("pg_waldump: could not find the load's last INSERT and COMMIT")
         end = commits[last_xid]
-        if end != insert_pos:
+        if end != insert_pos and dbname == "bench":
             log(f"note: WAL insert position {lsn_str(insert_pos)} is past the last commit's end {lsn_str(end)}")
         return end, last_insert
 
@@ -300,12 +301,7 @@ class Bench:
         b0 = proc_cpu(self.kafka_pid)
         t0 = time.time()
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        ws = {"cpu": 0.0}
-
-        def exited(state):
-            return p.poll() is not None
-
-        # pg_recvlogical is reaped by wait4 below for its rusage; poll() here reaps it first, so use a pid check.
+        # Reaped with wait4 for its rusage (user+sys, max RSS); the walsender's CPU is the last value seen.
         ws_pid, ws_cpu = None, 0.0
         deadline = t0 + 600
         while True:
@@ -553,9 +549,9 @@ logger.measure.level = ERROR
             # holds the warm-up load, the measured slots' does not.
             warm_slots = [f"dbzwarm_{wname}_r{r}" for r in range(1, reps + 1)]
             self.create_slots(warm_slots, "bench_warm")
-            warm_end, _ = self.load(self.args.warm_events, per_tx, "bench_warm")
+            _, warm_last = self.load(self.args.warm_events, per_tx, "bench_warm")
             for r, s in zip(range(1, reps + 1), warm_slots):
-                warm[r] = {"slot": s, "last_insert": warm_end - 1024}  # any LSN inside the last transaction
+                warm[r] = {"slot": s, "last_insert": warm_last}
         slots = {(c, r): f"{c.replace('-', '_')}_{wname}_r{r}" for r in range(1, reps + 1) for c in contenders}
         created = self.create_slots(list(slots.values()))
         starts = sorted(set(created.values()), key=lsn_int)
@@ -603,12 +599,19 @@ logger.measure.level = ERROR
             if (x["topic"].split(".")[-1], x["partition"], x["key"], x["value"]) != \
                     (y["topic"].split(".")[-1], y["partition"], y["key"], y["value"]):
                 mismatches.append(i)
+        counts = []
+        for prefix in (ours, theirs):
+            out = sh([self.bk, "counts", "--bootstrap", self.bootstrap] + self.topics(prefix))
+            counts.append([(line.split()[0].split(".")[-1], line.split()[1], line.split()[2])
+                           for line in out.splitlines() if line.strip()])
         example = None
         if common:
             example = {"relay": a[common[0]], "debezium": b[common[0]]}
         self.results["checks"]["records"] = {"compared": len(common), "mismatches": len(mismatches),
-                                             "example": example}
-        log(f"records: {len(common)} compared with Debezium's (same id), {len(mismatches)} differ")
+                                             "example": example, "partition_counts_equal": counts[0] == counts[1],
+                                             "partition_counts": counts[0]}
+        log(f"records: {len(common)} compared with Debezium's (same id), {len(mismatches)} differ; "
+            f"per-partition counts {'equal' if counts[0] == counts[1] else 'DIFFER'}")
 
     @staticmethod
     def header(rec, name):
@@ -627,8 +630,8 @@ logger.measure.level = ERROR
         if who == "debezium":
             ws = "dbzwarm_lat"
             self.create_slots([ws], "bench_warm")
-            warm_end, _ = self.load(self.args.warm_events, 1, "bench_warm")
-            warm = {"slot": ws, "last_insert": warm_end - 1024}
+            _, warm_last = self.load(self.args.warm_events, 1, "bench_warm")
+            warm = {"slot": ws, "last_insert": warm_last}
         self.create_slots([slot])
         log(f"latency: {who}, {rate} events/s for {seconds}s")
         if who == "relay":

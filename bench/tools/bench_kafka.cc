@@ -10,6 +10,10 @@
 //   bench-kafka wait-count --bootstrap B --target N [--timeout-ms T] [--interval-ms I] TOPIC...
 //       Polls the sum of the topics' high watermarks until it reaches N; prints REACHED <unix ms> <count>, exits
 //       0 (or TIMEOUT <count>, exits 1).
+//   bench-kafka counts --bootstrap B TOPIC...
+//       Prints "<topic> <partition> <high watermark>" per partition.
+//   bench-kafka version
+//       Prints librdkafka's version.
 //   bench-kafka dump --bootstrap B [--count N] [--timeout-ms T] TOPIC...
 //       Reads the topics from the beginning and prints one JSON object per record: topic, partition, offset,
 //       timestamp type (create|append), timestamp (ms), key, headers [[name, value]...], value.
@@ -207,6 +211,21 @@ int WaitCount(const Args& a) {
   return 1;
 }
 
+int Counts(const Args& a) {
+  if (a.bootstrap.empty() || a.topics.empty()) Die("counts needs --bootstrap and topics");
+  rd_kafka_t* rk = NewClient(RD_KAFKA_CONSUMER, a.bootstrap, true);
+  std::vector<int> parts = PartitionCounts(rk, a.topics, 5000);
+  for (size_t i = 0; i < a.topics.size(); ++i) {
+    for (int p = 0; p < parts[i]; ++p) {
+      int64_t lo = 0, hi = -1;
+      rd_kafka_query_watermark_offsets(rk, a.topics[i].c_str(), p, &lo, &hi, 5000);
+      std::printf("%s %d %lld\n", a.topics[i].c_str(), p, static_cast<long long>(hi));
+    }
+  }
+  rd_kafka_destroy(rk);
+  return 0;
+}
+
 void JsonString(std::string* out, const char* p, size_t n) {
   out->push_back('"');
   for (size_t i = 0; i < n; ++i) {
@@ -297,12 +316,17 @@ int Dump(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) Die("usage: bench-kafka mock|create-topics|wait-count|dump ...");
+  if (argc < 2) Die("usage: bench-kafka mock|create-topics|wait-count|counts|dump|version ...");
   std::string cmd = argv[1];
   Args a = Parse(argc, argv, 2);
   if (cmd == "mock") return Mock(a);
   if (cmd == "create-topics") return CreateTopics(a);
   if (cmd == "wait-count") return WaitCount(a);
   if (cmd == "dump") return Dump(a);
+  if (cmd == "counts") return Counts(a);
+  if (cmd == "version") {
+    std::printf("%s\n", rd_kafka_version_str());
+    return 0;
+  }
   Die("unknown subcommand " + cmd);
 }

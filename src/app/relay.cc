@@ -71,8 +71,8 @@ absl::Status Relay::EnsureSink() {
 }
 
 absl::Status Relay::Run() {
-  if (config_.source.streaming || config_.source.messages) {
-    return absl::UnimplementedError("source.streaming and source.messages are not implemented yet");
+  if (config_.source.streaming) {
+    return absl::UnimplementedError("source.streaming is not implemented yet");
   }
   if (absl::Status st = EnsureSink(); !st.ok()) return st;
   metrics_->loop_running = true;
@@ -131,6 +131,7 @@ absl::Status Relay::Session() {
   start.slot = config_.source.slot;
   start.publication = config_.source.publication;
   start.proto_version = 1;
+  start.messages = config_.source.messages;
   start.start_lsn = Lsn(0);
   const bool skipping = options_.start_lsn.has_value();
   if (skipping) start.start_lsn = *options_.start_lsn;
@@ -311,6 +312,7 @@ absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
                                                  " ms: releasing the slot until the broker answers"));
     }
     UpdateGauges();
+    LogProgress();
 
     if (reply_now_ || now - last_status_ >= interval || status_soon_) {
       const bool ping = !reply_now_ && tracker_.idle() && !in_tx_ && now - last_keepalive_ >= interval &&
@@ -343,6 +345,7 @@ absl::Status Relay::HandleFrame(std::string_view bytes) {
   if (!frame.ok()) return frame.status();
   if (const auto* k = std::get_if<pg::Keepalive>(&*frame)) {
     last_keepalive_ = Clock::now();
+    if (k->wal_end > stream_position_) stream_position_ = k->wal_end;
     if (k->wal_end.value() > metrics_->server_wal_lsn.load()) metrics_->server_wal_lsn = k->wal_end.value();
     if (k->reply_requested) reply_now_ = true;
     // Idle advance: everything before this keepalive was processed; if none of it is open or in flight, the
@@ -351,6 +354,7 @@ absl::Status Relay::HandleFrame(std::string_view bytes) {
     return absl::OkStatus();
   }
   const auto& x = std::get<pg::XLogData>(*frame);
+  if (x.wal_end > stream_position_) stream_position_ = x.wal_end;
   auto message = pg::Decode(x.payload, decoder_);
   if (!message.ok()) {
     return absl::DataLossError(Cat("undecodable pgoutput message at LSN ", x.data_start.ToString(), ": ",
@@ -409,9 +413,10 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
           }
           metrics_->events_skipped++;
           return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::LogicalMessage>) {
+          return HandleLogicalMessage(m);
         } else if constexpr (std::is_same_v<T, pg::Delete> || std::is_same_v<T, pg::Truncate> ||
-                             std::is_same_v<T, pg::Type> || std::is_same_v<T, pg::Origin> ||
-                             std::is_same_v<T, pg::LogicalMessage>) {
+                             std::is_same_v<T, pg::Type> || std::is_same_v<T, pg::Origin>) {
           return absl::OkStatus();
         } else {
           return absl::DataLossError("unexpected streaming or two-phase message: neither was requested");
@@ -434,6 +439,27 @@ absl::Status Relay::HandleInsert(const pg::Insert& insert) {
   if (!record.ok()) {
     if (outbox::IsPerEventError(record.status())) {
       return PerEventError(record.status(), mapper_.Original(tx_commit_lsn_, tx_commit_time_ms_));
+    }
+    return record.status();
+  }
+  return ProduceRecord(*record);
+}
+
+absl::Status Relay::HandleLogicalMessage(const pg::LogicalMessage& message) {
+  // Only transactional messages with a configured prefix are events: they commit or roll back with their
+  // transaction. Non-transactional ones have no transaction to confirm in order and are ignored.
+  if (!config_.source.messages || !message.transactional() || !in_tx_) return absl::OkStatus();
+  const auto& prefixes = config_.source.message_prefixes;
+  if (std::find(prefixes.begin(), prefixes.end(), std::string(message.prefix)) == prefixes.end()) {
+    return absl::OkStatus();
+  }
+  if (tx_halt_) return absl::OkStatus();
+  auto record = mapper_.MapMessage(message.content, tx_commit_lsn_, tx_commit_time_ms_);
+  if (!record.ok()) {
+    if (outbox::IsPerEventError(record.status())) {
+      outbox::Record original = mapper_.Original(tx_commit_lsn_, tx_commit_time_ms_);
+      original.value = message.content;  // unparsable content is dead-lettered as it came
+      return PerEventError(record.status(), std::move(original));
     }
     return record.status();
   }
@@ -737,6 +763,29 @@ void Relay::Rewind(std::string_view why) {
   rewind_reason_.reset();
   reply_now_ = false;
   UpdateGauges();
+}
+
+// During a catch-up, a line every few seconds: how far behind the server's WAL position (as of the connect, or
+// the latest keepalive), the rate, and an ETA. One line when caught up.
+void Relay::LogProgress() {
+  constexpr auto kEvery = std::chrono::seconds(5);
+  constexpr uint64_t kBehindThreshold = 16 * 1024 * 1024;
+  const auto now = Clock::now();
+  if (now - progress_at_ < kEvery) return;
+  const Lsn target = std::max(system_.xlogpos, Lsn(metrics_->server_wal_lsn.load()));
+  const uint64_t behind = target > stream_position_ ? target.value() - stream_position_.value() : 0;
+  if (behind >= kBehindThreshold && progress_at_ != Clock::time_point{}) {
+    const double seconds = std::chrono::duration<double>(now - progress_at_).count();
+    const double rate = stream_position_ > progress_from_ ? (stream_position_.value() - progress_from_.value()) / seconds : 0;
+    Log()->info("catching up: {:.1f} MB behind {}, {:.1f} MB/s, ETA {}", behind / 1048576.0, target.ToString(),
+                rate / 1048576.0, rate > 0 ? Cat(static_cast<int64_t>(behind / rate), " s") : std::string("unknown"));
+    caught_up_ = false;
+  } else if (behind < kBehindThreshold && !caught_up_) {
+    Log()->info("caught up at {}", stream_position_.ToString());
+    caught_up_ = true;
+  }
+  progress_at_ = now;
+  progress_from_ = stream_position_;
 }
 
 void Relay::UpdateGauges() {

@@ -53,6 +53,7 @@ class Relay {
   absl::Status HandleFrame(std::string_view bytes);
   absl::Status HandleMessage(const pg::Message& message);
   absl::Status HandleInsert(const pg::Insert& insert);
+  absl::Status HandleLogicalMessage(const pg::LogicalMessage& message);
   absl::Status ProduceRecord(const outbox::Record& record);
   // A permanent error for one event: under halt the transaction is marked and the halt raised at its Commit;
   // under dead_letter `original` (with an `error` header) goes to the dead-letter topic instead.
@@ -74,6 +75,7 @@ class Relay {
   absl::Status Shutdown(pg::ReplicationConnection* conn);
   bool backpressured() const;
   void UpdateGauges();
+  void LogProgress();
   bool stopping() const { return stop_->load(); }
 
   config::Config config_;
@@ -113,6 +115,10 @@ class Relay {
   Clock::time_point last_keepalive_;
   Clock::time_point last_ping_;
   bool reply_now_ = false;  // the server asked for a reply
+  Lsn stream_position_;      // the highest WAL position seen in the stream (XLogData or keepalive)
+  Lsn progress_from_;        // stream position at the last progress line
+  Clock::time_point progress_at_{};
+  bool caught_up_ = true;
   bool status_soon_ = false;  // a checkpoint was acknowledged: confirm it without waiting for the timer
   Clock::time_point last_progress_;  // the last ack, or when the first pending record was produced
 

@@ -554,7 +554,9 @@ absl::StatusOr<Config> LoadFile(const std::string& path,
                                 const Resolver& resolver) {
   std::optional<std::string> text = resolver.file ? resolver.file(path) : std::nullopt;
   if (!text.has_value()) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read the config file"));
-  if (absl::EndsWith(path, ".properties")) return internal::LoadDebeziumProperties(path, *text, overrides, resolver);
+  if (absl::EndsWith(path, ".properties") || absl::EndsWith(path, ".json")) {
+    return internal::LoadDebeziumProperties(path, *text, overrides, resolver);
+  }
   return LoadYaml(*text, overrides, resolver);
 }
 

@@ -32,7 +32,8 @@ absl::StatusOr<RawTree> ParseYamlTree(const std::string& yaml_text);
 absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std::string, std::string>>& overrides,
                                    const Resolver& resolver);
 
-// A Debezium Server application.properties or Kafka Connect connector config (not yet supported).
+// A Debezium Server application.properties or a Kafka Connect connector config (.properties, or .json: a .json
+// file without connector.class is read as YAML). See properties.cc for what each Debezium key becomes.
 absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std::string& text,
                                               const std::vector<std::pair<std::string, std::string>>& overrides,
                                               const Resolver& resolver);

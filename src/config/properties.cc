@@ -1,17 +1,1017 @@
-// Debezium Server application.properties / Kafka Connect connector config to a Config (SPEC.md §3, last item).
-// Not implemented yet: it will map the keys it understands onto the same RawTree a YAML file becomes and call
-// BuildConfig, so that overrides, substitution and validation stay shared.
+// Debezium Server application.properties / Kafka Connect connector config (.properties or .json) to a Config
+// (SPEC.md §3, last item). The file's keys are mapped onto the same key tree a YAML file becomes, and BuildConfig
+// then applies `--set` overrides, defaults and validation as for YAML. What the relay does with each Debezium key:
+//   mapped      the Postgres connector's slot, publication, plugin and database.* keys (to source.*), the table,
+//               the Outbox Event Router's keys (to outbox.*), the Kafka producer's keys (to kafka.*);
+//   warned      keys with no effect on the records (offsets, topic prefix, snapshots, heartbeats, ...): accepted,
+//               each with a line in Config::warnings;
+//   refused     keys that would change the records in a way the relay does not reproduce (other converters or
+//               transforms, envelope or partition placement, expanded JSON payloads, masked columns, ...): an
+//               error naming the key as written in the file.
+// Every problem is reported in one error, as for YAML. Keys prefixed `outbox-relay.` are relay keys
+// (`outbox-relay.http.listen=...`), so one file can carry both.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/strings.h"
 #include "config/config_internal.h"
+#include "config/java_properties.h"
+#include "config/java_regex.h"
 
 namespace outbox::config::internal {
+namespace {
 
-absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std::string& /*text*/,
-                                              const std::vector<std::pair<std::string, std::string>>& /*overrides*/,
-                                              const Resolver& /*resolver*/) {
-  return absl::UnimplementedError(
-      absl::StrCat(path, ": Debezium properties files are not supported yet; use a YAML config"));
+constexpr std::string_view kRelayPrefix = "outbox-relay.";
+constexpr std::string_view kServerSource = "debezium.source.";
+constexpr std::string_view kServerProducer = "debezium.sink.kafka.producer.";
+constexpr std::string_view kConnectProducer = "producer.override.";
+constexpr std::string_view kPostgresConnector = "io.debezium.connector.postgresql.PostgresConnector";
+constexpr std::string_view kEventRouter = "io.debezium.transforms.outbox.EventRouter";
+constexpr std::string_view kStringConverter = "org.apache.kafka.connect.storage.StringConverter";
+constexpr std::string_view kStringSerializer = "org.apache.kafka.common.serialization.StringSerializer";
+// The Outbox Event Router's routing defaults.
+constexpr std::string_view kDefaultRouteRegex = "(?<routedByValue>.*)";
+constexpr std::string_view kDefaultRouteReplacement = "outbox.event.${routedByValue}";
+constexpr std::string_view kRoutedByValue = "${routedByValue}";
+constexpr int kMaxExpansionDepth = 8;
+
+std::string Quoted(std::string_view text) { return Cat("\"", text, "\""); }
+
+std::string Lower(std::string_view text) { return absl::AsciiStrToLower(ToAbsl(text)); }
+
+// Comma-separated entries, trimmed, empty ones dropped (Kafka's LIST type).
+std::vector<std::string> SplitList(std::string_view text) {
+  std::vector<std::string> out;
+  for (absl::string_view entry : absl::StrSplit(ToAbsl(text), ',')) {
+    absl::string_view trimmed = absl::StripAsciiWhitespace(entry);
+    if (!trimmed.empty()) out.emplace_back(trimmed);
+  }
+  return out;
+}
+
+// A libpq conninfo value: bare when it can be, else 'quoted' with \ and ' escaped.
+std::string ConninfoValue(std::string_view value) {
+  const bool bare = !value.empty() && std::none_of(value.begin(), value.end(), [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\'' || c == '\\' || c == '=';
+  });
+  if (bare) return std::string(value);
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+// One entry of the file: the key as written (for messages) and its value once expanded.
+struct Prop {
+  std::string written;
+  std::string value;
+};
+
+// A group of entries by their key with a prefix removed ("slot.name" for "debezium.source.slot.name"). Remembers
+// which keys a mapping step took, so that the rest can be classified.
+class Section {
+ public:
+  explicit Section(std::string prefix = "") : prefix_(std::move(prefix)) {}
+
+  void Add(std::string key, Prop prop) { props_[std::move(key)] = std::move(prop); }
+
+  // The entry of `key`, marked as taken; nullptr when absent.
+  const Prop* Take(const std::string& key) {
+    auto it = props_.find(key);
+    if (it == props_.end()) return nullptr;
+    taken_.insert(key);
+    return &it->second;
+  }
+  const Prop* Peek(const std::string& key) const {
+    auto it = props_.find(key);
+    return it == props_.end() ? nullptr : &it->second;
+  }
+  std::optional<std::string> Value(const std::string& key) {
+    const Prop* prop = Take(key);
+    return prop == nullptr ? std::nullopt : std::optional<std::string>(prop->value);
+  }
+
+  // How an absent key is named in a message.
+  std::string Written(std::string_view key) const { return Cat(prefix_, key); }
+
+  // Entries not taken, in key order.
+  std::vector<std::pair<std::string, const Prop*>> Rest() const {
+    std::vector<std::pair<std::string, const Prop*>> rest;
+    for (const auto& [key, prop] : props_) {
+      if (!taken_.contains(key)) rest.emplace_back(key, &prop);
+    }
+    return rest;
+  }
+
+ private:
+  std::string prefix_;
+  std::map<std::string, Prop> props_;
+  std::set<std::string> taken_;
+};
+
+// What the relay does with a key it does not map.
+enum class Verdict { kQuiet, kWarn, kRefuse };
+struct Rule {
+  std::string_view key;  // exact, or a prefix when it ends with '.' or '*'
+  Verdict verdict;
+  std::string_view reason;
+};
+
+bool RuleMatches(const Rule& rule, std::string_view key) {
+  if (rule.key.ends_with('*')) return key.starts_with(rule.key.substr(0, rule.key.size() - 1));
+  if (rule.key.ends_with('.')) return key.starts_with(rule.key);
+  return key == rule.key;
+}
+
+constexpr std::string_view kNoOffsets = "no effect: the relay keeps its own checkpoint (source.checkpoint) and "
+                                        "confirms the slot once Kafka has acknowledged";
+constexpr std::string_view kNoTopicPrefix =
+    "no effect: topic names come from the Outbox Event Router's routing";
+constexpr std::string_view kNoSnapshot =
+    "no effect: the relay never snapshots the table, it streams new INSERTs from the slot";
+constexpr std::string_view kNoHeartbeat =
+    "no effect: the relay confirms an idle slot without heartbeat records or queries";
+constexpr std::string_view kNoSlotHandling = "no effect: the relay handles the slot itself (see `outbox-relay init`)";
+constexpr std::string_view kNoQueue =
+    "no effect: delivery.max_inflight_bytes and delivery.max_inflight_events bound the relay's memory";
+constexpr std::string_view kNoErrors =
+    "no effect: transient faults are retried, per-event errors follow delivery.on_error";
+constexpr std::string_view kNoColumnTypes =
+    "no effect on text and json payloads: the relay writes each column's text as PostgreSQL outputs it";
+constexpr std::string_view kNoOtherTables = "no effect: the relay reads only outbox.table";
+constexpr std::string_view kNotApplied = "not applied by the relay";
+constexpr std::string_view kChangesColumns =
+    "changes the column values Debezium sees; the relay reads every column as stored";
+
+// Postgres connector keys (after "debezium.source." in Debezium Server) that are not mapped.
+const std::vector<Rule>& ConnectorRules() {
+  static const auto* rules = new std::vector<Rule>{
+      {"name", Verdict::kQuiet, ""},
+      {"tasks.max", Verdict::kQuiet, ""},
+      {"offset.", Verdict::kWarn, kNoOffsets},
+      {"offsets.", Verdict::kWarn, kNoOffsets},
+      {"flush.lsn.source", Verdict::kWarn, kNoOffsets},
+      {"lsn.flush.", Verdict::kWarn, kNoOffsets},
+      {"schema.history.internal", Verdict::kWarn, "no effect: PostgreSQL needs no schema history"},
+      {"schema.history.internal.", Verdict::kWarn, "no effect: PostgreSQL needs no schema history"},
+      {"database.history", Verdict::kWarn, "no effect: PostgreSQL needs no schema history"},
+      {"database.history.", Verdict::kWarn, "no effect: PostgreSQL needs no schema history"},
+      {"topic.prefix", Verdict::kWarn, kNoTopicPrefix},
+      {"database.server.name", Verdict::kWarn, kNoTopicPrefix},
+      {"topic.", Verdict::kWarn, kNoTopicPrefix},
+      {"topic.creation.", Verdict::kWarn, "no effect: the relay does not create event topics"},
+      {"snapshot.", Verdict::kWarn, kNoSnapshot},
+      {"incremental.snapshot.", Verdict::kWarn, kNoSnapshot},
+      {"signal.", Verdict::kWarn, kNoSnapshot},
+      {"read.only", Verdict::kWarn, kNoSnapshot},
+      {"heartbeat.", Verdict::kWarn, kNoHeartbeat},
+      {"tombstones.on.delete", Verdict::kWarn, "no effect: DELETEs of the outbox are ignored either way"},
+      {"slot.", Verdict::kWarn, kNoSlotHandling},
+      {"publication.autocreate.mode", Verdict::kWarn,
+       "no effect: `outbox-relay init` creates the publication FOR TABLE <outbox> WITH (publish = 'insert')"},
+      {"publish.via.partition.root", Verdict::kWarn, kNotApplied},
+      {"replica.identity.autoset.values", Verdict::kWarn, kNotApplied},
+      {"max.batch.size", Verdict::kWarn, kNoQueue},
+      {"max.queue.size", Verdict::kWarn, kNoQueue},
+      {"max.queue.size.in.bytes", Verdict::kWarn, kNoQueue},
+      {"poll.interval.ms", Verdict::kWarn, kNoQueue},
+      {"query.fetch.size", Verdict::kWarn, kNoQueue},
+      {"errors.", Verdict::kWarn, kNoErrors},
+      {"retriable.restart.connector.wait.ms", Verdict::kWarn, kNoErrors},
+      {"event.processing.failure.handling.mode", Verdict::kWarn, kNoErrors},
+      {"decimal.handling.mode", Verdict::kWarn, kNoColumnTypes},
+      {"time.precision.mode", Verdict::kWarn, kNoColumnTypes},
+      {"hstore.handling.mode", Verdict::kWarn, kNoColumnTypes},
+      {"interval.handling.mode", Verdict::kWarn, kNoColumnTypes},
+      {"money.fraction.digits", Verdict::kWarn, kNoColumnTypes},
+      {"include.unknown.datatypes", Verdict::kWarn, kNoColumnTypes},
+      {"unavailable.value.placeholder", Verdict::kWarn, kNoColumnTypes},
+      {"schema.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
+      {"field.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
+      {"column.propagate.source.type", Verdict::kWarn, kNoColumnTypes},
+      {"datatype.propagate.source.type", Verdict::kWarn, kNoColumnTypes},
+      {"include.schema.comments", Verdict::kWarn, kNoColumnTypes},
+      {"include.schema.changes", Verdict::kWarn, kNoColumnTypes},
+      {"converters", Verdict::kWarn, kNoColumnTypes},
+      {"schema.include.list", Verdict::kWarn, kNoOtherTables},
+      {"schema.exclude.list", Verdict::kWarn, kNoOtherTables},
+      {"schema.whitelist", Verdict::kWarn, kNoOtherTables},
+      {"schema.blacklist", Verdict::kWarn, kNoOtherTables},
+      {"table.exclude.list", Verdict::kWarn, kNoOtherTables},
+      {"table.blacklist", Verdict::kWarn, kNoOtherTables},
+      {"message.key.columns", Verdict::kWarn,
+       "no effect: the record key is the Outbox Event Router's table.field.event.key"},
+      {"message.prefix.include.list", Verdict::kWarn, "no effect: see source.messages for logical decoding messages"},
+      {"message.prefix.exclude.list", Verdict::kWarn, "no effect: see source.messages for logical decoding messages"},
+      {"extended.headers.enabled", Verdict::kWarn,
+       "the relay adds no __debezium.context.* headers; it adds source_lsn"},
+      {"database.initial.statements", Verdict::kWarn, kNotApplied},
+      {"database.tcpKeepAlive", Verdict::kWarn, kNotApplied},
+      {"database.sslfactory", Verdict::kWarn, kNotApplied},
+      {"database.", Verdict::kWarn, kNotApplied},
+      {"status.update.interval.ms", Verdict::kQuiet, ""},  // mapped
+      {"notification.", Verdict::kWarn, kNotApplied},
+      {"custom.metric.tags", Verdict::kWarn, kNotApplied},
+      {"connect.", Verdict::kWarn, kNotApplied},
+      {"column.include.list", Verdict::kRefuse, kChangesColumns},
+      {"column.exclude.list", Verdict::kRefuse, kChangesColumns},
+      {"column.whitelist", Verdict::kRefuse, kChangesColumns},
+      {"column.blacklist", Verdict::kRefuse, kChangesColumns},
+      {"column.mask.*", Verdict::kRefuse, kChangesColumns},
+      {"column.truncate.*", Verdict::kRefuse, kChangesColumns},
+  };
+  return *rules;
+}
+
+// Kafka producer properties that librdkafka does not have. Serializers, partitioners, JAAS and trust stores are
+// handled before these.
+const std::vector<Rule>& ProducerRules() {
+  static const auto* rules = new std::vector<Rule>{
+      {"delivery.timeout.ms", Verdict::kWarn,
+       "not applied: the relay waits for the broker without a deadline (message.timeout.ms=0)"},
+      {"buffer.memory", Verdict::kWarn, kNoQueue},
+      {"max.block.ms", Verdict::kWarn, kNoQueue},
+      {"send.buffer.bytes", Verdict::kWarn, "a Java client setting (librdkafka: socket.send.buffer.bytes)"},
+      {"receive.buffer.bytes", Verdict::kWarn, "a Java client setting (librdkafka: socket.receive.buffer.bytes)"},
+      {"max.request.size", Verdict::kWarn, "a Java client setting (librdkafka: message.max.bytes)"},
+      {"metadata.max.idle.ms", Verdict::kWarn, "a Java client setting"},
+      {"metric.reporters", Verdict::kWarn, "a Java client setting"},
+      {"metrics.", Verdict::kWarn, "a Java client setting"},
+      {"auto.include.jmx.reporter", Verdict::kWarn, "a Java client setting"},
+      {"enable.metrics.push", Verdict::kWarn, "a Java client setting"},
+      {"ssl.protocol", Verdict::kWarn, "a Java client setting"},
+      {"ssl.enabled.protocols", Verdict::kWarn, "a Java client setting"},
+      {"ssl.keystore.type", Verdict::kQuiet, ""},  // checked before
+      {"transactional.id", Verdict::kWarn, "not applied: the relay's records are idempotent, not transactional"},
+      {"transaction.timeout.ms", Verdict::kWarn, "not applied: the relay's records are idempotent, not transactional"},
+      {"partitioner.adaptive.partitioning.enable", Verdict::kWarn, "a Java client setting (null keys only)"},
+      {"partitioner.availability.timeout.ms", Verdict::kWarn, "a Java client setting (null keys only)"},
+      {"partitioner.ignore.keys", Verdict::kRefuse,
+       "changes the partition of keyed records; the relay partitions by key as the Java client does by default"},
+      {"interceptor.classes", Verdict::kRefuse, "Java interceptors may change records; the relay runs none"},
+  };
+  return *rules;
+}
+
+const Rule* FindRule(const std::vector<Rule>& rules, std::string_view key) {
+  const Rule* best = nullptr;
+  for (const Rule& rule : rules) {
+    if (RuleMatches(rule, key) && (best == nullptr || rule.key.size() > best->key.size())) best = &rule;
+  }
+  return best;
+}
+
+// SmallRye's environment variable name for a property: non-alphanumerics to '_', upper case.
+std::string EnvName(std::string_view name) {
+  std::string out;
+  for (char c : name) out.push_back(absl::ascii_isalnum(c) ? absl::ascii_toupper(c) : '_');
+  return out;
+}
+
+// Expands the references in values: ${env:NAME} and ${file:PATH} (the relay's), ${file:PATH:KEY} (a key of a
+// properties file) and ${directory:DIR:FILE} (Kafka's config providers), and, in a Debezium Server file,
+// SmallRye's ${name} / ${name:default} (another property of the file or an environment variable; `$${` and
+// `\${` keep a literal `${`). Debezium's own ${routedByValue} is always kept. Every text read from the
+// environment or a file is a secret.
+class Expander {
+ public:
+  Expander(const std::map<std::string, std::string>& raw, bool smallrye, const Resolver& resolver)
+      : raw_(raw), smallrye_(smallrye), resolver_(resolver) {}
+
+  absl::StatusOr<std::string> Expand(std::string_view value, int depth = 0) {
+    if (depth > kMaxExpansionDepth) return absl::InvalidArgumentError("references nest too deeply (a cycle?)");
+    std::string out;
+    size_t i = 0;
+    while (i < value.size()) {
+      const std::string_view rest = value.substr(i);
+      if (smallrye_ && (rest.starts_with("$${") || rest.starts_with("\\${"))) {
+        out.append("${");
+        i += 3;
+        continue;
+      }
+      if (!rest.starts_with("${")) {
+        out.push_back(value[i++]);
+        continue;
+      }
+      const size_t close = MatchingBrace(value, i + 2);
+      if (close == std::string_view::npos) return absl::InvalidArgumentError("unterminated ${ reference");
+      absl::StatusOr<std::string> resolved = Resolve(value.substr(i + 2, close - i - 2), depth);
+      if (!resolved.ok()) return resolved.status();
+      out.append(*resolved);
+      i = close + 1;
+    }
+    return out;
+  }
+
+  std::vector<std::string>& secrets() { return secrets_; }
+
+ private:
+  static size_t MatchingBrace(std::string_view value, size_t from) {
+    int open = 1;
+    for (size_t i = from; i < value.size(); ++i) {
+      if (value[i] == '{') ++open;
+      if (value[i] == '}' && --open == 0) return i;
+    }
+    return std::string_view::npos;
+  }
+
+  // The inside of ${...}.
+  absl::StatusOr<std::string> Resolve(std::string_view inner, int depth) {
+    if (inner == "routedByValue") return std::string(kRoutedByValue);
+    const size_t colon = inner.find(':');
+    const std::string_view head = inner.substr(0, colon);
+    const std::string_view tail = colon == std::string_view::npos ? "" : inner.substr(colon + 1);
+    if (colon != std::string_view::npos && head == "env") return Secret(resolver_.env, std::string(tail), "environment variable");
+    if (colon != std::string_view::npos && head == "file") {
+      const size_t key_colon = tail.rfind(':');
+      if (key_colon == std::string_view::npos || key_colon == 0) return Secret(resolver_.file, std::string(tail), "file");
+      return PropertiesFileKey(std::string(tail.substr(0, key_colon)), std::string(tail.substr(key_colon + 1)));
+    }
+    if (colon != std::string_view::npos && head == "directory") {
+      const size_t file_colon = tail.find(':');
+      if (file_colon == std::string_view::npos) return absl::InvalidArgumentError("${directory:DIR:FILE} needs a file");
+      return Secret(resolver_.file, Cat(tail.substr(0, file_colon), "/", tail.substr(file_colon + 1)), "file");
+    }
+    if (!smallrye_) {
+      if (colon == std::string_view::npos) return Cat("${", inner, "}");  // Kafka Connect leaves it as is
+      return absl::InvalidArgumentError(Cat("config provider ", Quoted(head),
+                                            " is not supported (use ${env:NAME}, ${file:PATH} or ${file:PATH:KEY})"));
+    }
+    // SmallRye: a property of the file, an environment variable, or the default.
+    const std::string name(head);
+    if (auto it = raw_.find(name); it != raw_.end()) return Expand(it->second, depth + 1);
+    for (const std::string& candidate : {name, EnvName(name)}) {
+      std::optional<std::string> env = resolver_.env ? resolver_.env(candidate) : std::nullopt;
+      if (env.has_value()) {
+        if (!env->empty()) secrets_.push_back(*env);
+        return *std::move(env);
+      }
+    }
+    if (colon != std::string_view::npos) return Expand(tail, depth + 1);
+    return absl::InvalidArgumentError(Cat("cannot expand ${", name, "}: no such property or environment variable"));
+  }
+
+  absl::StatusOr<std::string> Secret(const std::function<std::optional<std::string>(const std::string&)>& lookup,
+                                     const std::string& name, std::string_view what) {
+    if (name.empty()) return absl::InvalidArgumentError(Cat("empty ", what, " reference"));
+    std::optional<std::string> value = lookup ? lookup(name) : std::nullopt;
+    if (!value.has_value()) {
+      return absl::InvalidArgumentError(what == "file" ? Cat("file ", name, " cannot be read")
+                                                       : Cat("environment variable ", name, " is not set"));
+    }
+    if (!value->empty()) secrets_.push_back(*value);
+    return *std::move(value);
+  }
+
+  absl::StatusOr<std::string> PropertiesFileKey(const std::string& path, const std::string& key) {
+    std::optional<std::string> text = resolver_.file ? resolver_.file(path) : std::nullopt;
+    if (!text.has_value()) return absl::InvalidArgumentError(Cat("file ", path, " cannot be read"));
+    absl::StatusOr<std::vector<PropertyEntry>> entries = ParseJavaProperties(*text);
+    if (!entries.ok()) return absl::InvalidArgumentError(Cat("file ", path, ": ", entries.status().message()));
+    for (const PropertyEntry& entry : *entries) {
+      if (entry.key != key) continue;
+      if (!entry.value.empty()) secrets_.push_back(entry.value);
+      return entry.value;
+    }
+    return absl::InvalidArgumentError(Cat("file ", path, " has no key ", key));
+  }
+
+  const std::map<std::string, std::string>& raw_;
+  bool smallrye_;
+  const Resolver& resolver_;
+  std::vector<std::string> secrets_;
+};
+
+// Debezium's routing as the relay runs it: a ${routedByValue} template when the regex is the default one, else
+// the translated regex and replacement.
+struct Route {
+  std::optional<std::string> topic_template;
+  std::string regex;        // ECMAScript, when no template
+  std::string replacement;  // ECMAScript format, when no template
+};
+
+// Maps one file's entries to the key tree. One use.
+class DebeziumMapper {
+ public:
+  DebeziumMapper(std::vector<PropertyEntry> entries, const Resolver& resolver)
+      : entries_(std::move(entries)), resolver_(resolver) {
+    server_ = std::any_of(entries_.begin(), entries_.end(),
+                          [](const PropertyEntry& e) { return e.key.starts_with("debezium."); });
+    connector_ = Section(server_ ? std::string(kServerSource) : "");
+    producer_ = Section(server_ ? std::string(kServerProducer) : std::string(kConnectProducer));
+    transforms_ = Section(server_ ? "debezium." : "");
+  }
+
+  void Run() {
+    Sort();
+    MapConnectorClass();
+    MapSource();
+    MapTable();
+    ReadSkippedOperations();
+    MapRouter();
+    MapConverters();
+    MapProducer();
+    ClassifyConnectorRest();
+  }
+
+  bool server() const { return server_; }
+  RawTree& tree() { return tree_; }
+  const std::optional<Route>& route() const { return route_; }
+  std::vector<std::string>& errors() { return errors_; }
+  std::vector<std::string>& warnings() { return warnings_; }
+  std::vector<std::string>& secrets() { return secrets_; }
+  bool has_bootstrap() const { return tree_.contains("kafka.bootstrap.servers"); }
+
+ private:
+  void Error(std::string_view key, std::string_view problem) { errors_.push_back(Cat(key, ": ", problem)); }
+  void Warn(std::string_view key, std::string_view note) { warnings_.push_back(Cat(key, ": ", note)); }
+
+  void Put(const std::string& key, std::string value) {
+    tree_[key] = RawValue{.kind = RawValue::Kind::kScalar, .scalar = std::move(value), .list = {}, .plain = false};
+  }
+
+  // The value a later step reads: refuses text that BuildConfig would take for a relay reference.
+  std::optional<std::string> Checked(const Prop& prop) {
+    if (absl::StrContains(prop.value, "${env:") || absl::StrContains(prop.value, "${file:")) {
+      Error(prop.written, "the expanded value contains ${env: or ${file:, which the relay would expand again");
+      return std::nullopt;
+    }
+    return prop.value;
+  }
+
+  // Expands every value and sorts the entries into sections by prefix.
+  void Sort() {
+    std::map<std::string, std::string> raw;
+    for (const PropertyEntry& e : entries_) raw[e.key] = e.value;
+    Expander expander(raw, server_, resolver_);
+    for (PropertyEntry& e : entries_) {
+      if (e.key.starts_with(kRelayPrefix)) {
+        // The relay's own keys: BuildConfig substitutes them as it does YAML values.
+        const std::string key = e.key.substr(kRelayPrefix.size());
+        if (key.empty()) {
+          Error(e.key, "names no relay key");
+        } else {
+          relay_.emplace_back(key, e.value);
+        }
+        continue;
+      }
+      absl::StatusOr<std::string> value = expander.Expand(e.value);
+      if (!value.ok()) {
+        Error(e.key, ToStd(value.status().message()));
+        continue;
+      }
+      Prop prop{.written = e.key, .value = *std::move(value)};
+      if (server_) {
+        SortServer(e.key, std::move(prop));
+      } else {
+        SortConnect(e.key, std::move(prop));
+      }
+    }
+    secrets_ = std::move(expander.secrets());
+  }
+
+  void SortServer(const std::string& key, Prop prop) {
+    if (key.starts_with(kServerSource)) {
+      connector_.Add(key.substr(kServerSource.size()), std::move(prop));
+    } else if (key.starts_with(kServerProducer)) {
+      producer_.Add(key.substr(kServerProducer.size()), std::move(prop));
+    } else if (key == "debezium.transforms" || key.starts_with("debezium.transforms.") ||
+               key == "debezium.predicates" || key.starts_with("debezium.predicates.")) {
+      transforms_.Add(key.substr(std::string_view("debezium.").size()), std::move(prop));
+    } else if (key.starts_with("debezium.format.")) {
+      formats_.Add(key.substr(std::string_view("debezium.format.").size()), std::move(prop));
+    } else if (key == "debezium.sink.type") {
+      sink_type_ = std::move(prop);
+    } else if (key.starts_with("debezium.sink.")) {
+      Warn(key, "a Debezium Server sink setting; no effect on the relay");
+    } else {
+      Warn(key, "a Debezium Server setting; no effect on the records");
+    }
+  }
+
+  void SortConnect(const std::string& key, Prop prop) {
+    if (key.starts_with(kConnectProducer)) {
+      producer_.Add(key.substr(kConnectProducer.size()), std::move(prop));
+    } else if (key == "transforms" || key.starts_with("transforms.") || key == "predicates" ||
+               key.starts_with("predicates.")) {
+      transforms_.Add(key, std::move(prop));
+    } else {
+      connector_.Add(key, std::move(prop));
+    }
+  }
+
+  void MapConnectorClass() {
+    if (server_) {
+      if (!sink_type_.has_value()) {
+        Error("debezium.sink.type", "required: the relay writes to Kafka (kafka)");
+      } else if (sink_type_->value != "kafka") {
+        Error(sink_type_->written, Cat("must be kafka, got ", Quoted(sink_type_->value), " (the relay writes to Kafka)"));
+      }
+    }
+    std::optional<std::string> connector = connector_.Value("connector.class");
+    if (!connector.has_value()) {
+      Error(connector_.Written("connector.class"), Cat("required: ", kPostgresConnector));
+    } else if (*connector != kPostgresConnector && *connector != "PostgresConnector") {
+      Error(connector_.Written("connector.class"),
+            Cat("must be ", kPostgresConnector, ", got ", Quoted(*connector)));
+    }
+    std::optional<std::string> plugin = connector_.Value("plugin.name");
+    if (!plugin.has_value()) {
+      Error(connector_.Written("plugin.name"), "required: must be pgoutput (Debezium's default is decoderbufs)");
+    } else if (Lower(*plugin) != "pgoutput") {
+      Error(connector_.Written("plugin.name"), Cat("must be pgoutput, got ", Quoted(*plugin)));
+    }
+  }
+
+  void MapSource() {
+    Put("source.slot", connector_.Value("slot.name").value_or("debezium"));
+    Put("source.publication", connector_.Value("publication.name").value_or("dbz_publication"));
+    if (std::optional<std::string> interval = connector_.Value("status.update.interval.ms")) {
+      Put("source.status_interval_ms", *interval);
+    }
+
+    // database.* to a libpq conninfo, in libpq's order.
+    struct Part {
+      std::string_view key, keyword, fallback;
+      bool required;
+    };
+    static constexpr Part kParts[] = {
+        {"database.hostname", "host", "", true},       {"database.port", "port", "5432", false},
+        {"database.user", "user", "", true},           {"database.password", "password", "", false},
+        {"database.dbname", "dbname", "", true},       {"database.sslmode", "sslmode", "", false},
+        {"database.sslrootcert", "sslrootcert", "", false}, {"database.sslcert", "sslcert", "", false},
+        {"database.sslkey", "sslkey", "", false},      {"database.sslpassword", "sslpassword", "", false},
+    };
+    std::vector<std::string> conninfo;
+    bool complete = true;
+    for (const Part& part : kParts) {
+      const Prop* prop = connector_.Take(std::string(part.key));
+      std::optional<std::string> value = prop == nullptr ? std::nullopt : Checked(*prop);
+      if (prop != nullptr && !value.has_value()) {
+        complete = false;
+        continue;
+      }
+      if (!value.has_value() || value->empty()) {
+        if (part.required) {
+          Error(connector_.Written(part.key), "required");
+          complete = false;
+          continue;
+        }
+        if (part.fallback.empty()) continue;
+        value = std::string(part.fallback);
+      }
+      if (part.keyword == "sslpassword" && !value->empty()) secrets_.push_back(*value);
+      conninfo.push_back(Cat(part.keyword, "=", ConninfoValue(*value)));
+    }
+    // When incomplete, the errors above say why; the tree still gets a conninfo so that no second error follows.
+    Put("source.conninfo", complete ? absl::StrJoin(conninfo, " ") : "incomplete");
+  }
+
+  void MapTable() {
+    const Prop* list = connector_.Take("table.include.list");
+    const Prop* legacy = connector_.Take("table.whitelist");
+    if (list == nullptr) list = legacy;
+    if (list == nullptr) {
+      Error(connector_.Written("table.include.list"), "required: the outbox table, as schema.table");
+      return;
+    }
+    const std::vector<std::string> tables = SplitList(list->value);
+    if (tables.size() != 1) {
+      Error(list->written, Cat("must name exactly one table (the outbox), got ", tables.size()));
+      return;
+    }
+    // Debezium reads each entry as a regex over schema.table; the relay takes one plain name.
+    static const std::regex kPlain(R"(([A-Za-z_][A-Za-z0-9_]*)(\\?\.)([A-Za-z_][A-Za-z0-9_]*))");
+    std::smatch m;
+    if (!std::regex_match(tables[0], m, kPlain)) {
+      Error(list->written, Cat(Quoted(tables[0]), " must be schema.table (one table, no regex)"));
+      return;
+    }
+    Put("outbox.table", Cat(m[1].str(), ".", m[3].str()));
+  }
+
+  // transforms=<alias> with transforms.<alias>.type = the Outbox Event Router, and nothing else.
+  void MapRouter() {
+    const std::string transforms_key = server_ ? "debezium.transforms" : "transforms";
+    std::optional<std::string> aliases_text = transforms_.Value("transforms");
+    const std::vector<std::string> aliases = SplitList(aliases_text.value_or(""));
+    std::string router_alias;
+    for (const std::string& alias : aliases) {
+      const std::string type_key = Cat("transforms.", alias, ".type");
+      const Prop* type = transforms_.Take(type_key);
+      if (type == nullptr) {
+        Error(transforms_.Written(type_key), "required");
+      } else if (type->value != kEventRouter) {
+        Error(type->written, Cat(Quoted(type->value), " would change the records; the relay reproduces only the "
+                                                      "Outbox Event Router (", kEventRouter, ")"));
+      } else if (!router_alias.empty()) {
+        Error(type->written, "a second Outbox Event Router; the relay runs one");
+      } else {
+        router_alias = alias;
+      }
+    }
+    if (router_alias.empty()) {
+      // The routing defaults are still read below, so that other errors are found.
+      Error(transforms_key, Cat("must name an Outbox Event Router (", kEventRouter, ")"));
+    }
+    const std::string prefix = Cat("transforms.", router_alias, ".");
+    for (const auto& [key, prop] : transforms_.Rest()) {
+      if (!router_alias.empty() && key.starts_with(prefix)) {
+        router_.Add(key.substr(prefix.size()), *prop);
+      } else if (key == "predicates" || key.starts_with("predicates.")) {
+        Warn(prop->written, "no effect: the relay applies the Outbox Event Router to every row of the outbox");
+      } else {
+        Warn(prop->written, "not used: its transform is not in transforms");
+      }
+    }
+    router_written_prefix_ = transforms_.Written(prefix);
+    MapRouterKeys();
+  }
+
+  std::string RouterWritten(std::string_view key) const { return Cat(router_written_prefix_, key); }
+
+  // Kafka's boolean: true or false, any case.
+  std::optional<bool> RouterBool(const std::string& key) {
+    const Prop* prop = router_.Take(key);
+    if (prop == nullptr) return std::nullopt;
+    const std::string lower = Lower(ToStd(absl::StripAsciiWhitespace(prop->value)));
+    if (lower == "true") return true;
+    if (lower == "false") return false;
+    Error(prop->written, Cat("must be true or false, got ", Quoted(prop->value)));
+    return std::nullopt;
+  }
+
+  void MapRouterKeys() {
+    // Column names.
+    auto column = [&](std::initializer_list<std::string_view> keys, const std::string& tree_key) {
+      for (std::string_view key : keys) {
+        if (std::optional<std::string> value = router_.Value(std::string(key))) {
+          Put(tree_key, *value);
+          return true;
+        }
+      }
+      return false;
+    };
+    column({"table.field.event.id"}, "outbox.fields.id");
+    const bool has_key = column({"table.field.event.key"}, "outbox.fields.key");
+    column({"table.field.event.type"}, "outbox.fields.type");
+    column({"table.field.event.payload", "table.field.payload"}, "outbox.fields.payload");
+    column({"table.field.event.timestamp"}, "outbox.fields.timestamp");
+    if (const Prop* payload_id = router_.Take("table.field.payload.id")) {
+      // Debezium 1.x: the key column when table.field.event.key is not set, else the fallback for a NULL key.
+      if (has_key) {
+        Error(payload_id->written, "a fallback key for NULL keys is not reproduced; remove it");
+      } else {
+        Put("outbox.fields.key", payload_id->value);
+      }
+    }
+    Put("outbox.route.by", router_.Value("route.by.field").value_or("aggregatetype"));
+
+    if (const Prop* placement = router_.Take("table.fields.additional.placement")) MapPlacement(*placement);
+    if (std::optional<bool> on_missing = RouterBool("table.fields.additional.error.on.missing");
+        on_missing.has_value() && !*on_missing) {
+      Warn(RouterWritten("table.fields.additional.error.on.missing"),
+           "not reproduced: a missing additional column stops the relay");
+    }
+
+    // UPDATEs of the outbox: Debezium's warn and error both log and drop the row, only fatal stops.
+    const Prop* behavior = router_.Take("table.op.invalid.behavior");
+    if (const Prop* legacy = router_.Take("debezium.op.invalid.behavior"); behavior == nullptr) behavior = legacy;
+    std::string on_update = "warn";
+    if (behavior != nullptr) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(behavior->value)));
+      if (value == "warn" || value == "error") {
+        on_update = "warn";
+      } else if (value == "fatal") {
+        on_update = "error";
+      } else {
+        Error(behavior->written, Cat("must be warn, error or fatal, got ", Quoted(behavior->value)));
+      }
+    }
+    if (skip_updates_) on_update = "ignore";
+    Put("outbox.on_update", on_update);
+
+    if (std::optional<bool> tombstone = RouterBool("route.tombstone.on.empty.payload")) {
+      Put("outbox.tombstone_on_empty_payload", *tombstone ? "true" : "false");
+    }
+    if (std::optional<bool> expand = RouterBool("table.expand.json.payload"); expand.value_or(false)) {
+      Error(RouterWritten("table.expand.json.payload"),
+            "expanded JSON payloads are not reproduced; the relay writes the payload text as stored");
+    }
+    for (std::string_view key : {"predicate", "negate"}) {
+      if (const Prop* prop = router_.Take(std::string(key))) {
+        Error(prop->written, "a conditional Outbox Event Router is not reproduced; the relay routes every row");
+      }
+    }
+    for (std::string_view key : {"table.field.event.schema.version", "table.field.schema.version"}) {
+      if (const Prop* prop = router_.Take(std::string(key))) {
+        Warn(prop->written, "no effect with a StringConverter (it sets the value schema's version)");
+      }
+    }
+    for (std::string_view key : {"table.json.payload.null.behavior", "tracing.span.context.field",
+                                 "tracing.operation.name", "tracing.with.context.field.only"}) {
+      if (const Prop* prop = router_.Take(std::string(key))) Warn(prop->written, "no effect on the records");
+    }
+    MapRouting();
+    for (const auto& [key, prop] : router_.Rest()) {
+      Error(prop->written, "not an Outbox Event Router key the relay knows");
+    }
+  }
+
+  // table.fields.additional.placement: column:header[:alias] entries; envelope and partition are refused.
+  void MapPlacement(const Prop& placement) {
+    RawValue list{.kind = RawValue::Kind::kList, .scalar = "", .list = {}, .plain = false};
+    for (const std::string& entry : SplitList(placement.value)) {
+      std::vector<std::string> parts = absl::StrSplit(entry, ':');
+      for (std::string& part : parts) absl::StripAsciiWhitespace(&part);
+      const std::string where = parts.size() >= 2 ? Lower(parts[1]) : "";
+      if (parts.size() < 2 || parts.size() > 3 || parts[0].empty()) {
+        Error(placement.written, Cat(Quoted(entry), " must be column:placement[:alias]"));
+      } else if (where == "envelope" || where == "partition") {
+        Error(placement.written, Cat(Quoted(entry), ": placement ", where,
+                                     " would change the records; the relay reproduces only header placement"));
+      } else if (where != "header") {
+        Error(placement.written, Cat(Quoted(entry), ": placement must be header, envelope or partition"));
+      } else {
+        list.list.push_back(parts.size() == 3 ? Cat(parts[0], ":header:", parts[2]) : Cat(parts[0], ":header"));
+      }
+    }
+    tree_["outbox.fields.additional"] = std::move(list);
+  }
+
+  void MapRouting() {
+    const Prop* regex_prop = router_.Take("route.topic.regex");
+    const Prop* replacement_prop = router_.Take("route.topic.replacement");
+    const std::string java_regex = regex_prop ? regex_prop->value : std::string(kDefaultRouteRegex);
+    const std::string java_replacement = replacement_prop ? replacement_prop->value : std::string(kDefaultRouteReplacement);
+    const std::string regex_key = regex_prop ? regex_prop->written : RouterWritten("route.topic.regex");
+    const std::string replacement_key =
+        replacement_prop ? replacement_prop->written : RouterWritten("route.topic.replacement");
+
+    absl::StatusOr<TranslatedRegex> regex = TranslateJavaRegex(java_regex);
+    if (!regex.ok()) {
+      Error(regex_key, Cat(Quoted(java_regex), ": ", regex.status().message()));
+      return;
+    }
+    try {
+      const std::regex compiled(regex->pattern, std::regex::ECMAScript);
+      if (static_cast<int>(compiled.mark_count()) != regex->groups) {
+        Error(regex_key, Cat(Quoted(java_regex), ": could not be translated (group count differs)"));
+        return;
+      }
+    } catch (const std::regex_error& e) {
+      Error(regex_key, Cat(Quoted(java_regex), ": not a valid regular expression (", e.what(), ")"));
+      return;
+    }
+    absl::StatusOr<std::vector<ReplacementPiece>> pieces = ParseJavaReplacement(java_replacement, *regex);
+    if (!pieces.ok()) {
+      Error(replacement_key, Cat(Quoted(java_replacement), ": ", pieces.status().message()));
+      return;
+    }
+    route_ = Route{};
+    // (.*) matches every value whole (a line break aside, and then neither form gives a legal topic), so group 1
+    // and group 0 are the value: the replacement is a plain template.
+    if (regex->pattern == "(.*)") {
+      std::string topic_template;
+      bool plain = true;
+      for (const ReplacementPiece& piece : *pieces) {
+        if (piece.is_group) {
+          topic_template.append(kRoutedByValue);
+        } else {
+          plain = plain && !absl::StrContains(piece.literal, ToAbsl(kRoutedByValue));
+          topic_template.append(piece.literal);
+        }
+      }
+      if (plain) {
+        route_->topic_template = topic_template;
+        Put("outbox.route.topic", topic_template);
+        return;
+      }
+    }
+    route_->regex = regex->pattern;
+    route_->replacement = ToEcmaScriptFormat(*pieces);
+  }
+
+  // key.converter / value.converter / header.converter (Kafka Connect) or debezium.format.* (Debezium Server).
+  void MapConverters() {
+    for (std::string_view which : {"key", "value"}) {
+      const std::string key = Cat(which, ".converter");
+      const Prop* converter = connector_.Take(key);
+      if (converter != nullptr && converter->value != kStringConverter) {
+        Error(converter->written, Cat(Quoted(converter->value), " would change the records; the relay writes what ",
+                                      kStringConverter, " writes"));
+      } else if (converter == nullptr && !server_) {
+        Warn(connector_.Written(key), Cat("not set (the worker's applies): the relay writes what ", kStringConverter,
+                                          " writes, the ", which == "key" ? "key column's" : "payload column's",
+                                          " text"));
+      }
+    }
+    if (const Prop* header = connector_.Take("header.converter")) {
+      if (header->value != "org.apache.kafka.connect.storage.SimpleHeaderConverter" &&
+          header->value != kStringConverter) {
+        Error(header->written, Cat(Quoted(header->value), " would change the headers; the relay writes header "
+                                                          "values as text (SimpleHeaderConverter)"));
+      }
+    }
+    for (const auto& [key, prop] : connector_.Rest()) {
+      if (key.starts_with("key.converter.") || key.starts_with("value.converter.") ||
+          key.starts_with("header.converter.")) {
+        connector_.Take(key);
+        Warn(prop->written, "no effect with a StringConverter");
+      }
+    }
+    if (!server_) return;
+    for (std::string_view which : {"key", "value"}) {
+      const Prop* format = formats_.Take(std::string(which));
+      const std::string written = Cat("debezium.format.", which);
+      if (format == nullptr) {
+        Error(written, "required: simplestring (the default, json, would JSON-encode the record's " +
+                           std::string(which) + "; the relay writes the column's text)");
+      } else if (format->value != "simplestring") {
+        Error(format->written, Cat("must be simplestring, got ", Quoted(format->value),
+                                   " (the relay writes the column's text as a StringConverter does)"));
+      }
+    }
+    formats_.Take("header");
+    Warn("debezium.format.header",
+         "Debezium Server writes header values (id, additional fields) JSON-encoded; the relay writes them as "
+         "text, as Kafka Connect's SimpleHeaderConverter does");
+    for (const auto& [key, prop] : formats_.Rest()) Warn(prop->written, "no effect with simplestring");
+  }
+
+  void MapProducer() {
+    for (const auto& [key, prop] : producer_.Rest()) {
+      std::optional<std::string> value = Checked(*prop);
+      if (!value.has_value()) continue;
+      if (key == "key.serializer" || key == "value.serializer") {
+        if (*value != kStringSerializer) {
+          Error(prop->written, Cat(Quoted(*value), " would change the records; the relay writes text (",
+                                   kStringSerializer, ")"));
+        }
+      } else if (key == "partitioner.class") {
+        if (*value != "org.apache.kafka.clients.producer.internals.DefaultPartitioner") {
+          Error(prop->written, Cat(Quoted(*value), " would change the partitions; the relay partitions by key as "
+                                                   "the Java client does by default (murmur2)"));
+        }
+      } else if (key == "sasl.jaas.config") {
+        MapJaas(*prop);
+      } else if (key.starts_with("ssl.truststore.")) {
+        Error(prop->written, "Java trust stores are not read by librdkafka: convert it to PEM and set "
+                             "kafka.ssl.ca.location (for example with --set)");
+      } else if (key == "ssl.keystore.type" && Lower(*value) != "pkcs12") {
+        Error(prop->written, "librdkafka reads PKCS#12 key stores only (kafka.ssl.keystore.location)");
+      } else if (const Rule* rule = FindRule(ProducerRules(), key)) {
+        if (rule->verdict == Verdict::kRefuse) Error(prop->written, rule->reason);
+        if (rule->verdict == Verdict::kWarn) Warn(prop->written, rule->reason);
+      } else {
+        Put(Cat("kafka.", key), *value);
+      }
+    }
+  }
+
+  // PlainLoginModule / ScramLoginModule required username="..." password="..."; to sasl.username/sasl.password.
+  void MapJaas(const Prop& prop) {
+    static const std::regex kModule(R"(^\s*org\.apache\.kafka\.common\.security\.(plain\.PlainLoginModule|scram\.ScramLoginModule)\s+required\b)");
+    static const std::regex kOption(R"re((\w+)\s*=\s*"((?:[^"\\]|\\.)*)")re");
+    if (!std::regex_search(prop.value, kModule)) {
+      Error(prop.written, "only PlainLoginModule and ScramLoginModule are mapped (to kafka.sasl.username and "
+                          "kafka.sasl.password); set librdkafka's sasl.* keys with --set instead");
+      return;
+    }
+    std::map<std::string, std::string> options;
+    for (auto it = std::sregex_iterator(prop.value.begin(), prop.value.end(), kOption); it != std::sregex_iterator();
+         ++it) {
+      options[(*it)[1].str()] = (*it)[2].str();
+    }
+    if (!options.contains("username") || !options.contains("password")) {
+      Error(prop.written, "needs username=\"...\" and password=\"...\"");
+      return;
+    }
+    Put("kafka.sasl.username", options["username"]);
+    Put("kafka.sasl.password", options["password"]);
+    secrets_.push_back(options["password"]);
+  }
+
+  // skipped.operations: `u` makes UPDATEs of the outbox silent (on_update ignore); `c` would drop every event.
+  void ReadSkippedOperations() {
+    const Prop* skipped = connector_.Take("skipped.operations");
+    if (skipped == nullptr) return;
+    for (const std::string& op : SplitList(skipped->value)) {
+      if (op == "u") skip_updates_ = true;
+      if (op == "c") Error(skipped->written, "skipping inserts (c) would drop every event");
+    }
+  }
+
+  void ClassifyConnectorRest() {
+    if (const Prop* metadata = connector_.Take("provide.transaction.metadata"); metadata && Lower(metadata->value) == "true") {
+      Error(metadata->written, "would add transaction records to a topic; the relay writes none");
+    }
+    if (const Prop* mode = connector_.Take("binary.handling.mode"); mode && Lower(mode->value) != "bytes") {
+      Error(mode->written, Cat(Quoted(mode->value), " would change bytea values; the relay writes them as raw bytes"));
+    }
+    for (const auto& [key, prop] : connector_.Rest()) {
+      if (const Rule* rule = FindRule(ConnectorRules(), key)) {
+        if (rule->verdict == Verdict::kRefuse) Error(prop->written, rule->reason);
+        if (rule->verdict == Verdict::kWarn) Warn(prop->written, rule->reason);
+      } else {
+        Warn(prop->written, "not known to the relay; ignored");
+      }
+    }
+    for (auto& [key, value] : relay_) {
+      tree_[key] = RawValue{.kind = RawValue::Kind::kScalar, .scalar = std::move(value), .list = {}, .plain = false};
+    }
+  }
+
+  std::vector<PropertyEntry> entries_;
+  const Resolver& resolver_;
+  bool server_ = false;
+  Section connector_, producer_, transforms_, router_, formats_{"debezium.format."};
+  std::optional<Prop> sink_type_;
+  std::vector<std::pair<std::string, std::string>> relay_;
+  std::string router_written_prefix_;
+  bool skip_updates_ = false;
+  RawTree tree_;
+  std::optional<Route> route_;
+  std::vector<std::string> errors_, warnings_, secrets_;
+};
+
+// Every secret once, longest first (as BuildConfig orders them).
+void AddSecrets(std::vector<std::string> more, std::vector<std::string>* secrets) {
+  for (std::string& secret : more) {
+    if (!secret.empty()) secrets->push_back(std::move(secret));
+  }
+  std::sort(secrets->begin(), secrets->end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  secrets->erase(std::unique(secrets->begin(), secrets->end()), secrets->end());
+}
+
+bool HasEntry(const std::vector<PropertyEntry>& entries, std::string_view key) {
+  return std::any_of(entries.begin(), entries.end(), [&](const PropertyEntry& e) { return e.key == key; });
+}
+
+}  // namespace
+
+absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std::string& text,
+                                              const std::vector<std::pair<std::string, std::string>>& overrides,
+                                              const Resolver& resolver) {
+  const bool json_path = absl::EndsWith(path, ".json");
+  const bool json = json_path || LooksLikeJsonObject(text);
+  absl::StatusOr<std::vector<PropertyEntry>> entries = json ? ParseConnectorJson(text) : ParseJavaProperties(text);
+  if (!entries.ok()) return absl::InvalidArgumentError(Cat(path, ": ", entries.status().message()));
+  // A .json file that is no connector config is a relay config written in JSON (which is YAML).
+  if (json_path && !HasEntry(*entries, "connector.class")) return LoadYaml(text, overrides, resolver);
+
+  DebeziumMapper mapper(*std::move(entries), resolver);
+  mapper.Run();
+  std::optional<Route> route = mapper.route();
+  std::vector<std::string> problems = std::move(mapper.errors());
+  absl::StatusOr<Config> config = BuildConfig(std::move(mapper.tree()), overrides, resolver);
+  if (!config.ok()) {
+    std::string message(config.status().message());
+    // Name the brokers' key as this file would.
+    const std::string hint = mapper.server()
+                                 ? "debezium.sink.kafka.producer.bootstrap.servers: required"
+                                 : "kafka.bootstrap.servers: required (a connector config does not name the "
+                                   "brokers, the worker's does: add --set kafka.bootstrap.servers=HOST:PORT, or "
+                                   "outbox-relay.kafka.bootstrap.servers=HOST:PORT to the file)";
+    message = absl::StrReplaceAll(message, {{"kafka.bootstrap.servers: required", hint}});
+    problems.push_back(std::move(message));
+  }
+  if (!problems.empty()) {
+    Config redactor;
+    AddSecrets(std::move(mapper.secrets()), &redactor.secrets);
+    return absl::InvalidArgumentError(Redact(redactor, absl::StrJoin(problems, "; ")));
+  }
+  config->warnings = std::move(mapper.warnings());
+  const bool route_overridden = std::any_of(overrides.begin(), overrides.end(),
+                                            [](const auto& o) { return o.first == "outbox.route.topic"; });
+  if (route.has_value() && !route->topic_template.has_value() && !route_overridden) {
+    config->outbox.route_topic_regex = route->regex;
+    config->outbox.route_topic_replacement = route->replacement;
+  }
+  AddSecrets(std::move(mapper.secrets()), &config->secrets);
+  return config;
 }
 
 }  // namespace outbox::config::internal

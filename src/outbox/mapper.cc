@@ -96,17 +96,85 @@ bool IsLegalTopicName(std::string_view name) {
   return true;
 }
 
-std::string RouteTopic(const config::OutboxConfig& config, std::string_view routed_by_value) {
-  if (!config.route_topic_regex.empty()) {
-    // Debezium: the regex must match the whole value; then the replacement ($1 groups) is the topic;
-    // otherwise the bare value is.
-    const std::regex re(config.route_topic_regex);
-    const std::string value(routed_by_value);
-    if (!std::regex_match(value, re)) return value;
-    std::string replacement = ReplaceAll(config.route_topic_replacement, "${routedByValue}", value);
-    return std::regex_replace(value, re, replacement, std::regex_constants::format_first_only);
+TopicRouter::TopicRouter(const config::OutboxConfig& config) : template_(config.route_topic) {
+  if (config.route_topic_regex.empty()) return;
+  try {
+    regex_.emplace(config.route_topic_regex, std::regex::ECMAScript);
+  } catch (const std::regex_error&) {
+    regex_broken_ = true;
+    return;
   }
-  return ReplaceAll(config.route_topic, "${routedByValue}", routed_by_value);
+  // The replacement, read once as std::regex_replace reads a format (two digits at most after '$').
+  const std::string& format = config.route_topic_replacement;
+  constexpr std::string_view kValue = "${routedByValue}";
+  const auto literal = [this](std::string_view text) {
+    if (replacement_.empty() || replacement_.back().kind != Piece::Kind::kLiteral) replacement_.emplace_back();
+    replacement_.back().literal.append(text);
+  };
+  size_t i = 0;
+  while (i < format.size()) {
+    const std::string_view rest = std::string_view(format).substr(i);
+    const char next = rest.size() > 1 ? rest[1] : '\0';
+    if (rest[0] != '$' || rest.size() == 1) {
+      literal(rest.substr(0, 1));
+      i += 1;
+    } else if (next == '$') {
+      literal("$");
+      i += 2;
+    } else if (next == '&' || next == '`' || next == '\'') {
+      replacement_.push_back(Piece{.kind = next == '&'   ? Piece::Kind::kGroup
+                                           : next == '`' ? Piece::Kind::kPrefix
+                                                         : Piece::Kind::kSuffix,
+                                   .literal = "",
+                                   .group = 0});
+      i += 2;
+    } else if (next >= '0' && next <= '9') {
+      size_t group = static_cast<size_t>(next - '0');
+      i += 2;
+      if (i < format.size() && format[i] >= '0' && format[i] <= '9') group = group * 10 + (format[i++] - '0');
+      replacement_.push_back(Piece{.kind = Piece::Kind::kGroup, .literal = "", .group = group});
+    } else if (rest.starts_with(kValue)) {
+      replacement_.push_back(Piece{.kind = Piece::Kind::kValue, .literal = "", .group = 0});
+      i += kValue.size();
+    } else {
+      literal("$");
+      i += 1;
+    }
+  }
+}
+
+std::string TopicRouter::Route(std::string_view value) const {
+  if (!regex_.has_value()) return regex_broken_ ? std::string() : ReplaceAll(template_, "${routedByValue}", value);
+  if (value.size() > kMaxRegexValueBytes) return std::string(value);
+  try {
+    // Kafka's RegexRouter: matches() over the whole value, then replaceFirst(), which replaces the first match a
+    // search finds (for most patterns the whole value).
+    if (!std::regex_match(value.begin(), value.end(), *regex_)) return std::string(value);
+    std::match_results<std::string_view::const_iterator> m;
+    if (!std::regex_search(value.begin(), value.end(), m, *regex_)) return std::string(value);
+    std::string out = m.prefix().str();
+    for (const Piece& piece : replacement_) {
+      switch (piece.kind) {
+        case Piece::Kind::kLiteral: out.append(piece.literal); break;
+        case Piece::Kind::kGroup: if (piece.group < m.size()) out.append(m[piece.group].str()); break;
+        case Piece::Kind::kPrefix: out.append(m.prefix().str()); break;
+        case Piece::Kind::kSuffix: out.append(m.suffix().str()); break;
+        case Piece::Kind::kValue: out.append(value); break;
+      }
+    }
+    out.append(m.suffix().str());
+    return out;
+  } catch (const std::exception&) {
+    return std::string();  // std::regex gave up (complexity): no legal topic, so a per-event error
+  }
+}
+
+std::string RouteTopic(const TopicRouter& router, std::string_view routed_by_value) {
+  return router.Route(routed_by_value);
+}
+
+std::string RouteTopic(const config::OutboxConfig& config, std::string_view routed_by_value) {
+  return TopicRouter(config).Route(routed_by_value);
 }
 
 absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zone) {
@@ -172,7 +240,7 @@ absl::StatusOr<std::string> DecodeByteaHex(std::string_view text) {
   return out;
 }
 
-OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config) {
+OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config), router_(config) {
   std::tie(schema_, table_) = config::SplitTableName(config.table);
   s_.additional.resize(config_.fields.additional.size());
 }
@@ -287,7 +355,7 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     return absl::InvalidArgumentError(Cat("the route column \"", config_.route_by, "\" is NULL (", where(),
                                                    ")"));
   }
-  s_.topic = RouteTopic(config_, s_.route.text);
+  s_.topic = router_.Route(s_.route.text);
   if (!IsLegalTopicName(s_.topic)) {
     return absl::InvalidArgumentError(Cat("illegal topic name \"", s_.topic,
                                                    "\" (legal: [a-zA-Z0-9._-], 1 to 249 characters) for ", where()));

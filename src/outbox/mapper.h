@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,9 +45,39 @@ bool IsPerEventError(const absl::Status& status);
 // Is `name` a legal Kafka topic name ([a-zA-Z0-9._-], 1 to 249 characters, not "." or "..")?
 bool IsLegalTopicName(std::string_view name);
 
-// Formats the route template: every "${routedByValue}" replaced by `value`; Debezium's regex/replacement form when
-// configured (the regex must match the whole value, else the bare value is the topic).
+// The topic of an event from its route column's value, compiled once from the config. Either the template
+// (`outbox.route.topic`: every "${routedByValue}" replaced by the value), or Debezium's RegexRouter form when
+// `route_topic_regex` is set (ECMAScript; the config layer translates Debezium's Java regex): the regex must match
+// the whole value, and then the first match is replaced (`$n`/`$nn` groups, `$&`, `$$`, and "${routedByValue}" for
+// the value), else the bare value is the topic. Never throws, and the caller checks the result like any topic: a
+// value longer than kMaxRegexValueBytes is not matched (std::regex recurses per character; such a value is no
+// legal topic itself) and gives the bare value; a regex that does not compile (the config layer refuses those) or
+// that std::regex gives up on gives "" (no legal topic). Immutable after construction.
+class TopicRouter {
+ public:
+  static constexpr size_t kMaxRegexValueBytes = 512;
+
+  explicit TopicRouter(const config::OutboxConfig& config);
+  std::string Route(std::string_view routed_by_value) const;
+
+ private:
+  // One piece of the parsed replacement.
+  struct Piece {
+    enum class Kind { kLiteral, kGroup, kPrefix, kSuffix, kValue } kind = Kind::kLiteral;
+    std::string literal;
+    size_t group = 0;
+  };
+
+  std::string template_;
+  std::optional<std::regex> regex_;  // nullopt: the template form (or a regex that did not compile)
+  bool regex_broken_ = false;
+  std::vector<Piece> replacement_;
+};
+
+// Formats the topic for one value (compiles the regex on every call: for tests and one-off use; the mapper keeps
+// a TopicRouter).
 std::string RouteTopic(const config::OutboxConfig& config, std::string_view routed_by_value);
+std::string RouteTopic(const TopicRouter& router, std::string_view routed_by_value);
 
 // Parses PostgreSQL's text output of timestamp/timestamptz (ISO DateStyle, TimeZone=UTC: "2024-05-01 12:00:00.123456+00")
 // into Unix epoch milliseconds (microseconds truncated). `with_zone` accepts a trailing +HH[:MM[:SS]] / -HH offset.
@@ -70,6 +101,12 @@ class OutboxMapper {
   absl::StatusOr<Record> Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,
                              int64_t commit_time_ms);
 
+  // Maps a logical decoding message's content: a JSON object whose field names are the table's column names
+  // ({"id":…,"aggregatetype":…,"aggregateid":…,"type":…,"payload":…}) to the same record a row gives. A string
+  // value gives its decoded text, any other JSON value its exact source bytes (never re-serialized); null or
+  // absent gives NULL. Content that is not a JSON object is a per-event error.
+  absl::StatusOr<Record> MapMessage(std::string_view content, Lsn commit_lsn, int64_t commit_time_ms);
+
   // The row of the last Map call as it was, for a dead letter after a per-event error: key and payload text as
   // read, headers `id` (when not NULL), the additional fields and `source_lsn`; the topic is left empty. Valid
   // after Map returned a per-event error (or a record), until the next Map call.
@@ -89,6 +126,7 @@ class OutboxMapper {
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
 
   config::OutboxConfig config_;
+  TopicRouter router_;
   std::string schema_, table_;
   absl::flat_hash_map<uint32_t, Binding> bindings_;
 

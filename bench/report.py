@@ -1,0 +1,329 @@
+#!/usr/bin/python3
+"""Writes REPORT.md and chart.png from the harness's results.json (bench/bench.py calls write(); it can also be
+re-run by hand: bench/report.py bench/results)."""
+import json
+import os
+import statistics
+import sys
+
+LABELS = {
+    "limit": "pg_recvlogical (the limit)",
+    "relay": "outbox-relay → Kafka",
+    "relay-mock": "outbox-relay → mock cluster",
+    "debezium": "Debezium 3.6 + Connect → Kafka",
+}
+SHORT = {"limit": "pg_recvlogical", "relay": "relay→Kafka", "relay-mock": "relay→mock", "debezium": "Debezium"}
+ORDER = ["limit", "relay", "relay-mock", "debezium"]
+WORKLOADS = {"w1": "1 event per transaction", "w100": "100 events per transaction"}
+TARGETS = {"relay_vs_limit": 0.7, "mock_vs_limit": 0.95, "vs_debezium": 3.0, "limit_fraction": 0.9,
+           "cpu_vs_debezium": 1 / 3, "p99_ms": 25.0, "rss_mib": 64.0}
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summarize(results):
+    """{workload: {contender: {rate, rate_min, rate_max, seconds, acked_seconds, cpu100k, ws100k, broker100k,
+    rss_mib, runs}}}"""
+    out = {}
+    for d in results["drains"]:
+        out.setdefault(d["workload"], {}).setdefault(d["contender"], []).append(d)
+    summary = {}
+    for w, by in out.items():
+        summary[w] = {}
+        for c, runs in by.items():
+            n = runs[0]["events"]
+            per100k = 100000.0 / n
+            summary[w][c] = {
+                "events": n,
+                "per_tx": runs[0]["per_tx"],
+                "runs": len(runs),
+                "rate": med([r["rate"] for r in runs]),
+                "rate_min": min(r["rate"] for r in runs),
+                "rate_max": max(r["rate"] for r in runs),
+                "seconds": med([r["seconds"] for r in runs]),
+                "acked_seconds": med([r.get("acked_seconds") for r in runs]),
+                "cpu100k": med([r["cpu"] * per100k for r in runs]),
+                "ws100k": med([r["walsender_cpu"] * per100k for r in runs]),
+                "broker100k": med([r["broker_cpu"] * per100k if r.get("broker_cpu") is not None else None
+                                   for r in runs]),
+                "rss_mib": max(r["rss_kib"] for r in runs) / 1024.0,
+            }
+    return summary
+
+
+def fmt(v, spec=",.0f", none="–"):
+    return none if v is None else format(v, spec)
+
+
+def targets(summary, latency):
+    rows = []
+    for w, s in summary.items():
+        lim, rel, mock, dbz = (s.get(k) for k in ("limit", "relay", "relay-mock", "debezium"))
+        wl = WORKLOADS.get(w, w)
+        if lim and rel:
+            r = rel["rate"] / lim["rate"]
+            rows.append((f"{wl}: relay→Kafka drain rate ≥ 0.7 × pg_recvlogical", f"{r:.2f} ×", r >= 0.7))
+        if lim and mock:
+            r = mock["rate"] / lim["rate"]
+            rows.append((f"{wl}: relay→mock drain rate ≥ 0.95 × pg_recvlogical", f"{r:.2f} ×", r >= 0.95))
+        if rel and dbz:
+            need = 3.0 * dbz["rate"]
+            note = "3 × Debezium"
+            if lim and 0.9 * lim["rate"] < need:
+                need, note = 0.9 * lim["rate"], "0.9 × the limit (lower than 3 × Debezium)"
+            rows.append((f"{wl}: relay→Kafka drain rate ≥ {note} = {need:,.0f} ev/s",
+                         f"{rel['rate']:,.0f} ev/s ({rel['rate'] / dbz['rate']:.1f} × Debezium)",
+                         rel["rate"] >= need))
+            r = rel["cpu100k"] / dbz["cpu100k"]
+            rows.append((f"{wl}: relay CPU per event ≤ ⅓ of Debezium's", f"{r:.2f} × Debezium's", r <= 1 / 3))
+        for k in ("relay", "relay-mock"):
+            if s.get(k):
+                rows.append((f"{wl}: {SHORT[k]} peak RSS ≤ 64 MiB (default delivery bounds)",
+                             f"{s[k]['rss_mib']:.1f} MiB", s[k]["rss_mib"] <= 64))
+    lat = latency.get("relay")
+    if lat:
+        rows.append((f"relay p99 commit-to-ack ≤ 25 ms at {lat['rate_target']:,} ev/s",
+                     f"{lat['p99_ms']:.1f} ms", lat["p99_ms"] <= 25))
+    return rows
+
+
+def write(results, out_dir):
+    meta = results["meta"]
+    summary = summarize(results)
+    latency = results.get("latency", {})
+    L = []
+    L.append("# outbox-relay benchmark")
+    L.append("")
+    if not meta.get("complete", True):
+        L.append("**The run did not complete: the figures below are partial.**")
+        L.append("")
+    L.append(f"Run {meta.get('date', '?')} with `{meta.get('command', 'bench/run.sh')}`; the harness took "
+             f"{meta.get('harness_seconds', 0) / 60:.1f} min (plus install and build). Raw figures: "
+             f"[results.json](results.json). Chart: [chart.png](chart.png).")
+    L.append("")
+    L.append("| component | version |")
+    L.append("| --- | --- |")
+    for k, v in meta.get("versions", {}).items():
+        L.append(f"| {k} | {v} |")
+    L.append("")
+    L.append("## Method")
+    L.append("")
+    pb = meta.get("payload_bytes")
+    L.append(f"""- A throwaway PostgreSQL 15 (`scripts/pg-temp.sh`: fsync off, synchronous_commit on) and a single-node
+  Kafka broker (`scripts/kafka-temp.sh`, topics with `message.timestamp.type=LogAppendTime`, 3 partitions each,
+  4 event types so 4 topics per run), all on this machine. Payloads: jsonb of {pb or '~300'} bytes as PostgreSQL
+  prints it, key `aggregateid` (20,000 aggregates), routed by `type`.
+- Same WAL for everyone: per workload, one logical slot per contender and repetition is created in one statement
+  before the load (`pg_create_logical_replication_slot`), then the load is written once, then each slot is drained
+  by its contender, started fresh against its slot. One contender at a time; the order alternates between
+  repetitions (1: limit, relay, relay→mock, Debezium; 2: reversed; 3: as 1). Figures are medians of the
+  repetitions (min–max in brackets).
+- Drain time, from the contender's start:
+  - pg_recvlogical: `{meta.get('limit_command', 'pg_recvlogical --start ... --endpos=<end LSN>')}`, until it exits at
+    `--endpos` = the end LSN of the load's last commit (read with pg_waldump).
+  - outbox-relay: until `outbox_relay_confirmed_lsn` on `/metrics` ≥ that end LSN (polled every 50 ms); the
+    confirmation waits for the checkpoint record and the next status update (`source.status_interval_ms`, 1 s by
+    default). "acked" is when `outbox_relay_events_total{{result="published"}}` reached the event count.
+    Default configuration (checkpoints in Kafka, default delivery bounds) but for the slot and the topic template.
+  - relay→mock: the same binary against librdkafka's mock cluster (`bench-kafka mock`, its own process, topics
+    and the checkpoint topic pre-created there).
+  - Debezium: Kafka Connect standalone (connect-runtime from the broker's own jars, the JVM options of
+    `connect-standalone.sh`) is started and warmed up *outside* the timed part: a connector drains a
+    warm-up load from another database's slot and is deleted, so class loading and JIT are done. The timed part
+    starts when the measured connector is created over REST and ends when its slot's `confirmed_flush_lsn`
+    reaches the LSN of the load's last INSERT (Debezium confirms the LSN of the last change it flushed, not the
+    commit's end, on each offset flush: `offset.flush.interval.ms=1000`). "acked" is when its topics held all
+    records (sum of the high watermarks, polled every 50 ms). Connector: `plugin.name=pgoutput`,
+    `snapshot.mode=no_data`, `publication.autocreate.mode=disabled`, EventRouter with `route.by.field=type`,
+    `table.field.event.key=aggregateid`, StringConverter for keys and values; tuned as its docs advise:
+    `max.batch.size=8192`, `max.queue.size=32768`, `poll.interval.ms=100`, producer `linger.ms=5`,
+    `batch.size=262144`, `compression.type=lz4`, idempotent with 5 requests in flight.
+- CPU: user+sys seconds of the contender's process (all threads) during the drain, per 100,000 events:
+  pg_recvlogical from its rusage, the relay from `/proc/<pid>/stat` at the end of the drain (from its start),
+  the Connect JVM as the difference between the connector's creation and the end. The walsender serving the slot
+  (server-side decoding, the same work for everyone) and the broker are shown apart.
+- Peak RSS: VmHWM of the process (rusage max RSS for pg_recvlogical). For the JVM it is the whole life of
+  the process (start, warm-up and drain), with Connect's default `-Xmx2G`.
+- Latency: a fresh slot; the contender is started and streaming; then 1-event transactions at a steady rate
+  (`bench_steady` in bench/bench.sql: clock_timestamp() into the payload's `ts_us` at the insert, committed
+  right after), and commit-to-ack = the record's LogAppendTime (the broker's append, ms) − `ts_us`.""")
+    L.append("")
+
+    L.append("## Drain rate, CPU and memory")
+    L.append("")
+    for w in ("w1", "w100"):
+        s = summary.get(w)
+        if not s:
+            continue
+        any_c = next(iter(s.values()))
+        wal = meta.get("wal_bytes", {}).get(w)
+        L.append(f"### {WORKLOADS[w]}: {any_c['events']:,} events"
+                 + (f", {wal / 1048576:.0f} MiB of WAL" if wal else "") + f", {any_c['runs']} repetitions")
+        L.append("")
+        L.append("| contender | events/s (median [min–max]) | drain s | acked s | × limit | CPU s / 100k ev | "
+                 "walsender CPU s / 100k | broker CPU s / 100k | peak RSS MiB |")
+        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        lim = s.get("limit")
+        for c in ORDER:
+            x = s.get(c)
+            if not x:
+                continue
+            ratio = f"{x['rate'] / lim['rate']:.2f}" if lim else "–"
+            L.append(f"| {LABELS[c]} | {x['rate']:,.0f} [{x['rate_min']:,.0f}–{x['rate_max']:,.0f}] | "
+                     f"{x['seconds']:.2f} | {fmt(x['acked_seconds'], '.2f')} | {ratio} | {x['cpu100k']:.2f} | "
+                     f"{x['ws100k']:.2f} | {fmt(x['broker100k'], '.2f')} | {x['rss_mib']:.1f} |")
+        L.append("")
+        rel, mock, dbz = s.get("relay"), s.get("relay-mock"), s.get("debezium")
+        ratios = []
+        if lim and rel:
+            ratios.append(f"relay/limit **{rel['rate'] / lim['rate']:.2f}**")
+        if lim and mock:
+            ratios.append(f"relay→mock/limit **{mock['rate'] / lim['rate']:.2f}**")
+        if rel and dbz:
+            ratios.append(f"relay/Debezium **{rel['rate'] / dbz['rate']:.2f}** (drain rate), CPU per event "
+                          f"relay/Debezium **{rel['cpu100k'] / dbz['cpu100k']:.2f}**")
+        if ratios:
+            L.append("Ratios: " + "; ".join(ratios) + ".")
+            L.append("")
+
+    if latency:
+        L.append("## Commit-to-ack latency")
+        L.append("")
+        L.append("| contender | rate (target / achieved) | events | p50 ms | p99 ms | max ms |")
+        L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for c in ORDER:
+            x = latency.get(c)
+            if not x:
+                continue
+            L.append(f"| {LABELS[c]} | {x['rate_target']:,} / {x['rate_achieved']:,.0f} ev/s for {x['seconds']} s | "
+                     f"{x['events']:,} | {x['p50_ms']:.1f} | {x['p99_ms']:.1f} | {x['max_ms']:.1f} |")
+        L.append("")
+        L.append("LogAppendTime has millisecond resolution; `ts_us` is taken at the insert, just before the COMMIT, "
+                 "so the figures include the commit itself.")
+        L.append("")
+
+    rows = targets(summary, latency)
+    if rows:
+        L.append("## Targets (issue #5)")
+        L.append("")
+        L.append("| target | measured | met |")
+        L.append("| --- | --- | --- |")
+        for t, m, ok in rows:
+            L.append(f"| {t} | {m} | {'yes' if ok else '**no**'} |")
+        L.append("")
+
+    chk = results.get("checks", {}).get("records")
+    if chk:
+        L.append("## Same records as Debezium")
+        L.append("")
+        L.append(f"Sampled {chk['compared']:,} records present in both outputs of the first repetition (matched on the "
+                 f"`id` header): {chk['mismatches']} differ in topic (after the per-run prefix), partition, key or "
+                 f"value. Per-partition record counts of the two runs are "
+                 f"{'identical' if chk.get('partition_counts_equal') else '**different**'}. Headers: the relay adds "
+                 f"`source_lsn`; Debezium adds its `__debezium.context.*` headers.")
+        ex = chk.get("example")
+        if ex:
+            L.append("")
+            L.append("```")
+            for k in ("relay", "debezium"):
+                r = ex[k]
+                L.append(f"{k}: topic={r['topic']} partition={r['partition']} key={r['key']} headers={r['headers']}")
+            L.append(f"value (both): {ex['relay']['value']}")
+            L.append("```")
+        L.append("")
+
+    prof = os.path.join(out_dir, "PROFILE.md")
+    if os.path.exists(prof):
+        L.append("## Where the relay's time goes")
+        L.append("")
+        L.append("See [PROFILE.md](PROFILE.md).")
+        L.append("")
+
+    L.append("## Every run")
+    L.append("")
+    L.append("| workload | rep | position | contender | s | events/s | CPU s | walsender CPU s | RSS MiB |")
+    L.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for d in results["drains"]:
+        L.append(f"| {d['workload']} | {d['rep']} | {d['position']} | {SHORT[d['contender']]} | {d['seconds']:.2f} | "
+                 f"{d['rate']:,.0f} | {d['cpu']:.2f} | {d['walsender_cpu']:.2f} | {d['rss_kib'] / 1024:.1f} |")
+    L.append("")
+    with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
+        f.write("\n".join(L))
+    chart(summary, latency, os.path.join(out_dir, "chart.png"), meta)
+
+
+def chart(summary, latency, path, meta):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ws = [w for w in ("w1", "w100") if w in summary]
+    if not ws:
+        return
+    contenders = [c for c in ORDER if any(c in summary[w] for w in ws)]
+    colors = {"limit": "#7f7f7f", "relay": "#1f77b4", "relay-mock": "#9ecae1", "debezium": "#d62728"}
+    ncols = 3 if latency else 2
+    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 4.6))
+    width = 0.8 / max(1, len(contenders))
+    for panel, (key, title, unit) in enumerate([("rate", "Drain rate (median, min–max)", "events/s"),
+                                                 ("cpu100k", "CPU per 100k events (contender only)", "CPU s")]):
+        ax = axes[panel]
+        for i, c in enumerate(contenders):
+            xs, ys, lo, hi = [], [], [], []
+            for j, w in enumerate(ws):
+                x = summary[w].get(c)
+                if not x:
+                    continue
+                xs.append(j + (i - (len(contenders) - 1) / 2) * width)
+                ys.append(x[key])
+                if key == "rate":
+                    lo.append(x[key] - x["rate_min"])
+                    hi.append(x["rate_max"] - x[key])
+            bars = ax.bar(xs, ys, width, label=SHORT[c], color=colors[c],
+                          yerr=[lo, hi] if key == "rate" else None, capsize=3)
+            for b, y in zip(bars, ys):
+                ax.annotate(f"{y:,.0f}" if key == "rate" else f"{y:.2f}", (b.get_x() + b.get_width() / 2, y),
+                            ha="center", va="bottom", fontsize=7, rotation=90 if key == "rate" else 0,
+                            xytext=(0, 2), textcoords="offset points")
+        ax.set_xticks(range(len(ws)))
+        ax.set_xticklabels([WORKLOADS[w] for w in ws], fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel(unit)
+        ax.margins(y=0.25)
+        if panel == 0:
+            ax.legend(fontsize=8, loc="upper left")
+    if latency:
+        ax = axes[2]
+        who = [c for c in ORDER if c in latency]
+        stats = [("p50_ms", "p50"), ("p99_ms", "p99"), ("max_ms", "max")]
+        w2 = 0.8 / len(who)
+        for i, c in enumerate(who):
+            xs = [k + (i - (len(who) - 1) / 2) * w2 for k in range(len(stats))]
+            ys = [latency[c][s] for s, _ in stats]
+            bars = ax.bar(xs, ys, w2, label=SHORT[c], color=colors[c])
+            for b, y in zip(bars, ys):
+                ax.annotate(f"{y:.0f}", (b.get_x() + b.get_width() / 2, y), ha="center", va="bottom", fontsize=7,
+                            xytext=(0, 2), textcoords="offset points")
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(stats)))
+        ax.set_xticklabels([l for _, l in stats])
+        rate = latency[who[0]]["rate_target"]
+        ax.set_title(f"Commit-to-ack latency at {rate:,} ev/s", fontsize=10)
+        ax.set_ylabel("ms (log scale)")
+        ax.axhline(25, color="#2ca02c", linestyle="--", linewidth=1)
+        ax.annotate("25 ms target (p99)", (len(stats) - 0.5, 25), fontsize=7, color="#2ca02c", ha="right",
+                    va="bottom")
+        ax.legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"outbox-relay benchmark, {meta.get('date', '')}  ({meta.get('command', '')})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    with open(os.path.join(d, "results.json")) as f:
+        write(json.load(f), d)

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The outbox-relay benchmark (DESIGN.md "Benchmarks"; bench/README.md): a throwaway PostgreSQL 15 and a real
+# Kafka broker on this machine; pg_recvlogical (the limit), outbox-relay into the broker and into librdkafka's mock
+# cluster, and Debezium's Postgres connector with the Outbox Event Router on Kafka Connect (the peer), each
+# draining its own slot of the same WAL. Writes bench/results/REPORT.md, chart.png and results.json.
+#
+#   bench/run.sh            the full run: 200,000 events at 1 and at 100 events per transaction, 3 repetitions,
+#                           latency at 2,000 events/s for 60 s (about 15 to 20 minutes on 2 cores)
+#   bench/run.sh --quick    the CI form: 5,000 events, 1 repetition, no Debezium, 5 s of latency at 500/s; asserts
+#                           only that every contender drains and the report is written (into a temporary directory
+#                           unless --out is given); a minute or so
+#   other options are passed to bench/bench.py (--out DIR, --reps N, --events-1 N, --events-100 N,
+#   --contenders limit,relay,relay-mock,debezium, --latency-rate N, --latency-seconds N, --keep)
+#
+# Environment: OUTBOX_BUILD_DIR (default build/), the relay is built there when missing or stale.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+source "$ROOT/scripts/versions.sh"
+source "$HERE/bench-versions.sh"
+
+quick=0
+args=()
+for a in "$@"; do
+  case "$a" in
+    --quick) quick=1 ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+t0=$SECONDS
+say() { echo "==> $*"; }
+
+say "dependencies"
+bash "$ROOT/scripts/install-deps.sh"
+if [ "$quick" = 1 ]; then
+  bash "$HERE/install-bench-deps.sh" --no-debezium
+else
+  bash "$HERE/install-bench-deps.sh"
+fi
+
+say "building outbox-relay and bench-kafka"
+BUILD="${OUTBOX_BUILD_DIR:-$ROOT/build}"
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+ninja -C "$BUILD" outbox-relay >/dev/null
+grep -q 'CMAKE_BUILD_TYPE:STRING=\(RelWithDebInfo\|Release\)' "$BUILD/CMakeCache.txt" ||
+  echo "bench: warning: $BUILD is not an optimized build" >&2
+RELAY="$BUILD/src/app/outbox-relay"
+BK_DIR="$CACHE_ROOT/bench-build"
+mkdir -p "$BK_DIR"
+if [ ! -x "$BK_DIR/bench-kafka" ] || [ "$HERE/tools/bench_kafka.cc" -nt "$BK_DIR/bench-kafka" ]; then
+  g++ -O2 -std=c++17 -Wall -Wextra "$HERE/tools/bench_kafka.cc" -isystem "$RDKAFKA_PREFIX/include" \
+      -L"$RDKAFKA_PREFIX/lib" -lrdkafka -Wl,-rpath,"$RDKAFKA_PREFIX/lib" -o "$BK_DIR/bench-kafka"
+fi
+
+common=(--relay "$RELAY" --bench-kafka "$BK_DIR/bench-kafka" --kafka-lib "$KAFKA_LIB" --kafka-version "$KAFKA_VERSION"
+        --debezium-plugin-dir "$DEBEZIUM_PLUGIN_DIR" --debezium-version "$DEBEZIUM_VERSION"
+        --connect-java-home "$CONNECT_JAVA_HOME")
+if [ "$quick" = 1 ]; then
+  out="$(mktemp -d /tmp/outbox-bench-quick.XXXXXX)"
+  say "quick benchmark (results in $out)"
+  /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
+    --contenders limit,relay,relay-mock --latency-rate 500 --latency-seconds 5 --out "$out" \
+    --command "bench/run.sh --quick" "${args[@]}"
+  test -s "$out/REPORT.md" && test -s "$out/chart.png"
+  grep -A12 '^### ' "$out/REPORT.md" | grep '^|' | head -20
+  case " ${args[*]} " in *" --out "*) ;; *) rm -rf "$out" ;; esac
+  say "quick benchmark passed in $((SECONDS - t0)) s"
+else
+  say "full benchmark"
+  /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --out "$HERE/results" --command "$(echo bench/run.sh "${args[@]}")" \
+    "${args[@]}"
+  say "done in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s: $HERE/results/REPORT.md"
+fi

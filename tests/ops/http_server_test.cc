@@ -1,0 +1,102 @@
+// HttpServer on port 0: /healthz follows the loop, /readyz says why it is not ready, /metrics is the exposition.
+#include "ops/http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <string>
+
+namespace outbox::ops {
+namespace {
+
+struct Response {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+};
+
+Response Get(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(5, 0);
+  auto res = client.Get(path.c_str());
+  if (!res) return {};
+  return {res->status, res->body, res->get_header_value("Content-Type")};
+}
+
+TEST(HttpServer, HealthzFollowsTheLoop) {
+  Metrics metrics;
+  HttpServer server(&metrics);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  ASSERT_GT(server.port(), 0);
+  EXPECT_EQ(Get(server.port(), "/healthz").status, 503);
+  metrics.loop_running = true;
+  EXPECT_EQ(Get(server.port(), "/healthz").status, 200);
+  metrics.loop_running = false;
+  EXPECT_EQ(Get(server.port(), "/healthz").status, 503);
+}
+
+TEST(HttpServer, ReadyzIs200OnlyWhileStreamingWithTheBrokerReachableAndSaysWhyNot) {
+  Metrics metrics;
+  HttpServer server(&metrics);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  Response r = Get(server.port(), "/readyz");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body, "not ready: the replication loop is not running\n");
+  metrics.loop_running = true;
+  metrics.SetNotReadyReason("standby: replication slot \"s\" is active for PID 42");
+  r = Get(server.port(), "/readyz");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body, "not ready: standby: replication slot \"s\" is active for PID 42\n");
+  metrics.SetNotReadyReason("");
+  metrics.streaming = true;
+  r = Get(server.port(), "/readyz");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body, "not ready: broker unreachable\n");
+  metrics.broker_reachable = true;
+  r = Get(server.port(), "/readyz");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ready\n");
+}
+
+TEST(HttpServer, MetricsServesTheTextExposition) {
+  Metrics metrics;
+  metrics.events_published = 3;
+  HttpServer server(&metrics);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  Response r = Get(server.port(), "/metrics");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4");
+  EXPECT_EQ(r.body, metrics.Render());
+  EXPECT_NE(r.body.find("outbox_relay_events_total{result=\"published\"} 3\n"), std::string::npos) << r.body;
+  EXPECT_EQ(Get(server.port(), "/nothing").status, 404);
+}
+
+TEST(HttpServer, RefusesABadListenAddressAndAPortInUse) {
+  Metrics metrics;
+  for (const char* listen : {"127.0.0.1", "127.0.0.1:x", "127.0.0.1:70000", ":-1"}) {
+    HttpServer server(&metrics);
+    EXPECT_EQ(server.Start(listen).code(), absl::StatusCode::kInvalidArgument) << listen;
+  }
+  HttpServer first(&metrics);
+  ASSERT_TRUE(first.Start("127.0.0.1:0").ok());
+  HttpServer second(&metrics);
+  absl::Status st = second.Start("127.0.0.1:" + std::to_string(first.port()));
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+  EXPECT_NE(std::string(st.message()).find("http.listen"), std::string::npos) << st;
+}
+
+TEST(HttpServer, StopsAndCanBeStoppedTwice) {
+  Metrics metrics;
+  HttpServer server(&metrics);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  const int port = server.port();
+  EXPECT_EQ(Get(port, "/healthz").status, 503);
+  server.Stop();
+  server.Stop();
+  EXPECT_EQ(Get(port, "/healthz").status, 0) << "nothing answers after Stop";
+}
+
+}  // namespace
+}  // namespace outbox::ops
