@@ -302,9 +302,11 @@ class Bench:
         t0 = time.time()
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         # Reaped with wait4 for its rusage (user+sys, max RSS); the walsender's CPU is the last value seen.
-        ws_pid, ws_cpu = None, 0.0
+        ws_pid, ws_cpu, hwm = None, 0.0, 0
         deadline = t0 + 600
         while True:
+            # VmHWM of the exec'ed image (rusage's max RSS would count the forking Python's pages).
+            hwm = max(hwm, proc_hwm_kib(p.pid) or 0)
             st = self.slot_state(slot)
             if st and st[0]:
                 ws_pid = st[0]
@@ -326,7 +328,7 @@ class Bench:
         st = self.slot_state(slot)
         if st[1] < end:
             raise RuntimeError(f"pg_recvlogical stopped at {lsn_str(st[1])} before {lsn_str(end)}")
-        return {"seconds": t1 - t0, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": ru.ru_maxrss,
+        return {"seconds": t1 - t0, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": hwm,
                 "walsender_cpu": ws_cpu, "broker_cpu": proc_cpu(self.kafka_pid) - b0}
 
     def relay_config(self, path, slot, prefix, bootstrap, http_port, dbname="bench"):
@@ -398,6 +400,7 @@ http:
         b1 = proc_cpu(self.kafka_pid)
         published = self.metrics(port).get("published")
         stop_process(p)
+        startup = self.log_time(f"{self.work}/{slot}.log", r"^(\S+Z) info \[relay\] streaming slot", t0)
         if p.returncode != 0:
             raise RuntimeError(f"the relay exited {p.returncode} on SIGTERM (log {self.work}/{slot}.log)")
         if mock_p is not None:
@@ -405,7 +408,25 @@ http:
         if published != n:
             raise RuntimeError(f"relay published {published} events, expected {n}")
         return {"seconds": t1 - t0, "acked_seconds": acked.get("t", t1) - t0, "cpu": cpu, "rss_kib": hwm,
-                "walsender_cpu": info["walsender_cpu"], "broker_cpu": (b1 - b0) if not mock else None}
+                "walsender_cpu": info["walsender_cpu"], "broker_cpu": (b1 - b0) if not mock else None,
+                "startup_seconds": startup}
+
+    @staticmethod
+    def log_time(path, pattern, t0):
+        """Seconds from t0 to the first log line after t0 matching pattern (its first group: a UTC timestamp)."""
+        import datetime
+        try:
+            with open(path) as f:
+                for line in f:
+                    m = re.search(pattern, line)
+                    if m:
+                        ts = m.group(1).replace("Z", "").replace(",", ".")
+                        dt = datetime.datetime.fromisoformat(ts).replace(tzinfo=datetime.timezone.utc)
+                        if dt.timestamp() >= t0 - 0.01:
+                            return dt.timestamp() - t0
+        except (OSError, ValueError):
+            pass
+        return None
 
     # ---------------------------------------------------------------- Debezium / Kafka Connect
     def connect_start(self, name):
@@ -533,12 +554,14 @@ logger.measure.level = ERROR
                                                    lambda s: s["confirmed"] >= last_insert, 900, p.pid)
         hwm = proc_hwm_kib(p.pid)
         t_rec, count = self.reached_at(wc, 60)
+        startup = self.log_time(f"{self.work}/connect-{slot}/connect.log",
+                                r"^\[(\S+ \S+)\] INFO Processing messages", t0)
         self.dbz_delete(url, name, slot, "bench")
         stop_process(p)
         if t_rec is None:
             raise RuntimeError(f"Debezium's topics did not reach {n} records: {count}")
         return {"seconds": t1 - t0, "acked_seconds": t_rec - t0, "cpu": cpu, "rss_kib": hwm,
-                "walsender_cpu": info["walsender_cpu"], "broker_cpu": info["broker_cpu"]}
+                "walsender_cpu": info["walsender_cpu"], "broker_cpu": info["broker_cpu"], "startup_seconds": startup}
 
     # ---------------------------------------------------------------- workloads
     def workload(self, wname, n, per_tx, reps, contenders):

@@ -45,6 +45,7 @@ def summarize(results):
                 "rate_max": max(r["rate"] for r in runs),
                 "seconds": med([r["seconds"] for r in runs]),
                 "acked_seconds": med([r.get("acked_seconds") for r in runs]),
+                "startup_seconds": med([r.get("startup_seconds") for r in runs]),
                 "cpu100k": med([r["cpu"] * per100k for r in runs]),
                 "ws100k": med([r["walsender_cpu"] * per100k for r in runs]),
                 "broker100k": med([r["broker_cpu"] * per100k if r.get("broker_cpu") is not None else None
@@ -163,9 +164,9 @@ def write(results, out_dir):
         L.append(f"### {WORKLOADS[w]}: {any_c['events']:,} events"
                  + (f", {wal / 1048576:.0f} MiB of WAL" if wal else "") + f", {any_c['runs']} repetitions")
         L.append("")
-        L.append("| contender | events/s (median [min–max]) | drain s | acked s | × limit | CPU s / 100k ev | "
-                 "walsender CPU s / 100k | broker CPU s / 100k | peak RSS MiB |")
-        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        L.append("| contender | events/s (median [min–max]) | drain s | start s | acked s | × limit | "
+                 "CPU s / 100k ev | walsender CPU s / 100k | broker CPU s / 100k | peak RSS MiB |")
+        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         lim = s.get("limit")
         for c in ORDER:
             x = s.get(c)
@@ -173,7 +174,7 @@ def write(results, out_dir):
                 continue
             ratio = f"{x['rate'] / lim['rate']:.2f}" if lim else "–"
             L.append(f"| {LABELS[c]} | {x['rate']:,.0f} [{x['rate_min']:,.0f}–{x['rate_max']:,.0f}] | "
-                     f"{x['seconds']:.2f} | {fmt(x['acked_seconds'], '.2f')} | {ratio} | {x['cpu100k']:.2f} | "
+                     f"{x['seconds']:.2f} | {fmt(x['startup_seconds'], '.2f')} | {fmt(x['acked_seconds'], '.2f')} | {ratio} | {x['cpu100k']:.2f} | "
                      f"{x['ws100k']:.2f} | {fmt(x['broker100k'], '.2f')} | {x['rss_mib']:.1f} |")
         L.append("")
         rel, mock, dbz = s.get("relay"), s.get("relay-mock"), s.get("debezium")

@@ -200,6 +200,14 @@ bool LooksLikeJsonObject(std::string_view text) {
   return i < text.size() && text[i] == '{';
 }
 
+bool MayBeConnectorJson(std::string_view text) {
+  nlohmann::json doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return true;  // unparsable: the connector reader says why
+  if (doc.contains("connector.class")) return true;
+  auto config = doc.find("config");
+  return config != doc.end() && config->is_object() && config->contains("connector.class");
+}
+
 absl::StatusOr<std::vector<PropertyEntry>> ParseConnectorJson(std::string_view text) {
   nlohmann::json doc;
   try {

@@ -32,4 +32,7 @@ absl::StatusOr<std::vector<PropertyEntry>> ParseConnectorJson(std::string_view t
 // True when `text`, after leading whitespace, starts a JSON object.
 bool LooksLikeJsonObject(std::string_view text);
 
+// False when `text` is a JSON object with no "connector.class", at the top or in "config" (so: some other JSON).
+bool MayBeConnectorJson(std::string_view text);
+
 }  // namespace outbox::config::internal

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <regex>
@@ -85,6 +86,7 @@ std::string ConninfoValue(std::string_view value) {
 struct Prop {
   std::string written;
   std::string value;
+  int line = 0;  // where the file has it (0 in JSON)
 };
 
 // A group of entries by their key with a prefix removed ("slot.name" for "debezium.source.slot.name"). Remembers
@@ -438,13 +440,23 @@ class DebeziumMapper {
   RawTree& tree() { return tree_; }
   const std::optional<Route>& route() const { return route_; }
   std::vector<std::string>& errors() { return errors_; }
-  std::vector<std::string>& warnings() { return warnings_; }
+  std::vector<std::string> warnings() {
+    std::stable_sort(warnings_.begin(), warnings_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (auto& [line, text] : warnings_) out.push_back(std::move(text));
+    return out;
+  }
   std::vector<std::string>& secrets() { return secrets_; }
   bool has_bootstrap() const { return tree_.contains("kafka.bootstrap.servers"); }
 
  private:
   void Error(std::string_view key, std::string_view problem) { errors_.push_back(Cat(key, ": ", problem)); }
-  void Warn(std::string_view key, std::string_view note) { warnings_.push_back(Cat(key, ": ", note)); }
+  // Warnings come out in the order of the file, then those about absent keys.
+  void Warn(const Prop& prop, std::string_view note) { warnings_.emplace_back(prop.line, Cat(prop.written, ": ", note)); }
+  void WarnAbsent(std::string_view key, std::string_view note) {
+    warnings_.emplace_back(std::numeric_limits<int>::max(), Cat(key, ": ", note));
+  }
 
   void Put(const std::string& key, std::string value) {
     tree_[key] = RawValue{.kind = RawValue::Kind::kScalar, .scalar = std::move(value), .list = {}, .plain = false};
@@ -480,7 +492,7 @@ class DebeziumMapper {
         Error(e.key, ToStd(value.status().message()));
         continue;
       }
-      Prop prop{.written = e.key, .value = *std::move(value)};
+      Prop prop{.written = e.key, .value = *std::move(value), .line = e.line};
       if (server_) {
         SortServer(e.key, std::move(prop));
       } else {
@@ -503,9 +515,9 @@ class DebeziumMapper {
     } else if (key == "debezium.sink.type") {
       sink_type_ = std::move(prop);
     } else if (key.starts_with("debezium.sink.")) {
-      Warn(key, "a Debezium Server sink setting; no effect on the relay");
+      Warn(prop, "a Debezium Server sink setting; no effect on the relay");
     } else {
-      Warn(key, "a Debezium Server setting; no effect on the records");
+      Warn(prop, "a Debezium Server setting; no effect on the records");
     }
   }
 
@@ -639,9 +651,9 @@ class DebeziumMapper {
       if (!router_alias.empty() && key.starts_with(prefix)) {
         router_.Add(key.substr(prefix.size()), *prop);
       } else if (key == "predicates" || key.starts_with("predicates.")) {
-        Warn(prop->written, "no effect: the relay applies the Outbox Event Router to every row of the outbox");
+        Warn(*prop, "no effect: the relay applies the Outbox Event Router to every row of the outbox");
       } else {
-        Warn(prop->written, "not used: its transform is not in transforms");
+        Warn(*prop, "not used: its transform is not in transforms");
       }
     }
     router_written_prefix_ = transforms_.Written(prefix);
@@ -690,7 +702,7 @@ class DebeziumMapper {
     if (const Prop* placement = router_.Take("table.fields.additional.placement")) MapPlacement(*placement);
     if (std::optional<bool> on_missing = RouterBool("table.fields.additional.error.on.missing");
         on_missing.has_value() && !*on_missing) {
-      Warn(RouterWritten("table.fields.additional.error.on.missing"),
+      Warn(*router_.Peek("table.fields.additional.error.on.missing"),
            "not reproduced: a missing additional column stops the relay");
     }
 
@@ -725,12 +737,12 @@ class DebeziumMapper {
     }
     for (std::string_view key : {"table.field.event.schema.version", "table.field.schema.version"}) {
       if (const Prop* prop = router_.Take(std::string(key))) {
-        Warn(prop->written, "no effect with a StringConverter (it sets the value schema's version)");
+        Warn(*prop, "no effect with a StringConverter (it sets the value schema's version)");
       }
     }
     for (std::string_view key : {"table.json.payload.null.behavior", "tracing.span.context.field",
                                  "tracing.operation.name", "tracing.with.context.field.only"}) {
-      if (const Prop* prop = router_.Take(std::string(key))) Warn(prop->written, "no effect on the records");
+      if (const Prop* prop = router_.Take(std::string(key))) Warn(*prop, "no effect on the records");
     }
     MapRouting();
     for (const auto& [key, prop] : router_.Rest()) {
@@ -821,7 +833,7 @@ class DebeziumMapper {
         Error(converter->written, Cat(Quoted(converter->value), " would change the records; the relay writes what ",
                                       kStringConverter, " writes"));
       } else if (converter == nullptr && !server_) {
-        Warn(connector_.Written(key), Cat("not set (the worker's applies): the relay writes what ", kStringConverter,
+        WarnAbsent(connector_.Written(key), Cat("not set (the worker's applies): the relay writes what ", kStringConverter,
                                           " writes, the ", which == "key" ? "key column's" : "payload column's",
                                           " text"));
       }
@@ -837,7 +849,7 @@ class DebeziumMapper {
       if (key.starts_with("key.converter.") || key.starts_with("value.converter.") ||
           key.starts_with("header.converter.")) {
         connector_.Take(key);
-        Warn(prop->written, "no effect with a StringConverter");
+        Warn(*prop, "no effect with a StringConverter");
       }
     }
     if (!server_) return;
@@ -852,11 +864,16 @@ class DebeziumMapper {
                                    " (the relay writes the column's text as a StringConverter does)"));
       }
     }
-    formats_.Take("header");
-    Warn("debezium.format.header",
-         "Debezium Server writes header values (id, additional fields) JSON-encoded; the relay writes them as "
-         "text, as Kafka Connect's SimpleHeaderConverter does");
-    for (const auto& [key, prop] : formats_.Rest()) Warn(prop->written, "no effect with simplestring");
+    const Prop* header_format = formats_.Take("header");
+    const std::string_view header_note =
+        "Debezium Server writes header values (id, additional fields) JSON-encoded; the relay writes them as "
+        "text, as Kafka Connect's SimpleHeaderConverter does";
+    if (header_format != nullptr) {
+      Warn(*header_format, header_note);
+    } else {
+      WarnAbsent("debezium.format.header", header_note);
+    }
+    for (const auto& [key, prop] : formats_.Rest()) Warn(*prop, "no effect with simplestring");
   }
 
   void MapProducer() {
@@ -882,7 +899,7 @@ class DebeziumMapper {
         Error(prop->written, "librdkafka reads PKCS#12 key stores only (kafka.ssl.keystore.location)");
       } else if (const Rule* rule = FindRule(ProducerRules(), key)) {
         if (rule->verdict == Verdict::kRefuse) Error(prop->written, rule->reason);
-        if (rule->verdict == Verdict::kWarn) Warn(prop->written, rule->reason);
+        if (rule->verdict == Verdict::kWarn) Warn(*prop, rule->reason);
       } else {
         Put(Cat("kafka.", key), *value);
       }
@@ -932,9 +949,9 @@ class DebeziumMapper {
     for (const auto& [key, prop] : connector_.Rest()) {
       if (const Rule* rule = FindRule(ConnectorRules(), key)) {
         if (rule->verdict == Verdict::kRefuse) Error(prop->written, rule->reason);
-        if (rule->verdict == Verdict::kWarn) Warn(prop->written, rule->reason);
+        if (rule->verdict == Verdict::kWarn) Warn(*prop, rule->reason);
       } else {
-        Warn(prop->written, "not known to the relay; ignored");
+        Warn(*prop, "not known to the relay; ignored");
       }
     }
     for (auto& [key, value] : relay_) {
@@ -952,7 +969,8 @@ class DebeziumMapper {
   bool skip_updates_ = false;
   RawTree tree_;
   std::optional<Route> route_;
-  std::vector<std::string> errors_, warnings_, secrets_;
+  std::vector<std::string> errors_, secrets_;
+  std::vector<std::pair<int, std::string>> warnings_;  // (line, text)
 };
 
 // Every secret once, longest first (as BuildConfig orders them).
@@ -966,21 +984,17 @@ void AddSecrets(std::vector<std::string> more, std::vector<std::string>* secrets
   secrets->erase(std::unique(secrets->begin(), secrets->end()), secrets->end());
 }
 
-bool HasEntry(const std::vector<PropertyEntry>& entries, std::string_view key) {
-  return std::any_of(entries.begin(), entries.end(), [&](const PropertyEntry& e) { return e.key == key; });
-}
-
 }  // namespace
 
 absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std::string& text,
                                               const std::vector<std::pair<std::string, std::string>>& overrides,
                                               const Resolver& resolver) {
   const bool json_path = absl::EndsWith(path, ".json");
+  // A .json file that is no connector config is a relay config written in JSON (which is YAML).
+  if (json_path && !MayBeConnectorJson(text)) return LoadYaml(text, overrides, resolver);
   const bool json = json_path || LooksLikeJsonObject(text);
   absl::StatusOr<std::vector<PropertyEntry>> entries = json ? ParseConnectorJson(text) : ParseJavaProperties(text);
-  if (!entries.ok()) return absl::InvalidArgumentError(Cat(path, ": ", entries.status().message()));
-  // A .json file that is no connector config is a relay config written in JSON (which is YAML).
-  if (json_path && !HasEntry(*entries, "connector.class")) return LoadYaml(text, overrides, resolver);
+  if (!entries.ok()) return absl::InvalidArgumentError(Cat(path, ": ", ToStd(entries.status().message())));
 
   DebeziumMapper mapper(*std::move(entries), resolver);
   mapper.Run();
@@ -1003,7 +1017,7 @@ absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std
     AddSecrets(std::move(mapper.secrets()), &redactor.secrets);
     return absl::InvalidArgumentError(Redact(redactor, absl::StrJoin(problems, "; ")));
   }
-  config->warnings = std::move(mapper.warnings());
+  config->warnings = mapper.warnings();
   const bool route_overridden = std::any_of(overrides.begin(), overrides.end(),
                                             [](const auto& o) { return o.first == "outbox.route.topic"; });
   if (route.has_value() && !route->topic_template.has_value() && !route_overridden) {

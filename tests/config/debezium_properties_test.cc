@@ -1,0 +1,619 @@
+// Debezium Server application.properties and Kafka Connect connector configs read as relay configs: the mapped
+// keys, the warnings for keys with no effect, the errors naming refused keys, reference expansion, and routing
+// that gives the topics Debezium's Outbox Event Router gives.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "config/java_properties.h"
+#include "config/java_regex.h"
+#include "outbox/mapper.h"
+
+namespace outbox::config {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::StartsWith;
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+constexpr char kPath[] = "/etc/debezium/application.properties";
+
+Resolver FakeResolver(std::map<std::string, std::string> env, std::map<std::string, std::string> files) {
+  auto lookup = [](std::map<std::string, std::string> values) {
+    return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
+      auto it = values.find(name);
+      if (it == values.end()) return std::nullopt;
+      return it->second;
+    };
+  };
+  return Resolver{.env = lookup(std::move(env)), .file = lookup(std::move(files))};
+}
+
+absl::StatusOr<Config> Load(const std::string& text, const Overrides& overrides = {},
+                            std::map<std::string, std::string> env = {},
+                            std::map<std::string, std::string> files = {}, const std::string& path = kPath) {
+  files[path] = text;
+  return LoadFile(path, overrides, FakeResolver(std::move(env), std::move(files)));
+}
+
+std::string ErrorOf(const absl::StatusOr<Config>& loaded) {
+  EXPECT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(loaded.status().message());
+}
+
+// A Debezium Server configuration for the outbox, as its documentation and the Outbox Event Router's describe it.
+constexpr char kServer[] = R"(# Debezium Server: PostgreSQL outbox to Kafka
+debezium.sink.type=kafka
+debezium.sink.kafka.producer.bootstrap.servers=kafka-1:9092,kafka-2:9092
+debezium.sink.kafka.producer.key.serializer=org.apache.kafka.common.serialization.StringSerializer
+debezium.sink.kafka.producer.value.serializer=org.apache.kafka.common.serialization.StringSerializer
+debezium.sink.kafka.producer.compression.type=zstd
+debezium.source.connector.class=io.debezium.connector.postgresql.PostgresConnector
+debezium.source.offset.storage.file.filename=data/offsets.dat
+debezium.source.offset.flush.interval.ms=0
+debezium.source.database.hostname=db.internal
+debezium.source.database.port=5433
+debezium.source.database.user=debezium
+debezium.source.database.password=s3cr3t pass
+debezium.source.database.dbname=orders
+debezium.source.topic.prefix=orders
+debezium.source.plugin.name=pgoutput
+debezium.source.slot.name=orders_outbox
+debezium.source.publication.name=orders_outbox_pub
+debezium.source.table.include.list=public.outbox
+debezium.source.snapshot.mode=never
+debezium.source.tombstones.on.delete=false
+debezium.transforms=outbox
+debezium.transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
+debezium.transforms.outbox.table.fields.additional.placement=type:header:eventType
+debezium.transforms.outbox.route.tombstone.on.empty.payload=true
+debezium.transforms.outbox.table.op.invalid.behavior=fatal
+debezium.format.key=simplestring
+debezium.format.value=simplestring
+quarkus.log.console.json=false
+)";
+
+// The same outbox as a Kafka Connect connector (no prefixes; the brokers are in the worker's config).
+constexpr char kConnect[] = R"(name=orders-outbox
+connector.class=io.debezium.connector.postgresql.PostgresConnector
+tasks.max=1
+plugin.name=pgoutput
+database.hostname=db.internal
+database.port=5433
+database.user=debezium
+database.password=s3cr3t pass
+database.dbname=orders
+topic.prefix=orders
+slot.name=orders_outbox
+publication.name=orders_outbox_pub
+table.include.list=public\\.outbox
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+transforms=outbox
+transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
+transforms.outbox.table.fields.additional.placement=type:header:eventType
+transforms.outbox.route.tombstone.on.empty.payload=true
+transforms.outbox.table.op.invalid.behavior=fatal
+)";
+
+// What both files mean.
+void ExpectOrdersOutbox(const Config& c) {
+  EXPECT_EQ(c.source.conninfo, "host=db.internal port=5433 user=debezium password='s3cr3t pass' dbname=orders");
+  EXPECT_EQ(c.source.slot, "orders_outbox");
+  EXPECT_EQ(c.source.publication, "orders_outbox_pub");
+  EXPECT_EQ(c.outbox.table, "public.outbox");
+  EXPECT_EQ(c.outbox.fields.id, "id");
+  EXPECT_EQ(c.outbox.fields.key, "aggregateid");
+  EXPECT_EQ(c.outbox.fields.payload, "payload");
+  EXPECT_EQ(c.outbox.fields.timestamp, std::nullopt);
+  ASSERT_EQ(c.outbox.fields.additional.size(), 1u);
+  EXPECT_EQ(c.outbox.fields.additional[0].column, "type");
+  EXPECT_EQ(c.outbox.fields.additional[0].placement, "header");
+  EXPECT_EQ(c.outbox.fields.additional[0].name, "eventType");
+  EXPECT_EQ(c.outbox.route_by, "aggregatetype");  // Debezium's default, not the relay's `type`
+  EXPECT_EQ(c.outbox.route_topic, "outbox.event.${routedByValue}");
+  EXPECT_EQ(c.outbox.route_topic_regex, "");
+  EXPECT_EQ(c.outbox.on_update, OnUpdate::kError);  // fatal
+  EXPECT_TRUE(c.outbox.tombstone_on_empty_payload);
+  EXPECT_THAT(c.secrets, Contains("s3cr3t pass"));
+}
+
+std::vector<std::string> WarnedKeys(const Config& c) {
+  std::vector<std::string> keys;
+  for (const std::string& w : c.warnings) keys.push_back(w.substr(0, w.find(':')));
+  return keys;
+}
+
+TEST(DebeziumProperties, DebeziumServerFileMapsToTheExpectedConfig) {
+  absl::StatusOr<Config> c = Load(kServer);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectOrdersOutbox(*c);
+  // The producer's keys, minus the Java serializers (the relay writes text).
+  EXPECT_EQ(c->kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "kafka-1:9092,kafka-2:9092"},
+                                                          {"compression.type", "zstd"}}));
+  // The relay's own settings keep their defaults.
+  EXPECT_EQ(c->source.checkpoint, CheckpointStore::kKafka);
+  EXPECT_EQ(c->delivery.on_error, OnError::kHalt);
+  // One warning per key with no effect, in the file's order (the header format, absent, last).
+  EXPECT_THAT(WarnedKeys(*c), ElementsAre("debezium.source.offset.storage.file.filename",
+                                          "debezium.source.offset.flush.interval.ms", "debezium.source.topic.prefix",
+                                          "debezium.source.snapshot.mode", "debezium.source.tombstones.on.delete",
+                                          "quarkus.log.console.json", "debezium.format.header"));
+}
+
+TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
+  absl::StatusOr<Config> c = Load(kConnect, {{"kafka.bootstrap.servers", "kafka-1:9092"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectOrdersOutbox(*c);
+  EXPECT_EQ(c->kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "kafka-1:9092"}}));
+  EXPECT_THAT(WarnedKeys(*c), ElementsAre("topic.prefix"));
+}
+
+TEST(DebeziumProperties, ConnectorJsonMapsLikeTheProperties) {
+  constexpr char kJson[] = R"({
+    "name": "orders-outbox",
+    "config": {
+      "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+      "tasks.max": 1,
+      "plugin.name": "pgoutput",
+      "database.hostname": "db.internal", "database.port": 5433, "database.user": "debezium",
+      "database.password": "s3cr3t pass", "database.dbname": "orders",
+      "slot.name": "orders_outbox", "publication.name": "orders_outbox_pub",
+      "table.include.list": "public.outbox",
+      "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+      "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+      "transforms": "outbox",
+      "transforms.outbox.type": "io.debezium.transforms.outbox.EventRouter",
+      "transforms.outbox.table.fields.additional.placement": "type:header:eventType",
+      "transforms.outbox.route.tombstone.on.empty.payload": true,
+      "transforms.outbox.table.op.invalid.behavior": "fatal",
+      "producer.override.bootstrap.servers": "kafka-1:9092"
+    }
+  })";
+  absl::StatusOr<Config> c = Load(kJson, {}, {}, {}, "/etc/connectors/orders.json");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectOrdersOutbox(*c);
+  EXPECT_EQ(c->kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "kafka-1:9092"}}));
+  EXPECT_THAT(c->warnings, IsEmpty());
+}
+
+TEST(DebeziumProperties, JsonWithoutConnectorClassIsARelayConfig) {
+  absl::StatusOr<Config> c = Load(R"({"source": {"conninfo": "host=h", "slot": "s", "publication": "p"},
+                                      "kafka": {"bootstrap.servers": "k:9092"}})",
+                                  {}, {}, {}, "/etc/relay.json");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.slot, "s");
+  EXPECT_EQ(c->outbox.route_by, "type");  // a relay config keeps the relay's defaults
+}
+
+TEST(DebeziumProperties, DefaultsAreDebeziumsOwn) {
+  absl::StatusOr<Config> c = Load(R"(connector.class=io.debezium.connector.postgresql.PostgresConnector
+plugin.name=pgoutput
+database.hostname=h
+database.user=u
+database.dbname=d
+table.include.list=app.events
+transforms=router
+transforms.router.type=io.debezium.transforms.outbox.EventRouter
+producer.override.bootstrap.servers=k:9092
+)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.conninfo, "host=h port=5432 user=u dbname=d");
+  EXPECT_EQ(c->source.slot, "debezium");
+  EXPECT_EQ(c->source.publication, "dbz_publication");
+  EXPECT_EQ(c->outbox.table, "app.events");
+  EXPECT_EQ(c->outbox.route_by, "aggregatetype");
+  EXPECT_EQ(c->outbox.route_topic, "outbox.event.${routedByValue}");
+  EXPECT_EQ(c->outbox.on_update, OnUpdate::kWarn);
+  EXPECT_FALSE(c->outbox.tombstone_on_empty_payload);
+  // Unset converters come from the worker's config: said once each.
+  EXPECT_THAT(WarnedKeys(*c), ElementsAre("key.converter", "value.converter"));
+}
+
+constexpr char kBase[] = R"(debezium.sink.type=kafka
+debezium.sink.kafka.producer.bootstrap.servers=k:9092
+debezium.source.connector.class=io.debezium.connector.postgresql.PostgresConnector
+debezium.source.plugin.name=pgoutput
+debezium.source.database.hostname=h
+debezium.source.database.user=u
+debezium.source.database.dbname=d
+debezium.source.table.include.list=public.outbox
+debezium.transforms=outbox
+debezium.transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
+debezium.format.key=simplestring
+debezium.format.value=simplestring
+)";
+
+absl::StatusOr<Config> LoadWith(const std::string& extra, const Overrides& overrides = {},
+                                std::map<std::string, std::string> env = {},
+                                std::map<std::string, std::string> files = {}) {
+  return Load(std::string(kBase) + extra, overrides, std::move(env), std::move(files));
+}
+
+TEST(DebeziumProperties, FieldNamesAndRoutingKeysAreMapped) {
+  absl::StatusOr<Config> c = LoadWith(R"(debezium.transforms.outbox.table.field.event.id=event_id
+debezium.transforms.outbox.table.field.event.key=stream_key
+debezium.transforms.outbox.table.field.event.type=event_type
+debezium.transforms.outbox.table.field.event.payload=body
+debezium.transforms.outbox.table.field.event.timestamp=occurred_at
+debezium.transforms.outbox.table.fields.additional.placement=event_type:header, tenant:HEADER:x-tenant
+debezium.transforms.outbox.route.by.field=stream
+debezium.transforms.outbox.route.topic.replacement=${routedByValue}.events
+debezium.transforms.outbox.table.expand.json.payload=false
+)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.fields.id, "event_id");
+  EXPECT_EQ(c->outbox.fields.key, "stream_key");
+  EXPECT_EQ(c->outbox.fields.type, "event_type");
+  EXPECT_EQ(c->outbox.fields.payload, "body");
+  EXPECT_EQ(c->outbox.fields.timestamp, "occurred_at");
+  ASSERT_EQ(c->outbox.fields.additional.size(), 2u);
+  EXPECT_EQ(c->outbox.fields.additional[0].name, "event_type");
+  EXPECT_EQ(c->outbox.fields.additional[1].column, "tenant");
+  EXPECT_EQ(c->outbox.fields.additional[1].name, "x-tenant");
+  EXPECT_EQ(c->outbox.route_by, "stream");
+  EXPECT_EQ(c->outbox.route_topic, "${routedByValue}.events");
+  EXPECT_EQ(c->outbox.route_topic_regex, "");
+}
+
+TEST(DebeziumProperties, InvalidOperationBehaviorMapsToOnUpdateAsDebeziumActs) {
+  // Debezium's warn and error both log and drop an UPDATE; only fatal stops.
+  for (const auto& [behavior, expected] : std::vector<std::pair<std::string, OnUpdate>>{
+           {"warn", OnUpdate::kWarn}, {"error", OnUpdate::kWarn}, {"FATAL", OnUpdate::kError}}) {
+    absl::StatusOr<Config> c = LoadWith("debezium.transforms.outbox.table.op.invalid.behavior=" + behavior + "\n");
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->outbox.on_update, expected) << behavior;
+  }
+  // UPDATEs that the connector skips never reach the router.
+  absl::StatusOr<Config> skipped = LoadWith("debezium.source.skipped.operations=u,t\n"
+                                            "debezium.transforms.outbox.table.op.invalid.behavior=fatal\n");
+  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  EXPECT_EQ(skipped->outbox.on_update, OnUpdate::kIgnore);
+  EXPECT_EQ(ErrorOf(LoadWith("debezium.transforms.outbox.table.op.invalid.behavior=skip\n")),
+            "debezium.transforms.outbox.table.op.invalid.behavior: must be warn, error or fatal, got \"skip\"");
+}
+
+TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
+  const std::vector<std::string> keys = {
+      "debezium.source.offset.storage",
+      "debezium.source.offset.storage.file.filename",
+      "debezium.source.schema.history.internal",
+      "debezium.source.topic.prefix",
+      "debezium.source.database.server.name",
+      "debezium.source.topic.creation.default.partitions",
+      "debezium.source.snapshot.mode",
+      "debezium.source.heartbeat.interval.ms",
+      "debezium.source.heartbeat.action.query",
+      "debezium.source.slot.drop.on.stop",
+      "debezium.source.publication.autocreate.mode",
+      "debezium.source.tombstones.on.delete",
+      "debezium.source.max.batch.size",
+      "debezium.source.errors.max.retries",
+      "debezium.source.decimal.handling.mode",
+      "debezium.source.schema.include.list",
+      "debezium.source.message.key.columns",
+      "debezium.source.some.future.setting",
+      "debezium.sink.kafka.wait.message.delivery.timeout.ms",
+      "debezium.sink.kafka.producer.delivery.timeout.ms",
+      "debezium.sink.kafka.producer.buffer.memory",
+      "debezium.transforms.outbox.table.field.event.schema.version",
+      "debezium.transforms.outbox.tracing.span.context.field",
+      "debezium.format.value.schemas.enable",
+      "debezium.api.enabled",
+      "quarkus.http.port",
+  };
+  std::string extra;
+  for (const std::string& key : keys) extra += key + "=1\n";
+  absl::StatusOr<Config> c = LoadWith(extra);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const std::string& key : keys) EXPECT_THAT(WarnedKeys(*c), Contains(key));
+  EXPECT_EQ(c->warnings.size(), keys.size() + 1);  // and debezium.format.header, always
+  EXPECT_EQ(c->kafka.count("delivery.timeout.ms"), 0u);  // not passed to librdkafka
+  EXPECT_EQ(c->kafka.count("buffer.memory"), 0u);
+}
+
+TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"debezium.transforms.outbox.table.expand.json.payload=true", "expanded JSON payloads"},
+      {"debezium.transforms.outbox.table.fields.additional.placement=type:envelope:eventType", "placement envelope"},
+      {"debezium.transforms.outbox.table.fields.additional.placement=aggregateid:partition", "placement partition"},
+      {"debezium.transforms.outbox.predicate=isOutbox", "conditional"},
+      {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
+      {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "would change the records"},
+      {"debezium.source.value.converter=io.confluent.connect.avro.AvroConverter", "would change the records"},
+      {"debezium.source.header.converter=org.apache.kafka.connect.json.JsonConverter", "would change the headers"},
+      {"debezium.source.column.exclude.list=public.outbox.payload", "changes the column values"},
+      {"debezium.source.column.mask.with.12.chars=public.outbox.aggregateid", "changes the column values"},
+      {"debezium.source.binary.handling.mode=base64", "bytea"},
+      {"debezium.source.provide.transaction.metadata=true", "transaction records"},
+      {"debezium.source.skipped.operations=c", "drop every event"},
+      {"debezium.sink.kafka.producer.value.serializer=org.apache.kafka.common.serialization.ByteArraySerializer",
+       "would change the records"},
+      {"debezium.sink.kafka.producer.partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner",
+       "partitions"},
+      {"debezium.sink.kafka.producer.interceptor.classes=com.example.Audit", "interceptors"},
+  };
+  for (const auto& [line, reason] : refused) {
+    const std::string key = line.substr(0, line.find('='));
+    EXPECT_THAT(ErrorOf(LoadWith(line + "\n")), AllOf(HasSubstr(key + ": "), HasSubstr(reason))) << line;
+  }
+  // Another transform in the chain, and the formats.
+  EXPECT_THAT(ErrorOf(Load(std::string(kBase) + "debezium.transforms=unwrap,outbox\n"
+                                                "debezium.transforms.unwrap.type=io.debezium.transforms."
+                                                "ExtractNewRecordState\n")),
+              HasSubstr("debezium.transforms.unwrap.type: \"io.debezium.transforms.ExtractNewRecordState\" would "
+                        "change the records"));
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.format.value=json\n")),
+              HasSubstr("debezium.format.value: must be simplestring, got \"json\""));
+  std::string no_formats = kBase;
+  no_formats = no_formats.substr(0, no_formats.find("debezium.format.key"));
+  EXPECT_THAT(ErrorOf(Load(no_formats)), AllOf(HasSubstr("debezium.format.key: required: simplestring"),
+                                                HasSubstr("debezium.format.value: required: simplestring")));
+}
+
+TEST(DebeziumProperties, EveryProblemIsInOneError) {
+  EXPECT_EQ(ErrorOf(Load("debezium.sink.type=kinesis\n"
+                         "debezium.source.connector.class=io.debezium.connector.mysql.MySqlConnector\n"
+                         "debezium.source.plugin.name=decoderbufs\n"
+                         "debezium.source.database.hostname=h\n"
+                         "debezium.source.table.include.list=public.a,public.b\n"
+                         "debezium.transforms=outbox\n"
+                         "debezium.transforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n"
+                         "debezium.transforms.outbox.route.topic.regex=(?<=x)y\n"
+                         "debezium.format.key=simplestring\n"
+                         "debezium.format.value=simplestring\n")),
+            "debezium.sink.type: must be kafka, got \"kinesis\" (the relay writes to Kafka); "
+            "debezium.source.connector.class: must be io.debezium.connector.postgresql.PostgresConnector, got "
+            "\"io.debezium.connector.mysql.MySqlConnector\"; "
+            "debezium.source.plugin.name: must be pgoutput, got \"decoderbufs\"; "
+            "debezium.source.database.user: required; "
+            "debezium.source.database.dbname: required; "
+            "debezium.source.table.include.list: must name exactly one table (the outbox), got 2; "
+            "debezium.transforms.outbox.route.topic.regex: \"(?<=x)y\": a lookbehind group at index 0 is not "
+            "supported by the relay's regex engine; "
+            "debezium.sink.kafka.producer.bootstrap.servers: required");
+}
+
+TEST(DebeziumProperties, PluginMustBePgoutputAndTheTableOnePlainName) {
+  std::string without_plugin = kBase;
+  without_plugin.erase(without_plugin.find("debezium.source.plugin.name"),
+                       std::string("debezium.source.plugin.name=pgoutput\n").size());
+  EXPECT_EQ(ErrorOf(Load(without_plugin)),
+            "debezium.source.plugin.name: required: must be pgoutput (Debezium's default is decoderbufs)");
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.source.table.include.list=public.outbox_.*\n")),
+              HasSubstr("\"public.outbox_.*\" must be schema.table (one table, no regex)"));
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.source.table.include.list=outbox\n")), HasSubstr("must be schema.table"));
+}
+
+TEST(DebeziumProperties, KafkaConnectFileWithoutBrokersSaysHowToNameThem) {
+  EXPECT_THAT(ErrorOf(Load(kConnect)),
+              HasSubstr("kafka.bootstrap.servers: required (a connector config does not name the brokers, the "
+                        "worker's does: add --set kafka.bootstrap.servers=HOST:PORT"));
+}
+
+TEST(DebeziumProperties, ProducerKeysBecomeLibrdkafkaKeys) {
+  absl::StatusOr<Config> c = LoadWith(
+      "debezium.sink.kafka.producer.security.protocol=SASL_SSL\n"
+      "debezium.sink.kafka.producer.sasl.mechanism=SCRAM-SHA-512\n"
+      "debezium.sink.kafka.producer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
+      "required username=\"relay\" password=\"k-pass\";\n"
+      "debezium.sink.kafka.producer.linger.ms=20\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "k:9092"},
+                                                          {"linger.ms", "20"},
+                                                          {"sasl.mechanism", "SCRAM-SHA-512"},
+                                                          {"sasl.password", "k-pass"},
+                                                          {"sasl.username", "relay"},
+                                                          {"security.protocol", "SASL_SSL"}}));
+  EXPECT_THAT(c->secrets, Contains("k-pass"));
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.sink.kafka.producer.ssl.truststore.location=/etc/kafka/trust.jks\n")),
+              HasSubstr("debezium.sink.kafka.producer.ssl.truststore.location: Java trust stores are not read by "
+                        "librdkafka"));
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.sink.kafka.producer.sasl.jaas.config=com.example.Login required;\n")),
+              HasSubstr("only PlainLoginModule and ScramLoginModule are mapped"));
+}
+
+TEST(DebeziumProperties, RelayKeysAndOverridesApply) {
+  absl::StatusOr<Config> c = LoadWith("outbox-relay.source.checkpoint=file\n"
+                                      "outbox-relay.source.checkpoint_file=${env:CKPT}\n"
+                                      "outbox-relay.http.listen=127.0.0.1:9999\n",
+                                      {{"source.slot", "other_slot"}, {"delivery.on_error", "dead_letter"}},
+                                      {{"CKPT", "/var/lib/relay/ckpt"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.checkpoint, CheckpointStore::kFile);
+  EXPECT_EQ(c->source.checkpoint_file, "/var/lib/relay/ckpt");
+  EXPECT_EQ(c->http_listen, "127.0.0.1:9999");
+  EXPECT_EQ(c->source.slot, "other_slot");
+  EXPECT_EQ(c->delivery.on_error, OnError::kDeadLetter);
+  EXPECT_THAT(ErrorOf(LoadWith("outbox-relay.source.slots=x\n")), HasSubstr("unknown key \"source.slots\""));
+}
+
+TEST(DebeziumProperties, ServerExpressionsExpandLikeDebeziumServer) {
+  absl::StatusOr<Config> c = LoadWith(
+      "db.port=6543\n"
+      "debezium.source.database.port=${db.port}\n"
+      "debezium.source.database.password=${DB_PASSWORD}\n"
+      "debezium.source.slot.name=${SLOT_NAME:outbox_slot}\n"
+      "debezium.transforms.outbox.route.topic.replacement=$${routedByValue}.v${VERSION:1}\n",
+      {}, {{"DB_PASSWORD", "from env"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.conninfo, "host=h port=6543 user=u password='from env' dbname=d");
+  EXPECT_EQ(c->source.slot, "outbox_slot");
+  EXPECT_EQ(c->outbox.route_topic, "${routedByValue}.v1");
+  EXPECT_THAT(c->secrets, Contains("from env"));
+  EXPECT_EQ(ErrorOf(LoadWith("debezium.source.database.password=${NOPE}\n")),
+            "debezium.source.database.password: cannot expand ${NOPE}: no such property or environment variable");
+}
+
+TEST(DebeziumProperties, ConfigProviderReferencesExpandInConnectorFiles) {
+  absl::StatusOr<Config> c = Load(
+      std::string(kConnect) + "database.password=${file:/run/secrets/db.properties:password}\n"
+                              "database.user=${env:DB_USER}\n",
+      {{"kafka.bootstrap.servers", "k:9092"}}, {{"DB_USER", "relay"}},
+      {{"/run/secrets/db.properties", "# credentials\npassword = from\\ file\n"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.conninfo, "host=db.internal port=5433 user=relay password='from file' dbname=orders");
+  EXPECT_THAT(c->secrets, Contains("from file"));
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "database.password=${vault:secret/db:password}\n",
+                           {{"kafka.bootstrap.servers", "k:9092"}})),
+              HasSubstr("database.password: config provider \"vault\" is not supported"));
+}
+
+TEST(DebeziumProperties, SecretsNeverAppearInErrors) {
+  const std::string error = ErrorOf(LoadWith("debezium.source.database.password=${PGPASS}\n"
+                                             "debezium.source.plugin.name=${PGPASS}\n",
+                                             {}, {{"PGPASS", "hunter2-secret"}}));
+  EXPECT_THAT(error, HasSubstr("debezium.source.plugin.name: must be pgoutput, got \"****\""));
+  EXPECT_THAT(error, Not(HasSubstr("hunter2-secret")));
+}
+
+TEST(DebeziumProperties, ParseErrorsNameTheFileAndLine) {
+  EXPECT_EQ(ErrorOf(Load("a=1\nb=\\u12x4\n")), std::string(kPath) + ": line 2: malformed \\uxxxx escape");
+  EXPECT_THAT(ErrorOf(Load("{\"config\": [", {}, {}, {}, "/etc/c.json")), StartsWith("/etc/c.json: invalid JSON"));
+}
+
+// --- The .properties reader.
+
+TEST(JavaProperties, ReadsWhatJavaUtilPropertiesReads) {
+  absl::StatusOr<std::vector<internal::PropertyEntry>> entries = internal::ParseJavaProperties(
+      "# comment\n"
+      "! also a comment\n"
+      "  plain = value  \n"
+      "colon:value\n"
+      "space value with spaces\n"
+      "continued = first, \\\n"
+      "            second\n"
+      "escaped\\ key\\=x = \\ lead\\tand\\u00e9\\\\ \n"
+      "empty\n"
+      "plain=replaced\r\n"
+      "last=no newline");
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const internal::PropertyEntry& e : *entries) got.emplace_back(e.key, e.value);
+  EXPECT_THAT(got, ElementsAre(std::pair<std::string, std::string>{"plain", "replaced"},
+                               std::pair<std::string, std::string>{"colon", "value"},
+                               std::pair<std::string, std::string>{"space", "value with spaces"},
+                               std::pair<std::string, std::string>{"continued", "first, second"},
+                               std::pair<std::string, std::string>{"escaped key=x", " lead\tand\xC3\xA9\\"},
+                               std::pair<std::string, std::string>{"empty", ""},
+                               std::pair<std::string, std::string>{"last", "no newline"}));
+  EXPECT_EQ((*entries)[3].line, 6);
+}
+
+// --- Routing: the topics Debezium's Outbox Event Router gives (Kafka's RegexRouter over the route column's
+// value: the regex must match the whole value, then the replacement applies as Java's replaceFirst does; no match
+// leaves the bare value as the topic).
+
+struct RouteCase {
+  std::string value, regex, replacement, topic;
+};
+
+std::string RouteThroughTheConfig(const RouteCase& rc) {
+  std::string extra;
+  if (!rc.regex.empty()) extra += "debezium.transforms.outbox.route.topic.regex=" + rc.regex + "\n";
+  if (!rc.replacement.empty()) extra += "debezium.transforms.outbox.route.topic.replacement=" + rc.replacement + "\n";
+  absl::StatusOr<Config> c = LoadWith(extra);
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (!c.ok()) return "<error>";
+  return outbox::TopicRouter(c->outbox).Route(rc.value);
+}
+
+TEST(DebeziumRouting, GivesTheTopicsDebeziumGives) {
+  // Properties-file text: a backslash is written twice.
+  const std::vector<RouteCase> cases = {
+      // The defaults: (?<routedByValue>.*) and outbox.event.${routedByValue}.
+      {"Order", "", "", "outbox.event.Order"},
+      {"", "", "", "outbox.event."},
+      {"Order", "", "$${routedByValue}.events", "Order.events"},
+      {"Order", "", "events.$1", "events.Order"},
+      {"Order", "", "v1\\\\.$${routedByValue}", "v1.Order"},  // \x in a Java replacement is x
+      // A regex that matches some values: the others route to their bare value.
+      {"order", "(?<routedByValue>order|customer)", "$${routedByValue}-events", "order-events"},
+      {"invoice", "(?<routedByValue>order|customer)", "$${routedByValue}-events", "invoice"},
+      {"orders", "(?<routedByValue>order|customer)", "$${routedByValue}-events", "orders"},  // whole value only
+      {"Order", "order", "x", "Order"},                                                        // case matters
+      // Several named groups, by name and by number.
+      {"order_created", "(?<agg>[a-z]+)_(?<event>[a-z]+)", "$${agg}.$${event}.v1", "order.created.v1"},
+      {"order_created", "(?<agg>[a-z]+)_(?<event>[a-z]+)", "$2.$1", "created.order"},
+      {"Order_created", "(?<agg>[a-z]+)_(?<event>[a-z]+)", "$${agg}.$${event}.v1", "Order_created"},
+      // Java reads $10 as group 1 then "0" when there is no group 10.
+      {"abc", "(a.*)", "$10", "abc0"},
+      {"abcdefghij", "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)", "$10.$1", "j.a"},
+      // Non-capturing and optional groups, classes, escapes and quoting.
+      {"order.v2", "(?<t>[^.]+)(?:\\\\.v(?<v>\\\\d+))?", "$${t}-v$${v}", "order-v2"},
+      {"order", "(?<t>[^.]+)(?:\\\\.v(?<v>\\\\d+))?", "$${t}-v$${v}", "order-v"},  // an unmatched group is empty
+      {"order.v1", "(?<t>.*)\\\\Q.v1\\\\E", "$${t}", "order"},
+      {"orderXv1", "(?<t>.*)\\\\Q.v1\\\\E", "$${t}", "orderXv1"},
+      {"a]b", "(?<x>[]a]+)\\\\]?b", "$${x}", "a]"},  // ']' first in a Java class is literal
+      {"xx", "(?<a>x)\\\\k<a>", "$${a}2", "x2"},
+      {"Order", "\\\\A(?<v>.*)\\\\z", "t.$${v}", "t.Order"},
+      // replaceFirst after matches(): the first match a search finds is replaced, and it need not be the whole
+      // value (Java and the relay alike).
+      {"ab", "a|ab", "X", "Xb"},
+      {"order42", "(?<head>.*?)(?<tail>[0-9]*)", "$${head}", "order42"},
+  };
+  for (const RouteCase& rc : cases) {
+    EXPECT_EQ(RouteThroughTheConfig(rc), rc.topic)
+        << "value " << rc.value << ", regex " << rc.regex << ", replacement " << rc.replacement;
+  }
+}
+
+TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheKey) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"debezium.transforms.outbox.route.topic.regex=(?<x", "route.topic.regex: \"(?<x\": bad named group"},
+      {"debezium.transforms.outbox.route.topic.regex=(a", "route.topic.regex: \"(a\": not a valid regular expression"},
+      {"debezium.transforms.outbox.route.topic.regex=a++", "possessive quantifier"},
+      {"debezium.transforms.outbox.route.topic.regex=(?i)order", "inline flag group"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{L}+", "\\p at index 0 is not supported"},
+      {"debezium.transforms.outbox.route.topic.regex=[a-z&&[^x]]", "not supported"},
+      {"debezium.transforms.outbox.route.topic.replacement=$${type}", "route.topic.replacement: "
+                                                                      "\"${type}\": no group with name {type}"},
+      {"debezium.transforms.outbox.route.topic.replacement=$2", "no group 2"},
+      {"debezium.transforms.outbox.route.topic.replacement=x$", "group index is missing"},
+      {"debezium.transforms.outbox.route.topic.replacement=x\\\\", "character to be escaped is missing"},
+  };
+  for (const auto& [line, expected] : bad) {
+    EXPECT_THAT(ErrorOf(LoadWith(line + "\n")), HasSubstr(expected)) << line;
+  }
+}
+
+TEST(DebeziumRouting, ARegexRouteIsCompiledOnceAndNeverThrows) {
+  absl::StatusOr<Config> c = LoadWith("debezium.transforms.outbox.route.topic.regex=(?<v>.*)\\\\.evt\n"
+                                      "debezium.transforms.outbox.route.topic.replacement=$${v}\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.route_topic_regex, "(.*)\\.evt");
+  EXPECT_EQ(c->outbox.route_topic_replacement, "$01");
+  const outbox::TopicRouter router(c->outbox);
+  EXPECT_EQ(router.Route("order.evt"), "order");
+  // A value too long to be matched safely routes to itself (no legal topic either way).
+  const std::string long_value(outbox::TopicRouter::kMaxRegexValueBytes + 1, 'a');
+  EXPECT_EQ(router.Route(long_value + ".evt"), long_value + ".evt");
+  // A regex that does not compile (the loader refuses those) gives no topic rather than an exception.
+  OutboxConfig broken;
+  broken.route_topic_regex = "(unclosed";
+  EXPECT_EQ(outbox::TopicRouter(broken).Route("x"), "");
+}
+
+TEST(DebeziumRouting, ASetRouteTopicOverridesTheFilesRegex) {
+  absl::StatusOr<Config> c = LoadWith("debezium.transforms.outbox.route.topic.regex=(?<v>.*)\\\\.evt\n"
+                                      "debezium.transforms.outbox.route.topic.replacement=$${v}\n",
+                                      {{"outbox.route.topic", "all.events"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.route_topic_regex, "");
+  EXPECT_EQ(outbox::TopicRouter(c->outbox).Route("order.evt"), "all.events");
+}
+
+}  // namespace
+}  // namespace outbox::config
