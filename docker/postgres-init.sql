@@ -5,7 +5,13 @@
 --
 -- The password is for this local demo only. In production set it out of band and hand it to the relay with
 -- ${file:...} or ${env:...}.
-CREATE ROLE outbox_relay LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD 'relay-demo-password';
+DO $outbox_relay$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_relay') THEN
+    CREATE ROLE outbox_relay LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD 'relay-demo-password';
+  END IF;
+END
+$outbox_relay$;
 GRANT CONNECT ON DATABASE app TO outbox_relay;
 GRANT USAGE ON SCHEMA public TO outbox_relay;
 -- The outbox table does not exist yet: grant SELECT on the tables the owner creates later (needed only for a

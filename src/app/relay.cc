@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -49,7 +50,8 @@ Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, c
       options_(options),
       metrics_(metrics),
       stop_(stop),
-      mapper_(config_.outbox) {}
+      mapper_(config_.outbox),
+      streams_(static_cast<size_t>(config_.delivery.max_inflight_bytes / 2), config_.source.spill_dir) {}
 
 Relay::~Relay() = default;
 
@@ -71,9 +73,6 @@ absl::Status Relay::EnsureSink() {
 }
 
 absl::Status Relay::Run() {
-  if (config_.source.streaming) {
-    return absl::UnimplementedError("source.streaming is not implemented yet");
-  }
   if (absl::Status st = EnsureSink(); !st.ok()) return st;
   metrics_->loop_running = true;
   auto backoff = kInitialBackoff;
@@ -130,7 +129,8 @@ absl::Status Relay::Session() {
   pg::StartOptions start;
   start.slot = config_.source.slot;
   start.publication = config_.source.publication;
-  start.proto_version = 1;
+  start.proto_version = config_.source.streaming ? 2 : 1;
+  start.streaming = config_.source.streaming;
   start.messages = config_.source.messages;
   start.start_lsn = Lsn(0);
   const bool skipping = options_.start_lsn.has_value();
@@ -146,6 +146,7 @@ absl::Status Relay::Session() {
     options_.start_lsn.reset();
   }
   decoder_ = pg::DecoderState{};
+  decoder_.proto_version = start.proto_version;
   return Stream(**conn);
 }
 
@@ -289,13 +290,20 @@ absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
                   tracker_.inflight_events(), tracker_.inflight_bytes());
       was_backpressured = bp;
     }
-    if (!bp) {
+    if (replay_ && !bp) {
+      if (absl::Status st = ReplayStep(); !st.ok()) return st;
+      more_buffered = replay_ != nullptr;
+    } else if (!bp) {
       for (int i = 0; i < kMessagesPerBatch; ++i) {
         auto msg = conn.ReadMessage();
         if (!msg.ok()) return msg.status();
         if (!msg->has_value()) break;
         if (absl::Status st = HandleFrame(**msg); !st.ok()) return st;
         if (halt_ || fatal_ || rewind_reason_ || backpressured()) break;
+        if (replay_) {  // a streamed transaction committed: produce it before reading on
+          more_buffered = true;
+          break;
+        }
         if (i == kMessagesPerBatch - 1) more_buffered = true;
       }
     }
@@ -350,7 +358,9 @@ absl::Status Relay::HandleFrame(std::string_view bytes) {
     if (k->reply_requested) reply_now_ = true;
     // Idle advance: everything before this keepalive was processed; if none of it is open or in flight, the
     // slot may be confirmed up to walEnd (DESIGN.md "Delivery").
-    if (tracker_.idle() && !in_tx_) idle_wal_end_ = std::max(idle_wal_end_.value_or(Lsn(0)), k->wal_end);
+    if (tracker_.idle() && !in_tx_ && streams_.empty() && !replay_) {
+      idle_wal_end_ = std::max(idle_wal_end_.value_or(Lsn(0)), k->wal_end);
+    }
     return absl::OkStatus();
   }
   const auto& x = std::get<pg::XLogData>(*frame);
@@ -376,17 +386,7 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
           return absl::OkStatus();
         } else if constexpr (std::is_same_v<T, pg::Commit>) {
           if (!in_tx_) return absl::DataLossError(Cat("Commit at ", m.end_lsn.ToString(), " outside a transaction"));
-          in_tx_ = false;
-          tracker_.Close(tx_entry_, m.end_lsn);
-          if (m.end_lsn.value() > metrics_->received_lsn.load()) metrics_->received_lsn = m.end_lsn.value();
-          if (tx_halt_) {
-            halt_ = absl::Status(tx_halt_->code(),
-                                 Cat(tx_halt_->message(), "; the transaction ends at ", m.end_lsn.ToString(),
-                                              " and was not confirmed (delivery.on_error: halt). To skip it: "
-                                              "outbox-relay run --start-lsn ",
-                                              m.end_lsn.ToString()));
-            tx_halt_.reset();
-          }
+          FinishTransaction(m.end_lsn);
           return absl::OkStatus();
         } else if constexpr (std::is_same_v<T, pg::Relation>) {
           mapper_.OnRelation(m.oid);
@@ -405,6 +405,13 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
                           config_.outbox.table, tx_commit_lsn_.ToString());
               break;
             case config::OnUpdate::kError:
+              if (m.xid && stream_xid_) {
+                BufferedEvent e;
+                e.subxid = *m.xid;
+                e.error = true;
+                e.error_message = Cat("an UPDATE of ", config_.outbox.table, " (outbox.on_update: error)");
+                return streams_.Add(*stream_xid_, std::move(e));
+              }
               tracker_.MarkFailed(tx_entry_);
               tx_halt_ = absl::FailedPreconditionError(Cat(
                   "an UPDATE of ", config_.outbox.table, " in the transaction committing at ",
@@ -415,11 +422,32 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
           return absl::OkStatus();
         } else if constexpr (std::is_same_v<T, pg::LogicalMessage>) {
           return HandleLogicalMessage(m);
+        } else if constexpr (std::is_same_v<T, pg::StreamStart>) {
+          stream_xid_ = m.xid;
+          return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::StreamStop>) {
+          stream_xid_.reset();
+          return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::StreamAbort>) {
+          streams_.Abort(m.xid, m.subxid);
+          return absl::OkStatus();
+        } else if constexpr (std::is_same_v<T, pg::StreamCommit>) {
+          if (in_tx_) return absl::DataLossError(Cat("Stream Commit at ", m.end_lsn.ToString(), " inside a transaction"));
+          in_tx_ = true;
+          tx_entry_ = tracker_.Begin();
+          tx_commit_lsn_ = m.commit_lsn;
+          tx_commit_time_ms_ = PgTimeToUnixMicros(m.commit_time) / 1000;
+          auto replay = streams_.TakeForReplay(m.xid);
+          if (!replay.ok()) return replay.status();
+          replay_ = std::move(*replay);
+          replay_end_lsn_ = m.end_lsn;
+          replay_source_lsn_ = m.commit_lsn.ToString();
+          return absl::OkStatus();
         } else if constexpr (std::is_same_v<T, pg::Delete> || std::is_same_v<T, pg::Truncate> ||
                              std::is_same_v<T, pg::Type> || std::is_same_v<T, pg::Origin>) {
           return absl::OkStatus();
         } else {
-          return absl::DataLossError("unexpected streaming or two-phase message: neither was requested");
+          return absl::DataLossError("unexpected two-phase message: two_phase was not requested");
         }
       },
       message);
@@ -433,6 +461,10 @@ absl::Status Relay::HandleInsert(const pg::Insert& insert) {
                                             tx_commit_lsn_.ToString()));
   }
   if (!mapper_.IsOutbox(*rel)) return absl::OkStatus();
+  if (insert.xid) {
+    if (!stream_xid_) return absl::DataLossError("streamed INSERT outside a Stream Start block");
+    return BufferStreamed(*insert.xid, mapper_.Map(*rel, insert.new_tuple, Lsn(0), INT64_MIN), "");
+  }
   if (!in_tx_) return absl::DataLossError("INSERT outside a transaction");
   if (tx_halt_) return absl::OkStatus();  // this transaction is already halted; nothing of it is produced
   auto record = mapper_.Map(*rel, insert.new_tuple, tx_commit_lsn_, tx_commit_time_ms_);
@@ -448,11 +480,16 @@ absl::Status Relay::HandleInsert(const pg::Insert& insert) {
 absl::Status Relay::HandleLogicalMessage(const pg::LogicalMessage& message) {
   // Only transactional messages with a configured prefix are events: they commit or roll back with their
   // transaction. Non-transactional ones have no transaction to confirm in order and are ignored.
-  if (!config_.source.messages || !message.transactional() || !in_tx_) return absl::OkStatus();
+  if (!config_.source.messages || !message.transactional()) return absl::OkStatus();
   const auto& prefixes = config_.source.message_prefixes;
   if (std::find(prefixes.begin(), prefixes.end(), std::string(message.prefix)) == prefixes.end()) {
     return absl::OkStatus();
   }
+  if (message.xid) {
+    if (!stream_xid_) return absl::DataLossError("streamed message outside a Stream Start block");
+    return BufferStreamed(*message.xid, mapper_.MapMessage(message.content, Lsn(0), INT64_MIN), message.content);
+  }
+  if (!in_tx_) return absl::OkStatus();
   if (tx_halt_) return absl::OkStatus();
   auto record = mapper_.MapMessage(message.content, tx_commit_lsn_, tx_commit_time_ms_);
   if (!record.ok()) {
@@ -642,7 +679,9 @@ absl::Status Relay::FlushDeadLetters() {
 
 Lsn Relay::ConfirmCandidate() const {
   Lsn candidate = std::max(confirmed_, tracker_.watermark());
-  if (tracker_.idle() && !in_tx_ && idle_wal_end_) candidate = std::max(candidate, *idle_wal_end_);
+  if (tracker_.idle() && !in_tx_ && streams_.empty() && !replay_ && idle_wal_end_) {
+    candidate = std::max(candidate, *idle_wal_end_);
+  }
   return candidate;
 }
 
@@ -755,6 +794,9 @@ void Relay::Rewind(std::string_view why) {
   checkpoint_records_.clear();
   checkpoint_inflight_ = Lsn(0);
   pending_dead_letters_.clear();
+  streams_.Clear();  // buffers and spill files of streamed transactions: the server sends them again
+  replay_.reset();
+  stream_xid_.reset();
   idle_wal_end_.reset();
   in_tx_ = false;
   tx_halt_.reset();
@@ -786,6 +828,62 @@ void Relay::LogProgress() {
   }
   progress_at_ = now;
   progress_from_ = stream_position_;
+}
+
+void Relay::FinishTransaction(Lsn end_lsn) {
+  in_tx_ = false;
+  tracker_.Close(tx_entry_, end_lsn);
+  if (end_lsn.value() > metrics_->received_lsn.load()) metrics_->received_lsn = end_lsn.value();
+  if (tx_halt_) {
+    halt_ = absl::Status(tx_halt_->code(),
+                         Cat(tx_halt_->message(), "; the transaction ends at ", end_lsn.ToString(),
+                             " and was not confirmed (delivery.on_error: halt). To skip it: outbox-relay run "
+                             "--start-lsn ",
+                             end_lsn.ToString()));
+    tx_halt_.reset();
+  }
+}
+
+absl::Status Relay::BufferStreamed(uint32_t subxid, absl::StatusOr<outbox::Record> record, std::string_view raw_value) {
+  constexpr int64_t kNoTimestamp = INT64_MIN;
+  if (record.ok()) {
+    absl::Status st = streams_.Add(*stream_xid_, BufferedEvent::FromRecord(*record, subxid, kNoTimestamp));
+    if (streams_.spills() != metrics_->stream_spills.load()) {
+      metrics_->stream_spills = streams_.spills();
+      Log()->info("streamed transaction {} exceeds the memory bound: spilling to {}", *stream_xid_,
+                  config_.source.spill_dir.empty() ? "the temporary directory" : config_.source.spill_dir);
+    }
+    return st;
+  }
+  if (!outbox::IsPerEventError(record.status())) return record.status();
+  outbox::Record original = mapper_.Original(Lsn(0), kNoTimestamp);
+  if (!raw_value.empty()) original.value = raw_value;
+  BufferedEvent e = BufferedEvent::FromRecord(original, subxid, kNoTimestamp);
+  e.error = true;
+  e.error_message = std::string(record.status().message());
+  return streams_.Add(*stream_xid_, std::move(e));
+}
+
+absl::Status Relay::ReplayStep() {
+  for (int i = 0; i < kMessagesPerBatch && !backpressured(); ++i) {
+    auto next = replay_->Next();
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) {
+      replay_.reset();
+      FinishTransaction(replay_end_lsn_);
+      return absl::OkStatus();
+    }
+    const BufferedEvent& e = **next;
+    outbox::Record record = e.ToRecord(replay_source_lsn_, tx_commit_time_ms_);
+    if (tx_halt_) continue;  // already halted: nothing more of it is produced
+    absl::Status st = e.error ? PerEventError(absl::InvalidArgumentError(Cat(e.error_message, " (event id=",
+                                                                             e.event_id, ")")),
+                                              std::move(record))
+                              : ProduceRecord(record);
+    if (!st.ok()) return st;
+    if (rewind_reason_ || fatal_) return absl::OkStatus();
+  }
+  return absl::OkStatus();
 }
 
 void Relay::UpdateGauges() {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "app/stream_buffer.h"
 #include "common/lsn.h"
 #include "config/config.h"
 #include "delivery/ack_tracker.h"
@@ -54,6 +55,12 @@ class Relay {
   absl::Status HandleMessage(const pg::Message& message);
   absl::Status HandleInsert(const pg::Insert& insert);
   absl::Status HandleLogicalMessage(const pg::LogicalMessage& message);
+  // An event of a streamed in-progress transaction: mapped now (with the relation as it is at this point of the
+  // stream), produced at its Stream Commit.
+  absl::Status BufferStreamed(uint32_t subxid, absl::StatusOr<outbox::Record> record, std::string_view raw_value);
+  absl::Status ReplayStep();
+  // The transaction's Commit (or the end of a streamed transaction's replay): close its tracker entry.
+  void FinishTransaction(Lsn end_lsn);
   absl::Status ProduceRecord(const outbox::Record& record);
   // A permanent error for one event: under halt the transaction is marked and the halt raised at its Commit;
   // under dead_letter `original` (with an `error` header) goes to the dead-letter topic instead.
@@ -94,6 +101,11 @@ class Relay {
   pg::RelationCache relations_;
   pg::DecoderState decoder_;
   outbox::OutboxMapper mapper_;
+  StreamBuffers streams_;
+  std::optional<uint32_t> stream_xid_;                // the top-level xid of the open Stream Start block
+  std::unique_ptr<StreamBuffers::Replay> replay_;     // a committed streamed transaction being produced
+  Lsn replay_end_lsn_;
+  std::string replay_source_lsn_;
 
   // The system this relay streams from (IDENTIFY_SYSTEM of the current connection).
   pg::SystemInfo system_;

@@ -338,6 +338,7 @@ void ReadSource(Reader& r, SourceConfig* source) {
   r.Bool("source.messages", &source->messages);
   r.List("source.message_prefixes", &source->message_prefixes);
   r.Bool("source.streaming", &source->streaming);
+  r.String("source.spill_dir", &source->spill_dir);
 }
 
 void ValidateSource(const SourceConfig& source, Reader& r) {

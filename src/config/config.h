@@ -41,6 +41,9 @@ struct SourceConfig {
   bool messages = false;
   std::vector<std::string> message_prefixes = {"outbox"};
   bool streaming = false;
+  // With streaming: where a large in-progress transaction's buffered events spill beyond the memory bound
+  // (default: $TMPDIR or /tmp). Spill files are removed at commit, abort and every rewind.
+  std::string spill_dir;
 };
 
 struct OutboxFields {

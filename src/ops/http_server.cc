@@ -3,6 +3,9 @@
 #include "ops/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
+
+#include <chrono>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +25,12 @@ absl::Status HttpServer::Start(const std::string& listen) {
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   server_ = std::make_unique<httplib::Server>();
+  // cpp-httplib's default sets SO_REUSEPORT: a second relay on the same http.listen would then bind too, and the
+  // kernel would split the scrapes between the two. SO_REUSEADDR only: a port in use is an error.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   const Metrics* m = metrics_;
   server_->Get("/metrics", [m](const httplib::Request&, httplib::Response& res) {
     res.set_content(m->Render(), "text/plain; version=0.0.4");
@@ -45,13 +54,24 @@ absl::Status HttpServer::Start(const std::string& listen) {
     }
     port_ = port;
   }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  done_ = false;
+  thread_ = std::thread([this] {
+    server_->listen_after_bind();
+    done_ = true;
+  });
+  // Answer requests from the moment Start returns.
+  while (!server_->is_running() && !done_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return absl::OkStatus();
 }
 
 void HttpServer::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  // Server::stop() does nothing before the accept loop has started: repeat it until the loop has ended.
+  while (!done_) {
+    server_->stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  thread_.join();
 }
 
 }  // namespace outbox::ops

@@ -1,7 +1,8 @@
-// HttpServer: /metrics, /healthz and /readyz on http.listen, served by cpp-httplib on its own thread. It only
-// reads Metrics.
+// HttpServer: /metrics, /healthz and /readyz on http.listen, served by cpp-httplib on its own threads. It only
+// reads Metrics. Start and Stop are called by one thread (main).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@ class HttpServer {
   const Metrics* metrics_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
+  std::atomic<bool> done_{false};  // the accept loop has returned
   int port_ = 0;
 };
 

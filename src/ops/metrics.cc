@@ -76,6 +76,9 @@ std::string Metrics::Render() const {
                   "# TYPE outbox_relay_reconnects_total counter\n", "outbox_relay_reconnects_total ",
                   reconnects.load(), "\n");
   gauge("standby", "1 while waiting as a standby for the slot.", standby.load());
+  absl::StrAppend(&out, "# HELP outbox_relay_stream_spills_total Streamed transactions spilled to a file.\n",
+                  "# TYPE outbox_relay_stream_spills_total counter\n", "outbox_relay_stream_spills_total ",
+                  stream_spills.load(), "\n");
   gauge("ready", "1 while streaming with the broker reachable (what /readyz answers).", readiness().ready ? 1 : 0);
   return out;
 }

@@ -40,6 +40,7 @@ struct Metrics {
   std::atomic<double> oldest_inflight_age_seconds{0};
   std::atomic<uint64_t> reconnects{0};
   std::atomic<int> standby{0};
+  std::atomic<uint64_t> stream_spills{0};  // streamed transactions spilled to a file
   Histogram commit_to_ack_seconds;
 
   // Readiness: streaming with the broker reachable.

@@ -1,0 +1,130 @@
+// Streaming of large in-progress transactions (source.streaming, protocol 2): buffered until Stream Commit,
+// spilled to a file beyond the memory bound, discarded on Stream Abort (also a subtransaction's abort).
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <regex>
+#include <set>
+
+#include "e2e/fault_util.h"
+#include "e2e/harness.h"
+#include "support/kafka_broker.h"
+#include "support/kafka_reader.h"
+#include "support/pg_server.h"
+#include "support/util.h"
+
+namespace outbox::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A server that streams any transaction over 64 kB of changes.
+PgServer* StreamingServer() {
+  static std::unique_ptr<PgServer> server = [] {
+    auto s = PgServer::Create(PgServer::Options{.extra_conf = "logical_decoding_work_mem=64kB"});
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }();
+  return server.get();
+}
+
+std::string InsertRows(const std::string& type, const std::string& key, int from, int to) {
+  return "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) SELECT gen_random_uuid(), 's', '" + key +
+         "', '" + type + "', jsonb_build_object('key', '" + key + "', 'step', g, 'pad', repeat('p', 100)) "
+         "FROM generate_series(" + std::to_string(from) + ", " + std::to_string(to) + ") g";
+}
+
+TEST(Streaming, InterleavedStreamedTransactionsWithAbortedSavepointsDeliverExactlyTheCommittedRows) {
+  PgServer* pg = StreamingServer();
+  ASSERT_NE(pg, nullptr);
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  RelayHarness h(pg, broker->bootstrap());
+  h.Init();
+  auto spill = MakeTempDir("spill-");
+  ASSERT_TRUE(spill.ok());
+  auto relay = h.StartRelay({"--set", "source.streaming=true", "--set", "source.spill_dir=" + *spill, "--set",
+                             "delivery.max_inflight_bytes=1048576"});
+  ASSERT_NE(relay, nullptr);
+  auto a = pg->Connect(h.db());
+  auto b = pg->Connect(h.db());
+  ASSERT_TRUE(a.ok() && b.ok());
+  // Two large transactions, interleaved so that their streamed blocks alternate.
+  ASSERT_TRUE(a->Exec("BEGIN").ok());
+  ASSERT_TRUE(b->Exec("BEGIN").ok());
+  ASSERT_TRUE(a->Exec(InsertRows("Streamed", "a", 1, 3000)).ok());
+  ASSERT_TRUE(b->Exec(InsertRows("Streamed", "b", 1, 3000)).ok());
+  ASSERT_TRUE(a->Exec("SAVEPOINT s1").ok());
+  ASSERT_TRUE(a->Exec(InsertRows("Streamed", "a-rolledback", 1, 2000)).ok());
+  ASSERT_TRUE(a->Exec("ROLLBACK TO SAVEPOINT s1").ok());
+  ASSERT_TRUE(b->Exec(InsertRows("Streamed", "b", 3001, 6000)).ok());
+  ASSERT_TRUE(a->Exec(InsertRows("Streamed", "a", 3001, 6000)).ok());
+  ASSERT_TRUE(b->Exec("ROLLBACK").ok());  // the whole of b is aborted
+  ASSERT_TRUE(a->Exec("COMMIT").ok());
+  const std::string last = h.InsertEvent("Streamed", "last", "{\"step\": 1}");
+
+  auto reader = KafkaReader::Create(broker->bootstrap());
+  ASSERT_TRUE(reader.ok());
+  auto records = (*reader)->ReadUntil(
+      h.Topic("Streamed"),
+      [](const std::vector<KafkaRecord>& rs) { return !rs.empty() && rs.back().key == "last"; }, 120s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  std::map<std::string, int> per_key;
+  for (const KafkaRecord& r : *records) per_key[r.key.value_or("")]++;
+  EXPECT_EQ(per_key["a"], 6000);
+  EXPECT_EQ(per_key["b"], 0) << "an aborted streamed transaction was published";
+  EXPECT_EQ(per_key["a-rolledback"], 0) << "a rolled-back savepoint was published";
+  EXPECT_EQ(per_key["last"], 1);
+  EXPECT_EQ(CheckDelivery(*records, {}, {}).order_violations, 0u);
+  // The committed transaction's events share its commit LSN.
+  std::set<std::string> lsns;
+  for (const KafkaRecord& r : *records) if (r.key == "a") lsns.insert(HeaderValue(r, "source_lsn"));
+  EXPECT_EQ(lsns.size(), 1u);
+  auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(metrics, m, std::regex("outbox_relay_stream_spills_total (\\d+)"))) << metrics;
+  EXPECT_GE(std::stoi(m[1]), 1) << "the 1 MiB bound should have made a transaction spill";
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  EXPECT_TRUE(std::filesystem::is_empty(*spill)) << "spill files left behind";
+  RemoveTree(*spill);
+}
+
+TEST(Streaming, MillionRowStreamedTransactionStaysWithinTheMemoryBound) {
+  PgServer* pg = StreamingServer();
+  ASSERT_NE(pg, nullptr);
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  const int rows = EnvInt("OUTBOX_BIG_TX_ROWS", 1000000);
+  RelayHarness h(pg, broker->bootstrap());
+  h.Init();
+  auto spill = MakeTempDir("spill-");
+  ASSERT_TRUE(spill.ok());
+  auto relay = h.StartRelay({"--set", "source.streaming=true", "--set", "source.spill_dir=" + *spill, "--set",
+                             "delivery.max_inflight_bytes=8388608", "--set", "delivery.max_inflight_events=20000"});
+  ASSERT_NE(relay, nullptr);
+  h.Sql(InsertRows("Huge", "k", 1, rows));
+  const Lsn end = h.CurrentWal();
+  ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= end || !relay->Running(); }, 600s,
+                      "the streamed transaction is confirmed"))
+      << relay->Output();
+  auto reader = KafkaReader::Create(broker->bootstrap());
+  ASSERT_TRUE(reader.ok());
+  int64_t low = 0, high = 0;
+  ASSERT_EQ(rd_kafka_query_watermark_offsets((*reader)->handle(), h.Topic("Huge").c_str(), 0, &low, &high, 10000),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  EXPECT_EQ(high, rows);
+  const long rss = relay->PeakRssKb();
+  std::cout << "[ figures  ] streamed " << rows << "-row transaction: relay peak RSS " << rss << " kB\n";
+  EXPECT_LT(rss, 160 * 1024);
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  EXPECT_TRUE(std::filesystem::is_empty(*spill)) << "spill files left behind";
+  RemoveTree(*spill);
+}
+
+}  // namespace
+}  // namespace outbox::testing
