@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/relay.h"
 #include "config/config.h"
+#include "kafka/producer_config.h"
 #include "ops/http_server.h"
 #include "ops/logging.h"
 #include "ops/metrics.h"
@@ -110,6 +111,19 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("init")) return outbox::app::Init(*config, print, create_table, std::cout, std::cerr);
   if (app.got_subcommand("status")) return outbox::app::Status(*config, json, std::cout, std::cerr);
   if (app.got_subcommand("check")) return outbox::app::Check(*config, std::cout, std::cerr);
+
+  // Settings `run` cannot honour are usage errors (exit 2), found before anything connects.
+  if (auto producer = outbox::kafka::BuildProducerConfig(
+          config->kafka, {config->delivery.max_inflight_events, config->delivery.max_inflight_bytes},
+          config->delivery.unsafe);
+      !producer.ok()) {
+    std::cerr << "outbox-relay: " << outbox::config::Redact(*config, std::string(producer.status().message())) << "\n";
+    return kExitUsage;
+  }
+  if (config->outbox.format == outbox::config::Format::kProtobuf) {
+    std::cerr << "outbox-relay: outbox.format: protobuf is not supported yet (use raw or cloudevents)\n";
+    return kExitUsage;
+  }
 
   outbox::app::RunOptions options;
   options.accept_gap = accept_gap;

@@ -519,7 +519,7 @@ absl::Status Relay::ProduceRecord(const outbox::Record& record) {
     if (st.code() == absl::StatusCode::kInvalidArgument) {
       // Too large for the broker or the topic: dead-lettered without its value (it would not fit either).
       outbox::Record original = record;
-      original.value = std::nullopt;
+      if (absl::StrContains(st.message(), "larger than")) original.value = std::nullopt;
       return PerEventError(absl::InvalidArgumentError(Cat(st.message(), " (event id=", record.event_id, " at LSN ",
                                                           tx_commit_lsn_.ToString(), ")")),
                            std::move(original));
@@ -650,7 +650,10 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
           batch_too_large ? " (the broker rejected its batch: keep kafka.message.max.bytes and batch.size below the "
                             "topic's max.message.bytes)"
                           : "",
-          "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed"));
+          "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed",
+          tracker_.EndLsnOf(handle)
+              ? Cat(". To skip it: outbox-relay run --start-lsn ", tracker_.EndLsnOf(handle)->ToString())
+              : std::string(" (it skips with --start-lsn at its end LSN: any position just past its commit LSN)")));
     }
     return;
   }

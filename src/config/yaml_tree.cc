@@ -10,11 +10,19 @@
 namespace outbox::config::internal {
 namespace {
 
+// What aliases can build is bounded: an alias inside its own anchor's map makes a cycle (`a: &a {b: *a}`, which
+// yaml-cpp accepts), and aliases of aliases multiply the keys they expand to.
+constexpr int kMaxDepth = 32;
+constexpr size_t kMaxKeys = 1000;  // a real config has tens
+
 std::string ChildPath(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : absl::StrCat(parent, ".", key);
 }
 
 absl::Status Insert(const std::string& path, RawValue value, RawTree* tree) {
+  if (tree->size() >= kMaxKeys) {
+    return absl::InvalidArgumentError(absl::StrCat("config: more than ", kMaxKeys, " keys (aliases of aliases?)"));
+  }
   if (!tree->emplace(path, std::move(value)).second) {
     // Also catches a kafka property given both flat (`bootstrap.servers:`) and nested (`bootstrap: {servers:}`).
     return absl::InvalidArgumentError(absl::StrCat("duplicate key \"", path, "\""));
@@ -23,7 +31,11 @@ absl::Status Insert(const std::string& path, RawValue value, RawTree* tree) {
 }
 
 // Adds every leaf under `node` to `tree`, keyed by its dotted path below `path`.
-absl::Status Flatten(const YAML::Node& node, const std::string& path, RawTree* tree) {
+absl::Status Flatten(const YAML::Node& node, const std::string& path, int depth, RawTree* tree) {
+  if (depth > kMaxDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(path.substr(0, path.find('.')), ": nested more than ", kMaxDepth,
+                                                   " levels deep (an alias inside its own anchor?)"));
+  }
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       if (node.size() == 0 && !path.empty()) return Insert(path, RawValue{}, tree);  // `source: {}`: absent
@@ -32,7 +44,7 @@ absl::Status Flatten(const YAML::Node& node, const std::string& path, RawTree* t
           return absl::InvalidArgumentError(
               absl::StrCat(path.empty() ? "config" : path, ": keys must be non-empty strings"));
         }
-        absl::Status status = Flatten(entry.second, ChildPath(path, entry.first.Scalar()), tree);
+        absl::Status status = Flatten(entry.second, ChildPath(path, entry.first.Scalar()), depth + 1, tree);
         if (!status.ok()) return status;
       }
       return absl::OkStatus();
@@ -72,7 +84,7 @@ absl::StatusOr<RawTree> ParseYamlTree(const std::string& yaml_text) {
     if (!root.IsMap()) {
       return absl::InvalidArgumentError("config: the top level must be a map of sections (source:, outbox:, kafka:)");
     }
-    absl::Status status = Flatten(root, "", &tree);
+    absl::Status status = Flatten(root, "", 0, &tree);
     if (!status.ok()) return status;
     return tree;
   } catch (const YAML::Exception& e) {

@@ -54,6 +54,12 @@ bool AckTracker::Ack(EntryHandle entry, size_t bytes) {
   return true;
 }
 
+std::optional<Lsn> AckTracker::EndLsnOf(EntryHandle entry) const {
+  const Entry* e = Find(entry);
+  if (e == nullptr || !e->closed) return std::nullopt;
+  return e->end_lsn;
+}
+
 void AckTracker::MarkFailed(EntryHandle entry) {
   Entry* e = Find(entry);
   if (e != nullptr) e->failed = true;

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 
 #include "common/lsn.h"
 
@@ -51,6 +52,9 @@ class AckTracker {
   // A record that will never be acknowledged (a permanent error under halt): the watermark stays before it.
   void MarkFailed(EntryHandle entry);
 
+  // The end LSN of a closed entry (nullopt while open, or for an unknown or stale handle).
+  std::optional<Lsn> EndLsnOf(EntryHandle entry) const;
+
   // End LSN of the longest fully acknowledged prefix; monotonic; 0/0 until the first transaction completes.
   Lsn watermark() const { return watermark_; }
   // True when no entry is open and no record is waiting for its report.
@@ -78,6 +82,7 @@ class AckTracker {
   };
 
   Entry* Find(EntryHandle handle);
+  const Entry* Find(EntryHandle handle) const { return const_cast<AckTracker*>(this)->Find(handle); }
   void Advance();
 
   std::deque<Entry> entries_;  // commit order; entries_[i].seq == entries_.front().seq + i

@@ -138,6 +138,17 @@ TEST(AckTracker, DuplicateReportDoesNotCountTwice) {
   EXPECT_EQ(t.watermark(), Lsn(0));
 }
 
+TEST(AckTracker, EndLsnIsKnownOnlyOnceTheEntryIsClosed) {
+  AckTracker t;
+  auto a = t.Begin();
+  t.AddRecord(a, 1);
+  EXPECT_FALSE(t.EndLsnOf(a).has_value());
+  t.Close(a, Lsn(77));
+  EXPECT_EQ(t.EndLsnOf(a), Lsn(77));
+  t.Reset();
+  EXPECT_FALSE(t.EndLsnOf(a).has_value()) << "a stale handle has no entry";
+}
+
 TEST(AckTracker, HandlePacksGenerationAndSequence) {
   EntryHandle h{7, 123456789};
   EntryHandle back = EntryHandle::Unpack(h.Pack());

@@ -158,6 +158,8 @@ TEST_F(IdempotentConsumerE2E, EveryEventIsAppliedExactlyOnceThroughRelayAndConsu
   ASSERT_TRUE(WaitFor([&] { return h.Value("SELECT to_regclass('applied_events') IS NOT NULL") == "t"; }, 30s,
                       "the consumer created its tables"));
 
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(); };
   Loader loader(pg_, h.db());
   loader.Start();
   // Kill -9 the relay and the consumer, each three times, while events keep coming.
@@ -170,6 +172,7 @@ TEST_F(IdempotentConsumerE2E, EveryEventIsAppliedExactlyOnceThroughRelayAndConsu
     std::this_thread::sleep_for(300ms);
     relay = h.StartRelay();
     ASSERT_NE(relay, nullptr);
+    std::cout << since() << " relay restarted\n";
 
     std::this_thread::sleep_for(2500ms);
     ASSERT_TRUE(consumer->Kill(SIGKILL).ok());
@@ -194,8 +197,9 @@ TEST_F(IdempotentConsumerE2E, EveryEventIsAppliedExactlyOnceThroughRelayAndConsu
   ProduceAgain(broker_->bootstrap(),
                std::vector<KafkaRecord>(first->begin(), first->begin() + kInjectedDuplicates));
 
+  std::cout << since() << " loader stopped\n";
   // Drain: every inserted event applied, and every injected copy seen and skipped.
-  ASSERT_TRUE(WaitFor([&] { return Count(h, "SELECT count(*) FROM processed_events") == inserted; }, 60s,
+  ASSERT_TRUE(WaitFor([&] { static int64_t last = 0; if (since() - last > 2000) { last = since(); std::cout << since() << " processed " << Count(h, "SELECT count(*) FROM processed_events") << " outbox " << inserted << " confirmed " << h.ConfirmedFlush().ToString() << std::endl; } return Count(h, "SELECT count(*) FROM processed_events") == inserted; }, 60s,
                       "the consumer processed every event"))
       << Count(h, "SELECT count(*) FROM processed_events") << " of " << inserted << "\n"
       << TailOfFile(h.dir() + "/consumer.log");
@@ -205,6 +209,7 @@ TEST_F(IdempotentConsumerE2E, EveryEventIsAppliedExactlyOnceThroughRelayAndConsu
         return log.ok() && CountLines(*log, "already applied, skipped") >= kInjectedDuplicates;
       },
       30s, "the consumer skipped the injected duplicates"));
+  std::cout << since() << " drained\n";
   ASSERT_TRUE(consumer->Kill(SIGTERM).ok());
   EXPECT_EQ(consumer->Wait(30s), 0) << TailOfFile(h.dir() + "/consumer.log");
   ASSERT_TRUE(relay->Kill(SIGTERM).ok());

@@ -1,0 +1,120 @@
+// StreamBuffers: order, subtransaction aborts, spilling past the memory bound, cleanup of spill files.
+#include "app/stream_buffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace outbox::app {
+namespace {
+
+class StreamBuffersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/stream-buffer-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static BufferedEvent Event(uint32_t subxid, const std::string& id, size_t pad = 10) {
+    BufferedEvent e;
+    e.subxid = subxid;
+    e.topic = "t";
+    e.event_id = id;
+    e.key = "k";
+    e.value = std::string(pad, 'x');
+    e.headers = {{"id", id}, {"extra", std::nullopt}};
+    return e;
+  }
+
+  static std::vector<std::string> Drain(StreamBuffers& b, uint32_t xid) {
+    std::vector<std::string> ids;
+    auto replay = b.TakeForReplay(xid);
+    EXPECT_TRUE(replay.ok());
+    while (true) {
+      auto next = (*replay)->Next();
+      EXPECT_TRUE(next.ok()) << next.status();
+      if (!next.ok() || !next->has_value()) break;
+      ids.push_back((*next)->event_id);
+    }
+    return ids;
+  }
+
+  size_t FilesInDir() const {
+    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir_), {}));
+  }
+
+  std::string dir_;
+};
+
+TEST_F(StreamBuffersTest, ReplaysInOrderAndLeavesAbortedSubtransactionsOut) {
+  StreamBuffers b(1 << 20, dir_);
+  ASSERT_TRUE(b.Add(100, Event(100, "a")).ok());
+  ASSERT_TRUE(b.Add(100, Event(101, "b")).ok());
+  ASSERT_TRUE(b.Add(200, Event(200, "other")).ok());
+  ASSERT_TRUE(b.Add(100, Event(100, "c")).ok());
+  b.Abort(100, 101);
+  EXPECT_EQ(Drain(b, 100), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(Drain(b, 200), (std::vector<std::string>{"other"}));
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.memory_bytes(), 0u);
+}
+
+TEST_F(StreamBuffersTest, TopLevelAbortDropsEverything) {
+  StreamBuffers b(1 << 20, dir_);
+  ASSERT_TRUE(b.Add(7, Event(7, "a")).ok());
+  b.Abort(7, 7);
+  EXPECT_TRUE(b.empty());
+  EXPECT_TRUE(Drain(b, 7).empty());
+}
+
+TEST_F(StreamBuffersTest, SpillsPastTheBoundAndReplaysFileThenMemory) {
+  StreamBuffers b(4096, dir_);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(b.Add(9, Event(i % 2 ? 10 : 9, std::to_string(i), 200)).ok());
+  EXPECT_EQ(b.spills(), 1u);
+  EXPECT_EQ(FilesInDir(), 1u);
+  EXPECT_LE(b.memory_bytes(), 4096u);
+  b.Abort(9, 10);  // spilled events of subxact 10 are skipped at replay
+  auto ids = Drain(b, 9);
+  ASSERT_EQ(ids.size(), 50u);
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], std::to_string(2 * i));
+  EXPECT_EQ(FilesInDir(), 0u) << "the spill file is removed after the replay";
+}
+
+TEST_F(StreamBuffersTest, ClearRemovesSpillFiles) {
+  StreamBuffers b(100, dir_);
+  ASSERT_TRUE(b.Add(1, Event(1, "a", 500)).ok());
+  ASSERT_TRUE(b.Add(2, Event(2, "b", 500)).ok());
+  EXPECT_EQ(FilesInDir(), 2u);
+  b.Clear();
+  EXPECT_EQ(FilesInDir(), 0u);
+  EXPECT_TRUE(b.empty());
+}
+
+TEST_F(StreamBuffersTest, SpilledEventsRoundTripEveryField) {
+  StreamBuffers b(1, dir_);
+  BufferedEvent e = Event(5, "id-1");
+  e.key.reset();
+  e.value.reset();
+  e.timestamp_ms = -42;
+  e.error = true;
+  e.error_message = "bad";
+  ASSERT_TRUE(b.Add(5, e).ok());
+  auto replay = b.TakeForReplay(5);
+  ASSERT_TRUE(replay.ok());
+  auto got = (*replay)->Next();
+  ASSERT_TRUE(got.ok() && got->has_value());
+  const BufferedEvent& g = **got;
+  EXPECT_FALSE(g.key.has_value());
+  EXPECT_FALSE(g.value.has_value());
+  EXPECT_EQ(g.timestamp_ms, -42);
+  EXPECT_TRUE(g.error);
+  EXPECT_EQ(g.error_message, "bad");
+  EXPECT_EQ(g.headers, e.headers);
+  EXPECT_EQ(g.subxid, 5u);
+}
+
+}  // namespace
+}  // namespace outbox::app
