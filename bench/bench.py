@@ -8,8 +8,8 @@ one contender at a time, alternating the order between repetitions. Contenders:
   relay       outbox-relay into the real broker (done when outbox_relay_confirmed_lsn >= end LSN)
   relay-mock  outbox-relay into librdkafka's mock cluster, run in its own process (bench-kafka mock)
   debezium    Debezium's Postgres connector + Outbox Event Router on Kafka Connect standalone, into the real
-              broker (done when its slot's confirmed_flush_lsn reaches the last INSERT's LSN: Debezium confirms
-              the LSN of the last change it flushed, not the commit's end)
+              broker (done when its slot's confirmed_flush_lsn reaches the LSN of the load's last transaction's
+              first record: Debezium confirms the position of the last transaction's BEGIN, not the commit's end)
 Then the latency runs: a steady rate of 1-event transactions for a while, commit-to-ack = the record's
 LogAppendTime minus the event's ts_us (clock_timestamp() at the insert, committed right after).
 """
@@ -96,6 +96,14 @@ def proc_hwm_kib(pid):
     return None
 
 
+def machine_cpu():
+    """(busy, total) jiffies of the whole machine (/proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return sum(v) - idle, sum(v)
+
+
 def percentile(sorted_values, q):
     if not sorted_values:
         return float("nan")
@@ -126,6 +134,7 @@ class Bench:
         self.pg_port = None
         self.bootstrap = None
         self.conn = {}
+        self.last_quiet = None
 
     # ---------------------------------------------------------------- services
     def start_services(self):
@@ -202,7 +211,7 @@ class Bench:
                        "FROM pg_replication_slots WHERE slot_name = %s", (slot,))
 
     def load(self, n, per_tx, dbname="bench"):
-        """Writes the load; returns (end LSN = the last commit's end, LSN of the last INSERT)."""
+        """Writes the load; returns (end LSN = the last commit's end, LSN of the last transaction's first record)."""
         t = time.time()
         with self.db(dbname).cursor() as c:
             c.execute("CALL bench_load(%s, %s)", (n, per_tx))
@@ -212,31 +221,34 @@ class Bench:
         return self.wal_end(lsn_int(insert_pos), dbname)
 
     def wal_end(self, insert_pos, dbname):
-        """The end LSN of the last commit that inserted into dbname's outbox, and that INSERT's LSN (pg_waldump)."""
+        """The end LSN of the last commit that inserted into dbname's outbox, and the LSN of that transaction's first
+        record (pg_waldump)."""
         oldest = self.q1("SELECT pg_wal_lsn_diff(min(restart_lsn), '0/0')::bigint FROM pg_replication_slots")[0]
         start = max(insert_pos - 1024 * 1024, oldest or 0)
         out = subprocess.run([f"{PG_BIN}/pg_waldump", "-p", f"{self.work}/pg/data/pg_wal", "-s", lsn_str(start),
                               "-e", lsn_str(insert_pos)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              text=True).stdout
-        last_insert = last_xid = None
-        commits = {}
+        last_ins = last_xid = None
+        commits, first_of = {}, {}
         for line in out.splitlines():
             m = re.search(r"rmgr: (\S+)\s+len \(rec/tot\):\s*\d+/\s*(\d+), tx:\s*(\d+), lsn: ([0-9A-F]+/[0-9A-F]+)",
                           line)
             if not m:
                 continue
             rmgr, tot, xid, lsn = m.group(1), int(m.group(2)), m.group(3), lsn_int(m.group(4))
+            first_of.setdefault(xid, lsn)
             if rmgr.startswith("Heap") and ("desc: INSERT" in line or "MULTI_INSERT" in line) and \
                     self.outbox_rel[dbname] + " " in line:
-                last_insert, last_xid = lsn, xid
+                last_ins, last_xid = lsn, xid
             elif rmgr == "Transaction" and "desc: COMMIT" in line:
                 commits[xid] = lsn + ((tot + 7) & ~7)
-        if last_insert is None or last_xid not in commits:
+        if last_ins is None or last_xid not in commits:
             raise RuntimeError("pg_waldump: could not find the load's last INSERT and COMMIT")
         end = commits[last_xid]
         if end != insert_pos and dbname == "bench":
             log(f"note: WAL insert position {lsn_str(insert_pos)} is past the last commit's end {lsn_str(end)}")
-        return end, last_insert
+        # Debezium confirms the position of the last transaction's BEGIN message: its first record.
+        return end, first_of[last_xid]
 
     # ---------------------------------------------------------------- kafka helpers
     def topics(self, prefix):
@@ -292,6 +304,28 @@ class Bench:
                 raise RuntimeError(f"slot {slot}: not drained in {timeout}s (state {state})")
             time.sleep(0.05)
 
+    def wait_quiet(self):
+        """Waits (at most --quiet-wait s) until the machine is mostly idle over a 2 s window: other work on a
+        2-core machine (builds, test suites) distorts every figure. Records the busy share last seen."""
+        if self.args.quiet_wait <= 0:
+            return
+        deadline = time.time() + self.args.quiet_wait
+        waited = False
+        while True:
+            a = machine_cpu()
+            time.sleep(2)
+            b = machine_cpu()
+            busy = (b[0] - a[0]) / max(1, b[1] - a[1])
+            self.last_quiet = busy
+            if busy <= self.args.quiet_busy or time.time() >= deadline:
+                if waited or busy > self.args.quiet_busy:
+                    log(f"  machine {100 * busy:.0f}% busy" + (" (gave up waiting)" if busy > self.args.quiet_busy
+                                                                else ""))
+                return
+            if not waited:
+                log(f"  machine {100 * busy:.0f}% busy: waiting for it to calm down (at most {self.args.quiet_wait}s)")
+                waited = True
+
     # ---------------------------------------------------------------- contenders
     def drain_limit(self, slot, end, n, **_):
         cmd = [f"{PG_BIN}/pg_recvlogical", "-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "postgres",
@@ -299,6 +333,7 @@ class Bench:
                "-P", "pgoutput", "-f", "/dev/null", f"--endpos={lsn_str(end)}", "--no-loop"]
         self.results["meta"]["limit_command"] = " ".join(cmd[:1] + ["..."] + cmd[9:])
         b0 = proc_cpu(self.kafka_pid)
+        m0 = machine_cpu()
         t0 = time.time()
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         # Reaped with wait4 for its rusage (user+sys, max RSS); the walsender's CPU is the last value seen.
@@ -316,6 +351,7 @@ class Bench:
             pid_done, status, ru = os.wait4(p.pid, os.WNOHANG)
             if pid_done == p.pid:
                 t1 = time.time()
+                m1 = machine_cpu()
                 break
             if time.time() > deadline:
                 p.kill()
@@ -329,7 +365,7 @@ class Bench:
         if st[1] < end:
             raise RuntimeError(f"pg_recvlogical stopped at {lsn_str(st[1])} before {lsn_str(end)}")
         return {"seconds": t1 - t0, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": hwm,
-                "walsender_cpu": ws_cpu, "broker_cpu": proc_cpu(self.kafka_pid) - b0}
+                "walsender_cpu": ws_cpu, "broker_cpu": proc_cpu(self.kafka_pid) - b0, "machine": (m0, m1)}
 
     def relay_config(self, path, slot, prefix, bootstrap, http_port, dbname="bench"):
         with open(path, "w") as f:
@@ -384,6 +420,7 @@ http:
             bootstrap = self.bootstrap
             self.create_topics(prefix)
         b0 = proc_cpu(self.kafka_pid)
+        m0 = machine_cpu()
         p, port, t0 = self.start_relay(slot, slot, prefix, bootstrap)
         acked = {}
 
@@ -398,6 +435,7 @@ http:
         t1, info = self.watch(slot, lambda s: s.get("confirmed", 0) >= end, 600, extra)
         cpu, hwm = proc_cpu(p.pid), proc_hwm_kib(p.pid)
         b1 = proc_cpu(self.kafka_pid)
+        m1 = machine_cpu()
         published = self.metrics(port).get("published")
         stop_process(p)
         startup = self.log_time(f"{self.work}/{slot}.log", r"^(\S+Z) info \[relay\] streaming slot", t0)
@@ -409,7 +447,7 @@ http:
             raise RuntimeError(f"relay published {published} events, expected {n}")
         return {"seconds": t1 - t0, "acked_seconds": acked.get("t", t1) - t0, "cpu": cpu, "rss_kib": hwm,
                 "walsender_cpu": info["walsender_cpu"], "broker_cpu": (b1 - b0) if not mock else None,
-                "startup_seconds": startup}
+                "startup_seconds": startup, "machine": (m0, m1)}
 
     @staticmethod
     def log_time(path, pattern, t0):
@@ -515,10 +553,12 @@ logger.measure.level = ERROR
         """Creates the connector and waits; returns (t0, t1, cpu delta, info)."""
         c0 = proc_cpu(cpu_pid)
         b0 = proc_cpu(self.kafka_pid)
+        m0 = machine_cpu()
         t0 = time.time()
         self.rest(url + "/connectors", "POST", self.dbz_config(name, dbname, slot, prefix))
         t1, info = self.watch(slot, until, 900)
         info["broker_cpu"] = proc_cpu(self.kafka_pid) - b0
+        info["machine"] = (m0, machine_cpu())
         return t0, t1, proc_cpu(cpu_pid) - c0, info
 
     def dbz_delete(self, url, name, slot, dbname):
@@ -540,18 +580,19 @@ logger.measure.level = ERROR
         name = "warm-" + warm["slot"].replace("_", "-")
         self.create_topics(name)
         self.dbz_run_connector(url, name, "bench_warm", warm["slot"], name,
-                               lambda s: s["confirmed"] >= warm["last_insert"], 300, jpid)
+                               lambda s: s["confirmed"] >= warm["last_begin"], 300, jpid)
         self.dbz_delete(url, name, warm["slot"], "bench_warm")
 
-    def drain_debezium(self, slot, end, n, prefix, last_insert, warm, **_):
+    def drain_debezium(self, slot, end, n, prefix, last_begin, warm, **_):
         p, url = self.connect_start("connect-" + slot)
         if warm:
             self.dbz_warm(url, p.pid, warm)
         self.create_topics(prefix)
+        self.wait_quiet()
         wc = self.wait_count(prefix, n, 900000)
         name = "dbz-" + slot.replace("_", "-")
         t0, t1, cpu, info = self.dbz_run_connector(url, name, "bench", slot, prefix,
-                                                   lambda s: s["confirmed"] >= last_insert, 900, p.pid)
+                                                   lambda s: s["confirmed"] >= last_begin, 900, p.pid)
         hwm = proc_hwm_kib(p.pid)
         t_rec, count = self.reached_at(wc, 60)
         startup = self.log_time(f"{self.work}/connect-{slot}/connect.log",
@@ -561,7 +602,8 @@ logger.measure.level = ERROR
         if t_rec is None:
             raise RuntimeError(f"Debezium's topics did not reach {n} records: {count}")
         return {"seconds": t1 - t0, "acked_seconds": t_rec - t0, "cpu": cpu, "rss_kib": hwm,
-                "walsender_cpu": info["walsender_cpu"], "broker_cpu": info["broker_cpu"], "startup_seconds": startup}
+                "walsender_cpu": info["walsender_cpu"], "broker_cpu": info["broker_cpu"], "startup_seconds": startup,
+                "machine": info["machine"]}
 
     # ---------------------------------------------------------------- workloads
     def workload(self, wname, n, per_tx, reps, contenders):
@@ -574,12 +616,12 @@ logger.measure.level = ERROR
             self.create_slots(warm_slots, "bench_warm")
             _, warm_last = self.load(self.args.warm_events, per_tx, "bench_warm")
             for r, s in zip(range(1, reps + 1), warm_slots):
-                warm[r] = {"slot": s, "last_insert": warm_last}
+                warm[r] = {"slot": s, "last_begin": warm_last}
         slots = {(c, r): f"{c.replace('-', '_')}_{wname}_r{r}" for r in range(1, reps + 1) for c in contenders}
         created = self.create_slots(list(slots.values()))
         starts = sorted(set(created.values()), key=lsn_int)
         log(f"created {len(created)} slots at {starts[0]}..{starts[-1]}")
-        end, last_insert = self.load(n, per_tx)
+        end, last_begin = self.load(n, per_tx)
         wal_bytes = end - lsn_int(starts[-1])
         self.results["meta"].setdefault("wal_bytes", {})[wname] = wal_bytes
         for r in range(1, reps + 1):
@@ -587,6 +629,7 @@ logger.measure.level = ERROR
             for c in order:
                 slot = slots[(c, r)]
                 prefix = f"b.{wname}.r{r}.{c}"
+                self.wait_quiet()
                 log(f"  rep {r}: {c} draining {slot} to {lsn_str(end)}")
                 if c == "limit":
                     res = self.drain_limit(slot, end, n)
@@ -595,7 +638,14 @@ logger.measure.level = ERROR
                 elif c == "relay-mock":
                     res = self.drain_relay(slot, end, n, prefix, mock=True)
                 else:
-                    res = self.drain_debezium(slot, end, n, prefix, last_insert, warm.get(r))
+                    res = self.drain_debezium(slot, end, n, prefix, last_begin, warm.get(r))
+                # The machine's busy share during the timed part (with everything else running on it), and the CPU
+                # seconds of the processes outside the benchmark: machine busy minus contender, walsender, broker.
+                m0, m1 = res.pop("machine")
+                busy_s = (m1[0] - m0[0]) / CLK_TCK
+                res["machine_busy"] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+                res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - (res["broker_cpu"] or 0))
+                res["busy_before"] = self.last_quiet
                 res.update({"workload": wname, "per_tx": per_tx, "events": n, "rep": r, "contender": c,
                             "rate": n / res["seconds"], "position": order.index(c) + 1})
                 self.results["drains"].append(res)
@@ -654,7 +704,7 @@ logger.measure.level = ERROR
             ws = "dbzwarm_lat"
             self.create_slots([ws], "bench_warm")
             _, warm_last = self.load(self.args.warm_events, 1, "bench_warm")
-            warm = {"slot": ws, "last_insert": warm_last}
+            warm = {"slot": ws, "last_begin": warm_last}
         self.create_slots([slot])
         log(f"latency: {who}, {rate} events/s for {seconds}s")
         if who == "relay":
@@ -674,7 +724,10 @@ logger.measure.level = ERROR
         else:
             p, url = self.connect_start("connect-" + slot)
             self.dbz_warm(url, p.pid, warm)
-            self.rest(url + "/connectors", "POST", self.dbz_config("dbz-lat", "bench", slot, prefix))
+            cfg = self.dbz_config("dbz-lat", "bench", slot, prefix)
+            # For latency, Debezium's best: wait at most 10 ms for more changes before handing a batch over.
+            cfg["config"]["poll.interval.ms"] = "10"
+            self.rest(url + "/connectors", "POST", cfg)
             deadline = time.time() + 120
             while True:
                 st = self.slot_state(slot)
@@ -685,9 +738,12 @@ logger.measure.level = ERROR
                     raise RuntimeError("Debezium did not start streaming")
                 time.sleep(0.2)
         time.sleep(2)
+        self.wait_quiet()
+        m0 = machine_cpu()
         t0 = time.time()
         with self.db("bench").cursor() as c:
             c.execute("CALL bench_steady(%s, %s)", (rate, seconds))
+        m1 = machine_cpu()
         load_s = time.time() - t0
         wc = self.wait_count(prefix, n, 120000)
         t_rec, count = self.reached_at(wc, 130)
@@ -702,7 +758,8 @@ logger.measure.level = ERROR
             raise RuntimeError("records without LogAppendTime")
         res = {"events": len(recs), "rate_target": rate, "rate_achieved": n / load_s, "seconds": seconds,
                "p50_ms": percentile(lat, 0.50), "p99_ms": percentile(lat, 0.99), "max_ms": lat[-1],
-               "min_ms": lat[0], "mean_ms": statistics.fmean(lat)}
+               "min_ms": lat[0], "mean_ms": statistics.fmean(lat),
+               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet}
         self.results["latency"][who] = res
         log(f"latency {who}: p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms, max {res['max_ms']:.1f} ms "
             f"({res['rate_achieved']:.0f} ev/s achieved)")
@@ -768,6 +825,7 @@ logger.measure.level = ERROR
             if who in a.contenders and a.latency_seconds > 0:
                 self.latency(who, a.latency_rate, a.latency_seconds)
         self.results["meta"]["harness_seconds"] = time.time() - START
+        self.results["meta"]["quiet_busy"] = a.quiet_busy
         self.results["meta"]["payload_bytes"] = self.q1("SELECT avg(length(payload::text))::int FROM outbox")[0]
 
 
@@ -788,6 +846,9 @@ def main():
     ap.add_argument("--latency-seconds", type=int, default=60)
     ap.add_argument("--warm-events", type=int, default=20000, help="Debezium's warm-up load (another database)")
     ap.add_argument("--sample", type=int, default=4000, help="records compared with Debezium's")
+    ap.add_argument("--quiet-busy", type=float, default=0.25,
+                    help="before each timed run, wait until the machine is at most this busy (share of all cores)")
+    ap.add_argument("--quiet-wait", type=int, default=180, help="... but at most this many seconds")
     ap.add_argument("--out", required=True, help="directory for REPORT.md, chart.png, results.json")
     ap.add_argument("--command", default="bench/run.sh")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")

@@ -59,6 +59,10 @@ def fmt(v, spec=",.0f", none="–"):
     return none if v is None else format(v, spec)
 
 
+def pct(v):
+    return "–" if v is None else f"{100 * v:.0f}%"
+
+
 def targets(summary, latency):
     rows = []
     for w, s in summary.items():
@@ -105,6 +109,13 @@ def write(results, out_dir):
              f"{meta.get('harness_seconds', 0) / 60:.1f} min (plus install and build). Raw figures: "
              f"[results.json](results.json). Chart: [chart.png](chart.png).")
     L.append("")
+    noisy = [d for d in results["drains"] if (d.get("busy_before") or 0) > meta.get("quiet_busy", 0.25)]
+    noisy += [x for x in latency.values() if (x.get("busy_before") or 0) > meta.get("quiet_busy", 0.25)]
+    if noisy:
+        L.append(f"**Noise warning:** {len(noisy)} timed runs started while other work kept the machine more than "
+                 f"{100 * meta.get('quiet_busy', 0.25):.0f}% busy (see \"busy before\" and \"other CPU\" in the last "
+                 f"table): their figures are pessimistic for every contender.")
+        L.append("")
     L.append("| component | version |")
     L.append("| --- | --- |")
     for k, v in meta.get("versions", {}).items():
@@ -135,8 +146,9 @@ def write(results, out_dir):
     `connect-standalone.sh`) is started and warmed up *outside* the timed part: a connector drains a
     warm-up load from another database's slot and is deleted, so class loading and JIT are done. The timed part
     starts when the measured connector is created over REST and ends when its slot's `confirmed_flush_lsn`
-    reaches the LSN of the load's last INSERT (Debezium confirms the LSN of the last change it flushed, not the
-    commit's end, on each offset flush: `offset.flush.interval.ms=1000`). "acked" is when its topics held all
+    reaches the LSN of the first record of the load's last transaction (read with pg_waldump): Debezium confirms
+    the position of the last transaction's BEGIN (its `lsn_commit` offset), not the commit's end, on each
+    offset flush (`offset.flush.interval.ms=1000`). "acked" is when its topics held all
     records (sum of the high watermarks, polled every 50 ms). Connector: `plugin.name=pgoutput`,
     `snapshot.mode=no_data`, `publication.autocreate.mode=disabled`, EventRouter with `route.by.field=type`,
     `table.field.event.key=aggregateid`, StringConverter for keys and values; tuned as its docs advise:
@@ -193,17 +205,19 @@ def write(results, out_dir):
     if latency:
         L.append("## Commit-to-ack latency")
         L.append("")
-        L.append("| contender | rate (target / achieved) | events | p50 ms | p99 ms | max ms |")
-        L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+        L.append("| contender | rate (target / achieved) | events | p50 ms | p99 ms | max ms | busy before |")
+        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for c in ORDER:
             x = latency.get(c)
             if not x:
                 continue
             L.append(f"| {LABELS[c]} | {x['rate_target']:,} / {x['rate_achieved']:,.0f} ev/s for {x['seconds']} s | "
-                     f"{x['events']:,} | {x['p50_ms']:.1f} | {x['p99_ms']:.1f} | {x['max_ms']:.1f} |")
+                     f"{x['events']:,} | {x['p50_ms']:.1f} | {x['p99_ms']:.1f} | {x['max_ms']:.1f} | "
+                     f"{pct(x.get('busy_before'))} |")
         L.append("")
         L.append("LogAppendTime has millisecond resolution; `ts_us` is taken at the insert, just before the COMMIT, "
-                 "so the figures include the commit itself.")
+                 "so the figures include the commit itself. The relay runs with its defaults; Debezium's latency run "
+                 "uses `poll.interval.ms=10` (its best case; the drains use 100, the default is 500).")
         L.append("")
 
     rows = targets(summary, latency)
@@ -245,11 +259,18 @@ def write(results, out_dir):
 
     L.append("## Every run")
     L.append("")
-    L.append("| workload | rep | position | contender | s | events/s | CPU s | walsender CPU s | RSS MiB |")
-    L.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    L.append("\"busy before\" is the share of all cores busy in the 2 s before the run (the harness waits, up to a "
+             "limit, for the machine to calm down); \"machine busy\" the share during the run; \"other CPU\" the CPU "
+             "seconds used during the run by processes that are neither the contender, its walsender nor the "
+             "broker (the harness's polling, PostgreSQL's other processes, and anything else on the machine).")
+    L.append("")
+    L.append("| workload | rep | position | contender | s | events/s | CPU s | walsender CPU s | RSS MiB | "
+             "busy before | machine busy | other CPU s |")
+    L.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for d in results["drains"]:
         L.append(f"| {d['workload']} | {d['rep']} | {d['position']} | {SHORT[d['contender']]} | {d['seconds']:.2f} | "
-                 f"{d['rate']:,.0f} | {d['cpu']:.2f} | {d['walsender_cpu']:.2f} | {d['rss_kib'] / 1024:.1f} |")
+                 f"{d['rate']:,.0f} | {d['cpu']:.2f} | {d['walsender_cpu']:.2f} | {d['rss_kib'] / 1024:.1f} | "
+                 f"{pct(d.get('busy_before'))} | {pct(d.get('machine_busy'))} | {d.get('other_cpu', 0):.2f} |")
     L.append("")
     with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
         f.write("\n".join(L))

@@ -63,7 +63,7 @@ if [ "$quick" = 1 ]; then
   out="$(mktemp -d /tmp/outbox-bench-quick.XXXXXX)"
   say "quick benchmark (results in $out)"
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
-    --contenders limit,relay,relay-mock --latency-rate 500 --latency-seconds 5 --out "$out" \
+    --contenders limit,relay,relay-mock --latency-rate 500 --latency-seconds 5 --quiet-wait 0 --out "$out" \
     --command "bench/run.sh --quick" "${args[@]}"
   test -s "$out/REPORT.md" && test -s "$out/chart.png"
   grep -A12 '^### ' "$out/REPORT.md" | grep '^|' | head -20
@@ -73,5 +73,5 @@ else
   say "full benchmark"
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --out "$HERE/results" --command "$(echo bench/run.sh "${args[@]}")" \
     "${args[@]}"
-  say "done in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s: $HERE/results/REPORT.md"
+  say "done in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s"
 fi

@@ -30,14 +30,15 @@ phase_start=$SECONDS
 phase() { log "$1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
 
 # ---- toolchain ---------------------------------------------------------------------------------
-command -v clang >/dev/null && command -v clang++ >/dev/null || die "clang not found (scripts/install-deps.sh installs it)"
+command -v clang >/dev/null && command -v clang++ >/dev/null || die "no clang (scripts/install-deps.sh installs it)"
 fuzzer_rt="$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a)"
 [ -f "$fuzzer_rt" ] || die "clang's libFuzzer runtime is missing (Debian: libclang-rt-14-dev)"
 symbolizer="$(command -v llvm-symbolizer || ls /usr/lib/llvm-*/bin/llvm-symbolizer 2>/dev/null | head -1 || true)"
 [ -n "$symbolizer" ] || log "no llvm-symbolizer (Debian: llvm): reports will show addresses, not lines"
 
 # ASan/UBSan options for the tests and the fuzzers: any report is fatal, with a stack trace.
-export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+asan="detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+export ASAN_OPTIONS="$asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 if [ -n "$symbolizer" ]; then export ASAN_SYMBOLIZER_PATH="$symbolizer" UBSAN_SYMBOLIZER_PATH="$symbolizer"; fi
 
@@ -87,6 +88,7 @@ run_fuzzer() {
   local args=(-max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
               -artifact_prefix="$ARTIFACTS/$name-")
   [ -f "$dict" ] && args+=(-dict="$dict")
+  rm -f "$ARTIFACTS/$name-"*  # an earlier run's reproducers
   mkdir -p "$SCRATCH/$name"
   cp -R "$seeds/." "$SCRATCH/$name/"
   "$BUILD/tests/fuzz/$name" "${args[@]}" "$SCRATCH/$name" > "$SCRATCH/$name.log" 2>&1

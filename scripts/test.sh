@@ -34,5 +34,6 @@ export OUTBOX_TEST_PG_PORT="$PGPORT"
 export OUTBOX_TEST_KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP"
 echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP"
 
+[ "${OUTBOX_SKIP_FUZZ:-0}" = 1 ] || bash "$HERE/sanitize-and-fuzz.sh" "${OUTBOX_FUZZ_SECONDS:-20}"
 cd "$BUILD"
 ctest --output-on-failure --timeout 600 -j2 "$@"

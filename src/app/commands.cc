@@ -437,12 +437,15 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
     return kExitFatal;
   }
   const std::string& slot = config.source.slot;
+  // The server's position is read once, so that both differences are to the same point (on a standby, where
+  // PostgreSQL 16+ can decode, the replayed position).
   auto rows = (*sql)->Exec(Cat(
+      "WITH server AS (SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
+      "ELSE pg_current_wal_lsn() END AS lsn) "
       "SELECT active, active_pid, confirmed_flush_lsn, restart_lsn, coalesce(wal_status, ''), "
-      "pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint, "
-      "pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint, pg_current_wal_lsn(), "
-      "plugin, database, safe_wal_size "
-      "FROM pg_replication_slots WHERE slot_name = ",
+      "pg_wal_lsn_diff(server.lsn, restart_lsn)::bigint, pg_wal_lsn_diff(server.lsn, confirmed_flush_lsn)::bigint, "
+      "server.lsn, plugin, database, safe_wal_size "
+      "FROM pg_replication_slots, server WHERE slot_name = ",
       pg::QuoteLiteral(slot)));
   if (!rows.ok()) {
     PrintError(config, err, "status", "reading the slot", rows.status().message());

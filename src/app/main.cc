@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   }
 
   outbox::ops::Metrics metrics;
-  outbox::ops::HttpServer http(&metrics);
+  outbox::ops::HttpServer http(&metrics, redact);
   if (absl::Status st = http.Start(config->http_listen); !st.ok()) {
     spdlog::error("{}", st.message());
     return kExitFatal;

@@ -155,8 +155,9 @@ class RegexTranslator {
     if (rest.starts_with("<")) {
       const size_t close = rest.find('>');
       const std::string name(rest.substr(1, close == std::string_view::npos ? 0 : close - 1));
-      const bool valid = !name.empty() && IsAsciiLetter(name[0]) &&
-                         std::all_of(name.begin(), name.end(), [](char n) { return IsAsciiLetter(n) || IsAsciiDigit(n); });
+      const bool valid = !name.empty() && IsAsciiLetter(name[0]) && std::all_of(name.begin(), name.end(), [](char n) {
+                           return IsAsciiLetter(n) || IsAsciiDigit(n);
+                         });
       if (close == std::string_view::npos || !valid) {
         return absl::InvalidArgumentError(Cat("bad named group at index ", at,
                                               " (a name is a letter then letters or digits, closed by '>')"));

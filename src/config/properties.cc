@@ -343,10 +343,14 @@ class Expander {
     const size_t colon = inner.find(':');
     const std::string_view head = inner.substr(0, colon);
     const std::string_view tail = colon == std::string_view::npos ? "" : inner.substr(colon + 1);
-    if (colon != std::string_view::npos && head == "env") return Secret(resolver_.env, std::string(tail), "environment variable");
+    if (colon != std::string_view::npos && head == "env") {
+      return Secret(resolver_.env, std::string(tail), "environment variable");
+    }
     if (colon != std::string_view::npos && head == "file") {
       const size_t key_colon = tail.rfind(':');
-      if (key_colon == std::string_view::npos || key_colon == 0) return Secret(resolver_.file, std::string(tail), "file");
+      if (key_colon == std::string_view::npos || key_colon == 0) {
+        return Secret(resolver_.file, std::string(tail), "file");
+      }
       return PropertiesFileKey(std::string(tail.substr(0, key_colon)), std::string(tail.substr(key_colon + 1)));
     }
     if (colon != std::string_view::npos && head == "directory") {
@@ -448,27 +452,19 @@ class DebeziumMapper {
     return out;
   }
   std::vector<std::string>& secrets() { return secrets_; }
-  bool has_bootstrap() const { return tree_.contains("kafka.bootstrap.servers"); }
 
  private:
   void Error(std::string_view key, std::string_view problem) { errors_.push_back(Cat(key, ": ", problem)); }
   // Warnings come out in the order of the file, then those about absent keys.
-  void Warn(const Prop& prop, std::string_view note) { warnings_.emplace_back(prop.line, Cat(prop.written, ": ", note)); }
+  void Warn(const Prop& prop, std::string_view note) {
+    warnings_.emplace_back(prop.line, Cat(prop.written, ": ", note));
+  }
   void WarnAbsent(std::string_view key, std::string_view note) {
     warnings_.emplace_back(std::numeric_limits<int>::max(), Cat(key, ": ", note));
   }
 
   void Put(const std::string& key, std::string value) {
     tree_[key] = RawValue{.kind = RawValue::Kind::kScalar, .scalar = std::move(value), .list = {}, .plain = false};
-  }
-
-  // The value a later step reads: refuses text that BuildConfig would take for a relay reference.
-  std::optional<std::string> Checked(const Prop& prop) {
-    if (absl::StrContains(prop.value, "${env:") || absl::StrContains(prop.value, "${file:")) {
-      Error(prop.written, "the expanded value contains ${env: or ${file:, which the relay would expand again");
-      return std::nullopt;
-    }
-    return prop.value;
   }
 
   // Expands every value and sorts the entries into sections by prefix.
@@ -490,6 +486,11 @@ class DebeziumMapper {
       absl::StatusOr<std::string> value = expander.Expand(e.value);
       if (!value.ok()) {
         Error(e.key, ToStd(value.status().message()));
+        continue;
+      }
+      if (absl::StrContains(*value, "${env:") || absl::StrContains(*value, "${file:")) {
+        // BuildConfig would take it for one of the relay's references and expand it again.
+        Error(e.key, "the expanded value contains ${env: or ${file:, which the relay would expand");
         continue;
       }
       Prop prop{.written = e.key, .value = *std::move(value), .line = e.line};
@@ -537,7 +538,8 @@ class DebeziumMapper {
       if (!sink_type_.has_value()) {
         Error("debezium.sink.type", "required: the relay writes to Kafka (kafka)");
       } else if (sink_type_->value != "kafka") {
-        Error(sink_type_->written, Cat("must be kafka, got ", Quoted(sink_type_->value), " (the relay writes to Kafka)"));
+        Error(sink_type_->written,
+              Cat("must be kafka, got ", Quoted(sink_type_->value), " (the relay writes to Kafka)"));
       }
     }
     std::optional<std::string> connector = connector_.Value("connector.class");
@@ -577,12 +579,7 @@ class DebeziumMapper {
     std::vector<std::string> conninfo;
     bool complete = true;
     for (const Part& part : kParts) {
-      const Prop* prop = connector_.Take(std::string(part.key));
-      std::optional<std::string> value = prop == nullptr ? std::nullopt : Checked(*prop);
-      if (prop != nullptr && !value.has_value()) {
-        complete = false;
-        continue;
-      }
+      std::optional<std::string> value = connector_.Value(std::string(part.key));
       if (!value.has_value() || value->empty()) {
         if (part.required) {
           Error(connector_.Written(part.key), "required");
@@ -775,7 +772,8 @@ class DebeziumMapper {
     const Prop* regex_prop = router_.Take("route.topic.regex");
     const Prop* replacement_prop = router_.Take("route.topic.replacement");
     const std::string java_regex = regex_prop ? regex_prop->value : std::string(kDefaultRouteRegex);
-    const std::string java_replacement = replacement_prop ? replacement_prop->value : std::string(kDefaultRouteReplacement);
+    const std::string java_replacement =
+        replacement_prop ? replacement_prop->value : std::string(kDefaultRouteReplacement);
     const std::string regex_key = regex_prop ? regex_prop->written : RouterWritten("route.topic.regex");
     const std::string replacement_key =
         replacement_prop ? replacement_prop->written : RouterWritten("route.topic.replacement");
@@ -833,9 +831,9 @@ class DebeziumMapper {
         Error(converter->written, Cat(Quoted(converter->value), " would change the records; the relay writes what ",
                                       kStringConverter, " writes"));
       } else if (converter == nullptr && !server_) {
-        WarnAbsent(connector_.Written(key), Cat("not set (the worker's applies): the relay writes what ", kStringConverter,
-                                          " writes, the ", which == "key" ? "key column's" : "payload column's",
-                                          " text"));
+        WarnAbsent(connector_.Written(key),
+                   Cat("not set (the worker's applies): the relay writes what ", kStringConverter, " writes, the ",
+                       which == "key" ? "key column's" : "payload column's", " text"));
       }
     }
     if (const Prop* header = connector_.Take("header.converter")) {
@@ -878,8 +876,7 @@ class DebeziumMapper {
 
   void MapProducer() {
     for (const auto& [key, prop] : producer_.Rest()) {
-      std::optional<std::string> value = Checked(*prop);
-      if (!value.has_value()) continue;
+      const std::string* value = &prop->value;
       if (key == "key.serializer" || key == "value.serializer") {
         if (*value != kStringSerializer) {
           Error(prop->written, Cat(Quoted(*value), " would change the records; the relay writes text (",
@@ -908,7 +905,8 @@ class DebeziumMapper {
 
   // PlainLoginModule / ScramLoginModule required username="..." password="..."; to sasl.username/sasl.password.
   void MapJaas(const Prop& prop) {
-    static const std::regex kModule(R"(^\s*org\.apache\.kafka\.common\.security\.(plain\.PlainLoginModule|scram\.ScramLoginModule)\s+required\b)");
+    static const std::regex kModule(
+        R"(^\s*org\.apache\.kafka\.common\.security\.(plain\.PlainLoginModule|scram\.ScramLoginModule)\s+required\b)");
     static const std::regex kOption(R"re((\w+)\s*=\s*"((?:[^"\\]|\\.)*)")re");
     if (!std::regex_search(prop.value, kModule)) {
       Error(prop.written, "only PlainLoginModule and ScramLoginModule are mapped (to kafka.sasl.username and "
@@ -940,7 +938,8 @@ class DebeziumMapper {
   }
 
   void ClassifyConnectorRest() {
-    if (const Prop* metadata = connector_.Take("provide.transaction.metadata"); metadata && Lower(metadata->value) == "true") {
+    const Prop* metadata = connector_.Take("provide.transaction.metadata");
+    if (metadata != nullptr && Lower(metadata->value) == "true") {
       Error(metadata->written, "would add transaction records to a topic; the relay writes none");
     }
     if (const Prop* mode = connector_.Take("binary.handling.mode"); mode && Lower(mode->value) != "bytes") {

@@ -12,7 +12,7 @@
 
 namespace outbox::ops {
 
-HttpServer::HttpServer(const Metrics* metrics) : metrics_(metrics) {}
+HttpServer::HttpServer(const Metrics* metrics, Redactor redact) : metrics_(metrics), redact_(std::move(redact)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -40,10 +40,11 @@ absl::Status HttpServer::Start(const std::string& listen) {
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ok\n" : "loop not running\n", "text/plain");
   });
-  server_->Get("/readyz", [m](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/readyz", [m, redact = redact_](const httplib::Request&, httplib::Response& res) {
     const Metrics::Readiness r = m->readiness();
     res.status = r.ready ? 200 : 503;
-    res.set_content(r.ready ? "ready\n" : Cat("not ready: ", r.reason, "\n"), "text/plain");
+    res.set_content(r.ready ? "ready\n" : Cat("not ready: ", redact ? redact(r.reason) : r.reason, "\n"),
+                    "text/plain");
   });
   if (port == 0) {
     port_ = server_->bind_to_any_port(host);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "ops/logging.h"
 #include "ops/metrics.h"
 
 namespace httplib {
@@ -18,7 +19,8 @@ namespace outbox::ops {
 
 class HttpServer {
  public:
-  explicit HttpServer(const Metrics* metrics);
+  // `redact` masks secrets in the /readyz reason (an error message); may be empty.
+  explicit HttpServer(const Metrics* metrics, Redactor redact = nullptr);
   ~HttpServer();
   // `listen` is "host:port" (port 0 picks a free one). Returns once the socket is bound.
   absl::Status Start(const std::string& listen);
@@ -27,6 +29,7 @@ class HttpServer {
 
  private:
   const Metrics* metrics_;
+  Redactor redact_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::atomic<bool> done_{false};  // the accept loop has returned

@@ -2,6 +2,7 @@
 #include "common/strings.h"
 #include "outbox/mapper.h"
 
+#include <cstdio>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
@@ -292,6 +293,11 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
                                                         "timestamptz or bigint milliseconds"));
     }
   }
+  if (config_.format == config::Format::kCloudEvents) {
+    auto type = require(config_.fields.type, "outbox.fields.type");
+    if (!type.ok()) return type.status();
+    b.type = *type;
+  }
   for (const config::AdditionalField& f : config_.fields.additional) {
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
@@ -332,7 +338,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
                                             commit_lsn.ToString(), " is not in text form"));
   };
   for (auto [field, idx] : {std::pair<Field*, int>{&s_.id, b.id}, {&s_.key, b.key}, {&s_.route, b.route},
-                            {&s_.payload, b.payload}, {&s_.timestamp, b.timestamp}}) {
+                            {&s_.payload, b.payload}, {&s_.timestamp, b.timestamp}, {&s_.type, b.type}}) {
     if (absl::Status st = fill(*field, idx); !st.ok()) return st;
   }
   for (size_t i = 0; i < b.additional.size(); ++i) {
@@ -402,7 +408,38 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
                                f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
   }
   r.headers.push_back(Header{"source_lsn", std::string_view(s_.source_lsn)});
+  if (config_.format == config::Format::kCloudEvents) AddCloudEventsHeaders(r);
   return r;
+}
+
+// The CloudEvents Kafka protocol binding, binary content mode: the record's value is the event data and the
+// attributes are `ce_`-prefixed headers (specversion, id, source, type, time) plus content-type.
+void OutboxMapper::AddCloudEventsHeaders(Record& r) {
+  s_.ce_source = Cat("/", schema_, "/", table_);
+  const int64_t ms = r.timestamp_ms;
+  const int64_t days = (ms >= 0 ? ms : ms - 86399999) / 86400000;
+  const int64_t rem = ms - days * 86400000;
+  // civil_from_days (Howard Hinnant).
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(y), m, d,
+                static_cast<long long>(rem / 3600000), static_cast<long long>(rem / 60000 % 60),
+                static_cast<long long>(rem / 1000 % 60), static_cast<long long>(rem % 1000));
+  s_.ce_time = buf;
+  r.headers.push_back(Header{"ce_specversion", std::string_view("1.0")});
+  r.headers.push_back(Header{"ce_id", std::string_view(s_.id.text)});
+  r.headers.push_back(Header{"ce_source", std::string_view(s_.ce_source)});
+  r.headers.push_back(Header{"ce_type", s_.type.null ? std::string_view(s_.route.text) : std::string_view(s_.type.text)});
+  r.headers.push_back(Header{"ce_time", std::string_view(s_.ce_time)});
+  r.headers.push_back(Header{"content-type", std::string_view("application/json")});
 }
 
 Record OutboxMapper::Original(Lsn commit_lsn, int64_t commit_time_ms) {

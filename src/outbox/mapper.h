@@ -118,12 +118,13 @@ class OutboxMapper {
   struct Binding {
     uint32_t relation_oid = 0;
     size_t columns = 0;
-    int id = -1, key = -1, route = -1, payload = -1, timestamp = -1;
+    int id = -1, key = -1, route = -1, payload = -1, timestamp = -1, type = -1;
     uint32_t payload_type = 0, timestamp_type = 0;
     std::vector<int> additional;  // parallel to config_.fields.additional
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
+  void AddCloudEventsHeaders(Record& r);
 
   config::OutboxConfig config_;
   TopicRouter router_;
@@ -139,12 +140,13 @@ class OutboxMapper {
   };
   // Reused per-record buffers: each Map fills these and the Record views them.
   struct Scratch {
-    Field id, key, route, payload, timestamp;
+    Field id, key, route, payload, timestamp, type;
     std::vector<Field> additional;
     uint32_t payload_type = 0, timestamp_type = 0;
     std::string topic;
     std::string payload_bytes;  // decoded bytea
     std::string source_lsn;
+    std::string ce_time, ce_source;  // CloudEvents headers (outbox.format: cloudevents)
     Record record;
   } s_;
 };

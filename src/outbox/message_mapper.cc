@@ -101,7 +101,7 @@ absl::StatusOr<Record> OutboxMapper::MapMessage(std::string_view content, Lsn co
                                           why));
   };
   if (!nlohmann::json::accept(content.begin(), content.end())) return bad("not JSON");
-  for (Field* f : {&s_.id, &s_.key, &s_.route, &s_.payload, &s_.timestamp}) f->SetNull();
+  for (Field* f : {&s_.id, &s_.key, &s_.route, &s_.payload, &s_.timestamp, &s_.type}) f->SetNull();
   for (Field& f : s_.additional) f.SetNull();
   std::string error;
   const bool object = SpanScanner(content).Members([&](std::string_view raw_key, std::string_view raw_value) {
@@ -122,6 +122,7 @@ absl::StatusOr<Record> OutboxMapper::MapMessage(std::string_view content, Lsn co
       }
     };
     if (field) set(field);
+    if (key == config_.fields.type) set(&s_.type);
     for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
       if (key == config_.fields.additional[i].column) set(&s_.additional[i]);
     }

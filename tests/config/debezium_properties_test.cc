@@ -4,8 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <optional>
+#include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -484,6 +487,38 @@ TEST(DebeziumProperties, ParseErrorsNameTheFileAndLine) {
   EXPECT_THAT(ErrorOf(Load("{\"config\": [", {}, {}, {}, "/etc/c.json")), StartsWith("/etc/c.json: invalid JSON"));
 }
 
+std::string ReadExample(const std::string& name) {
+  std::ifstream in(std::string(OUTBOX_EXAMPLES_DIR) + "/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << name;
+  return text.str();
+}
+
+TEST(DebeziumProperties, TheExampleFilesLoad) {
+  absl::StatusOr<Config> server = Load(ReadExample("debezium/application.properties"), {},
+                                       {{"OUTBOX_DB_PASSWORD", "example-pass"}});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ(server->source.conninfo,
+            "host=postgres port=5432 user=outbox_relay password=example-pass dbname=app");
+  EXPECT_EQ(server->source.slot, "outbox_relay");  // the relay's key wins over Debezium's slot.name
+  EXPECT_EQ(server->outbox.route_topic, "outbox.event.${routedByValue}");
+  EXPECT_THAT(WarnedKeys(*server), ElementsAre("debezium.source.offset.storage.file.filename",
+                                               "debezium.source.offset.flush.interval.ms",
+                                               "debezium.source.topic.prefix", "debezium.source.snapshot.mode",
+                                               "debezium.format.header"));
+
+  absl::StatusOr<Config> connect =
+      Load(ReadExample("debezium/outbox-connector.json"), {{"kafka.bootstrap.servers", "kafka:9092"}}, {},
+           {{"/run/secrets/postgres.properties", "password=example-pass\n"}}, "/etc/outbox-connector.json");
+  ASSERT_TRUE(connect.ok()) << connect.status();
+  EXPECT_EQ(connect->source.slot, "debezium");
+  EXPECT_EQ(connect->outbox.route_topic_regex, "([a-z]+)");
+  const outbox::TopicRouter router(connect->outbox);
+  EXPECT_EQ(router.Route("order"), "order.events");
+  EXPECT_EQ(router.Route("Order"), "Order");
+}
+
 // --- The .properties reader.
 
 TEST(JavaProperties, ReadsWhatJavaUtilPropertiesReads) {
@@ -510,6 +545,18 @@ TEST(JavaProperties, ReadsWhatJavaUtilPropertiesReads) {
                                std::pair<std::string, std::string>{"empty", ""},
                                std::pair<std::string, std::string>{"last", "no newline"}));
   EXPECT_EQ((*entries)[3].line, 6);
+}
+
+TEST(JavaProperties, RandomTextNeverCrashes) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "ab=: \t\\\n\r#!u0{}$";
+  for (int i = 0; i < 20000; ++i) {
+    std::string text(rng() % 40, ' ');
+    for (char& c : text) c = alphabet[rng() % alphabet.size()];
+    (void)internal::ParseJavaProperties(text);
+    (void)internal::ParseConnectorJson(text);
+    (void)Load(text);
+  }
 }
 
 // --- Routing: the topics Debezium's Outbox Event Router gives (Kafka's RegexRouter over the route column's
@@ -604,6 +651,26 @@ TEST(DebeziumRouting, ARegexRouteIsCompiledOnceAndNeverThrows) {
   OutboxConfig broken;
   broken.route_topic_regex = "(unclosed";
   EXPECT_EQ(outbox::TopicRouter(broken).Route("x"), "");
+}
+
+TEST(DebeziumRouting, RandomPatternsNeverThrowAtLoadOrOnTheDataPath) {
+  std::mt19937 rng(11);
+  const std::string alphabet = "a.*+?()[]{}|^$\\<>?:=!kQEdw0123,-";
+  const std::vector<std::string> values = {"", "a", "aa", "a.b", "order", "a]b", std::string(40, 'a')};
+  int compiled = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string java(1 + rng() % 10, ' ');
+    for (char& c : java) c = alphabet[rng() % alphabet.size()];
+    absl::StatusOr<internal::TranslatedRegex> regex = internal::TranslateJavaRegex(java);
+    if (!regex.ok()) continue;
+    OutboxConfig outbox;
+    outbox.route_topic_regex = regex->pattern;
+    outbox.route_topic_replacement = "t.$01$$$&";
+    const outbox::TopicRouter router(outbox);  // must not throw, whatever the pattern
+    compiled += regex->groups > 0;
+    for (const std::string& value : values) (void)router.Route(value);
+  }
+  EXPECT_GT(compiled, 100);
 }
 
 TEST(DebeziumRouting, ASetRouteTopicOverridesTheFilesRegex) {

@@ -332,6 +332,27 @@ TEST_F(RelayE2E, TimestampColumnBecomesTheRecordTimestamp) {
   EXPECT_EQ(relay->Wait(30s), 0);
 }
 
+TEST_F(RelayE2E, CloudEventsFormatAddsTheKafkaBindingHeaders) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "outbox.format=cloudevents"});
+  ASSERT_NE(relay, nullptr);
+  const std::string id = h.InsertEvent("Ce", "k", "{\"a\":1}");
+  auto records = Read(h.Topic("Ce"), 1);
+  ASSERT_EQ(records.size(), 1u) << relay->Output();
+  const KafkaRecord& r = records[0];
+  EXPECT_EQ(Header(r, "ce_specversion"), "1.0");
+  EXPECT_EQ(Header(r, "ce_id"), id);
+  EXPECT_EQ(Header(r, "ce_type"), "Ce");
+  EXPECT_EQ(Header(r, "ce_source"), "/public/outbox");
+  EXPECT_TRUE(std::regex_match(Header(r, "ce_time"), std::regex("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z")))
+      << Header(r, "ce_time");
+  EXPECT_EQ(Header(r, "content-type"), "application/json");
+  EXPECT_EQ(r.value, "{\"a\": 1}");
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0);
+}
+
 TEST_F(RelayE2E, DroppedSlotIsFatalAndNeverRecreated) {
   RelayHarness h(pg_, broker_->bootstrap(), "");
   h.Init();

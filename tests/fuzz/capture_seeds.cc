@@ -133,8 +133,8 @@ void Exec(PGconn* conn, const std::string& sql) {
 }
 
 void DropLeftovers(PGconn* admin) {
-  Exec(admin, std::string("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name IN ('") +
-                  kSlot + "', '" + kBinarySlot + "')");
+  Exec(admin, std::string("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots ") +
+                  "WHERE slot_name IN ('" + kSlot + "', '" + kBinarySlot + "')");
   Exec(admin, std::string("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname = '") +
                   kOrigin + "'");
   Exec(admin, std::string("DROP DATABASE IF EXISTS ") + kDatabase + " WITH (FORCE)");

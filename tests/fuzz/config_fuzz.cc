@@ -39,6 +39,7 @@ std::optional<std::string> FakeEnv(const std::string& name) {
   if (name == "FLAG") return "true";
   if (name == "CONNINFO") return "host=zq-db user=relay password=Zq-pw-in-conninfo";
   if (name == "EMPTY") return "";
+  if (name == "QUOTED") return "Zq\"qu\\ote\xc3\xa9";  // what Quoted() escapes: a quote, a backslash, UTF-8
   // Text a naive ${...} scanner would substitute again.
   if (name == "NESTED") return "Zq${env:PASSWORD}";
   return std::nullopt;

@@ -60,6 +60,20 @@ TEST(HttpServer, ReadyzIs200OnlyWhileStreamingWithTheBrokerReachableAndSaysWhyNo
   EXPECT_EQ(r.body, "ready\n");
 }
 
+TEST(HttpServer, ReadyzReasonGoesThroughTheRedactor) {
+  Metrics metrics;
+  metrics.loop_running = true;
+  metrics.SetNotReadyReason("could not connect: password=hunter2 rejected");
+  HttpServer server(&metrics, [](std::string text) {
+    for (size_t pos; (pos = text.find("hunter2")) != std::string::npos;) text.replace(pos, 7, "****");
+    return text;
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  const Response r = Get(server.port(), "/readyz");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body, "not ready: could not connect: password=**** rejected\n");
+}
+
 TEST(HttpServer, MetricsServesTheTextExposition) {
   Metrics metrics;
   metrics.events_published = 3;

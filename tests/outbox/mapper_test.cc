@@ -713,3 +713,43 @@ TEST(IsPerEventError, OnlyInvalidArgumentIsPerEvent) {
 
 }  // namespace
 }  // namespace outbox::outbox
+
+namespace outbox::outbox {
+namespace {
+
+// --- CloudEvents (outbox.format: cloudevents) --------------------------------------------------------------------
+
+TEST_F(MapperTest, CloudEventsFormatAddsTheBinaryModeHeaders) {
+  config_.format = config::Format::kCloudEvents;
+  config_.route_by = "aggregatetype";
+  config_.fields.timestamp = "created_at";
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn", "ce_specversion", "ce_id", "ce_source",
+                                                       "ce_type", "ce_time", "content-type"}));
+  EXPECT_EQ(HeaderValue(*r, "ce_specversion"), "1.0");
+  EXPECT_EQ(HeaderValue(*r, "ce_id"), kEventId);
+  EXPECT_EQ(HeaderValue(*r, "ce_source"), "/public/outbox");
+  EXPECT_EQ(HeaderValue(*r, "ce_type"), "OrderCreated") << "the type column, not the route column";
+  EXPECT_EQ(HeaderValue(*r, "ce_time"), "2024-05-01T12:00:00.123Z");
+  EXPECT_EQ(HeaderValue(*r, "content-type"), "application/json");
+  EXPECT_EQ(r->value, R"({"amount": 10, "currency": "EUR"})") << "binary mode: the value is the data";
+}
+
+TEST_F(MapperTest, CloudEventsTimeBeforeTheEpochIsFormattedCorrectly) {
+  config_.format = config::Format::kCloudEvents;
+  config_.fields.timestamp = "created_at";
+  Set("created_at", "1969-12-31 23:59:59.5+00");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "ce_time"), "1969-12-31T23:59:59.500Z");
+}
+
+TEST_F(MapperTest, RawFormatHasNoCloudEventsHeaders) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
+}
+
+}  // namespace
+}  // namespace outbox::outbox

@@ -37,7 +37,9 @@ constexpr uint32_t kTextOid = 25;
 constexpr uint32_t kByteaOid = 17;
 constexpr uint32_t kJsonbOid = 3802;
 
-std::string Hex(std::string_view bytes) { return absl::BytesToHexString(absl::string_view(bytes.data(), bytes.size())); }
+std::string Hex(std::string_view bytes) {
+  return absl::BytesToHexString(absl::string_view(bytes.data(), bytes.size()));
+}
 
 struct Seed {
   std::string name;
@@ -47,7 +49,8 @@ struct Seed {
 
 std::vector<Seed> ReadSeeds(const std::string& folder) {
   std::vector<Seed> seeds;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(OUTBOX_FUZZ_CORPUS_DIR) / folder)) {
+  const std::filesystem::path dir = std::filesystem::path(OUTBOX_FUZZ_CORPUS_DIR) / folder;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (!entry.is_regular_file()) continue;
     std::ifstream in(entry.path(), std::ios::binary);
     Seed seed;
