@@ -149,8 +149,9 @@ std::string DumpConfig(const config::Config& c) {
   return out;
 }
 
-// Asks the cluster for its metadata with the relay's producer configuration. librdkafka's own log and error
-// lines are collected (not printed), and the last one is the cause given when no broker answers.
+// Asks the cluster for its metadata with the relay's producer configuration. librdkafka's own log lines (and
+// error events, if any are served) are collected, not printed: the last one is the cause given when no broker
+// answers.
 class BrokerProbe {
  public:
   // Returns how many brokers the cluster has.
@@ -227,8 +228,8 @@ class Report {
   int problems_ = 0;
 };
 
-// The PostgreSQL side of `check`, over a plain connection: wal_level, the role, the table and its columns, the
-// publication, and the slot.
+// The PostgreSQL side of `check`: wal_level, the role, a replication connection, the table and its columns, the
+// publication, and the slot (over `sql`, a plain connection, but for the replication connection).
 void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& report) {
   const auto value = [&](const std::string& query) -> absl::StatusOr<std::optional<std::string>> {
     auto rows = sql.Exec(query);

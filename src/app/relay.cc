@@ -516,6 +516,11 @@ absl::Status Relay::ProduceRecord(const outbox::Record& record) {
       if (rewind_reason_ || fatal_) return absl::OkStatus();
       continue;
     }
+    if (st.code() == absl::StatusCode::kUnavailable) {
+      // The producer failed (e.g. an idempotent producer's fatal error): rewind and recreate it.
+      if (!rewind_reason_) rewind_reason_ = Cat("producing failed: ", st.message());
+      return absl::OkStatus();
+    }
     if (st.code() == absl::StatusCode::kInvalidArgument) {
       // Too large for the broker or the topic: dead-lettered without its value (it would not fit either).
       outbox::Record original = record;
@@ -559,6 +564,10 @@ absl::Status Relay::ProduceDeadLetter(outbox::Record record, const std::string& 
       sink_->Poll(10);
       if (rewind_reason_ || fatal_) return absl::OkStatus();
       continue;
+    }
+    if (st.code() == absl::StatusCode::kUnavailable) {
+      if (!rewind_reason_) rewind_reason_ = Cat("producing a dead letter failed: ", st.message());
+      return absl::OkStatus();
     }
     // A failed dead-letter write halts.
     tracker_.MarkFailed(entry);
@@ -713,6 +722,10 @@ absl::Status Relay::MaybeCheckpoint(Lsn candidate) {
       const uint64_t opaque = next_checkpoint_seq_++ & delivery::EntryHandle::kSeqMask;
       absl::Status st = sink_->Produce(rec, opaque);
       if (st.code() == absl::StatusCode::kResourceExhausted) return absl::OkStatus();  // next time
+      if (st.code() == absl::StatusCode::kUnavailable) {
+        if (!rewind_reason_) rewind_reason_ = Cat("writing a checkpoint failed: ", st.message());
+        return absl::OkStatus();
+      }
       if (!st.ok()) return st;
       checkpoint_records_[opaque] = candidate;
       checkpoint_inflight_ = candidate;

@@ -123,7 +123,8 @@ absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
       return absl::InvalidArgumentError(rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__FATAL:
-      return FatalError();
+      // Recreating the producer clears it (the relay rewinds): UNAVAILABLE, not fatal for the relay.
+      return absl::UnavailableError(Msg(FatalError()));
     default:
       return absl::UnavailableError(Cat("produce failed: ", rd_kafka_err2str(err)));
   }

@@ -121,7 +121,10 @@ TEST_F(Observability, MetricsHealthAndReadinessFollowAnEndToEndRun) {
   EXPECT_EQ(Sample(body, "outbox_relay_reconnects_total"), 0);
   EXPECT_EQ(HttpGet(port, "/readyz").first, 200);
 
-  // An UPDATE of an outbox row is skipped (outbox.on_update: warn), and counted.
+  // An UPDATE of an outbox row (published once the publication includes updates) is skipped (outbox.on_update:
+  // warn), and counted.
+  h.Sql("ALTER PUBLICATION " + h.Value("SELECT pubname FROM pg_publication").value_or("?") +
+        " SET (publish = 'insert, update')");
   h.Sql("UPDATE outbox SET payload = '{\"updated\":true}' WHERE id = (SELECT id FROM outbox LIMIT 1)");
   ASSERT_TRUE(WaitForSample(port, kSkipped, 1));
   EXPECT_EQ(Scrape(port, kPublished), kEvents);

@@ -174,7 +174,8 @@ TEST_F(Secrets, NeverAppearInLogsErrorsCheckStatusOrTheConfigDump) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("source.status_interval_ms"), std::string::npos) << r.err;
   r = RunRelay(h.config_path(), {"status", "--set", "source.conninfo=host=127.0.0.1 port=" + port + " user=" + role +
-                                                        " dbname=" + h.db() + " password=" + pg_password + " bogus=1"});
+                                                        " dbname=" + h.db() + " password=" + pg_password + " bogus=1"},
+               env);
   Keep("status (conninfo refused by libpq)", r);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;

