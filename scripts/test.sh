@@ -35,5 +35,11 @@ export OUTBOX_TEST_KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP"
 echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP"
 
 [ "${OUTBOX_SKIP_FUZZ:-0}" = 1 ] || bash "$HERE/sanitize-and-fuzz.sh" "${OUTBOX_FUZZ_SECONDS:-20}"
+# The long chaos and soak forms (CI runs the short ones).
+if [ "${OUTBOX_SOAK:-0}" = 1 ]; then
+  export OUTBOX_CHAOS_CYCLES="${OUTBOX_CHAOS_CYCLES:-200}" OUTBOX_OUTAGE_SECONDS="${OUTBOX_OUTAGE_SECONDS:-60}" \
+         OUTBOX_PG_CRASH_CYCLES="${OUTBOX_PG_CRASH_CYCLES:-20}"
+fi
+
 cd "$BUILD"
-ctest --output-on-failure --timeout 600 -j2 "$@"
+ctest --output-on-failure --timeout 900 -j2 "$@"
