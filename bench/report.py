@@ -106,7 +106,9 @@ def write(results, out_dir):
         L.append("**The run did not complete: the figures below are partial.**")
         L.append("")
     L.append(f"Run {meta.get('date', '?')} with `{meta.get('command', 'bench/run.sh')}`; the harness took "
-             f"{meta.get('harness_seconds', 0) / 60:.1f} min (plus install and build). Raw figures: "
+             f"{meta.get('harness_seconds', 0) / 60:.1f} min (plus install and build), of which "
+             f"{meta.get('quiet_waited_seconds', 0) / 60:.1f} min waiting for other work on the machine to calm down "
+             f"before timed runs. Raw figures: "
              f"[results.json](results.json). Chart: [chart.png](chart.png).")
     L.append("")
     noisy = [d for d in results["drains"] if (d.get("busy_before") or 0) > meta.get("quiet_busy", 0.25)]
@@ -157,7 +159,9 @@ def write(results, out_dir):
 - CPU: user+sys seconds of the contender's process (all threads) during the drain, per 100,000 events:
   pg_recvlogical from its rusage, the relay from `/proc/<pid>/stat` at the end of the drain (from its start),
   the Connect JVM as the difference between the connector's creation and the end. The walsender serving the slot
-  (server-side decoding, the same work for everyone) and the broker are shown apart.
+  (server-side decoding, the same work for everyone) and the broker (the mock cluster's process for relay→mock)
+  are shown apart: on 2 cores, walsender + contender + broker share the machine, so the broker's CPU bounds
+  what any contender can reach into the real broker.
 - Peak RSS: VmHWM of the process (rusage max RSS for pg_recvlogical). For the JVM it is the whole life of
   the process (start, warm-up and drain), with Connect's default `-Xmx2G`.
 - Latency: a fresh slot; the contender is started and streaming; then 1-event transactions at a steady rate
@@ -177,7 +181,7 @@ def write(results, out_dir):
                  + (f", {wal / 1048576:.0f} MiB of WAL" if wal else "") + f", {any_c['runs']} repetitions")
         L.append("")
         L.append("| contender | events/s (median [min–max]) | drain s | start s | acked s | × limit | "
-                 "CPU s / 100k ev | walsender CPU s / 100k | broker CPU s / 100k | peak RSS MiB |")
+                 "CPU s / 100k ev | walsender CPU s / 100k | broker (or mock) CPU s / 100k | peak RSS MiB |")
         L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         lim = s.get("limit")
         for c in ORDER:
