@@ -30,7 +30,7 @@ DEB_PACKAGES=(
   libpq-dev postgresql-15 postgresql-client-15
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev googletest
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev llvm
   maven openjdk-17-jre-headless bc procps iproute2
   dpkg-dev devscripts
   # librdkafka's build dependencies (from its debian/control)

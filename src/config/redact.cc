@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -169,10 +170,17 @@ std::vector<std::string> ConninfoPasswords(absl::string_view conninfo) {
 
 std::string Redact(const Config& config, std::string text) {
   // Longest first, so that a secret containing another is masked whole.
+  // A secret also appears C-escaped in error messages that quote a value (Quoted()): mask that form too.
+  std::vector<std::string> escaped;
+  for (const std::string& secret : config.secrets) {
+    std::string e = absl::CHexEscape(secret);
+    if (e != secret) escaped.push_back(std::move(e));
+  }
   std::vector<absl::string_view> secrets;
   for (const std::string& secret : config.secrets) {
     if (!secret.empty()) secrets.emplace_back(secret);
   }
+  for (const std::string& e : escaped) secrets.emplace_back(e);
   std::sort(secrets.begin(), secrets.end(),
             [](absl::string_view a, absl::string_view b) { return a.size() > b.size(); });
   for (absl::string_view secret : secrets) absl::StrReplaceAll({{secret, kMask}}, &text);

@@ -679,3 +679,34 @@ TEST(SystemResolver, ReadsEnvironmentAndFilesStrippingTrailingNewlines) {
 
 }  // namespace
 }  // namespace outbox::config
+
+namespace outbox::config {
+namespace {
+
+// Found by config_fuzz: an alias inside its own anchor recursed until the stack overflowed.
+TEST(ConfigFuzzFindings, AliasInsideItsOwnAnchorIsAnErrorNotACrash) {
+  auto config = LoadYaml("a: &a\n  b: *a\n", {}, Resolver{.env = [](const std::string&) { return std::nullopt; },
+                                                         .file = [](const std::string&) { return std::nullopt; }});
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Found by config_fuzz: a secret quoted in an error message appears C-escaped; Redact masks that form too.
+TEST(ConfigFuzzFindings, EscapedSecretInAnErrorMessageIsMasked) {
+  const std::string secret = "Zq\"qu\\ote\xc3\xa9";
+  auto config = LoadYaml(
+      "source:\n  conninfo: \"host=x\"\n  slot: s\n  publication: p\n  checkpoint_topic: ${env:QUOTED}\n"
+      "kafka:\n  bootstrap.servers: b\n",
+      {},
+      Resolver{.env = [&](const std::string& n) -> std::optional<std::string> {
+                 if (n == "QUOTED") return secret;
+                 return std::nullopt;
+               },
+               .file = [](const std::string&) { return std::nullopt; }});
+  ASSERT_FALSE(config.ok());
+  const std::string message(config.status().message());
+  EXPECT_EQ(message.find("Zq"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace outbox::config
