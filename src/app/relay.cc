@@ -380,9 +380,9 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
         if constexpr (std::is_same_v<T, pg::Begin>) {
           if (in_tx_) return absl::DataLossError(Cat("Begin of ", m.final_lsn.ToString(), " inside a transaction"));
           in_tx_ = true;
-          tx_entry_ = tracker_.Begin();
           tx_commit_lsn_ = m.final_lsn;
           tx_commit_time_ms_ = PgTimeToUnixMicros(m.commit_time) / 1000;
+          tx_entry_ = tracker_.Begin(tx_commit_time_ms_);
           return absl::OkStatus();
         } else if constexpr (std::is_same_v<T, pg::Commit>) {
           if (!in_tx_) return absl::DataLossError(Cat("Commit at ", m.end_lsn.ToString(), " outside a transaction"));
@@ -434,9 +434,9 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
         } else if constexpr (std::is_same_v<T, pg::StreamCommit>) {
           if (in_tx_) return absl::DataLossError(Cat("Stream Commit at ", m.end_lsn.ToString(), " inside a transaction"));
           in_tx_ = true;
-          tx_entry_ = tracker_.Begin();
           tx_commit_lsn_ = m.commit_lsn;
           tx_commit_time_ms_ = PgTimeToUnixMicros(m.commit_time) / 1000;
+          tx_entry_ = tracker_.Begin(tx_commit_time_ms_);
           auto replay = streams_.TakeForReplay(m.xid);
           if (!replay.ok()) return replay.status();
           replay_ = std::move(*replay);
@@ -625,13 +625,14 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
   if (handle.generation != tracker_.generation()) return;  // from before a rewind
   const bool dead_letter = r.topic == config_.delivery.dead_letter_topic;
   if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const int64_t commit_time_ms = tracker_.CommitTimeOf(handle);  // read before the ack may retire the entry
     if (tracker_.Ack(handle, r.bytes)) {
       last_progress_ = Clock::now();
       if (dead_letter) {
         metrics_->events_dead_lettered++;
       } else {
         metrics_->events_published++;
-        if (r.timestamp_ms > 0) metrics_->commit_to_ack_seconds.Observe((NowUnixMillis() - r.timestamp_ms) / 1000.0);
+        if (commit_time_ms > 0) metrics_->commit_to_ack_seconds.Observe((NowUnixMillis() - commit_time_ms) / 1000.0);
       }
     }
     return;

@@ -3,9 +3,10 @@
 
 namespace outbox::delivery {
 
-EntryHandle AckTracker::Begin() {
+EntryHandle AckTracker::Begin(int64_t commit_time_ms) {
   Entry e;
   e.seq = next_seq_++;
+  e.commit_time_ms = commit_time_ms;
   entries_.push_back(e);
   return EntryHandle{generation_, e.seq};
 }
@@ -58,6 +59,11 @@ std::optional<Lsn> AckTracker::EndLsnOf(EntryHandle entry) const {
   const Entry* e = Find(entry);
   if (e == nullptr || !e->closed) return std::nullopt;
   return e->end_lsn;
+}
+
+int64_t AckTracker::CommitTimeOf(EntryHandle entry) const {
+  const Entry* e = Find(entry);
+  return e ? e->commit_time_ms : 0;
 }
 
 void AckTracker::MarkFailed(EntryHandle entry) {

@@ -42,7 +42,7 @@ class AckTracker {
   static constexpr size_t kEntryOverheadBytes = 64;
 
   // Opens the entry of a new transaction (at Begin). At most one entry may be open at a time.
-  EntryHandle Begin();
+  EntryHandle Begin(int64_t commit_time_ms = 0);
   // Counts one produced record of `bytes` against the entry.
   void AddRecord(EntryHandle entry, size_t bytes);
   // Closes the entry (at Commit) with the end LSN of its commit record.
@@ -54,6 +54,8 @@ class AckTracker {
 
   // The end LSN of a closed entry (nullopt while open, or for an unknown or stale handle).
   std::optional<Lsn> EndLsnOf(EntryHandle entry) const;
+  // The commit time given at Begin (0 for an unknown or stale handle).
+  int64_t CommitTimeOf(EntryHandle entry) const;
 
   // End LSN of the longest fully acknowledged prefix; monotonic; 0/0 until the first transaction completes.
   Lsn watermark() const { return watermark_; }
@@ -79,6 +81,7 @@ class AckTracker {
     bool closed = false;
     bool failed = false;
     Lsn end_lsn;
+    int64_t commit_time_ms = 0;  // Unix epoch milliseconds
   };
 
   Entry* Find(EntryHandle handle);

@@ -1,6 +1,7 @@
 // Checkpoint codec, Kafka reader and file store.
 #include "common/strings.h"
 #include "kafka/checkpoint.h"
+#include "kafka/sink.h"
 
 #include <fcntl.h>
 #include <librdkafka/rdkafka.h>
@@ -63,6 +64,7 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
                              rd_kafka_resp_err_t* delivery_error = nullptr) {
   char errstr[512];
   rd_kafka_conf_t* c = rd_kafka_conf_new();
+  InstallLogCallback(c);
   if (delivery_error != nullptr) {
     rd_kafka_conf_set(c, "acks", "all", errstr, sizeof errstr);
     rd_kafka_conf_set_opaque(c, delivery_error);

@@ -13,6 +13,20 @@
 
 namespace outbox::kafka {
 
+void InstallLogCallback(rd_kafka_conf_t* conf) {
+  // librdkafka's own lines go through the relay's logger (level, JSON format, secret masking), not to stderr.
+  rd_kafka_conf_set_log_cb(conf, [](const rd_kafka_t*, int level, const char* facility, const char* buf) {
+    auto logger = spdlog::get("kafka");
+    if (!logger) logger = spdlog::default_logger();
+    const spdlog::level::level_enum lvl = level <= 2   ? spdlog::level::critical
+                                          : level == 3 ? spdlog::level::err
+                                          : level == 4 ? spdlog::level::warn
+                                          : level <= 6 ? spdlog::level::info
+                                                       : spdlog::level::debug;
+    logger->log(lvl, "librdkafka {}: {}", facility, buf);
+  });
+}
+
 bool IsPermanentDeliveryError(rd_kafka_resp_err_t err) {
   switch (err) {
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
@@ -42,6 +56,7 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
     if (key == "message.max.bytes") absl::SimpleAtoi(value, &sink->message_max_bytes_);
   }
   rd_kafka_conf_set_dr_msg_cb(c, &KafkaSink::OnDelivery);
+  InstallLogCallback(c);
   rd_kafka_conf_set_error_cb(c, &KafkaSink::OnError);
   rd_kafka_conf_set_opaque(c, sink.get());
   sink->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof errstr);

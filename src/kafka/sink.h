@@ -38,6 +38,9 @@ struct DeliveryReport {
 // other error in a delivery report makes the relay rewind.
 bool IsPermanentDeliveryError(rd_kafka_resp_err_t err);
 
+// Routes librdkafka's log lines to the spdlog logger "kafka" (used for every client the relay creates).
+void InstallLogCallback(rd_kafka_conf_t* conf);
+
 class KafkaSink {
  public:
   using ReportFn = std::function<void(const DeliveryReport&)>;

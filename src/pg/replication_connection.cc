@@ -110,7 +110,9 @@ absl::StatusOr<std::unique_ptr<ReplicationConnection>> ReplicationConnection::Co
     while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
     // Authentication and "does not exist" are permanent; the rest (refused, timeout, starting up) is retried.
     if (absl::StrContains(reason, "authentication failed") || absl::StrContains(reason, "does not exist") ||
-        absl::StrContains(reason, "no pg_hba.conf entry") || absl::StrContains(reason, "must be superuser or replication")) {
+        absl::StrContains(reason, "no pg_hba.conf entry") || absl::StrContains(reason, "must be superuser or replication") ||
+        absl::StrContains(reason, "certificate verify failed") || absl::StrContains(reason, "does not match host name") ||
+        absl::StrContains(reason, "root certificate file")) {
       return absl::FailedPreconditionError(Cat("could not connect to the server: ", reason));
     }
     return absl::UnavailableError(Cat("could not connect to the server: ", reason));
