@@ -92,12 +92,15 @@ KafkaSink::~KafkaSink() {
 }
 
 rd_kafka_topic_t* KafkaSink::Topic(std::string_view name) {
+  // Consecutive records mostly go to the same topic: no lookup, no allocation then.
+  if (last_topic_ != nullptr && name == last_topic_name_) return last_topic_;
   std::string key(name);
+  last_topic_name_ = key;
   auto it = topics_.find(key);
-  if (it != topics_.end()) return it->second;
+  if (it != topics_.end()) return last_topic_ = it->second;
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, key.c_str(), nullptr);
   if (rkt != nullptr) topics_.emplace(std::move(key), rkt);
-  return rkt;
+  return last_topic_ = rkt;
 }
 
 absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
@@ -219,13 +222,18 @@ void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) 
 }
 
 std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic) {
+  if (last_limit_known_ && topic == last_limit_topic_) return last_limit_;
   std::string name(topic);
   const auto now = std::chrono::steady_clock::now();
   if (auto it = topic_limits_.find(name); it != topic_limits_.end()) {
     // An answer is kept; no answer yet (asked, the topic does not exist, the broker is down) is asked again later.
-    if (it->second.max_message_bytes || now - it->second.asked < std::chrono::seconds(30)) {
-      return it->second.max_message_bytes;
+    if (it->second.max_message_bytes) {
+      last_limit_known_ = true;
+      last_limit_topic_ = name;
+      last_limit_ = it->second.max_message_bytes;
+      return last_limit_;
     }
+    if (now - it->second.asked < std::chrono::seconds(30)) return std::nullopt;
   }
   topic_limits_[name] = TopicLimit{std::nullopt, now};
   char errstr[256];

@@ -95,6 +95,12 @@ class KafkaSink {
     std::chrono::steady_clock::time_point asked;
   };
   rd_kafka_queue_t* admin_queue_ = nullptr;  // DescribeConfigs answers
+  // The last topic used, and the last topic whose limit is known (the hot path mostly repeats them).
+  rd_kafka_topic_t* last_topic_ = nullptr;
+  std::string last_topic_name_;
+  bool last_limit_known_ = false;
+  std::string last_limit_topic_;
+  std::optional<int64_t> last_limit_;
   absl::flat_hash_map<std::string, TopicLimit> topic_limits_;
   int wake_read_ = -1;
   int wake_write_ = -1;

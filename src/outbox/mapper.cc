@@ -361,7 +361,11 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     return absl::InvalidArgumentError(Cat("the route column \"", config_.route_by, "\" is NULL (", where(),
                                                    ")"));
   }
-  s_.topic = router_.Route(s_.route.text);
+  // Events of one type mostly come in runs: route a repeated value once.
+  if (s_.route.text != s_.routed_value || s_.topic.empty()) {
+    s_.routed_value = s_.route.text;
+    s_.topic = router_.Route(s_.route.text);
+  }
   if (!IsLegalTopicName(s_.topic)) {
     return absl::InvalidArgumentError(Cat("illegal topic name \"", s_.topic,
                                                    "\" (legal: [a-zA-Z0-9._-], 1 to 249 characters) for ", where()));
@@ -399,7 +403,10 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
       r.timestamp_ms = v;
     }
   }
-  s_.source_lsn = commit_lsn.ToString();
+  if (commit_lsn != s_.source_lsn_of || s_.source_lsn.empty()) {
+    s_.source_lsn_of = commit_lsn;
+    s_.source_lsn = commit_lsn.ToString();
+  }
   r.headers.clear();
   r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
   for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
@@ -448,7 +455,10 @@ Record OutboxMapper::Original(Lsn commit_lsn, int64_t commit_time_ms) {
   r.key = s_.key.null ? std::nullopt : std::optional<std::string_view>(s_.key.text);
   r.value = s_.payload.null ? std::nullopt : std::optional<std::string_view>(s_.payload.text);
   r.timestamp_ms = commit_time_ms;
-  s_.source_lsn = commit_lsn.ToString();
+  if (commit_lsn != s_.source_lsn_of || s_.source_lsn.empty()) {
+    s_.source_lsn_of = commit_lsn;
+    s_.source_lsn = commit_lsn.ToString();
+  }
   if (!s_.id.null) r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
   for (size_t i = 0; i < config_.fields.additional.size() && i < s_.additional.size(); ++i) {
     const Field& f = s_.additional[i];

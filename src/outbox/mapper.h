@@ -146,6 +146,8 @@ class OutboxMapper {
     std::string topic;
     std::string payload_bytes;  // decoded bytea
     std::string source_lsn;
+    Lsn source_lsn_of;          // the commit LSN source_lsn was printed from
+    std::string routed_value;   // the route value `topic` was made from
     std::string ce_time, ce_source;  // CloudEvents headers (outbox.format: cloudevents)
     Record record;
   } s_;
