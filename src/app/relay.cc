@@ -322,7 +322,12 @@ absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
     UpdateGauges();
     LogProgress();
 
-    if (reply_now_ || now - last_status_ >= interval || status_soon_) {
+    // Besides the timer: at once when the server asks, when a checkpoint was acknowledged, and when everything
+    // in flight was acknowledged and the watermark moved (the end of a burst: confirm it without waiting for the
+    // timer; at most every 50 ms).
+    const bool burst_done = tracker_.idle() && !in_tx_ && tracker_.watermark() > confirmed_ &&
+                            now - last_status_ >= std::chrono::milliseconds(50);
+    if (reply_now_ || now - last_status_ >= interval || status_soon_ || burst_done) {
       const bool ping = !reply_now_ && tracker_.idle() && !in_tx_ && now - last_keepalive_ >= interval &&
                         now - last_ping_ >= interval;
       if (ping) last_ping_ = now;
