@@ -272,6 +272,36 @@ TEST(Reliability, AtTheDeliveryBoundTheRelayPausesButKeepsItsConnection) {
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
 
+// During a backlog the relay logs a progress line every few seconds (bytes behind, rate, ETA), then one line when
+// it has caught up. The backlog is held in place by the broker being down (the relay stops at its bound).
+TEST(Reliability, BacklogLogsProgressLinesThenCaughtUp) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  Mock mock;
+  RelayHarness h(pg, mock.bootstrap());
+  ASSERT_EQ(rd_kafka_mock_topic_create(mock.mc, h.checkpoint_topic().c_str(), 1, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  h.Init();
+  // A backlog of about 40 MB of WAL with outbox events in it, written before the relay starts.
+  h.Sql("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) SELECT gen_random_uuid(), 'a', "
+        "'k' || (g % 10), 'Backlog', jsonb_build_object('pad', repeat('x', 300)) FROM generate_series(1, 60000) g");
+  ASSERT_EQ(rd_kafka_mock_broker_set_down(mock.mc, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  auto relay = h.StartRelay({"--set", "delivery.max_inflight_events=1000", "--set",
+                             "delivery.release_slot_after_ms=600000", "--set", "source.checkpoint=none"});
+  ASSERT_NE(relay, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return relay->Output().find("catching up: ") != std::string::npos; }, 30s,
+                      "a progress line during the backlog"))
+      << relay->Output();
+  EXPECT_TRUE(std::regex_search(relay->Output(), std::regex("catching up: [0-9.]+ MB behind [0-9A-F]+/[0-9A-F]+, "
+                                                            "[0-9.]+ MB/s, ETA ")))
+      << relay->Output();
+  ASSERT_EQ(rd_kafka_mock_broker_set_up(mock.mc, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_TRUE(WaitFor([&] { return relay->Output().find("caught up at ") != std::string::npos; }, 120s,
+                      "the caught-up line"))
+      << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
 TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
