@@ -35,6 +35,8 @@ export OUTBOX_TEST_KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP"
 echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP"
 
 [ "${OUTBOX_SKIP_FUZZ:-0}" = 1 ] || bash "$HERE/sanitize-and-fuzz.sh" "${OUTBOX_FUZZ_SECONDS:-20}"
+# The benchmark harness in its CI form (seconds; asserts only that every contender drains and the report is written).
+[ "${OUTBOX_SKIP_BENCH:-0}" = 1 ] || bash "$ROOT/bench/run.sh" --quick
 # The long chaos and soak forms (CI runs the short ones).
 if [ "${OUTBOX_SOAK:-0}" = 1 ]; then
   export OUTBOX_CHAOS_CYCLES="${OUTBOX_CHAOS_CYCLES:-200}" OUTBOX_OUTAGE_SECONDS="${OUTBOX_OUTAGE_SECONDS:-60}" \
