@@ -11,23 +11,9 @@ namespace outbox::pg {
 
 absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Connect(const std::string& conninfo,
                                                                       const std::string& application_name) {
-  auto params = BuildConnParams(conninfo, /*replication=*/false, application_name);
-  if (!params.ok()) return params.status();
-  std::vector<const char*> keys, values;
-  for (const auto& [k, v] : *params) {
-    keys.push_back(k.c_str());
-    values.push_back(v.c_str());
-  }
-  keys.push_back(nullptr);
-  values.push_back(nullptr);
-  pg_conn* conn = PQconnectdbParams(keys.data(), values.data(), 0);
-  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    std::string reason = conn ? PQerrorMessage(conn) : "out of memory";
-    if (conn) PQfinish(conn);
-    while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
-    return absl::UnavailableError(Cat("could not connect to the server: ", reason));
-  }
-  return std::unique_ptr<SqlConnection>(new SqlConnection(conn));
+  auto conn = ConnectWithParams(conninfo, /*replication=*/false, application_name);
+  if (!conn.ok()) return conn.status();
+  return std::unique_ptr<SqlConnection>(new SqlConnection(*conn));
 }
 
 SqlConnection::~SqlConnection() {

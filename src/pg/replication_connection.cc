@@ -91,9 +91,9 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams
   return params;
 }
 
-absl::StatusOr<std::unique_ptr<ReplicationConnection>> ReplicationConnection::Connect(
-    const std::string& conninfo, const std::string& application_name) {
-  auto params = BuildConnParams(conninfo, /*replication=*/true, application_name);
+absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool replication,
+                                           const std::string& application_name) {
+  auto params = BuildConnParams(conninfo, replication, application_name);
   if (!params.ok()) return params.status();
   std::vector<const char*> keys, values;
   for (const auto& [k, v] : *params) {
@@ -117,7 +117,14 @@ absl::StatusOr<std::unique_ptr<ReplicationConnection>> ReplicationConnection::Co
     }
     return absl::UnavailableError(Cat("could not connect to the server: ", reason));
   }
-  return std::unique_ptr<ReplicationConnection>(new ReplicationConnection(conn));
+  return conn;
+}
+
+absl::StatusOr<std::unique_ptr<ReplicationConnection>> ReplicationConnection::Connect(
+    const std::string& conninfo, const std::string& application_name) {
+  auto conn = ConnectWithParams(conninfo, /*replication=*/true, application_name);
+  if (!conn.ok()) return conn.status();
+  return std::unique_ptr<ReplicationConnection>(new ReplicationConnection(*conn));
 }
 
 ReplicationConnection::~ReplicationConnection() {

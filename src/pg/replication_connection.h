@@ -58,6 +58,11 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams
                                                                                  bool replication,
                                                                                  const std::string& application_name);
 
+// Connects with BuildConnParams's list. UNAVAILABLE for what a retry may cure; FAILED_PRECONDITION for
+// authentication, a missing database or role, pg_hba or TLS verification failures. The reason is one line.
+absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool replication,
+                                           const std::string& application_name);
+
 class ReplicationConnection {
  public:
   static absl::StatusOr<std::unique_ptr<ReplicationConnection>> Connect(const std::string& conninfo,

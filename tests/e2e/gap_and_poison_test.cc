@@ -16,20 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Gap : public ::testing::Test {
- protected:
-  void SetUp() override {
-    pg_ = PgServer::Shared();
-    broker_ = KafkaBroker::Shared();
-    ASSERT_TRUE(pg_ && broker_);
-    auto r = KafkaReader::Create(broker_->bootstrap());
-    ASSERT_TRUE(r.ok());
-    reader_ = std::move(*r);
-  }
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
-  std::unique_ptr<KafkaReader> reader_;
-};
+class Gap : public SharedServicesTest {};
 
 TEST_F(Gap, SlotWithoutACheckpointIsRefusedUnlessAccepted) {
   RelayHarness h(pg_, broker_->bootstrap());

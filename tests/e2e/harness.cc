@@ -125,6 +125,15 @@ std::string RelayHarness::InsertEvent(const std::string& type, const std::string
   return id.value_or("");
 }
 
+void SharedServicesTest::SetUp() {
+  pg_ = PgServer::Shared();
+  broker_ = KafkaBroker::Shared();
+  ASSERT_TRUE(pg_ && broker_);
+  auto reader = KafkaReader::Create(broker_->bootstrap());
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  reader_ = std::move(*reader);
+}
+
 std::pair<int, std::string> HttpGet(int port, const std::string& path) {
   httplib::Client client("127.0.0.1", port);
   client.set_connection_timeout(1, 0);

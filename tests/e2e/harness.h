@@ -11,6 +11,10 @@
 #include <vector>
 
 #include "common/lsn.h"
+#include <gtest/gtest.h>
+
+#include "support/kafka_broker.h"
+#include "support/kafka_reader.h"
 #include "support/pg_server.h"
 #include "support/process.h"
 
@@ -57,6 +61,15 @@ class RelayHarness {
   std::string db_, slot_, publication_, topic_prefix_, dir_, config_path_;
   int http_port_ = 0;
   int relay_runs_ = 0;
+};
+
+// A test on the shared PostgreSQL and Kafka broker, with a reader of that broker.
+class SharedServicesTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  PgServer* pg_ = nullptr;
+  KafkaBroker* broker_ = nullptr;
+  std::unique_ptr<KafkaReader> reader_;
 };
 
 // GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.

@@ -17,20 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Messages : public ::testing::Test {
- protected:
-  void SetUp() override {
-    pg_ = PgServer::Shared();
-    broker_ = KafkaBroker::Shared();
-    ASSERT_TRUE(pg_ && broker_);
-    auto r = KafkaReader::Create(broker_->bootstrap());
-    ASSERT_TRUE(r.ok());
-    reader_ = std::move(*r);
-  }
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
-  std::unique_ptr<KafkaReader> reader_;
-};
+class Messages : public SharedServicesTest {};
 
 std::string EmitSql() {
   std::ifstream in(SourceDir() + "/sql/outbox_emit.sql");

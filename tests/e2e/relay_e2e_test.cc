@@ -17,17 +17,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class RelayE2E : public ::testing::Test {
+class RelayE2E : public SharedServicesTest {
  protected:
-  void SetUp() override {
-    pg_ = PgServer::Shared();
-    ASSERT_NE(pg_, nullptr);
-    broker_ = KafkaBroker::Shared();
-    ASSERT_NE(broker_, nullptr);
-    auto reader = KafkaReader::Create(broker_->bootstrap());
-    ASSERT_TRUE(reader.ok()) << reader.status();
-    reader_ = std::move(*reader);
-  }
 
   std::vector<KafkaRecord> Read(const std::string& topic, size_t count, std::chrono::milliseconds deadline = 60s) {
     auto records = reader_->ReadUntil(topic, count, deadline);
@@ -46,9 +37,6 @@ class RelayE2E : public ::testing::Test {
     return h && h->value ? *h->value : "";
   }
 
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
-  std::unique_ptr<KafkaReader> reader_;
 };
 
 int64_t NowMs() {
