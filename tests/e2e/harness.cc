@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "pg/admin.h"
 #include "support/util.h"
 
 namespace outbox::testing {
@@ -89,6 +90,19 @@ std::unique_ptr<ChildProcess> RelayHarness::StartRelay(const std::vector<std::st
     EXPECT_TRUE(c->Running()) << c->Output();
   }
   return std::move(*child);
+}
+
+std::vector<std::string> RelayHarness::AsLeastPrivilegeRole() const {
+  pg::OutboxSqlNames names;
+  names.database = db_;
+  // Concurrent tests may race on CREATE ROLE: the statement is idempotent, so a second try settles it.
+  if (!pg_->Exec(pg::CreateRoleSql(names), db_).ok()) {
+    absl::Status st = pg_->Exec(pg::CreateRoleSql(names), db_);
+    EXPECT_TRUE(st.ok()) << st;
+  }
+  auto super = pg_->QueryValue("SELECT rolsuper::text FROM pg_roles WHERE rolname = '" + names.role + "'", db_);
+  EXPECT_TRUE(super.ok() && *super == "false") << "the relay's role must not be a superuser";
+  return {"--set", "source.conninfo=" + pg_->conninfo(db_) + " user=" + names.role};
 }
 
 void RelayHarness::Sql(const std::string& sql) const {

@@ -35,6 +35,10 @@ class RelayHarness {
   std::unique_ptr<ChildProcess> StartRelay(const std::vector<std::string>& extra_args = {}, bool wait_active = true,
                                           const std::map<std::string, std::string>& env = {});
 
+  // Creates the least-privilege role `init --print` emits (LOGIN REPLICATION, no superuser; pg::CreateRoleSql,
+  // after Init) and returns the arguments that run the relay as it.
+  std::vector<std::string> AsLeastPrivilegeRole() const;
+
   void Sql(const std::string& sql) const;
   std::optional<std::string> Value(const std::string& sql) const;
   Lsn ConfirmedFlush() const;

@@ -48,7 +48,7 @@ TEST_F(RelayE2E, CommittedEventsArriveOnceWithTopicKeyValueHeadersAndTimestamp) 
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
   h.Sql("CREATE TABLE orders (id text PRIMARY KEY, total int)");
-  auto relay = h.StartRelay();
+  auto relay = h.StartRelay(h.AsLeastPrivilegeRole());
   ASSERT_NE(relay, nullptr);
 
   const int64_t before_ms = NowMs();
@@ -207,7 +207,8 @@ TEST_F(RelayE2E, RecordsOfOneKeyKeepCommitOrderInTheirPartition) {
 TEST_F(RelayE2E, CleanStopAndRestartResendsNothing) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
-  auto relay = h.StartRelay();
+  const auto as_role = h.AsLeastPrivilegeRole();
+  auto relay = h.StartRelay(as_role);
   ASSERT_NE(relay, nullptr);
   for (int i = 0; i < 10; ++i) h.InsertEvent("Once", "k" + std::to_string(i), "{\"i\":" + std::to_string(i) + "}");
   ASSERT_EQ(Read(h.Topic("Once"), 10).size(), 10u);
@@ -216,7 +217,7 @@ TEST_F(RelayE2E, CleanStopAndRestartResendsNothing) {
   ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
   EXPECT_GE(h.ConfirmedFlush(), wal) << "a clean stop confirms what was acknowledged";
 
-  auto again = h.StartRelay();
+  auto again = h.StartRelay(as_role);
   ASSERT_NE(again, nullptr);
   for (int i = 10; i < 15; ++i) h.InsertEvent("Once", "k" + std::to_string(i), "{\"i\":" + std::to_string(i) + "}");
   auto records = Read(h.Topic("Once"), 15);

@@ -60,8 +60,9 @@ TEST(Reliability, KillNineAtRandomMomentsUnderLoadLosesNothing) {
     Lsn confirmed;      // confirmed_flush_lsn right after the kill
   };
   std::vector<Cycle> history;
+  const auto as_role = h.AsLeastPrivilegeRole();  // the relay runs as the least-privilege role
   for (int i = 0; i < cycles; ++i) {
-    auto relay = h.StartRelay();
+    auto relay = h.StartRelay(as_role);
     ASSERT_NE(relay, nullptr);
     Sleep(std::chrono::milliseconds(200 + rng() % 1300));  // the kill moment: random, under load
     ASSERT_TRUE(relay->Kill(SIGKILL).ok());
