@@ -64,6 +64,11 @@ def fmt(v, spec=",.0f", none="–"):
     return none if v is None else format(v, spec)
 
 
+def is_noisy(d, meta):
+    other_cores = (d.get("other_cpu") or 0) / max(d["seconds"], 1e-9)
+    return (d.get("busy_before") or 0) > meta.get("quiet_busy", 0.25) or other_cores > 0.25
+
+
 def pct(v):
     return "–" if v is None else f"{100 * v:.0f}%"
 
@@ -116,12 +121,13 @@ def write(results, out_dir):
              f"before timed runs. Raw figures: "
              f"[results.json](results.json). Chart: [chart.png](chart.png).")
     L.append("")
-    noisy = [d for d in results["drains"] if (d.get("busy_before") or 0) > meta.get("quiet_busy", 0.25)]
+    noisy = [d for d in results["drains"] if is_noisy(d, meta)]
     noisy += [x for x in latency.values() if (x.get("busy_before") or 0) > meta.get("quiet_busy", 0.25)]
     if noisy:
-        L.append(f"**Noise warning:** {len(noisy)} timed runs started while other work kept the machine more than "
-                 f"{100 * meta.get('quiet_busy', 0.25):.0f}% busy (see \"busy before\" and \"other CPU\" in the last "
-                 f"table): their figures are pessimistic for every contender.")
+        L.append(f"**Noise warning:** in {len(noisy)} of {len(results['drains']) + len(latency)} timed runs other "
+                 f"work on this 2-core machine (other sessions' builds and tests) was busy before the run or took "
+                 f"more than a quarter of a core during it (marked *noisy* in the last table, with the CPU seconds "
+                 f"it took): those figures are pessimistic, whichever the contender.")
         L.append("")
     L.append("| component | version |")
     L.append("| --- | --- |")
@@ -214,7 +220,7 @@ def write(results, out_dir):
             for c in split:
                 x = s[c]
                 L.append(f"| {LABELS[c]} | {x['startup_seconds']:.2f} | {x['events'] / x['stream_rate']:.2f} | "
-                         f"{x['tail_seconds']:.2f} | {x['stream_rate']:,.0f} | "
+                         f"{max(0.0, x['tail_seconds']):.2f} | {x['stream_rate']:,.0f} | "
                          f"{(x['stream_rate'] / lim['rate']) if lim else float('nan'):.2f} |")
             L.append("")
         ratios = []
@@ -297,7 +303,8 @@ def write(results, out_dir):
     for d in results["drains"]:
         L.append(f"| {d['workload']} | {d['rep']} | {d['position']} | {SHORT[d['contender']]} | {d['seconds']:.2f} | "
                  f"{d['rate']:,.0f} | {d['cpu']:.2f} | {d['walsender_cpu']:.2f} | {d['rss_kib'] / 1024:.1f} | "
-                 f"{pct(d.get('busy_before'))} | {pct(d.get('machine_busy'))} | {d.get('other_cpu', 0):.2f} |")
+                 f"{pct(d.get('busy_before'))} | {pct(d.get('machine_busy'))} | {d.get('other_cpu', 0):.2f}"
+                 f"{' *noisy*' if is_noisy(d, meta) else ''} |")
     L.append("")
     with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
         f.write("\n".join(L))

@@ -84,6 +84,8 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
   }
   if (type == RD_KAFKA_CONSUMER) {
     rd_kafka_conf_set(c, "enable.partition.eof", "true", errstr, sizeof errstr);
+    // The reader stops at the high watermark it asked for; a short fetch wait keeps the last fetch from idling.
+    rd_kafka_conf_set(c, "fetch.wait.max.ms", "10", errstr, sizeof errstr);
     rd_kafka_conf_set(c, "enable.auto.commit", "false", errstr, sizeof errstr);
     rd_kafka_conf_set(c, "group.id", "outbox-relay-checkpoint-reader", errstr, sizeof errstr);
   }
@@ -119,6 +121,7 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
 
   rd_kafka_topic_partition_list_t* assignment = rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
   int open = 0;
+  std::map<int32_t, int64_t> last_offset;  // per partition: the offset of its last record when the read began
   for (int32_t p : partitions) {
     int64_t low = 0, high = 0;
     err = rd_kafka_query_watermark_offsets(rk->get(), topic.c_str(), p, &low, &high, timeout_ms);
@@ -128,6 +131,7 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
     }
     if (high > low) {
       rd_kafka_topic_partition_list_add(assignment, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+      last_offset[p] = high - 1;
       ++open;
     }
   }
@@ -143,14 +147,23 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
       }
       rd_kafka_message_t* m = rd_kafka_consumer_poll(rk->get(), 100);
       if (m == nullptr) continue;
+      // A partition is done at its end of file, or once its record at the high watermark's offset was read
+      // (compaction may have removed that very record: then the end of file ends it).
+      const auto done = [&](int32_t partition) {
+        if (last_offset.erase(partition) > 0) --open;
+      };
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        --open;
+        done(m->partition);
       } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->key != nullptr && m->payload != nullptr) {
         std::string_view key(static_cast<const char*>(m->key), m->key_len);
         if (key.find(suffix) != std::string_view::npos) {
           auto c = DecodeCheckpoint(std::string_view(static_cast<const char*>(m->payload), m->len));
           if (c.ok() && c->slot == slot && (!best || c->lsn > best->lsn)) best = *c;
         }
+      }
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        auto it = last_offset.find(m->partition);
+        if (it != last_offset.end() && m->offset >= it->second) done(m->partition);
       }
       rd_kafka_message_destroy(m);
     }
