@@ -340,10 +340,11 @@ def chart(summary, latency, path, meta):
                     hi.append(x["rate_max"] - x[key])
             bars = ax.bar(xs, ys, width, label=SHORT[c], color=colors[c],
                           yerr=[lo, hi] if key == "rate" else None, capsize=3)
-            for b, y in zip(bars, ys):
-                ax.annotate(f"{y:,.0f}" if key == "rate" else f"{y:.2f}", (b.get_x() + b.get_width() / 2, y),
+            for k, (b, y) in enumerate(zip(bars, ys)):
+                top = y + (hi[k] if key == "rate" else 0)
+                ax.annotate(f"{y:,.0f}" if key == "rate" else f"{y:.2f}", (b.get_x() + b.get_width() / 2, top),
                             ha="center", va="bottom", fontsize=7, rotation=90 if key == "rate" else 0,
-                            xytext=(0, 2), textcoords="offset points")
+                            xytext=(0, 3), textcoords="offset points")
         ax.set_xticks(range(len(ws)))
         ax.set_xticklabels([WORKLOADS[w] for w in ws], fontsize=8)
         ax.set_title(title, fontsize=10)
@@ -370,8 +371,8 @@ def chart(summary, latency, path, meta):
         ax.set_title(f"Commit-to-ack latency at {rate:,} ev/s", fontsize=10)
         ax.set_ylabel("ms (log scale)")
         ax.axhline(25, color="#2ca02c", linestyle="--", linewidth=1)
-        ax.annotate("25 ms target (p99)", (len(stats) - 0.5, 25), fontsize=7, color="#2ca02c", ha="right",
-                    va="bottom")
+        ax.annotate("25 ms (p99 target)", (-0.45, 24), fontsize=7, color="#2ca02c", ha="left", va="top")
+        ax.set_ylim(top=ax.get_ylim()[1] * 3)
         ax.legend(fontsize=8, loc="upper left")
     fig.suptitle(f"outbox-relay benchmark, {meta.get('date', '')}  ({meta.get('command', '')})", fontsize=10)
     fig.tight_layout()
