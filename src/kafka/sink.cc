@@ -200,8 +200,10 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
   rd_kafka_timestamp_type_t tstype;
   r.timestamp_ms = rd_kafka_message_timestamp(msg, &tstype);
   r.message = msg;
+  // The id and source_lsn headers only serve error messages: no header lookups for the (many) successes.
   rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(msg, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) {
+  if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR && rd_kafka_message_headers(msg, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+      headers != nullptr) {
     const void* v = nullptr;
     size_t n = 0;
     if (rd_kafka_header_get_last(headers, "id", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR && v) {
