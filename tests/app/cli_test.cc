@@ -13,14 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Cli : public ::testing::Test {
+class Cli : public SharedServicesTest {
  protected:
-  void SetUp() override {
-    pg_ = PgServer::Shared();
-    ASSERT_NE(pg_, nullptr);
-    broker_ = KafkaBroker::Shared();
-    ASSERT_NE(broker_, nullptr);
-  }
 
   // A config file in its own directory, removed with the test.
   std::string WriteConfig(const std::string& yaml) {
@@ -47,8 +41,6 @@ class Cli : public ::testing::Test {
            "  bootstrap.servers: \"127.0.0.1:1\"\n";
   }
 
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
   std::vector<std::string> dirs_;
 };
 

@@ -23,14 +23,8 @@ constexpr const char* kDeadLettered = "outbox_relay_events_total{result=\"dead_l
 constexpr const char* kSkipped = "outbox_relay_events_total{result=\"skipped\"}";
 constexpr const char* kAckCount = "outbox_relay_commit_to_ack_seconds_count";
 
-class Observability : public ::testing::Test {
+class Observability : public SharedServicesTest {
  protected:
-  void SetUp() override {
-    pg_ = PgServer::Shared();
-    ASSERT_NE(pg_, nullptr);
-    broker_ = KafkaBroker::Shared();
-    ASSERT_NE(broker_, nullptr);
-  }
 
   // Waits until the series has exactly `value`.
   static bool WaitForSample(int port, const std::string& series, double value, std::chrono::milliseconds deadline = 60s) {
@@ -38,8 +32,6 @@ class Observability : public ::testing::Test {
                    20ms);
   }
 
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
 };
 
 TEST_F(Observability, MetricsHealthAndReadinessFollowAnEndToEndRun) {

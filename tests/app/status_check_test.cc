@@ -17,14 +17,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class StatusCheck : public ::testing::Test {
+class StatusCheck : public SharedServicesTest {
  protected:
-  void SetUp() override {
-    pg_ = PgServer::Shared();
-    ASSERT_NE(pg_, nullptr);
-    broker_ = KafkaBroker::Shared();
-    ASSERT_NE(broker_, nullptr);
-  }
 
   static std::vector<std::string> Lines(const std::string& text, const std::string& prefix) {
     std::vector<std::string> lines;
@@ -47,8 +41,6 @@ class StatusCheck : public ::testing::Test {
     for (const std::string& role : roles_) (void)pg_->Exec("DROP ROLE IF EXISTS " + role);
   }
 
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
   std::vector<std::string> roles_;
 };
 
