@@ -10,12 +10,10 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "app/commands.h"
+#include "app/pipelines.h"
 #include "app/relay.h"
 #include "config/config.h"
-#include "kafka/producer_config.h"
-#include "ops/http_server.h"
 #include "ops/logging.h"
-#include "ops/metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -42,7 +40,6 @@ std::vector<std::pair<std::string, std::string>> ParseSets(const std::vector<std
 }  // namespace
 
 int main(int argc, char** argv) {
-  using outbox::app::kExitFatal;
   using outbox::app::kExitOk;
   using outbox::app::kExitUsage;
 
@@ -51,11 +48,13 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::vector<std::string> sets;
   std::string start_lsn;
+  std::string pipeline;
   bool accept_gap = false, print = false, create_table = false, json = false;
 
   auto add_common = [&](CLI::App* cmd) {
     cmd->add_option("-c,--config", config_path, "relay.yaml")->required();
     cmd->add_option("--set", sets, "override a config key: key=value (repeatable)");
+    cmd->add_option("--pipeline", pipeline, "with a pipelines: config, the pipeline to act on (run: --start-lsn's)");
   };
   CLI::App* run = app.add_subcommand("run", "stream until SIGTERM/SIGINT");
   add_common(run);
@@ -91,10 +90,11 @@ int main(int argc, char** argv) {
     std::cerr << "outbox-relay: " << config.status().message() << "\n";
     return kExitUsage;
   }
-  if (config->source.instance.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    config->source.instance = host[0] ? host : "relay";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  if (config->source.instance.empty()) config->source.instance = host[0] ? host : "relay";
+  for (outbox::config::Config& p : config->pipelines) {
+    if (p.source.instance.empty()) p.source.instance = host[0] ? host : "relay";
   }
   // Every log line goes through Redact: secrets never reach the log, whatever module wrote the message.
   outbox::ops::Redactor redact = [secrets = *config](std::string text) {
@@ -108,21 +108,15 @@ int main(int argc, char** argv) {
   }
   for (const std::string& w : config->warnings) spdlog::warn("{}", w);
 
-  if (app.got_subcommand("init")) return outbox::app::Init(*config, print, create_table, std::cout, std::cerr);
-  if (app.got_subcommand("status")) return outbox::app::Status(*config, json, std::cout, std::cerr);
-  if (app.got_subcommand("check")) return outbox::app::Check(*config, std::cout, std::cerr);
-
-  // Settings `run` cannot honour are usage errors (exit 2), found before anything connects.
-  if (auto producer = outbox::kafka::BuildProducerConfig(
-          config->kafka, {config->delivery.max_inflight_events, config->delivery.max_inflight_bytes},
-          config->delivery.unsafe);
-      !producer.ok()) {
-    std::cerr << "outbox-relay: " << outbox::config::Redact(*config, std::string(producer.status().message())) << "\n";
-    return kExitUsage;
-  }
-  if (config->outbox.format == outbox::config::Format::kProtobuf) {
-    std::cerr << "outbox-relay: outbox.format: protobuf is not supported yet (use raw or cloudevents)\n";
-    return kExitUsage;
+  outbox::app::PipelineSelection selection;
+  if (!pipeline.empty()) selection.only = pipeline;
+  outbox::app::CommandOptions command_options{.print = print, .create_table = create_table, .json = json};
+  using outbox::app::Command;
+  for (const auto& [name, command] : {std::pair{"init", Command::kInit}, std::pair{"status", Command::kStatus},
+                                      std::pair{"check", Command::kCheck}}) {
+    if (app.got_subcommand(name)) {
+      return outbox::app::RunCommand(command, *config, selection, command_options, std::cout, std::cerr);
+    }
   }
 
   outbox::app::RunOptions options;
@@ -149,25 +143,5 @@ int main(int argc, char** argv) {
     sigaction(SIGUSR2, &fatal, nullptr);
   }
 
-  outbox::ops::Metrics metrics;
-  outbox::ops::HttpServer http(&metrics, redact);
-  if (absl::Status st = http.Start(config->http_listen); !st.ok()) {
-    spdlog::error("{}", st.message());
-    return kExitFatal;
-  }
-  spdlog::info("outbox-relay {} starting: slot {}, publication {}, table {}, http {}:{}", OUTBOX_RELAY_VERSION,
-               config->source.slot, config->source.publication, config->outbox.table,
-               config->http_listen.substr(0, config->http_listen.rfind(':')), http.port());
-  outbox::app::Relay relay(*config, options, &metrics, &g_stop);
-  absl::Status st = relay.Run();
-  http.Stop();
-  if (!st.ok()) {
-    spdlog::critical("fatal: {}", outbox::config::Redact(*config, std::string(st.message())));
-    return st.code() == absl::StatusCode::kInvalidArgument && !start_lsn.empty() &&
-                   st.message().find("--start-lsn") == 0
-               ? kExitUsage
-               : kExitFatal;
-  }
-  spdlog::info("stopped cleanly");
-  return kExitOk;
+  return outbox::app::RunPipelines(*config, options, selection, &g_stop, redact);
 }

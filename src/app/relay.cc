@@ -114,7 +114,9 @@ absl::Status Relay::Run() {
 }
 
 absl::Status Relay::Session() {
-  auto conn = pg::ReplicationConnection::Connect(config_.source.conninfo, "outbox-relay");
+  // application_name (unless the conninfo sets one) names the pipeline, so pg_stat_replication tells them apart.
+  auto conn = pg::ReplicationConnection::Connect(
+      config_.source.conninfo, config_.pipeline.empty() ? "outbox-relay" : Cat("outbox-relay.", config_.pipeline));
   if (!conn.ok()) return conn.status();
   auto system = (*conn)->IdentifySystem();
   if (!system.ok()) return system.status();

@@ -511,16 +511,8 @@ std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::s
   return secrets;
 }
 
-}  // namespace
-
-namespace internal {
-
-absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std::string, std::string>>& overrides,
-                                   const Resolver& resolver) {
-  for (const auto& [key, value] : overrides) {
-    // Taken as written: a command-line value is a string (no YAML typing), a list is comma-separated.
-    tree[key] = RawValue{.kind = RawValue::Kind::kScalar, .scalar = value, .list = {}, .plain = false};
-  }
+// One pipeline's configuration from its flat key tree (overrides already applied).
+absl::StatusOr<Config> BuildOne(RawTree tree, const Resolver& resolver) {
   Reader r(std::move(tree), resolver);
   Config config;
   ReadSource(r, &config.source);
@@ -538,6 +530,120 @@ absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std
     return absl::InvalidArgumentError(Redact(config, absl::StrJoin(problems, "; ")));
   }
   return config;
+}
+
+constexpr absl::string_view kPipelines = "pipelines";
+constexpr absl::string_view kPipelinesPrefix = "pipelines.";
+constexpr size_t kMaxPipelineName = 64;
+// The sections a pipeline may set; http and log are the process's.
+constexpr absl::string_view kPipelineSections[] = {"source", "outbox", "kafka", "delivery"};
+
+bool IsLegalPipelineName(absl::string_view name) {
+  return !name.empty() && name.size() <= kMaxPipelineName &&
+         std::all_of(name.begin(), name.end(), [](char c) { return absl::ascii_isalnum(c) || c == '_' || c == '-'; });
+}
+
+// `pipelines: {<name>: {source: …, outbox: …}, …}`: every pipeline is the top-level tree (minus `pipelines`)
+// overridden by its own keys. Errors name the pipeline's key in full ("pipelines.orders.source.slot: required").
+absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
+  RawTree base;
+  std::map<std::string, RawTree> own;  // pipeline name -> its keys below pipelines.<name>.
+  std::vector<std::string> problems;
+  for (auto& [path, value] : tree) {
+    if (path == kPipelines) {
+      problems.push_back("pipelines: expected a map of pipeline names to their source/outbox/kafka/delivery keys");
+      continue;
+    }
+    if (!absl::StartsWith(path, kPipelinesPrefix)) {
+      base.emplace(path, std::move(value));
+      continue;
+    }
+    const absl::string_view rest = absl::string_view(path).substr(kPipelinesPrefix.size());
+    const size_t dot = rest.find('.');
+    const std::string name(rest.substr(0, dot));
+    if (!IsLegalPipelineName(name)) {
+      problems.push_back(absl::StrCat("pipelines.", name, ": a pipeline name is 1 to ", kMaxPipelineName,
+                                      " letters, digits, _ or -"));
+      continue;
+    }
+    RawTree& keys = own[name];
+    if (dot == absl::string_view::npos) continue;  // `orders: {}`: the top-level keys alone
+    const std::string key(rest.substr(dot + 1));
+    const absl::string_view section = absl::string_view(key).substr(0, key.find('.'));
+    if (std::find(std::begin(kPipelineSections), std::end(kPipelineSections), section) ==
+        std::end(kPipelineSections)) {
+      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, kafka and delivery keys",
+                                      section == "http" || section == "log" ? " (http and log are top-level)" : ""));
+      continue;
+    }
+    keys[key] = std::move(value);
+  }
+  if (own.empty() && problems.empty()) problems.push_back("pipelines: empty (name at least one pipeline)");
+  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+
+  Config all;
+  for (auto& [name, keys] : own) {
+    RawTree merged = base;
+    for (auto& [key, value] : keys) merged[key] = std::move(value);
+    absl::StatusOr<Config> one = BuildOne(std::move(merged), resolver);
+    if (!one.ok()) {
+      problems.push_back(absl::StrCat("pipelines.", name, ": ", one.status().message()));
+      continue;
+    }
+    one->pipeline = name;
+    // Each pipeline has its own producer: name it, so the broker's logs and quotas tell them apart.
+    if (!one->kafka.contains("client.id")) one->kafka["client.id"] = absl::StrCat("outbox-relay.", name);
+    all.pipelines.push_back(*std::move(one));
+  }
+  // Two pipelines on one slot of one server would take it from each other; on one checkpoint file, overwrite it.
+  for (size_t i = 0; i < all.pipelines.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const Config& a = all.pipelines[j];
+      const Config& b = all.pipelines[i];
+      if (a.source.conninfo == b.source.conninfo && a.source.slot == b.source.slot) {
+        problems.push_back(absl::StrCat("pipelines.", b.pipeline, ".source.slot: ", Quoted(b.source.slot),
+                                        " on the same source.conninfo as pipeline ", a.pipeline));
+      }
+      if (a.source.checkpoint == CheckpointStore::kFile && b.source.checkpoint == CheckpointStore::kFile &&
+          a.source.checkpoint_file == b.source.checkpoint_file) {
+        problems.push_back(absl::StrCat("pipelines.", b.pipeline, ".source.checkpoint_file: the same file as pipeline ",
+                                        a.pipeline));
+      }
+    }
+  }
+  // The process-wide part and the secrets of all, so that Redact(top level) masks every pipeline's.
+  std::vector<std::string> secrets, warnings;
+  for (const Config& p : all.pipelines) {
+    secrets.insert(secrets.end(), p.secrets.begin(), p.secrets.end());
+    for (const std::string& w : p.warnings) warnings.push_back(absl::StrCat("pipeline ", p.pipeline, ": ", w));
+  }
+  if (!problems.empty()) {
+    Config masking;
+    masking.secrets = secrets;
+    return absl::InvalidArgumentError(Redact(masking, absl::StrJoin(problems, "; ")));
+  }
+  Config top = all.pipelines.front();
+  top.pipeline.clear();
+  top.pipelines = std::move(all.pipelines);
+  top.secrets = CollectSecrets(top, std::move(secrets));
+  top.warnings = std::move(warnings);
+  return top;
+}
+
+}  // namespace
+
+namespace internal {
+
+absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std::string, std::string>>& overrides,
+                                   const Resolver& resolver) {
+  for (const auto& [key, value] : overrides) {
+    // Taken as written: a command-line value is a string (no YAML typing), a list is comma-separated.
+    tree[key] = RawValue{.kind = RawValue::Kind::kScalar, .scalar = value, .list = {}, .plain = false};
+  }
+  const bool has_pipelines = std::any_of(tree.begin(), tree.end(), [](const auto& entry) {
+    return entry.first == kPipelines || absl::StartsWith(entry.first, kPipelinesPrefix);
+  });
+  return has_pipelines ? BuildPipelines(std::move(tree), resolver) : BuildOne(std::move(tree), resolver);
 }
 
 }  // namespace internal
@@ -559,6 +665,13 @@ absl::StatusOr<Config> LoadFile(const std::string& path,
     return internal::LoadDebeziumProperties(path, *text, overrides, resolver);
   }
   return LoadYaml(*text, overrides, resolver);
+}
+
+std::vector<const Config*> PipelinesOf(const Config& config) {
+  if (config.pipelines.empty()) return {&config};
+  std::vector<const Config*> out;
+  for (const Config& p : config.pipelines) out.push_back(&p);
+  return out;
 }
 
 std::pair<std::string, std::string> SplitTableName(const std::string& table) {

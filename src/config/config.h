@@ -89,6 +89,13 @@ struct Config {
   LogFormat log_format = LogFormat::kText;
   std::vector<std::string> warnings;  // accepted-with-a-warning notes (e.g. Debezium keys with no effect)
 
+  // Several pipelines in one process (a `pipelines:` map in the file): each entry is a whole configuration (the
+  // file's top-level source/outbox/kafka/delivery keys, overridden by the entry's own) with its name in
+  // `pipeline`. Empty for a single-pipeline file. With pipelines, the top-level fields above are the first
+  // pipeline's, `secrets` holds every pipeline's, and http/log are process-wide (top level only).
+  std::string pipeline;
+  std::vector<Config> pipelines;
+
   // Every resolved secret value (passwords from conninfo, sasl.password, ssl.*password, values that came from
   // ${file:}), so that Redact() can mask them in any text.
   std::vector<std::string> secrets;
@@ -111,6 +118,9 @@ absl::StatusOr<Config> LoadYaml(const std::string& yaml_text,
 absl::StatusOr<Config> LoadFile(const std::string& path,
                                 const std::vector<std::pair<std::string, std::string>>& overrides,
                                 const Resolver& resolver);
+
+// The pipelines to run: `config.pipelines`, or `config` itself when the file has none.
+std::vector<const Config*> PipelinesOf(const Config& config);
 
 // Replaces every secret of `config` (and any password=... in a conninfo) in `text` with "****".
 std::string Redact(const Config& config, std::string text);

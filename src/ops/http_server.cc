@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/numbers.h"
@@ -12,7 +13,44 @@
 
 namespace outbox::ops {
 
-HttpServer::HttpServer(const Metrics* metrics, Redactor redact) : metrics_(metrics), redact_(std::move(redact)) {}
+HttpServer::HttpServer(const Metrics* metrics, Redactor redact)
+    : HttpServer(std::vector<PipelineMetrics>{{"", metrics}}, std::move(redact)) {}
+
+HttpServer::HttpServer(std::vector<PipelineMetrics> pipelines, Redactor redact)
+    : pipelines_(std::move(pipelines)), redact_(std::move(redact)) {}
+
+namespace {
+
+// /readyz: one pipeline's state, or all of them (ready only when every one is).
+void Readyz(const std::vector<PipelineMetrics>& pipelines, const Redactor& redact, const httplib::Request& req,
+            httplib::Response& res) {
+  const auto why = [&](const Metrics::Readiness& r) { return redact ? redact(r.reason) : r.reason; };
+  if (pipelines.size() == 1 && pipelines[0].pipeline.empty()) {
+    const Metrics::Readiness r = pipelines[0].metrics->readiness();
+    res.status = r.ready ? 200 : 503;
+    res.set_content(r.ready ? "ready\n" : Cat("not ready: ", why(r), "\n"), "text/plain");
+    return;
+  }
+  const std::string only = req.get_param_value("pipeline");
+  bool all_ready = true, found = false;
+  std::string body;
+  for (const PipelineMetrics& p : pipelines) {
+    if (!only.empty() && p.pipeline != only) continue;
+    found = true;
+    const Metrics::Readiness r = p.metrics->readiness();
+    all_ready = all_ready && r.ready;
+    Append(&body, "pipeline ", p.pipeline, ": ", r.ready ? "ready" : Cat("not ready: ", why(r)), "\n");
+  }
+  if (!found) {
+    res.status = 404;
+    res.set_content(Cat("no pipeline named \"", only, "\"\n"), "text/plain");
+    return;
+  }
+  res.status = all_ready ? 200 : 503;
+  res.set_content(Cat(all_ready ? "ready\n" : "not ready\n", body), "text/plain");
+}
+
+}  // namespace
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -31,20 +69,18 @@ absl::Status HttpServer::Start(const std::string& listen) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  const Metrics* m = metrics_;
-  server_->Get("/metrics", [m](const httplib::Request&, httplib::Response& res) {
-    res.set_content(m->Render(), "text/plain; version=0.0.4");
+  const std::vector<PipelineMetrics>* pipelines = &pipelines_;
+  server_->Get("/metrics", [pipelines](const httplib::Request&, httplib::Response& res) {
+    res.set_content(RenderMetrics(*pipelines), "text/plain; version=0.0.4");
   });
-  server_->Get("/healthz", [m](const httplib::Request&, httplib::Response& res) {
-    const bool ok = m->loop_running.load();
+  server_->Get("/healthz", [pipelines](const httplib::Request&, httplib::Response& res) {
+    const bool ok = std::any_of(pipelines->begin(), pipelines->end(),
+                                [](const PipelineMetrics& p) { return p.metrics->loop_running.load(); });
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ok\n" : "loop not running\n", "text/plain");
   });
-  server_->Get("/readyz", [m, redact = redact_](const httplib::Request&, httplib::Response& res) {
-    const Metrics::Readiness r = m->readiness();
-    res.status = r.ready ? 200 : 503;
-    res.set_content(r.ready ? "ready\n" : Cat("not ready: ", redact ? redact(r.reason) : r.reason, "\n"),
-                    "text/plain");
+  server_->Get("/readyz", [pipelines, redact = redact_](const httplib::Request& req, httplib::Response& res) {
+    Readyz(*pipelines, redact, req, res);
   });
   if (port == 0) {
     port_ = server_->bind_to_any_port(host);

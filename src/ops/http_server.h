@@ -1,11 +1,17 @@
 // HttpServer: /metrics, /healthz and /readyz on http.listen, served by cpp-httplib on its own threads. It only
-// reads Metrics. Start and Stop are called by one thread (main).
+// reads Metrics, one per pipeline. Start and Stop are called by one thread (main).
+//
+// With several pipelines: /metrics labels every sample pipeline="<name>"; /readyz is 200 when every pipeline is
+// ready and lists each one's state, /readyz?pipeline=<name> answers for one (404 for an unknown name); /healthz is
+// 200 while any pipeline's loop runs (a pipeline stopped by a fatal error shows in /readyz and the `running`
+// metric, and does not restart the others).
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "ops/logging.h"
@@ -21,6 +27,7 @@ class HttpServer {
  public:
   // `redact` masks secrets in the /readyz reason (an error message); may be empty.
   explicit HttpServer(const Metrics* metrics, Redactor redact = nullptr);
+  explicit HttpServer(std::vector<PipelineMetrics> pipelines, Redactor redact = nullptr);
   ~HttpServer();
   // `listen` is "host:port" (port 0 picks a free one). Returns once the socket is bound.
   absl::Status Start(const std::string& listen);
@@ -28,7 +35,7 @@ class HttpServer {
   void Stop();
 
  private:
-  const Metrics* metrics_;
+  std::vector<PipelineMetrics> pipelines_;
   Redactor redact_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;

@@ -11,6 +11,9 @@ namespace {
 
 constexpr const char* kLoggers[] = {"relay", "pg", "kafka", "http"};
 constexpr char kMessageFlag = '*';
+constexpr char kPipelineFlag = '&';
+
+thread_local std::string t_pipeline;
 constexpr char kReplacement[] = "\\ufffd";
 
 // The length of the valid UTF-8 sequence starting at text[i], 0 when it is not one (overlong forms, surrogates
@@ -76,7 +79,33 @@ class MessageFlag final : public spdlog::custom_flag_formatter {
   Redactor redact_;
 };
 
+// The calling thread's pipeline (SetThreadPipeline), or nothing.
+class PipelineFlag final : public spdlog::custom_flag_formatter {
+ public:
+  explicit PipelineFlag(bool json) : json_(json) {}
+
+  void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
+    if (t_pipeline.empty()) return;
+    std::string text;
+    if (json_) {
+      text = ",\"pipeline\":\"";
+      AppendJsonEscaped(t_pipeline, &text);
+      text += "\"";
+    } else {
+      text = Cat(" [", t_pipeline, "]");
+    }
+    dest.append(text.data(), text.data() + text.size());
+  }
+
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<PipelineFlag>(json_); }
+
+ private:
+  bool json_;
+};
+
 }  // namespace
+
+void SetThreadPipeline(std::string name) { t_pipeline = std::move(name); }
 
 void AppendJsonEscaped(std::string_view text, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -117,8 +146,9 @@ void AppendJsonEscaped(std::string_view text, std::string* out) {
 std::unique_ptr<spdlog::formatter> MakeFormatter(bool json, Redactor redact) {
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   formatter->add_flag<MessageFlag>(kMessageFlag, json, std::move(redact));
-  formatter->set_pattern(json ? R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n","msg":"%*"})"
-                              : "%Y-%m-%dT%H:%M:%S.%eZ %l [%n] %*");
+  formatter->add_flag<PipelineFlag>(kPipelineFlag, json);
+  formatter->set_pattern(json ? R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","logger":"%n"%&,"msg":"%*"})"
+                              : "%Y-%m-%dT%H:%M:%S.%eZ %l [%n]%& %*");
   return formatter;
 }
 

@@ -24,6 +24,10 @@ void AppendJsonEscaped(std::string_view text, std::string* out);
 // event stays one line) or one JSON object per line. Exposed for tests.
 std::unique_ptr<spdlog::formatter> MakeFormatter(bool json, Redactor redact);
 
+// Names the pipeline of the calling thread's log lines ("" for none): text lines get " [<pipeline>]" after the
+// logger, JSON lines a "pipeline" field. Each pipeline's loop thread sets it once.
+void SetThreadPipeline(std::string name);
+
 // level: trace|debug|info|warn|error|critical|off; json: one JSON object per line. Replaces the loggers of an
 // earlier call (tests call it more than once).
 absl::Status SetupLogging(const std::string& level, bool json, Redactor redact = nullptr);

@@ -5,6 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
+#include <functional>
+#include <utility>
+#include <vector>
+
 namespace outbox::ops {
 
 void Histogram::Observe(double seconds) {
@@ -15,18 +19,18 @@ void Histogram::Observe(double seconds) {
   sum_micros_.fetch_add(static_cast<uint64_t>(seconds < 0 ? 0 : seconds * 1e6), std::memory_order_relaxed);
 }
 
-void Histogram::Render(const std::string& name, const std::string& help, std::string* out) const {
-  Append(out, "# HELP ", name, " ", help, "\n# TYPE ", name, " histogram\n");
+void Histogram::RenderSamples(const std::string& name, const std::string& labels, std::string* out) const {
   uint64_t cumulative = 0;
   for (size_t i = 0; i < kBounds.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
-    Append(out, name, "_bucket{le=\"", absl::StrFormat("%g", kBounds[i]), "\"} ", cumulative, "\n");
+    Append(out, name, "_bucket{", labels, "le=\"", absl::StrFormat("%g", kBounds[i]), "\"} ", cumulative, "\n");
   }
   cumulative += buckets_[kBounds.size()].load(std::memory_order_relaxed);
-  Append(out, name, "_bucket{le=\"+Inf\"} ", cumulative, "\n");
-  Append(out, name, "_sum ", absl::StrFormat("%.6f", sum_micros_.load() / 1e6), "\n");
+  Append(out, name, "_bucket{", labels, "le=\"+Inf\"} ", cumulative, "\n");
+  const std::string plain = labels.empty() ? "" : Cat("{", labels.substr(0, labels.size() - 1), "}");
+  Append(out, name, "_sum", plain, " ", absl::StrFormat("%.6f", sum_micros_.load() / 1e6), "\n");
   // The count of this snapshot of the buckets, so that _count always equals the +Inf bucket.
-  Append(out, name, "_count ", cumulative, "\n");
+  Append(out, name, "_count", plain, " ", cumulative, "\n");
 }
 
 void Metrics::SetNotReadyReason(std::string reason) {
@@ -39,47 +43,117 @@ std::string Metrics::not_ready_reason() const {
   return not_ready_reason_;
 }
 
+void Metrics::SetStopped(std::string why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = std::move(why);
+}
+
 Metrics::Readiness Metrics::readiness() const {
-  if (!loop_running.load()) return {false, "the replication loop is not running"};
+  if (!loop_running.load()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {false, stopped_.empty() ? "the replication loop is not running" : Cat("stopped: ", stopped_)};
+  }
   const std::string reason = not_ready_reason();
   if (!streaming.load()) return {false, reason.empty() ? "not streaming" : reason};
   if (!broker_reachable.load()) return {false, reason.empty() ? "broker unreachable" : reason};
   return {true, ""};
 }
 
-std::string Metrics::Render() const {
-  std::string out;
-  const auto gauge = [&](const char* name, const char* help, auto value) {
-    Append(&out, "# HELP outbox_relay_", name, " ", help, "\n# TYPE outbox_relay_", name, " gauge\n",
-                    "outbox_relay_", name, " ", value, "\n");
+std::string Metrics::Render() const { return RenderMetrics({{"", this}}); }
+
+namespace {
+
+// One metric family: its HELP/TYPE once, then `samples` for every pipeline. `samples` gets the pipeline's
+// label text: empty, or `pipeline="name",` to go first inside the braces.
+struct Family {
+  const char* name;
+  const char* type;
+  const char* help;
+  std::function<void(const Metrics&, const std::string& labels, std::string* out)> samples;
+};
+
+// A sample without labels of its own: `name{pipeline="x"} value` or `name value`.
+std::string Sample(const char* name, const std::string& labels, const auto& value) {
+  return labels.empty() ? Cat("outbox_relay_", name, " ", value, "\n")
+                        : Cat("outbox_relay_", name, "{", labels.substr(0, labels.size() - 1), "} ", value, "\n");
+}
+
+Family Gauge(const char* name, const char* help, std::function<std::string(const Metrics&)> value) {
+  return {name, "gauge", help, [name, value](const Metrics& m, const std::string& labels, std::string* out) {
+            out->append(Sample(name, labels, value(m)));
+          }};
+}
+
+Family Counter(const char* name, const char* help, std::atomic<uint64_t> Metrics::*field) {
+  return {name, "counter", help, [name, field](const Metrics& m, const std::string& labels, std::string* out) {
+            out->append(Sample(name, labels, (m.*field).load()));
+          }};
+}
+
+// A counter split by one label of its own (result="published", kind="transient").
+Family SplitCounter(const char* name, const char* help, const char* label,
+                    std::vector<std::pair<const char*, std::atomic<uint64_t> Metrics::*>> parts) {
+  return {name, "counter", help, [=](const Metrics& m, const std::string& labels, std::string* out) {
+            for (const auto& [value, field] : parts) {
+              Append(out, "outbox_relay_", name, "{", labels, label, "=\"", value, "\"} ", (m.*field).load(), "\n");
+            }
+          }};
+}
+
+template <typename T>
+std::function<std::string(const Metrics&)> Load(std::atomic<T> Metrics::*field) {
+  return [field](const Metrics& m) { return Cat((m.*field).load()); };
+}
+
+const std::vector<Family>& Families() {
+  static const auto* families = new std::vector<Family>{
+      SplitCounter("events_total", "Outbox events by result.", "result",
+                   {{"published", &Metrics::events_published},
+                    {"dead_lettered", &Metrics::events_dead_lettered},
+                    {"skipped", &Metrics::events_skipped}}),
+      SplitCounter("delivery_errors_total", "Delivery errors by kind.", "kind",
+                   {{"transient", &Metrics::delivery_errors_transient},
+                    {"permanent", &Metrics::delivery_errors_permanent}}),
+      Gauge("confirmed_lsn", "LSN confirmed to the server (as a number).", Load(&Metrics::confirmed_lsn)),
+      Gauge("received_lsn", "Highest commit end LSN received.", Load(&Metrics::received_lsn)),
+      Gauge("server_wal_lsn", "Server WAL position last seen (keepalive walEnd).", Load(&Metrics::server_wal_lsn)),
+      Gauge("replication_lag_bytes", "Server WAL position minus the confirmed LSN.",
+            [](const Metrics& m) {
+              const uint64_t server = m.server_wal_lsn.load(), confirmed = m.confirmed_lsn.load();
+              return Cat(server > confirmed ? server - confirmed : 0);
+            }),
+      Gauge("inflight_events", "Records and transactions waiting for the broker.", Load(&Metrics::inflight_events)),
+      Gauge("inflight_bytes", "Bytes waiting for the broker.", Load(&Metrics::inflight_bytes)),
+      Gauge("oldest_inflight_age_seconds", "Age of the oldest unacknowledged record.",
+            [](const Metrics& m) { return absl::StrFormat("%.3f", m.oldest_inflight_age_seconds.load()); }),
+      {"commit_to_ack_seconds", "histogram", "Commit time to broker acknowledgement.",
+       [](const Metrics& m, const std::string& labels, std::string* out) {
+         m.commit_to_ack_seconds.RenderSamples("outbox_relay_commit_to_ack_seconds", labels, out);
+       }},
+      Counter("reconnects_total", "Replication reconnects.", &Metrics::reconnects),
+      Gauge("standby", "1 while waiting as a standby for the slot.", Load(&Metrics::standby)),
+      Counter("stream_spills_total", "Streamed transactions spilled to a file.", &Metrics::stream_spills),
+      Gauge("running", "1 while the pipeline's replication loop runs (0 after a fatal error or a stop).",
+            [](const Metrics& m) { return Cat(m.loop_running.load() ? 1 : 0); }),
+      Gauge("ready", "1 while streaming with the broker reachable (what /readyz answers).",
+            [](const Metrics& m) { return Cat(m.readiness().ready ? 1 : 0); }),
   };
-  Append(&out, "# HELP outbox_relay_events_total Outbox events by result.\n",
-                  "# TYPE outbox_relay_events_total counter\n",
-                  "outbox_relay_events_total{result=\"published\"} ", events_published.load(), "\n",
-                  "outbox_relay_events_total{result=\"dead_lettered\"} ", events_dead_lettered.load(), "\n",
-                  "outbox_relay_events_total{result=\"skipped\"} ", events_skipped.load(), "\n");
-  Append(&out, "# HELP outbox_relay_delivery_errors_total Delivery errors by kind.\n",
-                  "# TYPE outbox_relay_delivery_errors_total counter\n",
-                  "outbox_relay_delivery_errors_total{kind=\"transient\"} ", delivery_errors_transient.load(), "\n",
-                  "outbox_relay_delivery_errors_total{kind=\"permanent\"} ", delivery_errors_permanent.load(), "\n");
-  gauge("confirmed_lsn", "LSN confirmed to the server (as a number).", confirmed_lsn.load());
-  gauge("received_lsn", "Highest commit end LSN received.", received_lsn.load());
-  gauge("server_wal_lsn", "Server WAL position last seen (keepalive walEnd).", server_wal_lsn.load());
-  const uint64_t server = server_wal_lsn.load(), confirmed = confirmed_lsn.load();
-  gauge("replication_lag_bytes", "Server WAL position minus the confirmed LSN.", server > confirmed ? server - confirmed : 0);
-  gauge("inflight_events", "Records and transactions waiting for the broker.", inflight_events.load());
-  gauge("inflight_bytes", "Bytes waiting for the broker.", inflight_bytes.load());
-  gauge("oldest_inflight_age_seconds", "Age of the oldest unacknowledged record.",
-        absl::StrFormat("%.3f", oldest_inflight_age_seconds.load()));
-  commit_to_ack_seconds.Render("outbox_relay_commit_to_ack_seconds", "Commit time to broker acknowledgement.", &out);
-  Append(&out, "# HELP outbox_relay_reconnects_total Replication reconnects.\n",
-                  "# TYPE outbox_relay_reconnects_total counter\n", "outbox_relay_reconnects_total ",
-                  reconnects.load(), "\n");
-  gauge("standby", "1 while waiting as a standby for the slot.", standby.load());
-  absl::StrAppend(&out, "# HELP outbox_relay_stream_spills_total Streamed transactions spilled to a file.\n",
-                  "# TYPE outbox_relay_stream_spills_total counter\n", "outbox_relay_stream_spills_total ",
-                  stream_spills.load(), "\n");
-  gauge("ready", "1 while streaming with the broker reachable (what /readyz answers).", readiness().ready ? 1 : 0);
+  return *families;
+}
+
+}  // namespace
+
+std::string RenderMetrics(const std::vector<PipelineMetrics>& pipelines) {
+  std::string out;
+  std::vector<std::string> labels;
+  for (const PipelineMetrics& p : pipelines) {
+    labels.push_back(p.pipeline.empty() ? "" : Cat("pipeline=\"", p.pipeline, "\","));
+  }
+  for (const Family& family : Families()) {
+    Append(&out, "# HELP outbox_relay_", family.name, " ", family.help, "\n# TYPE outbox_relay_", family.name, " ",
+           family.type, "\n");
+    for (size_t i = 0; i < pipelines.size(); ++i) family.samples(*pipelines[i].metrics, labels[i], &out);
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 
@@ -18,7 +19,8 @@ class Histogram {
   static constexpr std::array<double, 14> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                                      0.25,  0.5,    1,     2.5,  5,     10,  30};
   void Observe(double seconds);
-  void Render(const std::string& name, const std::string& help, std::string* out) const;
+  // The samples (no HELP/TYPE lines); `labels` is empty or `name="value",` pairs each followed by a comma.
+  void RenderSamples(const std::string& name, const std::string& labels, std::string* out) const;
 
  private:
   std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};  // last one is +Inf
@@ -50,6 +52,8 @@ struct Metrics {
 
   void SetNotReadyReason(std::string reason);
   std::string not_ready_reason() const;
+  // The loop has ended for good (a fatal error, or a halt): readiness says so with `why` from then on.
+  void SetStopped(std::string why);
 
   // What /readyz answers: ready, or why not (never empty when not ready).
   struct Readiness {
@@ -64,6 +68,17 @@ struct Metrics {
  private:
   mutable std::mutex mu_;
   std::string not_ready_reason_ ABSL_GUARDED_BY(mu_) = "starting";
+  std::string stopped_ ABSL_GUARDED_BY(mu_);
 };
+
+// One pipeline's metrics and its name (empty: the only pipeline, rendered without a label).
+struct PipelineMetrics {
+  std::string pipeline;
+  const Metrics* metrics = nullptr;
+};
+
+// Every pipeline's metrics in one exposition: each family once, a sample per pipeline labelled
+// pipeline="<name>" (no label for a lone unnamed pipeline).
+std::string RenderMetrics(const std::vector<PipelineMetrics>& pipelines);
 
 }  // namespace outbox::ops

@@ -708,5 +708,100 @@ TEST(ConfigFuzzFindings, EscapedSecretInAnErrorMessageIsMasked) {
   EXPECT_EQ(message.find("Zq"), std::string::npos) << message;
 }
 
+constexpr char kTwoPipelines[] = R"(source:
+  conninfo: "host=db port=5432 user=relay password=s3cret-top"
+  publication: outbox_pub
+  status_interval_ms: 250
+kafka:
+  bootstrap.servers: "k:9092"
+http:
+  listen: "127.0.0.1:9300"
+pipelines:
+  orders:
+    source:
+      conninfo: "host=db dbname=orders user=relay password=s3cret-orders"
+      slot: orders_relay
+    outbox:
+      route.by: aggregatetype
+  billing:
+    source:
+      slot: billing_relay
+    kafka:
+      client.id: mine
+)";
+
+TEST(Pipelines, EachPipelineIsTheTopLevelOverriddenByItsOwnKeys) {
+  auto c = Load(kTwoPipelines);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->pipelines.size(), 2u);
+  std::map<std::string, const Config*> by_name;
+  for (const Config* p : PipelinesOf(*c)) by_name[p->pipeline] = p;
+  ASSERT_EQ(by_name.size(), 2u);
+  const Config& orders = *by_name.at("orders");
+  const Config& billing = *by_name.at("billing");
+  EXPECT_EQ(orders.source.slot, "orders_relay");
+  EXPECT_EQ(orders.source.conninfo, "host=db dbname=orders user=relay password=s3cret-orders");
+  EXPECT_EQ(orders.source.publication, "outbox_pub");  // from the top level
+  EXPECT_EQ(orders.source.status_interval_ms, 250);
+  EXPECT_EQ(orders.outbox.route_by, "aggregatetype");
+  EXPECT_EQ(billing.outbox.route_by, "type");
+  EXPECT_EQ(billing.source.conninfo, "host=db port=5432 user=relay password=s3cret-top");
+  // Each producer is named after its pipeline unless the pipeline names it.
+  EXPECT_EQ(orders.kafka.at("client.id"), "outbox-relay.orders");
+  EXPECT_EQ(billing.kafka.at("client.id"), "mine");
+  EXPECT_EQ(billing.kafka.at("bootstrap.servers"), "k:9092");
+  EXPECT_EQ(c->http_listen, "127.0.0.1:9300");
+  // The top level's Redact masks every pipeline's secrets.
+  const std::string text = Redact(*c, "s3cret-orders s3cret-top");
+  EXPECT_EQ(text.find("s3cret"), std::string::npos) << text;
+}
+
+TEST(Pipelines, ASingleFileHasNoPipelinesAndRunsItself) {
+  auto c = Load(kMinimal);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->pipelines.empty());
+  ASSERT_EQ(PipelinesOf(*c).size(), 1u);
+  EXPECT_EQ(PipelinesOf(*c)[0], &*c);
+}
+
+TEST(Pipelines, OverridesReachOnePipelineOrAll) {
+  auto c = Load(kTwoPipelines, {{"pipelines.billing.source.slot", "other"}, {"source.status_interval_ms", "900"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const Config& p : c->pipelines) {
+    EXPECT_EQ(p.source.status_interval_ms, 900) << p.pipeline;
+    if (p.pipeline == "billing") {
+      EXPECT_EQ(p.source.slot, "other");
+    }
+  }
+}
+
+TEST(Pipelines, ErrorsNameThePipelineAndTheKey) {
+  struct Case {
+    std::string extra;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"  third:\n    source:\n      slott: x\n", "pipelines.third: unknown key \"source.slott\""},
+      {"  third:\n    http:\n      listen: \"1:2\"\n", "pipelines.third.http.listen: a pipeline sets only"},
+      {"  third:\n    source:\n      slot: orders_relay\n      conninfo: \"host=db dbname=orders user=relay "
+       "password=s3cret-orders\"\n",
+       "same source.conninfo as pipeline"},
+      {"  bad.name:\n    source:\n      slot: x\n", "pipelines.bad.name.source.slot: a pipeline sets only"},
+      {"  third:\n    source:\n      status_interval_ms: -1\n", "source.status_interval_ms: must be an integer"},
+  };
+  for (const Case& k : cases) {
+    auto c = Load(std::string(kTwoPipelines) + k.extra);
+    ASSERT_FALSE(c.ok()) << k.extra;
+    EXPECT_THAT(std::string(c.status().message()), HasSubstr(k.message)) << k.extra;
+    EXPECT_EQ(std::string(c.status().message()).find("s3cret"), std::string::npos) << c.status();
+  }
+  // A pipeline without a slot of its own or from the top level.
+  auto missing = Load("kafka: {bootstrap.servers: k}\npipelines:\n  a:\n    source: {conninfo: x, publication: p}\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("pipelines.a: source.slot: required"));
+  auto empty = Load("kafka: {bootstrap.servers: k}\npipelines: {}\n");
+  ASSERT_FALSE(empty.ok());
+}
+
 }  // namespace
 }  // namespace outbox::config

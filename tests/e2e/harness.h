@@ -53,6 +53,8 @@ class RelayHarness {
 
   const std::string& db() const { return db_; }
   const std::string& slot() const { return slot_; }
+  const std::string& publication() const { return publication_; }
+  const std::string& topic_prefix() const { return topic_prefix_; }
   const std::string& dir() const { return dir_; }
   const std::string& config_path() const { return config_path_; }
   const std::string& bootstrap() const { return bootstrap_; }

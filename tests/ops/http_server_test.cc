@@ -112,5 +112,33 @@ TEST(HttpServer, StopsAndCanBeStoppedTwice) {
   EXPECT_EQ(Get(port, "/healthz").status, 0) << "nothing answers after Stop";
 }
 
+TEST(HttpServer, SeveralPipelinesAreReadyOnlyTogetherAndOneCanBeAskedFor) {
+  Metrics alpha, beta;
+  for (Metrics* m : {&alpha, &beta}) {
+    m->loop_running = true;
+    m->streaming = true;
+    m->broker_reachable = true;
+  }
+  HttpServer server({{"alpha", &alpha}, {"beta", &beta}});
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  const int port = server.port();
+  EXPECT_EQ(Get(port, "/readyz").status, 200);
+  beta.loop_running = false;
+  beta.SetStopped("fatal: boom");
+  const Response all = Get(port, "/readyz");
+  EXPECT_EQ(all.status, 503);
+  EXPECT_NE(all.body.find("pipeline alpha: ready"), std::string::npos) << all.body;
+  EXPECT_NE(all.body.find("pipeline beta: not ready: stopped: fatal: boom"), std::string::npos) << all.body;
+  EXPECT_EQ(Get(port, "/readyz?pipeline=alpha").status, 200);
+  EXPECT_EQ(Get(port, "/readyz?pipeline=beta").status, 503);
+  EXPECT_EQ(Get(port, "/readyz?pipeline=gamma").status, 404);
+  // Healthy while any loop runs: a stopped pipeline does not get the process restarted under the others.
+  EXPECT_EQ(Get(port, "/healthz").status, 200);
+  alpha.loop_running = false;
+  EXPECT_EQ(Get(port, "/healthz").status, 503);
+  const Response metrics = Get(port, "/metrics");
+  EXPECT_NE(metrics.body.find("outbox_relay_running{pipeline=\"beta\"} 0"), std::string::npos) << metrics.body;
+}
+
 }  // namespace
 }  // namespace outbox::ops

@@ -102,6 +102,29 @@ TEST(LogFormatter, TextKeepsOneEventOnOneLine) {
   EXPECT_TRUE(lines[0].ends_with(" info [pg] first\\nsecond\\r\\nthird")) << lines[0];
 }
 
+TEST(LogFormatter, APipelineThreadNamesItsPipeline) {
+  for (bool json : {false, true}) {
+    CapturedLogger log(json, nullptr, "relay");
+    log.logger->info("before");
+    SetThreadPipeline("orders");
+    log.logger->info("during");
+    SetThreadPipeline("");
+    log.logger->info("after");
+    const auto lines = log.Lines();
+    ASSERT_EQ(lines.size(), 3u);
+    if (json) {
+      EXPECT_FALSE(nlohmann::json::parse(lines[0]).contains("pipeline"));
+      EXPECT_EQ(nlohmann::json::parse(lines[1])["pipeline"], "orders") << lines[1];
+      EXPECT_EQ(nlohmann::json::parse(lines[1])["msg"], "during");
+      EXPECT_FALSE(nlohmann::json::parse(lines[2]).contains("pipeline"));
+    } else {
+      EXPECT_TRUE(lines[0].ends_with(" info [relay] before")) << lines[0];
+      EXPECT_TRUE(lines[1].ends_with(" info [relay] [orders] during")) << lines[1];
+      EXPECT_TRUE(lines[2].ends_with(" info [relay] after")) << lines[2];
+    }
+  }
+}
+
 TEST(LogFormatter, EveryMessageGoesThroughTheRedactor) {
   const Redactor redact = [](std::string text) {
     for (size_t pos; (pos = text.find("hunter2")) != std::string::npos;) text.replace(pos, 7, "****");

@@ -245,5 +245,43 @@ TEST(Metrics, ReadinessSaysWhyNot) {
   EXPECT_EQ(Value(f.at("outbox_relay_ready"), "outbox_relay_ready"), 1);
 }
 
+TEST(Metrics, SeveralPipelinesShareEachFamilyAndLabelEverySample) {
+  Metrics alpha, beta;
+  alpha.events_published = 7;
+  beta.events_published = 3;
+  beta.reconnects = 2;
+  alpha.loop_running = true;
+  alpha.commit_to_ack_seconds.Observe(0.002);
+  const auto f = Parse(RenderMetrics({{"alpha", &alpha}, {"beta", &beta}}));  // Parse fails on a family twice
+  const Family& events = f.at("outbox_relay_events_total");
+  EXPECT_EQ(Value(events, "outbox_relay_events_total", {{"pipeline", "alpha"}, {"result", "published"}}), 7);
+  EXPECT_EQ(Value(events, "outbox_relay_events_total", {{"pipeline", "beta"}, {"result", "published"}}), 3);
+  EXPECT_EQ(Value(f.at("outbox_relay_reconnects_total"), "outbox_relay_reconnects_total", {{"pipeline", "beta"}}), 2);
+  EXPECT_EQ(Value(f.at("outbox_relay_reconnects_total"), "outbox_relay_reconnects_total", {{"pipeline", "alpha"}}), 0);
+  EXPECT_EQ(Value(f.at("outbox_relay_running"), "outbox_relay_running", {{"pipeline", "alpha"}}), 1);
+  EXPECT_EQ(Value(f.at("outbox_relay_running"), "outbox_relay_running", {{"pipeline", "beta"}}), 0);
+  const Family& h = f.at("outbox_relay_commit_to_ack_seconds");
+  EXPECT_EQ(Value(h, "outbox_relay_commit_to_ack_seconds_count", {{"pipeline", "alpha"}}), 1);
+  EXPECT_EQ(Value(h, "outbox_relay_commit_to_ack_seconds_bucket", {{"pipeline", "alpha"}, {"le", "0.0025"}}), 1);
+  EXPECT_EQ(Value(h, "outbox_relay_commit_to_ack_seconds_count", {{"pipeline", "beta"}}), 0);
+  // Every sample of every family carries the pipeline label.
+  for (const auto& [name, family] : f) {
+    for (const Sample& s : family.samples) EXPECT_TRUE(s.labels.contains("pipeline")) << s.name;
+  }
+}
+
+TEST(Metrics, AStoppedLoopSaysWhyInReadiness) {
+  Metrics m;
+  m.loop_running = true;
+  m.streaming = true;
+  m.broker_reachable = true;
+  EXPECT_TRUE(m.readiness().ready);
+  m.loop_running = false;
+  EXPECT_EQ(m.readiness().reason, "the replication loop is not running");
+  m.SetStopped("fatal: slot dropped");
+  EXPECT_FALSE(m.readiness().ready);
+  EXPECT_EQ(m.readiness().reason, "stopped: fatal: slot dropped");
+}
+
 }  // namespace
 }  // namespace outbox::ops

@@ -1,0 +1,163 @@
+// Pipelines: run, init, status and check over every pipeline of a config.
+#include "app/pipelines.h"
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "app/commands.h"
+#include "common/strings.h"
+#include "kafka/producer_config.h"
+#include "nlohmann/json.hpp"
+#include "ops/http_server.h"
+#include "ops/metrics.h"
+#include "spdlog/spdlog.h"
+
+namespace outbox::app {
+namespace {
+
+// What `run` cannot honour is a usage error (exit 2), found before anything connects.
+absl::Status CheckRunnable(const config::Config& config) {
+  auto producer = kafka::BuildProducerConfig(
+      config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
+  if (!producer.ok()) return producer.status();
+  if (config.outbox.format == config::Format::kProtobuf) {
+    return absl::InvalidArgumentError("outbox.format: protobuf is not supported yet (use raw or cloudevents)");
+  }
+  return absl::OkStatus();
+}
+
+std::string Prefixed(const config::Config& pipeline, absl::string_view message) {
+  return pipeline.pipeline.empty() ? std::string(message) : Cat("pipeline ", pipeline.pipeline, ": ", message);
+}
+
+// One pipeline's loop thread and what it ended with.
+struct Running {
+  const config::Config* config = nullptr;
+  std::unique_ptr<ops::Metrics> metrics = std::make_unique<ops::Metrics>();
+  std::thread thread;
+  int exit_code = kExitOk;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<const config::Config*>> SelectPipelines(const config::Config& config,
+                                                                   const PipelineSelection& selection) {
+  std::vector<const config::Config*> all = config::PipelinesOf(config);
+  if (!selection.only.has_value()) return all;
+  for (const config::Config* p : all) {
+    if (p->pipeline == *selection.only) return std::vector<const config::Config*>{p};
+  }
+  std::string names;
+  for (const config::Config* p : all) Append(&names, names.empty() ? "" : ", ", p->pipeline);
+  return absl::InvalidArgumentError(config.pipelines.empty()
+                                        ? Cat("--pipeline ", *selection.only, ": the config has no pipelines")
+                                        : Cat("--pipeline ", *selection.only, ": no such pipeline (", names, ")"));
+}
+
+int RunPipelines(const config::Config& config, const RunOptions& options, const PipelineSelection& selection,
+                 const std::atomic<bool>* stop, ops::Redactor redact) {
+  const std::vector<const config::Config*> all = config::PipelinesOf(config);
+  if (options.start_lsn.has_value() && all.size() > 1 && !selection.only.has_value()) {
+    spdlog::error("--start-lsn: the config has {} pipelines: name the one it applies to with --pipeline",
+                  all.size());
+    return kExitUsage;
+  }
+  auto chosen = SelectPipelines(config, selection);
+  if (!chosen.ok()) {
+    spdlog::error("{}", chosen.status().message());
+    return kExitUsage;
+  }
+  for (const config::Config* p : all) {
+    if (absl::Status st = CheckRunnable(*p); !st.ok()) {
+      spdlog::error("{}", config::Redact(config, Prefixed(*p, st.message())));
+      return kExitUsage;
+    }
+  }
+
+  std::vector<Running> running(all.size());
+  std::vector<ops::PipelineMetrics> labelled;
+  for (size_t i = 0; i < all.size(); ++i) {
+    running[i].config = all[i];
+    labelled.push_back({all[i]->pipeline, running[i].metrics.get()});
+  }
+  ops::HttpServer http(labelled, redact);
+  if (absl::Status st = http.Start(config.http_listen); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return kExitFatal;
+  }
+  for (Running& r : running) {
+    spdlog::info("outbox-relay {} starting{}: slot {}, publication {}, table {}, http {}:{}", OUTBOX_RELAY_VERSION,
+                 r.config->pipeline.empty() ? "" : Cat(" pipeline ", r.config->pipeline), r.config->source.slot,
+                 r.config->source.publication, r.config->outbox.table,
+                 config.http_listen.substr(0, config.http_listen.rfind(':')), http.port());
+  }
+  for (Running& r : running) {
+    RunOptions own = options;
+    // --start-lsn and --accept-gap are about one slot: with several pipelines, the --pipeline one's.
+    if (all.size() > 1 && r.config != chosen->front()) own = RunOptions{};
+    r.thread = std::thread([&r, own, stop, &config] {
+      ops::SetThreadPipeline(r.config->pipeline);
+      Relay relay(*r.config, own, r.metrics.get(), stop);
+      const absl::Status st = relay.Run();
+      r.metrics->loop_running = false;
+      r.metrics->streaming = false;
+      if (st.ok()) {
+        r.metrics->SetStopped("stopped cleanly");
+        spdlog::info("stopped cleanly");
+        return;
+      }
+      const std::string message = config::Redact(config, Msg(st));
+      r.metrics->SetStopped(Cat("fatal: ", message));
+      spdlog::critical("fatal: {}", message);
+      if (config.pipelines.size() > 1) spdlog::error("the other pipelines go on");
+      r.exit_code = st.code() == absl::StatusCode::kInvalidArgument && own.start_lsn.has_value() &&
+                            st.message().find("--start-lsn") == 0
+                        ? kExitUsage
+                        : kExitFatal;
+    });
+  }
+  for (Running& r : running) r.thread.join();
+  http.Stop();
+  int code = kExitOk;
+  for (const Running& r : running) code = std::max(code, r.exit_code);
+  return code;
+}
+
+int RunCommand(Command command, const config::Config& config, const PipelineSelection& selection,
+               const CommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto chosen = SelectPipelines(config, selection);
+  if (!chosen.ok()) {
+    err << "outbox-relay: " << chosen.status().message() << "\n";
+    return kExitUsage;
+  }
+  const auto one = [&](const config::Config& p, std::ostream& o) {
+    switch (command) {
+      case Command::kInit: return Init(p, options.print, options.create_table, o, err);
+      case Command::kStatus: return Status(p, options.json, o, err);
+      case Command::kCheck: return Check(p, o, err);
+    }
+    return kExitUsage;
+  };
+  if (config.pipelines.empty()) return one(config, out);
+  int code = kExitOk;
+  if (command == Command::kStatus && options.json) {
+    nlohmann::json all = nlohmann::json::object();
+    for (const config::Config* p : *chosen) {
+      std::ostringstream text;
+      code = std::max(code, one(*p, text));
+      all[p->pipeline] = text.str().empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(text.str(), nullptr, false);
+    }
+    out << nlohmann::json{{"pipelines", all}}.dump(2) << "\n";
+    return code;
+  }
+  for (const config::Config* p : *chosen) {
+    out << "== pipeline " << p->pipeline << " ==\n";
+    code = std::max(code, one(*p, out));
+  }
+  return code;
+}
+
+}  // namespace outbox::app
