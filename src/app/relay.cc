@@ -296,10 +296,18 @@ absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
       if (absl::Status st = ReplayStep(); !st.ok()) return st;
       more_buffered = replay_ != nullptr;
     } else if (!bp) {
+      bool read_again = true;
       for (int i = 0; i < kMessagesPerBatch; ++i) {
         auto msg = conn.ReadMessage();
         if (!msg.ok()) return msg.status();
-        if (!msg->has_value()) break;
+        if (!msg->has_value()) {
+          // libpq's buffer is drained: one non-blocking read for what arrived meanwhile, before sleeping in
+          // poll() (under load the server has usually sent more: this saves a sleep and a wake-up).
+          if (!read_again) break;
+          read_again = false;
+          if (absl::Status st = conn.ConsumeInput(); !st.ok()) return st;
+          continue;
+        }
         if (absl::Status st = HandleFrame(**msg); !st.ok()) return st;
         if (halt_ || fatal_ || rewind_reason_ || backpressured()) break;
         if (replay_) {  // a streamed transaction committed: produce it before reading on

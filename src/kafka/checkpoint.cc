@@ -54,8 +54,10 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(std::string_view json) {
 
 namespace {
 
+// The checkpoint reader only assigns partitions and commits nothing: its group has nothing to leave. Closing it
+// as a group member waited up to a second (a coordinator query in flight) in about one read of six.
 struct RkDeleter {
-  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE); }
 };
 using Rk = std::unique_ptr<rd_kafka_t, RkDeleter>;
 
@@ -167,7 +169,6 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
       }
       rd_kafka_message_destroy(m);
     }
-    rd_kafka_consumer_close(rk->get());
   }
   rd_kafka_topic_partition_list_destroy(assignment);
   return best;
