@@ -481,6 +481,21 @@ absl::Status OutboxMapper::WrapInEnvelope(Record& r) {
   return absl::OkStatus();
 }
 
+absl::Status OutboxMapper::CompleteEnvelope(Record& record, std::string_view source_lsn) {
+  if (config_.format != config::Format::kProtobuf || !record.value) return absl::OkStatus();
+  v1::Envelope& e = *envelope_;
+  if (!e.ParseFromArray(record.value->data(), static_cast<int>(record.value->size()))) {
+    return absl::InternalError(Cat("the buffered envelope of event id=", record.event_id, " does not parse"));
+  }
+  e.mutable_source_lsn()->assign(source_lsn.data(), source_lsn.size());
+  SetTimestamp(e, record.timestamp_ms);
+  if (!e.SerializeToString(&s_.envelope_bytes)) {
+    return absl::InternalError(Cat("could not serialize the envelope of event id=", record.event_id));
+  }
+  record.value = s_.envelope_bytes;
+  return absl::OkStatus();
+}
+
 // The CloudEvents Kafka protocol binding, binary content mode: the record's value is the event data and the
 // attributes are `ce_`-prefixed headers (specversion, id, source, type, time) plus content-type.
 void OutboxMapper::AddCloudEventsHeaders(Record& r) {

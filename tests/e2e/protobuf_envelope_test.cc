@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <map>
+#include <set>
 #include <string>
 
 #include "e2e/fault_util.h"
@@ -131,6 +132,46 @@ TEST_F(ProtobufEnvelope, ByteaPayloadIsCarriedAsBytesAndTombstonesAreNullValuesW
     EXPECT_EQ(r.FindHeader("content-type"), nullptr) << id;
     EXPECT_NE(r.FindHeader("source_lsn"), nullptr) << id;
   }
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+// A streamed transaction is mapped before its commit is known: its envelopes must still carry the commit's LSN
+// and time, as the records' headers and timestamps do.
+TEST(ProtobufEnvelopeStreaming, StreamedTransactionEnvelopesCarryTheCommitLsnAndTime) {
+  auto pg = PgServer::Create(PgServer::Options{.extra_conf = "logical_decoding_work_mem=64kB"});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  RelayHarness h(pg->get(), broker->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "outbox.format=protobuf", "--set", "source.streaming=true"});
+  ASSERT_NE(relay, nullptr);
+  constexpr int kRows = 2000;  // about 400 kB of changes: streamed in several blocks before the commit
+  h.Sql("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) SELECT gen_random_uuid(), 's', "
+        "'k' || (g % 7), 'Big', jsonb_build_object('step', g, 'pad', repeat('p', 100)) "
+        "FROM generate_series(1, " + std::to_string(kRows) + ") g");
+  auto reader = KafkaReader::Create(broker->bootstrap());
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto records = (*reader)->ReadUntil(h.Topic("Big"), kRows, 120s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  ASSERT_EQ(records->size(), static_cast<size_t>(kRows));
+  std::set<std::string> lsns;
+  for (const KafkaRecord& r : *records) {
+    outbox::v1::Envelope e;
+    ASSERT_TRUE(r.value && e.ParseFromString(*r.value)) << "offset " << r.offset;
+    ASSERT_EQ(e.source_lsn(), HeaderValue(r, "source_lsn")) << "offset " << r.offset;
+    ASSERT_EQ(e.timestamp().seconds() * 1000 + e.timestamp().nanos() / 1000000, r.timestamp_ms) << r.offset;
+    lsns.insert(e.source_lsn());
+  }
+  EXPECT_EQ(lsns.size(), 1u) << "one transaction, one commit LSN";
+  EXPECT_NE(*lsns.begin(), "0/0");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return h.Value("SELECT stream_txns FROM pg_stat_replication_slots WHERE slot_name = '" + h.slot() + "'")
+                   .value_or("0") != "0";
+      },
+      30s, "the slot's statistics show a streamed transaction"));
   ASSERT_TRUE(relay->Kill(SIGTERM).ok());
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }

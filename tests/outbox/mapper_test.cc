@@ -901,6 +901,32 @@ TEST_F(ProtobufMapperTest, SuccessiveMapsDoNotLeakFieldsOfThePreviousEvent) {
   EXPECT_FALSE(e.additional(0).has_value());
 }
 
+TEST_F(ProtobufMapperTest, StreamedRecordGetsItsCommitLsnAndTimeWhenCompleted) {
+  // As the relay does for a streamed transaction: mapped before the commit is known, buffered, completed at replay.
+  tuple_ = Tuple();
+  auto r = mapper().Map(relation_, tuple_, Lsn(0), INT64_MIN);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Record record = *r;
+  const std::string buffered(*record.value);
+  record.value = buffered;
+  record.timestamp_ms = kCommitTimeMs + 7;  // BufferedEvent::ToRecord: the commit time
+  ASSERT_TRUE(mapper().CompleteEnvelope(record, "16/B374D848").ok());
+  const v1::Envelope e = Envelope(record);
+  EXPECT_EQ(e.source_lsn(), "16/B374D848");
+  EXPECT_EQ(e.timestamp().seconds(), kCommitTimeMs / 1000);
+  EXPECT_EQ(e.timestamp().nanos(), 7000000);
+  EXPECT_EQ(e.id(), kEventId);
+  EXPECT_EQ(e.payload(), R"({"amount": 10, "currency": "EUR"})");
+}
+
+TEST_F(MapperTest, CompleteEnvelopeLeavesOtherFormatsAlone) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  Record record = *r;
+  ASSERT_TRUE(mapper().CompleteEnvelope(record, "1/2").ok());
+  EXPECT_EQ(record.value, R"({"amount": 10, "currency": "EUR"})");
+}
+
 TEST_F(ProtobufMapperTest, MissingTypeColumnIsFatal) {
   relation_.columns.erase(relation_.columns.begin() + Index("type"));
   values_.erase(values_.begin() + 3);
