@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything outbox-relay needs to build and test on a Debian bookworm machine:
-#   - Debian packages (compiler, libpq, PostgreSQL 15, abseil, spdlog, nlohmann_json, yaml-cpp, CLI11, httplib, gtest)
+#   - Debian packages (compiler, libpq, PostgreSQL 15, abseil, spdlog, nlohmann_json, yaml-cpp, CLI11, httplib,
+#     protobuf, gtest)
 #   - librdkafka 2.8.0 built from Debian trixie's *source* package into a cached prefix (no trixie binaries)
 #   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
 # Idempotent: every step is skipped when its result is already there. Used by README, .ci/run and docker/.
@@ -29,6 +30,7 @@ DEB_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libpq-dev postgresql-15 postgresql-client-15
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
+  libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev llvm
   maven openjdk-17-jre-headless bc procps iproute2

@@ -1,5 +1,6 @@
 // outbox-consume: prints records of one or more topics from the beginning (topic, partition, offset, key,
-// headers, value), one line each, until --count records or --timeout-ms. Used by the quickstart and benchmarks.
+// headers, value), one line each, until --count records or --timeout-ms. A value whose content-type header names
+// outbox.v1.Envelope (outbox.format: protobuf) is printed decoded. Used by the quickstart and benchmarks.
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
@@ -8,6 +9,22 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "outbox/v1/envelope.pb.h"
+
+namespace {
+
+constexpr const char* kEnvelopeContentType = "application/x-protobuf; messageType=outbox.v1.Envelope";
+
+// The value as printed: its bytes, or a decoded envelope in protobuf's one-line text form.
+std::string Value(const rd_kafka_message_t* m, bool envelope) {
+  if (m->payload == nullptr) return "(null)";
+  const std::string bytes(static_cast<const char*>(m->payload), m->len);
+  outbox::v1::Envelope e;
+  if (envelope && e.ParseFromString(bytes)) return "outbox.v1.Envelope{" + e.ShortDebugString() + "}";
+  return bytes;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"outbox-consume: print the records of topics from the beginning"};
@@ -67,15 +84,18 @@ int main(int argc, char** argv) {
                          std::to_string(m->offset) + "] key=" +
                          (m->key ? std::string(static_cast<const char*>(m->key), m->key_len) : "(null)");
       rd_kafka_headers_t* hdrs = nullptr;
+      bool envelope = false;
       if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
         const char* name;
         const void* val;
         size_t size;
         for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
-          line += std::string(" ") + name + "=" + (val ? std::string(static_cast<const char*>(val), size) : "(null)");
+          const std::string value = val ? std::string(static_cast<const char*>(val), size) : "(null)";
+          envelope = envelope || (std::string(name) == "content-type" && value == kEnvelopeContentType);
+          line += std::string(" ") + name + "=" + value;
         }
       }
-      line += " value=" + (m->payload ? std::string(static_cast<const char*>(m->payload), m->len) : "(null)");
+      line += " value=" + Value(m, envelope);
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
     }

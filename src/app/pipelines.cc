@@ -23,9 +23,6 @@ absl::Status CheckRunnable(const config::Config& config) {
   auto producer = kafka::BuildProducerConfig(
       config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
   if (!producer.ok()) return producer.status();
-  if (config.outbox.format == config::Format::kProtobuf) {
-    return absl::InvalidArgumentError("outbox.format: protobuf is not supported yet (use raw or cloudevents)");
-  }
   return absl::OkStatus();
 }
 

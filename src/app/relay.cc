@@ -908,6 +908,9 @@ absl::Status Relay::ReplayStep() {
     const BufferedEvent& e = **next;
     outbox::Record record = e.ToRecord(replay_source_lsn_, tx_commit_time_ms_);
     if (tx_halt_) continue;  // already halted: nothing more of it is produced
+    if (!e.error) {
+      if (absl::Status st = mapper_.CompleteEnvelope(record, replay_source_lsn_); !st.ok()) return st;
+    }
     absl::Status st = e.error ? PerEventError(absl::InvalidArgumentError(Cat(e.error_message, " (event id=",
                                                                              e.event_id, ")")),
                                               std::move(record))

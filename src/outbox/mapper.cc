@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "outbox/v1/envelope.pb.h"
 
 namespace outbox::outbox {
 namespace {
@@ -73,6 +74,18 @@ std::string ReplaceAll(std::string_view text, std::string_view from, std::string
   }
   out.append(text.substr(pos));
   return out;
+}
+
+// Unix epoch milliseconds as a google.protobuf.Timestamp (nanos always in [0, 1e9), as the type requires).
+void SetTimestamp(v1::Envelope& e, int64_t ms) {
+  int64_t seconds = ms / 1000;
+  int64_t millis = ms % 1000;
+  if (millis < 0) {
+    seconds -= 1;
+    millis += 1000;
+  }
+  e.mutable_timestamp()->set_seconds(seconds);
+  e.mutable_timestamp()->set_nanos(static_cast<int32_t>(millis * 1000000));
 }
 
 }  // namespace
@@ -244,7 +257,14 @@ absl::StatusOr<std::string> DecodeByteaHex(std::string_view text) {
 OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config), router_(config) {
   std::tie(schema_, table_) = config::SplitTableName(config.table);
   s_.additional.resize(config_.fields.additional.size());
+  if (config_.format == config::Format::kProtobuf) {
+    envelope_ = std::make_unique<v1::Envelope>();
+    envelope_->set_source(Cat("/", schema_, "/", table_));
+    for (const config::AdditionalField& f : config_.fields.additional) envelope_->add_additional()->set_name(f.name);
+  }
 }
+
+OutboxMapper::~OutboxMapper() = default;
 
 bool OutboxMapper::IsOutbox(const pg::Relation& relation) const {
   const std::string_view nsp = relation.nspname.empty() ? std::string_view("pg_catalog") : relation.nspname;
@@ -293,7 +313,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
                                                         "timestamptz or bigint milliseconds"));
     }
   }
-  if (config_.format == config::Format::kCloudEvents) {
+  if (config_.format != config::Format::kRaw) {  // CloudEvents' ce_type, the envelope's type
     auto type = require(config_.fields.type, "outbox.fields.type");
     if (!type.ok()) return type.status();
     b.type = *type;
@@ -416,7 +436,64 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   }
   r.headers.push_back(Header{"source_lsn", std::string_view(s_.source_lsn)});
   if (config_.format == config::Format::kCloudEvents) AddCloudEventsHeaders(r);
+  if (config_.format == config::Format::kProtobuf) {
+    if (absl::Status st = WrapInEnvelope(r); !st.ok()) return st;
+  }
   return r;
+}
+
+// The value becomes an outbox.v1.Envelope around the payload. A NULL payload gives an envelope without one, unless
+// tombstone_on_empty_payload asks for tombstones: then a NULL or empty payload gives a null value, as in raw.
+absl::Status OutboxMapper::WrapInEnvelope(Record& r) {
+  if (!r.value && config_.tombstone_on_empty_payload) return absl::OkStatus();
+  // mutable_*()->assign rather than set_*(): protobuf 3.21's setters copy a pointer and length into a temporary
+  // std::string first.
+  const auto assign = [](std::string* field, std::string_view v) { field->assign(v.data(), v.size()); };
+  v1::Envelope& e = *envelope_;
+  assign(e.mutable_id(), s_.id.text);
+  assign(e.mutable_type(), s_.type.text);
+  if (r.key) {
+    assign(e.mutable_key(), *r.key);
+  } else {
+    e.clear_key();
+  }
+  assign(e.mutable_route_value(), s_.route.text);
+  if (r.value) {
+    assign(e.mutable_payload(), *r.value);
+  } else {
+    e.clear_payload();
+  }
+  SetTimestamp(e, r.timestamp_ms);
+  assign(e.mutable_source_lsn(), s_.source_lsn);
+  for (size_t i = 0; i < s_.additional.size(); ++i) {
+    v1::Envelope::Field& f = *e.mutable_additional(static_cast<int>(i));
+    if (s_.additional[i].null) {
+      f.clear_value();
+    } else {
+      assign(f.mutable_value(), s_.additional[i].text);
+    }
+  }
+  if (!e.SerializeToString(&s_.envelope_bytes)) {
+    return absl::InternalError(Cat("could not serialize the envelope of event id=", s_.id.text));
+  }
+  r.value = s_.envelope_bytes;
+  r.headers.push_back(Header{"content-type", kEnvelopeContentType});
+  return absl::OkStatus();
+}
+
+absl::Status OutboxMapper::CompleteEnvelope(Record& record, std::string_view source_lsn) {
+  if (config_.format != config::Format::kProtobuf || !record.value) return absl::OkStatus();
+  v1::Envelope& e = *envelope_;
+  if (!e.ParseFromArray(record.value->data(), static_cast<int>(record.value->size()))) {
+    return absl::InternalError(Cat("the buffered envelope of event id=", record.event_id, " does not parse"));
+  }
+  e.mutable_source_lsn()->assign(source_lsn.data(), source_lsn.size());
+  SetTimestamp(e, record.timestamp_ms);
+  if (!e.SerializeToString(&s_.envelope_bytes)) {
+    return absl::InternalError(Cat("could not serialize the envelope of event id=", record.event_id));
+  }
+  record.value = s_.envelope_bytes;
+  return absl::OkStatus();
 }
 
 // The CloudEvents Kafka protocol binding, binary content mode: the record's value is the event data and the

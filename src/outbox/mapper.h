@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -19,7 +20,14 @@
 #include "config/config.h"
 #include "pg/pgoutput.h"
 
+namespace outbox::v1 {
+class Envelope;  // proto/outbox/v1/envelope.proto
+}  // namespace outbox::v1
+
 namespace outbox::outbox {
+
+// The content-type header of a record whose value is an outbox.v1.Envelope (outbox.format: protobuf).
+inline constexpr std::string_view kEnvelopeContentType = "application/x-protobuf; messageType=outbox.v1.Envelope";
 
 struct Header {
   std::string_view name;
@@ -89,6 +97,7 @@ absl::StatusOr<std::string> DecodeByteaHex(std::string_view text);
 class OutboxMapper {
  public:
   explicit OutboxMapper(const config::OutboxConfig& config);
+  ~OutboxMapper();
 
   // Forgets the column positions of `oid`: call on every Relation message (its layout may have changed).
   void OnRelation(uint32_t oid) { bindings_.erase(oid); }
@@ -112,6 +121,11 @@ class OutboxMapper {
   // after Map returned a per-event error (or a record), until the next Map call.
   Record Original(Lsn commit_lsn, int64_t commit_time_ms);
 
+  // outbox.format: protobuf: a record of a streamed transaction is mapped before its commit is known; at replay
+  // this sets its source_lsn and its (final) timestamp_ms in the envelope of its value, which then views the
+  // mapper's buffer until the next Map call. Does nothing for the other formats and for a tombstone.
+  absl::Status CompleteEnvelope(Record& record, std::string_view source_lsn);
+
 
  private:
   // Column positions of one relation (by OID), resolved from its Relation message.
@@ -125,6 +139,9 @@ class OutboxMapper {
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
   void AddCloudEventsHeaders(Record& r);
+  // outbox.format: protobuf: replaces the record's value (the payload as the raw format carries it) by the
+  // serialized envelope, and adds the content-type header.
+  absl::Status WrapInEnvelope(Record& r);
 
   config::OutboxConfig config_;
   TopicRouter router_;
@@ -149,8 +166,12 @@ class OutboxMapper {
     Lsn source_lsn_of;          // the commit LSN source_lsn was printed from
     std::string routed_value;   // the route value `topic` was made from
     std::string ce_time, ce_source;  // CloudEvents headers (outbox.format: cloudevents)
+    std::string envelope_bytes;      // the serialized envelope (outbox.format: protobuf)
     Record record;
   } s_;
+  // outbox.format: protobuf: one envelope, refilled field by field for every record (never cleared, so its
+  // strings, timestamp and additional fields keep their allocations). Null for the other formats.
+  std::unique_ptr<v1::Envelope> envelope_;
 };
 
 }  // namespace outbox::outbox

@@ -13,6 +13,7 @@
 
 #include "common/lsn.h"
 #include "config/config.h"
+#include "outbox/v1/envelope.pb.h"
 #include "pg/pgoutput.h"
 
 namespace outbox::outbox {
@@ -749,6 +750,218 @@ TEST_F(MapperTest, RawFormatHasNoCloudEventsHeaders) {
   auto r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
+}
+
+}  // namespace
+}  // namespace outbox::outbox
+
+namespace outbox::outbox {
+namespace {
+
+// --- The protobuf envelope (outbox.format: protobuf) -------------------------------------------------------------
+
+// The record's value parsed with the generated class; an empty envelope (and a test failure) when it is not one.
+v1::Envelope Envelope(const Record& r) {
+  v1::Envelope e;
+  if (!r.value.has_value()) {
+    ADD_FAILURE() << "null value";
+  } else if (!e.ParseFromArray(r.value->data(), static_cast<int>(r.value->size()))) {
+    ADD_FAILURE() << "the value is not an outbox.v1.Envelope";
+  }
+  return e;
+}
+
+class ProtobufMapperTest : public MapperTest {
+ protected:
+  ProtobufMapperTest() { config_.format = config::Format::kProtobuf; }
+};
+
+TEST_F(ProtobufMapperTest, ValueIsAnEnvelopeCarryingEveryField) {
+  config_.route_by = "aggregatetype";
+  config_.fields.timestamp = "created_at";
+  config_.fields.additional = {
+      config::AdditionalField{.column = "aggregatetype", .placement = "header", .name = "aggregate"},
+      config::AdditionalField{.column = "aggregateid", .placement = "header", .name = "aggregate_id"},
+  };
+  tuple_ = Tuple();
+  auto r = mapper().Map(relation_, tuple_, kCommitLsn, kCommitTimeMs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  EXPECT_EQ(e.id(), kEventId);
+  EXPECT_EQ(e.type(), "OrderCreated");
+  ASSERT_TRUE(e.has_key());
+  EXPECT_EQ(e.key(), "order-42");
+  EXPECT_EQ(e.route_value(), "Order");
+  ASSERT_TRUE(e.has_payload());
+  EXPECT_EQ(e.payload(), R"({"amount": 10, "currency": "EUR"})");
+  EXPECT_EQ(e.timestamp().seconds(), 1714564800);  // 2024-05-01 12:00:00 UTC
+  EXPECT_EQ(e.timestamp().nanos(), 123000000) << "milliseconds, as the record timestamp";
+  EXPECT_EQ(e.source_lsn(), "16/B374D848");
+  EXPECT_EQ(e.source(), "/public/outbox");
+  ASSERT_EQ(e.additional_size(), 2);
+  EXPECT_EQ(e.additional(0).name(), "aggregate");
+  EXPECT_EQ(e.additional(0).value(), "Order");
+  EXPECT_EQ(e.additional(1).name(), "aggregate_id");
+  EXPECT_EQ(e.additional(1).value(), "order-42");
+  // The Kafka record around it is the raw one plus content-type.
+  EXPECT_EQ(r->topic, "outbox.event.Order");
+  EXPECT_EQ(r->key, "order-42");
+  EXPECT_EQ(r->timestamp_ms, 1714564800123);
+  EXPECT_THAT(HeaderNames(*r),
+              ::testing::ElementsAre("id", "aggregate", "aggregate_id", "source_lsn", "content-type"));
+  EXPECT_EQ(HeaderValue(*r, "id"), kEventId);
+  EXPECT_EQ(HeaderValue(*r, "content-type"), kEnvelopeContentType);
+  EXPECT_EQ(r->Bytes(), r->topic.size() + r->key->size() + r->value->size() + 2 + std::string_view(kEventId).size() +
+                            9 + 5 + 12 + 8 + 10 + 11 + 12 + kEnvelopeContentType.size());
+}
+
+TEST_F(ProtobufMapperTest, ByteaPayloadIsItsRawBytes) {
+  SetType("payload", kBytea);
+  Set("payload", "\\x00ff0a");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  ASSERT_TRUE(e.has_payload());
+  EXPECT_EQ(e.payload(), std::string("\x00\xff\x0a", 3));
+}
+
+TEST_F(ProtobufMapperTest, NullPayloadAndKeyAreAbsentNotEmpty) {
+  Set("payload", std::nullopt);
+  Set("aggregateid", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  EXPECT_FALSE(e.has_payload()) << "a NULL payload gives an envelope without one, not a tombstone";
+  EXPECT_FALSE(e.has_key());
+  EXPECT_EQ(e.id(), kEventId);
+  EXPECT_EQ(r->key, std::nullopt);
+}
+
+TEST_F(ProtobufMapperTest, EmptyPayloadIsPresentAndEmpty) {
+  SetType("payload", kText);
+  Set("payload", "");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  EXPECT_TRUE(e.has_payload());
+  EXPECT_EQ(e.payload(), "");
+}
+
+TEST_F(ProtobufMapperTest, TombstoneOnEmptyPayloadGivesANullValueForNullAndEmptyPayloads) {
+  config_.tombstone_on_empty_payload = true;
+  SetType("payload", kText);
+  for (std::optional<std::string> payload : {std::optional<std::string>(), std::optional<std::string>("")}) {
+    Set("payload", payload);
+    auto r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->value.has_value()) << (payload ? "empty" : "NULL");
+    EXPECT_THAT(HeaderNames(*r), ::testing::ElementsAre("id", "source_lsn")) << "no content-type on a tombstone";
+  }
+  Set("payload", "x");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Envelope(*r).payload(), "x");
+}
+
+TEST_F(ProtobufMapperTest, TimestampIsTheCommitTimeWithoutATimestampColumn) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  EXPECT_EQ(e.timestamp().seconds(), kCommitTimeMs / 1000);
+  EXPECT_EQ(e.timestamp().nanos(), 0);
+}
+
+TEST_F(ProtobufMapperTest, TimestampBeforeTheEpochHasPositiveNanos) {
+  config_.fields.timestamp = "created_at";
+  Set("created_at", "1969-12-31 23:59:59.5+00");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  EXPECT_EQ(e.timestamp().seconds(), -1);
+  EXPECT_EQ(e.timestamp().nanos(), 500000000);
+}
+
+TEST_F(ProtobufMapperTest, SuccessiveMapsDoNotLeakFieldsOfThePreviousEvent) {
+  config_.fields.additional = {config::AdditionalField{.column = "aggregatetype", .placement = "header", .name = "agg"}};
+  ASSERT_TRUE(Map().ok());
+  Set("id", "second");
+  Set("type", "OrderShipped");
+  Set("aggregateid", std::nullopt);
+  Set("aggregatetype", std::nullopt);
+  Set("payload", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  EXPECT_EQ(e.id(), "second");
+  EXPECT_EQ(e.type(), "OrderShipped");
+  EXPECT_FALSE(e.has_key());
+  EXPECT_FALSE(e.has_payload());
+  ASSERT_EQ(e.additional_size(), 1);
+  EXPECT_EQ(e.additional(0).name(), "agg");
+  EXPECT_FALSE(e.additional(0).has_value());
+}
+
+TEST_F(ProtobufMapperTest, StreamedRecordGetsItsCommitLsnAndTimeWhenCompleted) {
+  // As the relay does for a streamed transaction: mapped before the commit is known, buffered, completed at replay.
+  tuple_ = Tuple();
+  auto r = mapper().Map(relation_, tuple_, Lsn(0), INT64_MIN);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Record record = *r;
+  const std::string buffered(*record.value);
+  record.value = buffered;
+  record.timestamp_ms = kCommitTimeMs + 7;  // BufferedEvent::ToRecord: the commit time
+  ASSERT_TRUE(mapper().CompleteEnvelope(record, "16/B374D848").ok());
+  const v1::Envelope e = Envelope(record);
+  EXPECT_EQ(e.source_lsn(), "16/B374D848");
+  EXPECT_EQ(e.timestamp().seconds(), kCommitTimeMs / 1000);
+  EXPECT_EQ(e.timestamp().nanos(), 7000000);
+  EXPECT_EQ(e.id(), kEventId);
+  EXPECT_EQ(e.payload(), R"({"amount": 10, "currency": "EUR"})");
+}
+
+TEST_F(MapperTest, CompleteEnvelopeLeavesOtherFormatsAlone) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  Record record = *r;
+  ASSERT_TRUE(mapper().CompleteEnvelope(record, "1/2").ok());
+  EXPECT_EQ(record.value, R"({"amount": 10, "currency": "EUR"})");
+}
+
+TEST_F(ProtobufMapperTest, MissingTypeColumnIsFatal) {
+  relation_.columns.erase(relation_.columns.begin() + Index("type"));
+  values_.erase(values_.begin() + 3);
+  config_.route_by = "aggregatetype";
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.fields.type"));
+}
+
+TEST_F(ProtobufMapperTest, LogicalMessageGivesTheSameEnvelopeAsARow) {
+  config_.fields.additional = {config::AdditionalField{.column = "tenant", .placement = "header", .name = "tenant"}};
+  auto r = mapper().MapMessage(
+      R"({"id":"m-1","aggregatetype":"Order","aggregateid":"order-7","type":"OrderCreated",)"
+      R"("payload": {"b": [1, 2.50]} ,"tenant":"acme","created_at":"ignored"})",
+      kCommitLsn, kCommitTimeMs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const v1::Envelope e = Envelope(*r);
+  EXPECT_EQ(e.id(), "m-1");
+  EXPECT_EQ(e.type(), "OrderCreated");
+  EXPECT_EQ(e.key(), "order-7");
+  EXPECT_EQ(e.route_value(), "OrderCreated");
+  EXPECT_EQ(e.payload(), R"({"b": [1, 2.50]})") << "the JSON value's exact source bytes";
+  EXPECT_EQ(e.timestamp().seconds(), kCommitTimeMs / 1000);
+  EXPECT_EQ(e.source_lsn(), "16/B374D848");
+  ASSERT_EQ(e.additional_size(), 1);
+  EXPECT_EQ(e.additional(0).value(), "acme");
+  EXPECT_EQ(r->topic, "outbox.event.OrderCreated");
+
+  auto text = mapper().MapMessage(R"({"id":"m-2","type":"T","payload":"caf\u00e9"})", kCommitLsn, kCommitTimeMs);
+  ASSERT_TRUE(text.ok()) << text.status();
+  const v1::Envelope t = Envelope(*text);
+  EXPECT_EQ(t.payload(), "café") << "a string payload is its decoded text";
+  EXPECT_FALSE(t.has_key());
+  EXPECT_FALSE(t.additional(0).has_value());
 }
 
 }  // namespace
