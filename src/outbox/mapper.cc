@@ -481,26 +481,10 @@ absl::Status OutboxMapper::WrapInEnvelope(Record& r) {
   return absl::OkStatus();
 }
 
-absl::Status OutboxMapper::CompleteEnvelope(Record& record, std::string_view source_lsn) {
-  if (config_.format != config::Format::kProtobuf || !record.value) return absl::OkStatus();
-  v1::Envelope& e = *envelope_;
-  if (!e.ParseFromArray(record.value->data(), static_cast<int>(record.value->size()))) {
-    return absl::InternalError(Cat("the buffered envelope of event id=", record.event_id, " does not parse"));
-  }
-  e.mutable_source_lsn()->assign(source_lsn.data(), source_lsn.size());
-  SetTimestamp(e, record.timestamp_ms);
-  if (!e.SerializeToString(&s_.envelope_bytes)) {
-    return absl::InternalError(Cat("could not serialize the envelope of event id=", record.event_id));
-  }
-  record.value = s_.envelope_bytes;
-  return absl::OkStatus();
-}
+namespace {
 
-// The CloudEvents Kafka protocol binding, binary content mode: the record's value is the event data and the
-// attributes are `ce_`-prefixed headers (specversion, id, source, type, time) plus content-type.
-void OutboxMapper::AddCloudEventsHeaders(Record& r) {
-  s_.ce_source = Cat("/", schema_, "/", table_);
-  const int64_t ms = r.timestamp_ms;
+// RFC 3339 UTC with milliseconds ("2026-11-29T11:40:00.123Z") of Unix milliseconds.
+std::string Rfc3339Millis(int64_t ms) {
   const int64_t days = (ms >= 0 ? ms : ms - 86399999) / 86400000;
   const int64_t rem = ms - days * 86400000;
   // civil_from_days (Howard Hinnant).
@@ -517,7 +501,43 @@ void OutboxMapper::AddCloudEventsHeaders(Record& r) {
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(y), m, d,
                 static_cast<long long>(rem / 3600000), static_cast<long long>(rem / 60000 % 60),
                 static_cast<long long>(rem / 1000 % 60), static_cast<long long>(rem % 1000));
-  s_.ce_time = buf;
+  return buf;
+}
+
+// Timestamps a record of a streamed transaction carries before its commit is known (Relay's kNoTimestamp).
+constexpr int64_t kUnknownTime = INT64_MIN;
+
+}  // namespace
+
+absl::Status OutboxMapper::CompleteEnvelope(Record& record, std::string_view source_lsn) {
+  if (config_.format == config::Format::kCloudEvents) {
+    s_.ce_time = Rfc3339Millis(record.timestamp_ms);
+    for (Header& h : record.headers) {
+      if (h.name == "ce_time") h.value = std::string_view(s_.ce_time);
+    }
+    return absl::OkStatus();
+  }
+  if (config_.format != config::Format::kProtobuf || !record.value) return absl::OkStatus();
+  v1::Envelope& e = *envelope_;
+  if (!e.ParseFromArray(record.value->data(), static_cast<int>(record.value->size()))) {
+    return absl::InternalError(Cat("the buffered envelope of event id=", record.event_id, " does not parse"));
+  }
+  e.mutable_source_lsn()->assign(source_lsn.data(), source_lsn.size());
+  SetTimestamp(e, record.timestamp_ms);
+  if (!e.SerializeToString(&s_.envelope_bytes)) {
+    return absl::InternalError(Cat("could not serialize the envelope of event id=", record.event_id));
+  }
+  record.value = s_.envelope_bytes;
+  return absl::OkStatus();
+}
+
+
+// The CloudEvents Kafka protocol binding, binary content mode: the record's value is the event data and the
+// attributes are `ce_`-prefixed headers (specversion, id, source, type, time) plus content-type.
+void OutboxMapper::AddCloudEventsHeaders(Record& r) {
+  s_.ce_source = Cat("/", schema_, "/", table_);
+  // A streamed transaction's time is set at its commit (CompleteEnvelope).
+  s_.ce_time = r.timestamp_ms == kUnknownTime ? "" : Rfc3339Millis(r.timestamp_ms);
   r.headers.push_back(Header{"ce_specversion", std::string_view("1.0")});
   r.headers.push_back(Header{"ce_id", std::string_view(s_.id.text)});
   r.headers.push_back(Header{"ce_source", std::string_view(s_.ce_source)});

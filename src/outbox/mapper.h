@@ -121,9 +121,10 @@ class OutboxMapper {
   // after Map returned a per-event error (or a record), until the next Map call.
   Record Original(Lsn commit_lsn, int64_t commit_time_ms);
 
-  // outbox.format: protobuf: a record of a streamed transaction is mapped before its commit is known; at replay
-  // this sets its source_lsn and its (final) timestamp_ms in the envelope of its value, which then views the
-  // mapper's buffer until the next Map call. Does nothing for the other formats and for a tombstone.
+  // A record of a streamed transaction is mapped before its commit is known; at replay this sets what depends on
+  // the commit: for outbox.format protobuf, source_lsn and the (final) timestamp_ms in the envelope of its value
+  // (then a view of the mapper's buffer until the next Map call; nothing for a tombstone); for cloudevents, the
+  // ce_time header. Does nothing for raw.
   absl::Status CompleteEnvelope(Record& record, std::string_view source_lsn);
 
 

@@ -746,6 +746,19 @@ TEST_F(MapperTest, CloudEventsTimeBeforeTheEpochIsFormattedCorrectly) {
   EXPECT_EQ(HeaderValue(*r, "ce_time"), "1969-12-31T23:59:59.500Z");
 }
 
+TEST_F(MapperTest, CloudEventsTimeOfAStreamedRecordIsSetWhenItsCommitIsKnown) {
+  // As the relay does for a streamed transaction: mapped before the commit (no time yet), completed at replay.
+  config_.format = config::Format::kCloudEvents;
+  tuple_ = Tuple();
+  auto r = mapper().Map(relation_, tuple_, Lsn(0), INT64_MIN);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "ce_time"), "");
+  Record record = *r;
+  record.timestamp_ms = 1714564800123;  // BufferedEvent::ToRecord: the commit time
+  ASSERT_TRUE(mapper().CompleteEnvelope(record, "1/2").ok());
+  EXPECT_EQ(HeaderValue(record, "ce_time"), "2024-05-01T12:00:00.123Z");
+}
+
 TEST_F(MapperTest, RawFormatHasNoCloudEventsHeaders) {
   auto r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
