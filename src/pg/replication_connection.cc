@@ -59,6 +59,20 @@ absl::Status ClassifyServerError(std::string_view sqlstate, std::string_view mes
   return absl::UnavailableError(msg);
 }
 
+absl::StatusCode ClassifyConnectFailure(std::string_view reason) {
+  // Authentication, a missing role or database, pg_hba, the REPLICATION attribute and TLS verification are
+  // permanent; the rest (refused, timeout, starting up, a read-only server) is retried.
+  static constexpr std::string_view kPermanent[] = {
+      "authentication failed", "does not exist", "no pg_hba.conf entry",
+      "must be superuser or replication",        // PostgreSQL 15 and earlier, without REPLICATION
+      "permission denied to start WAL sender",  // PostgreSQL 16 and later
+      "certificate verify failed", "does not match host name", "root certificate file"};
+  for (std::string_view text : kPermanent) {
+    if (reason.find(text) != std::string_view::npos) return absl::StatusCode::kFailedPrecondition;
+  }
+  return absl::StatusCode::kUnavailable;
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams(
     const std::string& conninfo, bool replication, const std::string& application_name) {
   char* err = nullptr;
@@ -108,14 +122,7 @@ absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool rep
     std::string reason = PQerrorMessage(conn);
     PQfinish(conn);
     while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
-    // Authentication and "does not exist" are permanent; the rest (refused, timeout, starting up) is retried.
-    if (absl::StrContains(reason, "authentication failed") || absl::StrContains(reason, "does not exist") ||
-        absl::StrContains(reason, "no pg_hba.conf entry") || absl::StrContains(reason, "must be superuser or replication") ||
-        absl::StrContains(reason, "certificate verify failed") || absl::StrContains(reason, "does not match host name") ||
-        absl::StrContains(reason, "root certificate file")) {
-      return absl::FailedPreconditionError(Cat("could not connect to the server: ", reason));
-    }
-    return absl::UnavailableError(Cat("could not connect to the server: ", reason));
+    return absl::Status(ClassifyConnectFailure(reason), Cat("could not connect to the server: ", reason));
   }
   return conn;
 }

@@ -73,6 +73,10 @@ std::string StartReplicationCommand(const StartOptions& options);
 // INVALID_ARGUMENT (option errors).
 absl::Status ClassifyServerError(std::string_view sqlstate, std::string_view message);
 
+// Classifies why a connection attempt failed (libpq's message): FAILED_PRECONDITION for what a retry cannot cure,
+// UNAVAILABLE otherwise.
+absl::StatusCode ClassifyConnectFailure(std::string_view reason);
+
 // Builds the libpq keyword/value list for a replication or a plain connection from a user conninfo (key=value
 // or URI), adding replication=database, application_name and the pinned session settings. Pure.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams(const std::string& conninfo,

@@ -76,6 +76,34 @@ INSTANTIATE_TEST_SUITE_P(
       return "sqlstate_" + sqlstate + "_" + std::to_string(info.index);
     });
 
+// --- ClassifyConnectFailure ------------------------------------------------------------------------------------
+
+TEST(ClassifyConnectFailure, ARoleWithoutReplicationIsPermanentInEveryServersWording) {
+  // PostgreSQL 15 and earlier, then 16 and later.
+  EXPECT_EQ(ClassifyConnectFailure("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  must be "
+                                   "superuser or replication role to start walsender"),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ClassifyConnectFailure("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  permission "
+                                   "denied to start WAL sender\nDETAIL:  Only roles with the REPLICATION attribute "
+                                   "may start a WAL sender process."),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ClassifyConnectFailure, AuthenticationAndMissingObjectsArePermanent) {
+  for (const char* reason : {"FATAL:  password authentication failed for user \"relay\"",
+                             "FATAL:  database \"app\" does not exist", "FATAL:  no pg_hba.conf entry for host",
+                             "SSL error: certificate verify failed"}) {
+    EXPECT_EQ(ClassifyConnectFailure(reason), absl::StatusCode::kFailedPrecondition) << reason;
+  }
+}
+
+TEST(ClassifyConnectFailure, UnreachableStartingOrReadOnlyServersAreRetried) {
+  for (const char* reason : {"connection refused", "FATAL:  the database system is starting up",
+                             "server is in hot standby mode", "session is read-only", "timeout expired"}) {
+    EXPECT_EQ(ClassifyConnectFailure(reason), absl::StatusCode::kUnavailable) << reason;
+  }
+}
+
 // --- BuildConnParams -------------------------------------------------------------------------------------------
 
 int Count(const Params& params, const std::string& key) {
