@@ -15,6 +15,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 # shellcheck source=scripts/versions.sh
 source "$ROOT/scripts/versions.sh"
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 # shellcheck source=bench/bench-versions.sh
 source "$HERE/bench-versions.sh"
 
@@ -26,22 +28,10 @@ for a in "$@"; do
   esac
 done
 
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 log() { echo "[install-bench-deps] $*"; }
 
 DEB_PACKAGES=(python3 python3-psycopg2 python3-matplotlib openjdk-17-jre-headless maven postgresql-client-15 curl)
-missing=()
-for p in "${DEB_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing Debian packages: ${missing[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
-  log "Debian packages present"
-fi
+apt_install_missing install-bench-deps "${DEB_PACKAGES[@]}"
 
 if [ "$want_debezium" = 1 ]; then
   if [ ! -f "$DEBEZIUM_HOME/.resolved-$DEBEZIUM_VERSION" ]; then

@@ -12,6 +12,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=scripts/versions.sh
 source "$HERE/versions.sh"
+# shellcheck source=scripts/lib.sh
+source "$HERE/lib.sh"
 
 want_kafka=1
 for a in "$@"; do
@@ -20,9 +22,6 @@ for a in "$@"; do
     *) echo "install-deps: unknown option $a" >&2; exit 2 ;;
   esac
 done
-
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 log() { echo "[install-deps] $*"; }
 
@@ -39,31 +38,13 @@ DEB_PACKAGES=(
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3
 )
 
-missing=()
-for p in "${DEB_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing Debian packages: ${missing[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
-  log "Debian packages present"
-fi
+apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
 # ---- librdkafka from trixie's source package -------------------------------------------------
 if [ ! -f "$RDKAFKA_PREFIX/.built-$RDKAFKA_VERSION" ]; then
   log "building librdkafka $RDKAFKA_VERSION from Debian trixie's source package into $RDKAFKA_PREFIX"
   work="$(mktemp -d)"
-  # A private apt configuration that knows only a trixie deb-src line: no trixie binary package can be installed.
-  mkdir -p "$work/apt/lists/partial" "$work/apt/sources.list.d" "$work/apt/cache/archives/partial"
-  echo "deb-src http://deb.debian.org/debian trixie main" > "$work/apt/sources.list"
-  apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o "Dir::Etc::SourceParts=$work/apt/sources.list.d"
-            -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache=$work/apt/cache"
-            -o "APT::Get::List-Cleanup=0")
-  apt-get "${apt_opts[@]}" update -q
-  (cd "$work" && apt-get "${apt_opts[@]}" source --download-only "librdkafka=$RDKAFKA_DEBIAN_VERSION" 2>&1 | tail -3)
-  (cd "$work" && dpkg-source --no-check -x ./librdkafka_"$RDKAFKA_DEBIAN_VERSION".dsc src >/dev/null)
+  trixie_source librdkafka "$RDKAFKA_DEBIAN_VERSION" "$work"
   (cd "$work/src" && ./configure --prefix="$RDKAFKA_PREFIX" --disable-debug-symbols --enable-lz4-ext --enable-zstd \
       --enable-ssl --enable-sasl --disable-curl >/dev/null \
    && make -j"$(nproc)" libs >/dev/null 2>&1 && make install-subdirs >/dev/null 2>&1 || \

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL 15 for tests, benchmarks and the README quickstart.
+# A throwaway PostgreSQL for tests, benchmarks and the README quickstart: 15 from Debian by default, another
+# version with PG_BIN=<its bin dir> (scripts/install-pg17.sh prints PostgreSQL 17's).
 #
 #   scripts/pg-temp.sh start DIR [PORT]    initdb DIR/data (first time), start, print PGPORT=<port>
 #   scripts/pg-temp.sh stop DIR [MODE]     pg_ctl stop -m MODE (fast by default; smart|fast|immediate)
 #   scripts/pg-temp.sh restart DIR [MODE]  stop, then start on the same port and data
 #   scripts/pg-temp.sh status DIR          exit 0 when running
 #   scripts/pg-temp.sh env DIR             print PGHOST=127.0.0.1, PGPORT=<port>, PGUSER=postgres
+#   scripts/pg-temp.sh standby DIR PRIMARY_PORT [SLOT]
+#                                          a physical standby of the server at PRIMARY_PORT: pg_basebackup -R
+#                                          (first time; streaming from SLOT, which must exist), start, print PGPORT=
 #
 # The server: wal_level=logical, 20 replication slots and WAL senders, wal_sender_timeout=60s, listening on
 # 127.0.0.1 only with its unix socket in DIR, trust authentication (also for replication), superuser `postgres`,
@@ -29,7 +33,7 @@ START_TIMEOUT_S="${PG_TEMP_START_TIMEOUT_S:-60}"
 STOP_TIMEOUT_S="${PG_TEMP_STOP_TIMEOUT_S:-60}"
 
 die() { echo "pg-temp: $*" >&2; exit 1; }
-usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # A port below the ephemeral range (so client sockets do not take it between the check and the bind), not in use.
 free_port() {
@@ -48,9 +52,9 @@ free_port() {
   die "no free port found"
 }
 
-# An absolute DIR; created only by `start`.
+# An absolute DIR; created only by `start` and `standby`.
 abs_dir() {
-  if [ "$1" = start ]; then mkdir -p "$2"; fi
+  case "$1" in start|standby) mkdir -p "$2" ;; esac
   if [ -d "$2" ]; then (cd "$2" && pwd); else echo "$(cd "$(dirname "$2")" 2>/dev/null && pwd || echo /nonexistent)/$(basename "$2")"; fi
 }
 
@@ -127,6 +131,8 @@ cmd_start() {
     chmod 700 "$DIR"
     runuser -u "$u" -- test -w "$DIR" ||
       die "$DIR is not reachable by user $u (its parent directories must be searchable): use a dir under /tmp"
+    runuser -u "$u" -- test -x "$PG_BIN/postgres" ||
+      die "$PG_BIN/postgres is not executable by user $u (PG_BIN's parent directories must be searchable)"
   fi
   [ "${#DIR}" -le 90 ] || die "$DIR is too long for a unix socket path (PostgreSQL allows 107 bytes)"
   if pg_running; then
@@ -177,6 +183,26 @@ cmd_stop() {
     die "pg_ctl stop -m $mode did not complete in ${STOP_TIMEOUT_S}s (log: $DIR/postgres.log)"
 }
 
+# pg_basebackup -R from the primary: recovery settings (standby.signal, primary_conninfo with dbname=postgres,
+# which slot synchronization needs, primary_slot_name) land in postgresql.auto.conf; pg_temp.conf is rewritten
+# by start.
+cmd_standby() {
+  local primary_port="${1:-}" slot="${2:-}"
+  [ -n "$primary_port" ] || usage
+  if [ ! -f "$DATA/PG_VERSION" ]; then
+    local u; u="$(run_user)"
+    if [ -n "$u" ]; then chown "$u" "$DIR"; chmod 700 "$DIR"; fi
+    rm -rf "$DATA"
+    local args=(-D "$DATA" -d "host=127.0.0.1 port=$primary_port user=postgres dbname=postgres" -R -X stream
+                --checkpoint=fast --no-sync)
+    if [ -n "$slot" ]; then args+=(-S "$slot"); fi
+    as_user "$PG_BIN/pg_basebackup" "${args[@]}" > "$DIR/basebackup.log" 2>&1 ||
+      { cat "$DIR/basebackup.log" >&2; die "pg_basebackup from port $primary_port failed"; }
+    rm -f "$DIR/port"
+  fi
+  cmd_start
+}
+
 cmd_env() {
   [ -f "$DIR/port" ] || die "$DIR was never started"
   echo "PGHOST=127.0.0.1"
@@ -196,5 +222,6 @@ case "$CMD" in
   restart) cmd_stop "$@"; cmd_start ;;
   status) pg_running ;;
   env) cmd_env ;;
+  standby) cmd_standby "$@" ;;
   *) usage ;;
 esac

@@ -4,6 +4,10 @@
 # the run and shared by the tests that do not restart them (each test owns its own database, slot and topics);
 # tests that stop or restart a server start their own.
 #
+# Then the version-matrix step: scripts/test-matrix.sh 17 builds PostgreSQL 17 (once, cached) and runs a subset of
+# the e2e suite against it, with the failover tests. It is skipped with OUTBOX_SKIP_MATRIX=1, or when ctest
+# arguments select tests.
+#
 #   scripts/test.sh [ctest arguments, e.g. -L unit or -R Relay]
 #   OUTBOX_SOAK=1 scripts/test.sh     also the long chaos/soak forms
 set -euo pipefail
@@ -43,5 +47,9 @@ if [ "${OUTBOX_SOAK:-0}" = 1 ]; then
          OUTBOX_PG_CRASH_CYCLES="${OUTBOX_PG_CRASH_CYCLES:-20}"
 fi
 
-cd "$BUILD"
-ctest --output-on-failure --timeout 900 -j2 "$@"
+rc=0
+(cd "$BUILD" && ctest --output-on-failure --timeout 900 -j2 "$@") || rc=$?
+if [ "${OUTBOX_SKIP_MATRIX:-0}" != 1 ] && [ $# -eq 0 ]; then
+  bash "$HERE/test-matrix.sh" 17 || rc=$?
+fi
+exit "$rc"

@@ -3,6 +3,18 @@ RDKAFKA_VERSION=2.8.0
 RDKAFKA_DEBIAN_VERSION=2.8.0-1
 KAFKA_VERSION=4.1.1
 LOG4J_VERSION=2.25.3
+DEBIAN_MIRROR="${OUTBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE_ROOT="${OUTBOX_RELAY_CACHE:-$HOME/.cache/outbox-relay}"
 RDKAFKA_PREFIX="$CACHE_ROOT/librdkafka-$RDKAFKA_VERSION"
 KAFKA_LIB="$CACHE_ROOT/kafka-$KAFKA_VERSION/lib"
+# PostgreSQL 17 for the version-matrix tests (scripts/install-pg17.sh builds it from trixie's source package).
+# The mirror's trixie index may list a newer upload than its pool serves; the pinned .dsc hash lets the build
+# fetch this one from the pool (scripts/lib.sh, trixie_source).
+PG17_VERSION=17.11
+PG17_DEBIAN_VERSION=17.11-0+deb13u1
+PG17_DSC_SHA256=bf148ae423a982707c3f60672c3a072ef62b701bd9f5df847d9f4b8c9b3e3b18
+# Its servers run as an unprivileged user when the tests run as root (scripts/pg-temp.sh), and that user cannot
+# enter root's home: as root (without OUTBOX_RELAY_CACHE) it is kept under /var/cache/outbox-relay instead.
+PG17_CACHE_ROOT="$CACHE_ROOT"
+if [ -z "${OUTBOX_RELAY_CACHE:-}" ] && [ "$(id -u)" = 0 ]; then PG17_CACHE_ROOT=/var/cache/outbox-relay; fi
+PG17_PREFIX="$PG17_CACHE_ROOT/postgresql-$PG17_VERSION"

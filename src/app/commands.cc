@@ -104,6 +104,7 @@ std::string DumpConfig(const config::Config& c) {
       {"source.slot", c.source.slot},
       {"source.publication", c.source.publication},
       {"source.create_slot", c.source.create_slot ? "true" : "false"},
+      {"source.failover", c.source.failover ? "true" : "false"},
       {"source.checkpoint", Name(c.source.checkpoint)},
       {"source.checkpoint_topic", c.source.checkpoint_topic},
       {"source.checkpoint_file", c.source.checkpoint_file},
@@ -228,6 +229,24 @@ class Report {
   int problems_ = 0;
 };
 
+// With source.failover: the server's version, and whether the primary holds logical walsenders back for a
+// standby (synchronized_standby_slots).
+void CheckFailoverSetup(pg::SqlConnection& sql, Report& report) {
+  if (absl::Status st = pg::CheckFailoverSupported(sql.server_version()); !st.ok()) {
+    report.Problem(ToStd(st.message()));
+    return;
+  }
+  report.Ok(Cat("failover slots are supported (PostgreSQL ", pg::ServerVersionText(sql.server_version()), ")"));
+  auto standby_slots = sql.Exec("SELECT pg_is_in_recovery(), current_setting('synchronized_standby_slots')");
+  if (!standby_slots.ok()) {
+    report.Problem("reading synchronized_standby_slots", standby_slots.status());
+  } else if (standby_slots->front()[0].value_or("f") != "t" && standby_slots->front()[1].value_or("").empty()) {
+    report.Info("source.failover is on, but synchronized_standby_slots is empty on this primary: the relay may "
+                "publish events of transactions a promoted standby never received (set it to the standby's "
+                "physical slot)");
+  }
+}
+
 // The PostgreSQL side of `check`: wal_level, the role, a replication connection, the table and its columns, the
 // publication, and the slot (over `sql`, a plain connection, but for the replication connection).
 void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& report) {
@@ -340,10 +359,13 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
     }
   }
 
+  const bool has_failover = sql.server_version() >= pg::kFailoverMinServerVersion;
+  if (config.source.failover) CheckFailoverSetup(sql, report);
+
   const std::string& slot = config.source.slot;
   auto slots = sql.Exec(Cat("SELECT plugin, database, current_database(), active, active_pid, "
-                            "coalesce(wal_status, '') FROM pg_replication_slots WHERE slot_name = ",
-                            pg::QuoteLiteral(slot)));
+                            "coalesce(wal_status, '')", has_failover ? ", failover" : "",
+                            " FROM pg_replication_slots WHERE slot_name = ", pg::QuoteLiteral(slot)));
   if (!slots.ok()) {
     report.Problem(Cat("reading slot \"", slot, "\""), slots.status());
   } else if (slots->empty()) {
@@ -369,6 +391,10 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
         report.Info(Cat("slot \"", slot, "\" is active (pid ", s[4].value_or("?"),
                         "): another relay would wait as a standby"));
       }
+      if (config.source.failover && has_failover && s[6].value_or("f") != "t") {
+        report.Info(Cat("slot \"", slot, "\" is not a failover slot yet: `outbox-relay init` (or `run`) makes it "
+                        "one (source.failover)"));
+      }
     }
   }
 }
@@ -383,7 +409,7 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
         << pg::CreatePublicationSql(names) << "\n\n"
         << pg::CreateRoleSql(names) << "\n\n"
         << "-- The slot (run as the relay's role, or any replication role):\n"
-        << "SELECT pg_create_logical_replication_slot(" << pg::QuoteLiteral(names.slot) << ", 'pgoutput');\n"
+        << pg::CreateSlotSql(names, config.source.failover) << "\n"
         << "-- Then write the first checkpoint with `outbox-relay init` (it is idempotent), or start the relay\n"
         << "-- once with --accept-gap.\n";
     return kExitOk;
@@ -403,6 +429,9 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
 
   auto repl = pg::ReplicationConnection::Connect(config.source.conninfo, "outbox-relay init");
   if (!repl.ok()) return fail("", repl.status());
+  if (config.source.failover) {
+    if (absl::Status st = pg::CheckFailoverSupported((*repl)->server_version()); !st.ok()) return fail("", st);
+  }
   auto system = (*repl)->IdentifySystem();
   if (!system.ok()) return fail("", system.status());
   auto slot = (*repl)->ReadSlot(config.source.slot);
@@ -413,15 +442,20 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
   if (slot->has_value()) {
     position = (*slot)->confirmed_flush_lsn.value_or(Lsn(0));
     out << "slot " << config.source.slot << " exists at " << position.ToString() << "\n";
+    if (config.source.failover && !(*slot)->failover.value_or(false)) {
+      if (absl::Status st = (*repl)->SetSlotFailover(config.source.slot); !st.ok()) return fail("", st);
+      out << "slot " << config.source.slot << " is now a failover slot\n";
+    }
     if (existing->has_value() && (*existing)->system_id == system->system_id && (*existing)->lsn >= position) {
       out << "checkpoint " << (*existing)->lsn.ToString() << " present\n";
       return kExitOk;
     }
   } else {
-    auto consistent = (*repl)->CreateSlot(config.source.slot);
+    auto consistent = (*repl)->CreateSlot(config.source.slot, config.source.failover);
     if (!consistent.ok()) return fail("", consistent.status());
     position = *consistent;
-    out << "slot " << config.source.slot << " created at " << position.ToString() << "\n";
+    out << (config.source.failover ? "failover slot " : "slot ") << config.source.slot << " created at "
+        << position.ToString() << "\n";
   }
   kafka::Checkpoint c{system->system_id, system->timeline, config.source.slot, config.source.instance, position};
   if (absl::Status st = WriteCheckpoint(config, c); !st.ok()) return fail("writing the first checkpoint", st);
@@ -438,6 +472,8 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
     return kExitFatal;
   }
   const std::string& slot = config.source.slot;
+  const int version = (*sql)->server_version();
+  const bool has_failover = version >= pg::kFailoverMinServerVersion;
   // The server's position is read once, so that both differences are to the same point (on a standby, where
   // PostgreSQL 16+ can decode, the replayed position).
   auto rows = (*sql)->Exec(Cat(
@@ -445,9 +481,9 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
       "ELSE pg_current_wal_lsn() END AS lsn) "
       "SELECT active, active_pid, confirmed_flush_lsn, restart_lsn, coalesce(wal_status, ''), "
       "pg_wal_lsn_diff(server.lsn, restart_lsn)::bigint, pg_wal_lsn_diff(server.lsn, confirmed_flush_lsn)::bigint, "
-      "server.lsn, plugin, database, safe_wal_size "
-      "FROM pg_replication_slots, server WHERE slot_name = ",
-      pg::QuoteLiteral(slot)));
+      "server.lsn, plugin, database, safe_wal_size",
+      has_failover ? ", failover, synced" : "",
+      " FROM pg_replication_slots, server WHERE slot_name = ", pg::QuoteLiteral(slot)));
   if (!rows.ok()) {
     PrintError(config, err, "status", "reading the slot", rows.status().message());
     return kExitFatal;
@@ -485,7 +521,10 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
                               {"retained_wal_bytes", number(5)},
                               {"lag_bytes", number(6)},
                               {"server_wal_lsn", text(7)},
-                              {"safe_wal_size", number(10)}};
+                              {"safe_wal_size", number(10)},
+                              // PostgreSQL 17+; null before
+                              {"failover", has_failover ? nlohmann::json(text(11) == "t") : nullptr},
+                              {"synced", has_failover ? nlohmann::json(text(12) == "t") : nullptr}};
     out << j.dump() << "\n";
   } else {
     const auto or_none = [&](size_t i) { return r[i] ? *r[i] : std::string("-"); };
@@ -497,6 +536,13 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
         << "  retained WAL bytes:  " << or_none(5) << "\n"
         << "  lag bytes:           " << or_none(6) << " (server WAL at " << text(7) << ")\n";
     if (r[10]) out << "  safe_wal_size:       " << *r[10] << "\n";
+    if (has_failover) {
+      out << "  failover:            " << (text(11) == "t" ? "yes" : "no") << "\n"
+          << "  synced:              " << (text(12) == "t" ? "yes (synchronized from a primary)" : "no") << "\n";
+    } else {
+      out << "  failover:            not available (PostgreSQL " << pg::ServerVersionText(version)
+          << "; failover slots need 17)\n";
+    }
   }
   if (lost) {
     err << "status: replication slot \"" << slot

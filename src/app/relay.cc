@@ -126,6 +126,9 @@ absl::Status Relay::Session() {
                                                       ": another cluster (use --accept-gap to go on)"));
   }
   system_ = *system;
+  if (config_.source.failover) {
+    if (absl::Status st = pg::CheckFailoverSupported((*conn)->server_version()); !st.ok()) return st;
+  }
   if (absl::Status st = PrepareSlot(**conn, *system); !st.ok()) return st;
 
   pg::StartOptions start;
@@ -180,9 +183,10 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
 
   if (!slot->has_value()) {
     if (config_.source.create_slot && !checkpoint.has_value() && !slot_checked_) {
-      auto consistent = conn.CreateSlot(slot_name);
+      auto consistent = conn.CreateSlot(slot_name, config_.source.failover);
       if (!consistent.ok()) return consistent.status();
-      Log()->info("created replication slot {} at {}", slot_name, consistent->ToString());
+      Log()->info("created {}replication slot {} at {}", config_.source.failover ? "failover " : "", slot_name,
+                  consistent->ToString());
       if (absl::Status st = WriteCheckpointNow(*consistent, kCheckpointTimeoutMs); !st.ok()) return st;
       slot = conn.ReadSlot(slot_name);
       if (!slot.ok()) return slot.status();
@@ -207,6 +211,10 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
   if (s.plugin != "pgoutput") {
     return absl::FailedPreconditionError(Cat("replication slot \"", slot_name, "\" uses plugin \"", s.plugin,
                                                       "\", not pgoutput"));
+  }
+  if (config_.source.failover && !s.failover.value_or(false)) {
+    if (absl::Status st = conn.SetSlotFailover(slot_name); !st.ok()) return st;
+    Log()->info("replication slot {} is now a failover slot (source.failover)", slot_name);
   }
   const Lsn slot_confirmed = s.confirmed_flush_lsn.value_or(Lsn(0));
 
@@ -254,8 +262,9 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
     confirmed_ = std::max(confirmed_, x);
   }
   slot_checked_ = true;
-  Log()->info("slot {}: confirmed_flush_lsn {}, restart_lsn {}, wal_status {}", slot_name, slot_confirmed.ToString(),
-              s.restart_lsn ? s.restart_lsn->ToString() : "NULL", s.wal_status);
+  Log()->info("slot {}: confirmed_flush_lsn {}, restart_lsn {}, wal_status {}{}", slot_name, slot_confirmed.ToString(),
+              s.restart_lsn ? s.restart_lsn->ToString() : "NULL", s.wal_status,
+              s.failover ? Cat(", failover ", *s.failover, ", synced ", s.synced.value_or(false)) : "");
   metrics_->confirmed_lsn = confirmed_.value();
   return absl::OkStatus();
 }

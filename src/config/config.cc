@@ -326,6 +326,7 @@ void ReadSource(Reader& r, SourceConfig* source) {
   r.Required("source.slot", &source->slot);
   r.Required("source.publication", &source->publication);
   r.Bool("source.create_slot", &source->create_slot);
+  r.Bool("source.failover", &source->failover);
   r.Enum<CheckpointStore>("source.checkpoint",
                           {{"kafka", CheckpointStore::kKafka},
                            {"file", CheckpointStore::kFile},

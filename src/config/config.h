@@ -33,6 +33,9 @@ struct SourceConfig {
   std::string slot;
   std::string publication;
   bool create_slot = false;
+  // PostgreSQL 17+: the slot is a failover slot (created with FAILOVER, or altered to it by init and run), so a
+  // standby with sync_replication_slots keeps a copy the relay resumes from after a promotion.
+  bool failover = false;
   CheckpointStore checkpoint = CheckpointStore::kKafka;
   std::string checkpoint_topic = "outbox_relay.checkpoints";
   std::string checkpoint_file;

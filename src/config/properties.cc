@@ -563,6 +563,8 @@ class DebeziumMapper {
     if (std::optional<std::string> interval = connector_.Value("status.update.interval.ms")) {
       Put("source.status_interval_ms", *interval);
     }
+    // Debezium's failover slot switch (PostgreSQL 17+).
+    if (std::optional<std::string> failover = connector_.Value("slot.failover")) Put("source.failover", *failover);
 
     // database.* to a libpq conninfo, in libpq's order.
     struct Part {

@@ -68,6 +68,16 @@ std::string CreatePublicationSql(const OutboxSqlNames& n) {
                       "END $outbox_relay$;");
 }
 
+std::string CreateSlotSql(const OutboxSqlNames& n, bool failover) {
+  if (!failover) return Cat("SELECT pg_create_logical_replication_slot(", QuoteLiteral(n.slot), ", 'pgoutput');");
+  // (slot_name, plugin, temporary, twophase, failover)
+  return Cat("-- PostgreSQL 17+: a failover slot (source.failover), synchronized to standbys that set\n",
+             "-- sync_replication_slots = on. An existing slot becomes one with the replication command\n",
+             "--   ", AlterSlotFailoverCommand(n.slot), "\n",
+             "-- (psql \"dbname=... replication=database\" -c '...'), which `outbox-relay init` runs.\n",
+             "SELECT pg_create_logical_replication_slot(", QuoteLiteral(n.slot), ", 'pgoutput', false, false, true);");
+}
+
 std::string CreateRoleSql(const OutboxSqlNames& n) {
   std::string sql = Cat(
       "-- The relay's least-privilege role: LOGIN and REPLICATION, not a superuser. Set its password yourself:\n",

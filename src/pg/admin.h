@@ -43,6 +43,9 @@ struct OutboxSqlNames {
 std::string CreateOutboxTableSql(const OutboxSqlNames& n);
 // CREATE PUBLICATION ... FOR TABLE ... WITH (publish = 'insert'), guarded so it is idempotent.
 std::string CreatePublicationSql(const OutboxSqlNames& n);
+// The SQL form of creating the slot, for `init --print`: pg_create_logical_replication_slot, with failover
+// (PostgreSQL 17+) its fifth argument.
+std::string CreateSlotSql(const OutboxSqlNames& n, bool failover);
 // The least-privilege role: LOGIN REPLICATION, no superuser, SELECT on the outbox only (documentation form).
 std::string CreateRoleSql(const OutboxSqlNames& n);
 

@@ -59,6 +59,20 @@ absl::Status ClassifyServerError(std::string_view sqlstate, std::string_view mes
   return absl::UnavailableError(msg);
 }
 
+absl::StatusCode ClassifyConnectFailure(std::string_view reason) {
+  // Authentication, a missing role or database, pg_hba, the REPLICATION attribute and TLS verification are
+  // permanent; the rest (refused, timeout, starting up, a read-only server) is retried.
+  static constexpr std::string_view kPermanent[] = {
+      "authentication failed", "does not exist", "no pg_hba.conf entry",
+      "must be superuser or replication",        // PostgreSQL 15 and earlier, without REPLICATION
+      "permission denied to start WAL sender",  // PostgreSQL 16 and later
+      "certificate verify failed", "does not match host name", "root certificate file"};
+  for (std::string_view text : kPermanent) {
+    if (reason.find(text) != std::string_view::npos) return absl::StatusCode::kFailedPrecondition;
+  }
+  return absl::StatusCode::kUnavailable;
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams(
     const std::string& conninfo, bool replication, const std::string& application_name) {
   char* err = nullptr;
@@ -108,14 +122,7 @@ absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool rep
     std::string reason = PQerrorMessage(conn);
     PQfinish(conn);
     while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
-    // Authentication and "does not exist" are permanent; the rest (refused, timeout, starting up) is retried.
-    if (absl::StrContains(reason, "authentication failed") || absl::StrContains(reason, "does not exist") ||
-        absl::StrContains(reason, "no pg_hba.conf entry") || absl::StrContains(reason, "must be superuser or replication") ||
-        absl::StrContains(reason, "certificate verify failed") || absl::StrContains(reason, "does not match host name") ||
-        absl::StrContains(reason, "root certificate file")) {
-      return absl::FailedPreconditionError(Cat("could not connect to the server: ", reason));
-    }
-    return absl::UnavailableError(Cat("could not connect to the server: ", reason));
+    return absl::Status(ClassifyConnectFailure(reason), Cat("could not connect to the server: ", reason));
   }
   return conn;
 }
@@ -164,10 +171,11 @@ absl::StatusOr<SystemInfo> ReplicationConnection::IdentifySystem() {
 }
 
 absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const std::string& slot) {
+  const bool has_failover = server_version() >= kFailoverMinServerVersion;
   const std::string sql = Cat(
       "SELECT slot_name, plugin, database, active, active_pid, restart_lsn, confirmed_flush_lsn, "
-      "coalesce(wal_status, '') FROM pg_replication_slots WHERE slot_name = ",
-      QuoteLiteral(slot));
+      "coalesce(wal_status, '')", has_failover ? ", failover, synced" : "",
+      " FROM pg_replication_slots WHERE slot_name = ", QuoteLiteral(slot));
   Result res(PQexec(conn_, sql.c_str()));
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return ResultError(res.get(), conn_, "reading the slot");
   if (PQntuples(res.get()) == 0) return std::optional<SlotInfo>();
@@ -183,12 +191,18 @@ absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const st
   s.restart_lsn = ParseOptionalLsn(res.get(), 0, 5);
   s.confirmed_flush_lsn = ParseOptionalLsn(res.get(), 0, 6);
   s.wal_status = PQgetvalue(res.get(), 0, 7);
+  if (has_failover) {
+    s.failover = std::string_view(PQgetvalue(res.get(), 0, 8)) == "t";
+    s.synced = std::string_view(PQgetvalue(res.get(), 0, 9)) == "t";
+  }
   return std::optional<SlotInfo>(std::move(s));
 }
 
-absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot) {
-  // The older syntax is accepted by PostgreSQL 10 to 18 (PROTOCOL.md §1).
-  const std::string sql = Cat("CREATE_REPLICATION_SLOT ", slot, " LOGICAL pgoutput NOEXPORT_SNAPSHOT");
+absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot, bool failover) {
+  if (failover) {
+    if (absl::Status st = CheckFailoverSupported(server_version()); !st.ok()) return st;
+  }
+  const std::string sql = CreateSlotCommand(slot, failover);
   Result res(PQexec(conn_, sql.c_str()));
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
     return ResultError(res.get(), conn_, Cat("creating replication slot \"", slot, "\""));
@@ -198,13 +212,27 @@ absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot) {
   return *lsn;
 }
 
-absl::Status ReplicationConnection::StartReplication(const StartOptions& o) {
+absl::Status ReplicationConnection::SetSlotFailover(const std::string& slot) {
+  if (absl::Status st = CheckFailoverSupported(server_version()); !st.ok()) return st;
+  Result res(PQexec(conn_, AlterSlotFailoverCommand(slot).c_str()));
+  if (PQresultStatus(res.get()) != PGRES_COMMAND_OK && PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
+    return ResultError(res.get(), conn_, Cat("making replication slot \"", slot, "\" a failover slot"));
+  }
+  return absl::OkStatus();
+}
+
+std::string StartReplicationCommand(const StartOptions& o) {
+  // Only options every server from 14 on knows: no `origin` (16+), `streaming` as a boolean (16+ also takes
+  // off/on/parallel), and the caller's proto_version (PROTOCOL.md §1).
   std::string options = Cat("proto_version '", o.proto_version, "', publication_names ",
-                                     QuoteLiteral(QuoteIdent(o.publication)));
+                            QuoteLiteral(QuoteIdent(o.publication)));
   if (o.messages) Append(&options, ", messages 'true'");
   if (o.streaming) Append(&options, ", streaming 'true'");
-  const std::string sql =
-      Cat("START_REPLICATION SLOT ", o.slot, " LOGICAL ", o.start_lsn.ToString(), " (", options, ")");
+  return Cat("START_REPLICATION SLOT ", o.slot, " LOGICAL ", o.start_lsn.ToString(), " (", options, ")");
+}
+
+absl::Status ReplicationConnection::StartReplication(const StartOptions& o) {
+  const std::string sql = StartReplicationCommand(o);
   Result res(PQexec(conn_, sql.c_str()));
   if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) {
     return ResultError(res.get(), conn_, Cat("could not start replication on slot \"", o.slot, "\""));
@@ -280,6 +308,27 @@ absl::Status ReplicationConnection::EndCopy(int timeout_ms) {
     if (st == PGRES_FATAL_ERROR) return ResultError(res.get(), conn_, "ending replication");
   }
   return absl::OkStatus();
+}
+
+std::string ServerVersionText(int server_version) {
+  return Cat(server_version / 10000, ".", server_version % 10000);
+}
+
+absl::Status CheckFailoverSupported(int server_version) {
+  if (server_version >= kFailoverMinServerVersion) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      Cat("source.failover: failover slots need PostgreSQL 17 or later, but the server is PostgreSQL ",
+          ServerVersionText(server_version), " (set source.failover: false)"));
+}
+
+std::string CreateSlotCommand(std::string_view slot, bool failover) {
+  if (failover) return Cat("CREATE_REPLICATION_SLOT ", slot, " LOGICAL pgoutput (SNAPSHOT 'nothing', FAILOVER true)");
+  // The older syntax is accepted by PostgreSQL 10 to 18 (PROTOCOL.md §1).
+  return Cat("CREATE_REPLICATION_SLOT ", slot, " LOGICAL pgoutput NOEXPORT_SNAPSHOT");
+}
+
+std::string AlterSlotFailoverCommand(std::string_view slot) {
+  return Cat("ALTER_REPLICATION_SLOT ", slot, " (FAILOVER true)");
 }
 
 std::string QuoteIdent(std::string_view ident) {

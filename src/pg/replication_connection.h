@@ -35,7 +35,25 @@ struct SlotInfo {
   std::optional<Lsn> restart_lsn;
   std::optional<Lsn> confirmed_flush_lsn;
   std::string wal_status;  // reserved / extended / unreserved / lost ("" when NULL)
+  // PostgreSQL 17+ (nullopt before): a failover slot, and a slot a standby synchronized from its primary.
+  std::optional<bool> failover;
+  std::optional<bool> synced;
 };
+
+// The first server version with failover slots (CREATE_REPLICATION_SLOT ... (FAILOVER), `synced`).
+constexpr int kFailoverMinServerVersion = 170000;
+
+// "15.18" for PQserverVersion's 150018.
+std::string ServerVersionText(int server_version);
+
+// FAILED_PRECONDITION naming source.failover and the server's version when `server_version` has no failover
+// slots; OK otherwise.
+absl::Status CheckFailoverSupported(int server_version);
+
+// The replication commands that create a slot and make an existing one a failover slot (PROTOCOL.md §1, §7).
+// Without failover the older syntax, accepted by PostgreSQL 10 to 18; with it the option list of 17+.
+std::string CreateSlotCommand(std::string_view slot, bool failover);
+std::string AlterSlotFailoverCommand(std::string_view slot);
 
 struct StartOptions {
   std::string slot;
@@ -46,11 +64,18 @@ struct StartOptions {
   bool streaming = false;
 };
 
+// START_REPLICATION ... LOGICAL with pgoutput's options for `options`.
+std::string StartReplicationCommand(const StartOptions& options);
+
 // Classifies a server error by SQLSTATE and message into the code the loop acts on:
 // UNAVAILABLE (retry: connection lost, 55006 slot active elsewhere, walsender timeout),
 // FAILED_PRECONDITION (fatal: slot missing or invalidated, publication missing, wal_level, permissions),
 // INVALID_ARGUMENT (option errors).
 absl::Status ClassifyServerError(std::string_view sqlstate, std::string_view message);
+
+// Classifies why a connection attempt failed (libpq's message): FAILED_PRECONDITION for what a retry cannot cure,
+// UNAVAILABLE otherwise.
+absl::StatusCode ClassifyConnectFailure(std::string_view reason);
 
 // Builds the libpq keyword/value list for a replication or a plain connection from a user conninfo (key=value
 // or URI), adding replication=database, application_name and the pinned session settings. Pure.
@@ -72,8 +97,10 @@ class ReplicationConnection {
   absl::StatusOr<SystemInfo> IdentifySystem();
   // nullopt when the slot does not exist.
   absl::StatusOr<std::optional<SlotInfo>> ReadSlot(const std::string& slot);
-  // CREATE_REPLICATION_SLOT ... LOGICAL pgoutput NOEXPORT_SNAPSHOT; returns the consistent point.
-  absl::StatusOr<Lsn> CreateSlot(const std::string& slot);
+  // CREATE_REPLICATION_SLOT (CreateSlotCommand); returns the consistent point.
+  absl::StatusOr<Lsn> CreateSlot(const std::string& slot, bool failover = false);
+  // ALTER_REPLICATION_SLOT slot (FAILOVER true): PostgreSQL 17+.
+  absl::Status SetSlotFailover(const std::string& slot);
   int server_version() const;
 
   absl::Status StartReplication(const StartOptions& options);

@@ -85,6 +85,7 @@ TEST(Config, MinimalSpecFileLoadsWithEveryDefault) {
   EXPECT_EQ(c.source.slot, "outbox_relay");
   EXPECT_EQ(c.source.publication, "outbox_pub");
   EXPECT_FALSE(c.source.create_slot);
+  EXPECT_FALSE(c.source.failover);
   EXPECT_EQ(c.source.checkpoint, CheckpointStore::kKafka);
   EXPECT_EQ(c.source.checkpoint_topic, "outbox_relay.checkpoints");
   EXPECT_EQ(c.source.checkpoint_file, "");
@@ -133,6 +134,7 @@ source:
   slot: s1
   publication: p1
   create_slot: true
+  failover: true
   checkpoint: file
   checkpoint_topic: cp.topic
   checkpoint_file: /var/lib/relay/cp
@@ -176,6 +178,7 @@ log:
   const Config& c = *loaded;
   EXPECT_EQ(c.source.conninfo, "postgresql://relay@db/app");
   EXPECT_TRUE(c.source.create_slot);
+  EXPECT_TRUE(c.source.failover);
   EXPECT_EQ(c.source.checkpoint, CheckpointStore::kFile);
   EXPECT_EQ(c.source.checkpoint_topic, "cp.topic");
   EXPECT_EQ(c.source.checkpoint_file, "/var/lib/relay/cp");

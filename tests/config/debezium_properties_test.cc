@@ -271,6 +271,16 @@ debezium.transforms.outbox.table.expand.json.payload=false
   EXPECT_EQ(c->outbox.route_topic_regex, "");
 }
 
+TEST(DebeziumProperties, SlotFailoverMapsToSourceFailover) {
+  absl::StatusOr<Config> c = LoadWith("debezium.source.slot.failover=true\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->source.failover);
+  EXPECT_THAT(WarnedKeys(*c), Not(Contains("debezium.source.slot.failover")));
+  absl::StatusOr<Config> unset = LoadWith("");
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_FALSE(unset->source.failover);
+}
+
 TEST(DebeziumProperties, InvalidOperationBehaviorMapsToOnUpdateAsDebeziumActs) {
   // Debezium's warn and error both log and drop an UPDATE; only fatal stops.
   for (const auto& [behavior, expected] : std::vector<std::pair<std::string, OnUpdate>>{

@@ -76,6 +76,34 @@ INSTANTIATE_TEST_SUITE_P(
       return "sqlstate_" + sqlstate + "_" + std::to_string(info.index);
     });
 
+// --- ClassifyConnectFailure ------------------------------------------------------------------------------------
+
+TEST(ClassifyConnectFailure, ARoleWithoutReplicationIsPermanentInEveryServersWording) {
+  // PostgreSQL 15 and earlier, then 16 and later.
+  EXPECT_EQ(ClassifyConnectFailure("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  must be "
+                                   "superuser or replication role to start walsender"),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ClassifyConnectFailure("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  permission "
+                                   "denied to start WAL sender\nDETAIL:  Only roles with the REPLICATION attribute "
+                                   "may start a WAL sender process."),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ClassifyConnectFailure, AuthenticationAndMissingObjectsArePermanent) {
+  for (const char* reason : {"FATAL:  password authentication failed for user \"relay\"",
+                             "FATAL:  database \"app\" does not exist", "FATAL:  no pg_hba.conf entry for host",
+                             "SSL error: certificate verify failed"}) {
+    EXPECT_EQ(ClassifyConnectFailure(reason), absl::StatusCode::kFailedPrecondition) << reason;
+  }
+}
+
+TEST(ClassifyConnectFailure, UnreachableStartingOrReadOnlyServersAreRetried) {
+  for (const char* reason : {"connection refused", "FATAL:  the database system is starting up",
+                             "server is in hot standby mode", "session is read-only", "timeout expired"}) {
+    EXPECT_EQ(ClassifyConnectFailure(reason), absl::StatusCode::kUnavailable) << reason;
+  }
+}
+
 // --- BuildConnParams -------------------------------------------------------------------------------------------
 
 int Count(const Params& params, const std::string& key) {
@@ -265,6 +293,68 @@ TEST(CreateOutboxTableSql, HasTheDefaultLayout) {
                              "payload       jsonb", "created_at    timestamptz"}) {
     EXPECT_THAT(sql, HasSubstr(column)) << column;
   }
+}
+
+TEST(CreateSlotSql, IsTheTwoArgumentFormWithoutFailover) {
+  EXPECT_EQ(CreateSlotSql(Names(), false), "SELECT pg_create_logical_replication_slot('outbox_relay', 'pgoutput');");
+}
+
+TEST(CreateSlotSql, PassesFailoverAsTheFifthArgumentAndShowsTheAlterCommand) {
+  const std::string sql = CreateSlotSql(Names(), true);
+  EXPECT_THAT(sql, HasSubstr("SELECT pg_create_logical_replication_slot('outbox_relay', 'pgoutput', false, false, "
+                             "true);"));
+  EXPECT_THAT(sql, HasSubstr("ALTER_REPLICATION_SLOT outbox_relay (FAILOVER true)"));
+  EXPECT_THAT(sql, HasSubstr("PostgreSQL 17+"));
+}
+
+// --- Server versions (PROTOCOL.md §1, §7) ------------------------------------------------------------------------
+
+TEST(CreateSlotCommand, UsesTheSyntaxEveryServerAcceptsWithoutFailover) {
+  EXPECT_EQ(CreateSlotCommand("s1", false), "CREATE_REPLICATION_SLOT s1 LOGICAL pgoutput NOEXPORT_SNAPSHOT");
+}
+
+TEST(CreateSlotCommand, UsesTheOptionListWithFailover) {
+  EXPECT_EQ(CreateSlotCommand("s1", true),
+            "CREATE_REPLICATION_SLOT s1 LOGICAL pgoutput (SNAPSHOT 'nothing', FAILOVER true)");
+}
+
+TEST(AlterSlotFailoverCommand, SetsFailoverOnTheSlot) {
+  EXPECT_EQ(AlterSlotFailoverCommand("s1"), "ALTER_REPLICATION_SLOT s1 (FAILOVER true)");
+}
+
+TEST(CheckFailoverSupported, RefusesBeforeSeventeenNamingTheKeyAndTheVersion) {
+  for (int version : {140019, 150018, 160010}) {
+    const absl::Status st = CheckFailoverSupported(version);
+    EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << version;
+    EXPECT_THAT(st.message(), HasSubstr("source.failover")) << st;
+    EXPECT_THAT(st.message(), HasSubstr("PostgreSQL 17 or later")) << st;
+    EXPECT_THAT(st.message(), HasSubstr("PostgreSQL " + ServerVersionText(version))) << st;
+  }
+  EXPECT_THAT(CheckFailoverSupported(150018).message(), HasSubstr("server is PostgreSQL 15.18"));
+  EXPECT_TRUE(CheckFailoverSupported(170000).ok());
+  EXPECT_TRUE(CheckFailoverSupported(180001).ok());
+}
+
+TEST(StartReplicationCommand, SendsProtocolOneAndOnlyOptionsEveryServerKnows) {
+  StartOptions o;
+  o.slot = "s1";
+  o.publication = "Pub";
+  EXPECT_EQ(StartReplicationCommand(o),
+            "START_REPLICATION SLOT s1 LOGICAL 0/0 (proto_version '1', publication_names '\"Pub\"')");
+}
+
+TEST(StartReplicationCommand, StreamingIsABooleanWithProtocolTwoAndNeverSendsOrigin) {
+  StartOptions o;
+  o.slot = "s1";
+  o.publication = "pub";
+  o.proto_version = 2;
+  o.streaming = true;
+  o.messages = true;
+  const std::string sql = StartReplicationCommand(o);
+  EXPECT_THAT(sql, HasSubstr("proto_version '2'"));
+  EXPECT_THAT(sql, HasSubstr("streaming 'true'"));
+  EXPECT_THAT(sql, HasSubstr("messages 'true'"));
+  EXPECT_THAT(sql, Not(HasSubstr("origin")));  // 16+ only; PostgreSQL 15 rejects it
 }
 
 }  // namespace

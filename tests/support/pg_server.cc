@@ -149,6 +149,15 @@ absl::StatusOr<std::unique_ptr<PgServer>> PgServer::Create(Options options) {
   return server;
 }
 
+absl::StatusOr<std::unique_ptr<PgServer>> PgServer::CreateStandby(const PgServer& primary, const std::string& slot,
+                                                                  Options options) {
+  auto dir = MakeTempDir("outbox-pg-standby-");
+  if (!dir.ok()) return dir.status();
+  std::unique_ptr<PgServer> server(new PgServer(*dir, std::move(options)));
+  if (absl::Status s = server->StartWith({"standby", *dir, std::to_string(primary.port()), slot}); !s.ok()) return s;
+  return server;
+}
+
 absl::Status PgServer::Start() {
   if (external()) return absl::FailedPreconditionError("an external PostgreSQL (OUTBOX_TEST_PG_PORT)");
   std::vector<std::string> args = {"start", dir_};
@@ -157,6 +166,10 @@ absl::Status PgServer::Start() {
   } else if (options_.port != 0) {
     args.push_back(std::to_string(options_.port));
   }
+  return StartWith(args);
+}
+
+absl::Status PgServer::StartWith(const std::vector<std::string>& args) {
   std::string out;
   if (absl::Status s = RunScript(args, &out); !s.ok()) return s;
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
@@ -250,6 +263,13 @@ absl::StatusOr<std::optional<std::string>> PgServer::QueryValue(std::string_view
   auto conn = Connect(dbname);
   if (!conn.ok()) return conn.status();
   return conn->QueryValue(sql);
+}
+
+int PgServer::VersionNum() const {
+  auto v = QueryValue("SHOW server_version_num");
+  int num = 0;
+  if (v.ok() && v->has_value() && absl::SimpleAtoi(**v, &num)) return num;
+  return 0;
 }
 
 absl::Status PgServer::CreateDatabase(std::string_view name) const {

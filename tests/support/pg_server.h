@@ -1,4 +1,5 @@
-// A throwaway PostgreSQL 15 (scripts/pg-temp.sh) and plain libpq connections to it.
+// A throwaway PostgreSQL (scripts/pg-temp.sh: 15 by default, the version in PG_BIN's directory when that is set)
+// and plain libpq connections to it.
 #pragma once
 
 #include <chrono>
@@ -56,6 +57,10 @@ class PgServer {
   // initdb in a fresh temp dir and start. The server runs as an unprivileged user when this process is root.
   static absl::StatusOr<std::unique_ptr<PgServer>> Create(Options options);
   static absl::StatusOr<std::unique_ptr<PgServer>> Create() { return Create(Options{}); }
+  // A physical standby of `primary` (pg_basebackup -R, streaming from the physical slot `slot`, which must
+  // exist), started in a fresh temp dir with `options.extra_conf`. Promote it with SELECT pg_promote().
+  static absl::StatusOr<std::unique_ptr<PgServer>> CreateStandby(const PgServer& primary, const std::string& slot,
+                                                                 Options options);
 
   // One server per process, started on first use and stopped at exit. With OUTBOX_TEST_PG_PORT set (scripts/test.sh
   // does), an already running server on 127.0.0.1 at that port (user postgres, trust) instead: Start/Stop/Restart
@@ -96,12 +101,17 @@ class PgServer {
   absl::StatusOr<std::optional<std::string>> QueryValue(std::string_view sql,
                                                         std::string_view dbname = "postgres") const;
 
+  // server_version_num (150018, 170011, ...); 0 when it cannot be read.
+  int VersionNum() const;
+
   // CREATE DATABASE <name> (name as given: use UniqueName()).
   absl::Status CreateDatabase(std::string_view name) const;
 
  private:
   PgServer(std::string dir, Options options) : dir_(std::move(dir)), options_(std::move(options)) {}
   absl::Status RunScript(const std::vector<std::string>& args, std::string* out);
+  // Runs pg-temp.sh `args` (start or standby) and takes the port it prints.
+  absl::Status StartWith(const std::vector<std::string>& args);
 
   std::string dir_;
   Options options_;
