@@ -9,7 +9,8 @@
 # The subset: the core relay (RelayE2E: delivery, ordering, restarts, idle advancement, --start-lsn), the short
 # reliability forms that kill the relay, PostgreSQL or the replication connection, streaming (protocol 2), logical
 # decoding messages, gap and lost-slot detection, status and check, TLS to PostgreSQL, and the server-version tests:
-# failover slots and a real failover (tests/e2e/server_versions_test.cc), which need 17 and skip on 15.
+# failover slots and a real failover (tests/e2e/server_versions_test.cc), which need 17 and skip on 15, and several
+# pipelines in one process.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -51,6 +52,6 @@ echo "version matrix: PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3
 SUBSET='^(RelayE2E\.'
 SUBSET+='|Reliability\.(KillNineAtRandomMoments|PostgresStoppedImmediately|LostReplicationConnections)'
 SUBSET+='|Streaming\.Interleaved|Messages\.|Gap\.|LostSlot\.|StatusCheck\.|Tls\.'
-SUBSET+='|ServerVersions\.|FailoverSlots\.|Failover\.)'
+SUBSET+='|PipelinesTest\.|ServerVersions\.|FailoverSlots\.|Failover\.)'
 cd "$BUILD"
 ctest --output-on-failure --timeout 600 -j2 -L e2e -R "$SUBSET" "$@"
