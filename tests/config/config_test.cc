@@ -23,6 +23,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "config/fake_resolver.h"
 
 namespace outbox::config {
 namespace {
@@ -43,17 +44,6 @@ outbox:
 kafka:
   bootstrap.servers: "127.0.0.1:9092"
 )";
-
-Resolver FakeResolver(std::map<std::string, std::string> env = {}, std::map<std::string, std::string> files = {}) {
-  auto lookup = [](std::map<std::string, std::string> values) {
-    return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
-      auto it = values.find(name);
-      if (it == values.end()) return std::nullopt;
-      return it->second;
-    };
-  };
-  return Resolver{.env = lookup(std::move(env)), .file = lookup(std::move(files))};
-}
 
 absl::StatusOr<Config> Load(const std::string& yaml, const Overrides& overrides = {},
                             const Resolver& resolver = FakeResolver()) {
@@ -680,16 +670,9 @@ TEST(SystemResolver, ReadsEnvironmentAndFilesStrippingTrailingNewlines) {
   ::unsetenv("OUTBOX_CONFIG_TEST_SLOT");
 }
 
-}  // namespace
-}  // namespace outbox::config
-
-namespace outbox::config {
-namespace {
-
 // Found by config_fuzz: an alias inside its own anchor recursed until the stack overflowed.
 TEST(ConfigFuzzFindings, AliasInsideItsOwnAnchorIsAnErrorNotACrash) {
-  auto config = LoadYaml("a: &a\n  b: *a\n", {}, Resolver{.env = [](const std::string&) { return std::nullopt; },
-                                                         .file = [](const std::string&) { return std::nullopt; }});
+  auto config = LoadYaml("a: &a\n  b: *a\n", {}, FakeResolver());
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
 }
@@ -700,12 +683,7 @@ TEST(ConfigFuzzFindings, EscapedSecretInAnErrorMessageIsMasked) {
   auto config = LoadYaml(
       "source:\n  conninfo: \"host=x\"\n  slot: s\n  publication: p\n  checkpoint_topic: ${env:QUOTED}\n"
       "kafka:\n  bootstrap.servers: b\n",
-      {},
-      Resolver{.env = [&](const std::string& n) -> std::optional<std::string> {
-                 if (n == "QUOTED") return secret;
-                 return std::nullopt;
-               },
-               .file = [](const std::string&) { return std::nullopt; }});
+      {}, FakeResolver({{"QUOTED", secret}}));
   ASSERT_FALSE(config.ok());
   const std::string message(config.status().message());
   EXPECT_EQ(message.find("Zq"), std::string::npos) << message;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/fake_resolver.h"
 #include "config/java_properties.h"
 #include "config/java_regex.h"
 #include "outbox/mapper.h"
@@ -31,17 +32,6 @@ using ::testing::StartsWith;
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 
 constexpr char kPath[] = "/etc/debezium/application.properties";
-
-Resolver FakeResolver(std::map<std::string, std::string> env, std::map<std::string, std::string> files) {
-  auto lookup = [](std::map<std::string, std::string> values) {
-    return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
-      auto it = values.find(name);
-      if (it == values.end()) return std::nullopt;
-      return it->second;
-    };
-  };
-  return Resolver{.env = lookup(std::move(env)), .file = lookup(std::move(files))};
-}
 
 absl::StatusOr<Config> Load(const std::string& text, const Overrides& overrides = {},
                             std::map<std::string, std::string> env = {},

@@ -3,11 +3,20 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <random>
 #include <vector>
 
 namespace outbox::delivery {
 namespace {
+
+// A whole transaction as the relay reports it: Begin, one AddRecord per size in `record_bytes`, Close at `end`.
+EntryHandle ClosedTransaction(AckTracker& t, Lsn end, std::initializer_list<size_t> record_bytes = {1}) {
+  EntryHandle e = t.Begin();
+  for (size_t bytes : record_bytes) t.AddRecord(e, bytes);
+  t.Close(e, end);
+  return e;
+}
 
 TEST(AckTracker, EmptyTransactionCompletesAtCommit) {
   AckTracker t;
@@ -44,9 +53,9 @@ TEST(AckTracker, OpenTransactionHoldsTheWatermarkEvenWhenAcked) {
 
 TEST(AckTracker, WatermarkStopsAtFirstUnackedTransaction) {
   AckTracker t;
-  auto a = t.Begin(); t.AddRecord(a, 1); t.Close(a, Lsn(10));
-  auto b = t.Begin(); t.AddRecord(b, 1); t.Close(b, Lsn(20));
-  auto c = t.Begin(); t.AddRecord(c, 1); t.Close(c, Lsn(30));
+  auto a = ClosedTransaction(t, Lsn(10));
+  auto b = ClosedTransaction(t, Lsn(20));
+  auto c = ClosedTransaction(t, Lsn(30));
   // Out of order: c and b acked before a.
   EXPECT_TRUE(t.Ack(c, 1));
   EXPECT_TRUE(t.Ack(b, 1));
@@ -58,9 +67,9 @@ TEST(AckTracker, WatermarkStopsAtFirstUnackedTransaction) {
 
 TEST(AckTracker, GapInTheMiddleStopsTheWatermark) {
   AckTracker t;
-  auto a = t.Begin(); t.AddRecord(a, 1); t.Close(a, Lsn(10));
-  auto b = t.Begin(); t.AddRecord(b, 1); t.Close(b, Lsn(20));
-  auto c = t.Begin(); t.AddRecord(c, 1); t.Close(c, Lsn(30));
+  auto a = ClosedTransaction(t, Lsn(10));
+  auto b = ClosedTransaction(t, Lsn(20));
+  auto c = ClosedTransaction(t, Lsn(30));
   EXPECT_TRUE(t.Ack(a, 1));
   EXPECT_TRUE(t.Ack(c, 1));
   EXPECT_EQ(t.watermark(), Lsn(10));
@@ -70,23 +79,23 @@ TEST(AckTracker, GapInTheMiddleStopsTheWatermark) {
 
 TEST(AckTracker, PermanentFailureStopsTheWatermarkForever) {
   AckTracker t;
-  auto a = t.Begin(); t.AddRecord(a, 1); t.Close(a, Lsn(10));
-  auto b = t.Begin(); t.AddRecord(b, 1); t.MarkFailed(b); t.Close(b, Lsn(20));
-  auto c = t.Begin(); t.Close(c, Lsn(30));
+  auto a = ClosedTransaction(t, Lsn(10));
+  auto b = t.Begin();
+  t.AddRecord(b, 1);
+  t.MarkFailed(b);
+  t.Close(b, Lsn(20));
+  ClosedTransaction(t, Lsn(30), {});
   EXPECT_TRUE(t.Ack(a, 1));
   EXPECT_TRUE(t.Ack(b, 1));
   EXPECT_EQ(t.watermark(), Lsn(10));
-  auto d = t.Begin(); t.Close(d, Lsn(40));
+  ClosedTransaction(t, Lsn(40), {});
   EXPECT_EQ(t.watermark(), Lsn(10));
 }
 
 TEST(AckTracker, EmptyTransactionsBehindAPendingOneMergeIntoOneEntry) {
   AckTracker t;
-  auto a = t.Begin(); t.AddRecord(a, 1); t.Close(a, Lsn(10));
-  for (int i = 0; i < 1000; ++i) {
-    auto e = t.Begin();
-    t.Close(e, Lsn(20 + i));
-  }
+  auto a = ClosedTransaction(t, Lsn(10));
+  for (int i = 0; i < 1000; ++i) ClosedTransaction(t, Lsn(20 + i), {});
   EXPECT_EQ(t.entries(), 2u);
   EXPECT_EQ(t.watermark(), Lsn(0));
   EXPECT_TRUE(t.Ack(a, 1));
@@ -95,11 +104,11 @@ TEST(AckTracker, EmptyTransactionsBehindAPendingOneMergeIntoOneEntry) {
 
 TEST(AckTracker, StaleGenerationReportsAreIgnoredAfterReset) {
   AckTracker t;
-  auto a = t.Begin(); t.AddRecord(a, 100); t.Close(a, Lsn(10));
+  auto a = ClosedTransaction(t, Lsn(10), {100});
   t.Reset();
   EXPECT_EQ(t.inflight_events(), 0u);
   EXPECT_EQ(t.inflight_bytes(), 0u);
-  auto b = t.Begin(); t.AddRecord(b, 1); t.Close(b, Lsn(5));
+  ClosedTransaction(t, Lsn(5));
   // The late report of generation 1 must not count as an ack of generation 2's entry with the same seq.
   EXPECT_FALSE(t.Ack(a, 100));
   EXPECT_EQ(t.watermark(), Lsn(0));
@@ -108,8 +117,8 @@ TEST(AckTracker, StaleGenerationReportsAreIgnoredAfterReset) {
 
 TEST(AckTracker, WatermarkNeverMovesBackward) {
   AckTracker t;
-  auto a = t.Begin(); t.Close(a, Lsn(100));
-  auto b = t.Begin(); t.Close(b, Lsn(50));  // e.g. a resend after a reconnect
+  ClosedTransaction(t, Lsn(100), {});
+  ClosedTransaction(t, Lsn(50), {});  // e.g. a resend after a reconnect
   EXPECT_EQ(t.watermark(), Lsn(100));
 }
 
@@ -130,8 +139,8 @@ TEST(AckTracker, InflightCountsRecordsBytesAndOpenTransactions) {
 
 TEST(AckTracker, DuplicateReportDoesNotCountTwice) {
   AckTracker t;
-  auto a = t.Begin(); t.AddRecord(a, 1); t.AddRecord(a, 1); t.Close(a, Lsn(10));
-  auto b = t.Begin(); t.AddRecord(b, 1); t.Close(b, Lsn(20));
+  auto a = ClosedTransaction(t, Lsn(10), {1, 1});
+  auto b = ClosedTransaction(t, Lsn(20));
   EXPECT_TRUE(t.Ack(b, 1));
   EXPECT_FALSE(t.Ack(b, 1));  // b has nothing pending any more
   EXPECT_TRUE(t.Ack(a, 1));

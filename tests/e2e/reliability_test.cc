@@ -40,18 +40,51 @@ void ExpectCleanDelivery(const DeliveryCheck& c, const std::string& what) {
             << " duplicates\n";
 }
 
+// Stops a relay with SIGTERM: it exits 0 within 30 s.
+void ExpectCleanExit(ChildProcess& relay) {
+  ASSERT_TRUE(relay.Kill(SIGTERM).ok());
+  EXPECT_EQ(relay.Wait(30s), 0) << relay.Output();
+}
+
+// A RelayHarness with init done and what most fault tests add to it: a reader of its Kafka, and a loader writing
+// events of one type into its database (the test starts it). Declare it after the servers it runs on, so that it
+// is torn down before them; the relays a test starts come after it.
+class FaultHarness : public RelayHarness {
+ public:
+  FaultHarness(PgServer* pg, const std::string& bootstrap, const std::string& type)
+      : RelayHarness(pg, bootstrap), loader_(pg, db(), type), type_(type) {
+    Init();
+    reader_ = Reader(bootstrap);
+  }
+
+  // Stops the loader, reads the type's topic until every committed event is there (or `deadline` passes) and
+  // expects a clean delivery; `what` names the fault in the figures line.
+  void StopLoadAndExpectCleanDelivery(std::chrono::milliseconds deadline, const std::string& what) {
+    loader_.Stop();
+    const auto committed = loader_.committed();
+    auto records = ReadUntilAll(*reader_, Topic(type_), committed, deadline);
+    ExpectCleanDelivery(CheckDelivery(records, committed, loader_.uncertain()),
+                        what + " (" + std::to_string(committed.size()) + " events written)");
+  }
+
+  KafkaReader& reader() { return *reader_; }
+  Loader& loader() { return loader_; }
+
+ private:
+  std::unique_ptr<KafkaReader> reader_;
+  Loader loader_;
+  std::string type_;
+};
+
 TEST(Reliability, KillNineAtRandomMomentsUnderLoadLosesNothing) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_TRUE(pg && broker);
   const int cycles = EnvInt("OUTBOX_CHAOS_CYCLES", 20);
-  RelayHarness h(pg, broker->bootstrap());
-  h.Init();
+  FaultHarness h(pg, broker->bootstrap(), "Chaos");
   const std::string topic = h.Topic("Chaos");
   ASSERT_TRUE(broker->CreateTopic(topic, 1).ok());
-  auto reader = Reader(broker->bootstrap());
-  Loader loader(pg, h.db(), "Chaos");
-  loader.Start();
+  h.loader().Start();
   const unsigned seed = std::random_device{}();
   std::mt19937 rng(seed);
   std::cout << "[ figures  ] chaos seed " << seed << ", " << cycles << " cycles\n";
@@ -68,17 +101,16 @@ TEST(Reliability, KillNineAtRandomMomentsUnderLoadLosesNothing) {
     ASSERT_TRUE(relay->Kill(SIGKILL).ok());
     ASSERT_TRUE(relay->Wait(10s).has_value());
     const Lsn confirmed = h.ConfirmedFlush();
-    history.push_back(Cycle{StableCount(*reader, topic), confirmed});
+    history.push_back(Cycle{StableCount(h.reader(), topic), confirmed});
   }
-  loader.Stop();
-  const auto committed = loader.committed();
+  h.loader().Stop();
+  const auto committed = h.loader().committed();
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
-  auto records = ReadUntilAll(*reader, topic, committed, 120s);
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  auto records = ReadUntilAll(h.reader(), topic, committed, 120s);
+  ASSERT_NO_FATAL_FAILURE(ExpectCleanExit(*relay));
 
-  const DeliveryCheck c = CheckDelivery(records, committed, loader.uncertain());
+  const DeliveryCheck c = CheckDelivery(records, committed, h.loader().uncertain());
   ExpectCleanDelivery(c, "kill -9 chaos (" + std::to_string(committed.size()) + " events written)");
   // Each duplicate was produced by a run that started from the slot at the previous kill's confirmed position:
   // its transaction commits at or after it.
@@ -104,13 +136,10 @@ TEST(Reliability, PostgresStoppedImmediatelyMidStreamLosesNothing) {
   ASSERT_TRUE(pg.ok()) << pg.status();
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_NE(broker, nullptr);
-  RelayHarness h(pg->get(), broker->bootstrap());
-  h.Init();
-  auto reader = Reader(broker->bootstrap());
+  FaultHarness h(pg->get(), broker->bootstrap(), "Crash");
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
-  Loader loader(pg->get(), h.db(), "Crash");
-  loader.Start();
+  h.loader().Start();
   const int cycles = EnvInt("OUTBOX_PG_CRASH_CYCLES", 3);
   for (int i = 0; i < cycles; ++i) {
     Sleep(800ms);
@@ -119,44 +148,32 @@ TEST(Reliability, PostgresStoppedImmediatelyMidStreamLosesNothing) {
     ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 60s, "the relay reconnects after the restart"));
   }
   Sleep(500ms);
-  loader.Stop();
-  const auto committed = loader.committed();
-  auto records = ReadUntilAll(*reader, h.Topic("Crash"), committed, 90s);
+  h.StopLoadAndExpectCleanDelivery(90s, "PostgreSQL immediate/fast stops");
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ExpectCleanDelivery(CheckDelivery(records, committed, loader.uncertain()),
-                      "PostgreSQL immediate/fast stops (" + std::to_string(committed.size()) + " events)");
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 TEST(Reliability, LostReplicationConnectionsResumeWithoutLoss) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_TRUE(pg && broker);
-  RelayHarness h(pg, broker->bootstrap());
-  h.Init();
-  auto reader = Reader(broker->bootstrap());
+  FaultHarness h(pg, broker->bootstrap(), "Cut");
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
-  Loader loader(pg, h.db(), "Cut");
-  loader.Start();
+  h.loader().Start();
   for (int i = 0; i < 3; ++i) {
     Sleep(500ms);
     ASSERT_TRUE(pg->Exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" +
                          h.slot() + "' AND active").ok());
     ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 30s, "the relay reconnects"));
   }
-  loader.Stop();
-  const auto committed = loader.committed();
-  auto records = ReadUntilAll(*reader, h.Topic("Cut"), committed, 60s);
-  ExpectCleanDelivery(CheckDelivery(records, committed, loader.uncertain()), "walsender terminated 3 times");
+  h.StopLoadAndExpectCleanDelivery(60s, "walsender terminated 3 times");
   auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
   EXPECT_EQ(code, 200);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(metrics, m, std::regex("outbox_relay_reconnects_total (\\d+)")));
   EXPECT_GE(std::stoi(m[1]), 3);
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
@@ -164,14 +181,11 @@ TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
   ASSERT_NE(pg, nullptr);
   auto broker = KafkaBroker::Create();
   ASSERT_TRUE(broker.ok()) << broker.status();
-  RelayHarness h(pg, (*broker)->bootstrap());
-  h.Init();
-  auto reader = Reader((*broker)->bootstrap());
+  FaultHarness h(pg, (*broker)->bootstrap(), "Outage");
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
   ASSERT_TRUE(WaitFor([&] { return HttpGet(h.http_port(), "/readyz").first == 200; }, 30s, "ready"));
-  Loader loader(pg, h.db(), "Outage");
-  loader.Start();
+  h.loader().Start();
   Sleep(500ms);
   ASSERT_TRUE((*broker)->Stop().ok());
   const int outage_s = EnvInt("OUTBOX_OUTAGE_SECONDS", 8);
@@ -182,17 +196,12 @@ TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
   ASSERT_TRUE((*broker)->Start().ok());
   ASSERT_TRUE(WaitFor([&] { return HttpGet(h.http_port(), "/readyz").first == 200; }, 90s,
                       "/readyz says 200 once the broker is back"));
-  loader.Stop();
-  const auto committed = loader.committed();
-  auto records = ReadUntilAll(*reader, h.Topic("Outage"), committed, 120s);
-  ExpectCleanDelivery(CheckDelivery(records, committed, loader.uncertain()),
-                      "real broker stopped " + std::to_string(outage_s) + " s");
+  h.StopLoadAndExpectCleanDelivery(120s, "real broker stopped " + std::to_string(outage_s) + " s");
   std::cout << "[ figures  ] relay peak RSS during a " << outage_s << " s outage: " << rss_kb << " kB\n";
   // The default delivery bounds (32 MiB, 100k events) plus the producer's own buffers.
   EXPECT_LT(rss_kb, 256 * 1024);
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 // A one-broker mock cluster in this process (the relay binary connects over TCP).
@@ -236,8 +245,7 @@ TEST(Reliability, BrokerOutageReleasesTheSlotSoPostgresCanShutDown) {
   auto records = ReadUntilAll(*reader, h.Topic("Released"), {before, held}, 60s);
   EXPECT_EQ(CheckDelivery(records, {before, held}, {}).lost, 0u) << relay->Output();
   ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 30s, "the relay takes the slot again"));
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 // At the delivery bound the relay stops reading the stream but keeps sending status updates, so a walsender with
@@ -269,8 +277,7 @@ TEST(Reliability, AtTheDeliveryBoundTheRelayPausesButKeepsItsConnection) {
   auto reader = Reader(mock.bootstrap());
   auto records = ReadUntilAll(*reader, h.Topic("Bounded"), ids, 60s);
   EXPECT_EQ(CheckDelivery(records, ids, {}).lost, 0u) << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 // During a backlog the relay logs a progress line every few seconds (bytes behind, rate, ETA), then one line when
@@ -299,17 +306,14 @@ TEST(Reliability, BacklogLogsProgressLinesThenCaughtUp) {
   ASSERT_TRUE(WaitFor([&] { return relay->Output().find("caught up at ") != std::string::npos; }, 120s,
                       "the caught-up line"))
       << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_TRUE(pg && broker);
-  RelayHarness h(pg, broker->bootstrap());
-  h.Init();
-  auto reader = Reader(broker->bootstrap());
+  FaultHarness h(pg, broker->bootstrap(), "Standby");
   auto active = h.StartRelay({"--set", "source.instance=a"});
   ASSERT_NE(active, nullptr);
   const int standby_port = FreePort();
@@ -320,8 +324,7 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
       [&] { return HttpGet(standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
       30s, "the second relay reports itself as standby"));
   EXPECT_EQ(HttpGet(standby_port, "/readyz").first, 503);
-  Loader loader(pg, h.db(), "Standby");
-  loader.Start();
+  h.loader().Start();
   Sleep(1s);
   ASSERT_TRUE(active->Kill(SIGKILL).ok());
   const auto killed = std::chrono::steady_clock::now();
@@ -331,39 +334,28 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
             << " ms\n";
   EXPECT_LT(std::chrono::steady_clock::now() - killed, 10s);
   Sleep(1s);
-  loader.Stop();
-  const auto committed = loader.committed();
-  auto records = ReadUntilAll(*reader, h.Topic("Standby"), committed, 60s);
-  ExpectCleanDelivery(CheckDelivery(records, committed, loader.uncertain()), "standby takeover");
+  h.StopLoadAndExpectCleanDelivery(60s, "standby takeover");
   EXPECT_TRUE(standby->Running()) << "no false gap alarm at takeover: " << standby->Output();
-  ASSERT_TRUE(standby->Kill(SIGTERM).ok());
-  EXPECT_EQ(standby->Wait(30s), 0) << standby->Output();
+  ExpectCleanExit(*standby);
 }
 
 TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_TRUE(pg && broker);
-  RelayHarness h(pg, broker->bootstrap());
-  h.Init();
-  auto reader = Reader(broker->bootstrap());
+  FaultHarness h(pg, broker->bootstrap(), "Fatal");
   auto relay = h.StartRelay({}, true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}});
   ASSERT_NE(relay, nullptr);
-  Loader loader(pg, h.db(), "Fatal");
-  loader.Start();
+  h.loader().Start();
   for (int i = 0; i < 2; ++i) {
     Sleep(700ms);
     ASSERT_TRUE(relay->Kill(SIGUSR2).ok());  // rd_kafka_test_fatal_error inside the relay
   }
   Sleep(700ms);
-  loader.Stop();
-  const auto committed = loader.committed();
-  auto records = ReadUntilAll(*reader, h.Topic("Fatal"), committed, 60s);
-  ExpectCleanDelivery(CheckDelivery(records, committed, loader.uncertain()), "producer fatal errors");
+  h.StopLoadAndExpectCleanDelivery(60s, "producer fatal errors");
   EXPECT_TRUE(relay->Running()) << relay->Output();
   EXPECT_NE(relay->Output().find("fatal error"), std::string::npos) << "the fatal error was not raised";
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 TEST(Reliability, MillionRowTransactionDrainsWithinTheMemoryBounds) {
@@ -392,8 +384,7 @@ TEST(Reliability, MillionRowTransactionDrainsWithinTheMemoryBounds) {
   std::cout << "[ figures  ] " << rows << "-row transaction: relay peak RSS " << rss << " kB\n";
   // 8 MiB of in-flight bytes, librdkafka's queue above it, and the process itself.
   EXPECT_LT(rss, 160 * 1024);
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanExit(*relay);
 }
 
 }  // namespace
