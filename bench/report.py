@@ -161,11 +161,12 @@ def write(results, out_dir):
     starts when the measured connector is created over REST and ends when its slot's `confirmed_flush_lsn`
     reaches the LSN of the first record of the load's last transaction (read with pg_waldump): Debezium confirms
     the position of the last transaction's BEGIN (its `lsn_commit` offset), not the commit's end, on each
-    offset flush (`offset.flush.interval.ms=1000`). "acked" is when its topics held all
+    offset flush (`offset.flush.interval.ms=1000`; `heartbeat.interval.ms=1000` so that the last confirmation
+    does not wait for more WAL). "acked" is when its topics held all
     records (sum of the high watermarks, polled every 50 ms). Connector: `plugin.name=pgoutput`,
     `snapshot.mode=no_data`, `publication.autocreate.mode=disabled`, EventRouter with `route.by.field=type`,
     `table.field.event.key=aggregateid`, StringConverter for keys and values; tuned as its docs advise:
-    `max.batch.size=8192`, `max.queue.size=32768`, `poll.interval.ms=100`, producer `linger.ms=5`,
+    `max.batch.size=8192`, `max.queue.size=32768`, `poll.interval.ms=100`, `heartbeat.interval.ms=1000`, producer `linger.ms=5`,
     `batch.size=262144`, `compression.type=lz4`, idempotent with 5 requests in flight.
 - CPU: user+sys seconds of the contender's process (all threads) during the drain, per 100,000 events:
   pg_recvlogical from its rusage, the relay from `/proc/<pid>/stat` at the end of the drain (from its start),
