@@ -8,16 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "outbox/v1/envelope.pb.h"
+#include "pg/type_oids.h"
 
 namespace outbox::outbox {
 namespace {
-
-constexpr uint32_t kByteaOid = 17;
-constexpr uint32_t kInt8Oid = 20;
-constexpr uint32_t kInt2Oid = 21;
-constexpr uint32_t kInt4Oid = 23;
-constexpr uint32_t kTimestampOid = 1114;
-constexpr uint32_t kTimestampTzOid = 1184;
 
 int FindColumn(const pg::Relation& relation, const std::string& name) {
   for (size_t i = 0; i < relation.columns.size(); ++i) {
@@ -306,8 +300,8 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     if (!ts.ok()) return ts.status();
     b.timestamp = *ts;
     b.timestamp_type = relation.columns[b.timestamp].type_oid;
-    if (b.timestamp_type != kTimestampOid && b.timestamp_type != kTimestampTzOid && b.timestamp_type != kInt8Oid &&
-        b.timestamp_type != kInt4Oid && b.timestamp_type != kInt2Oid) {
+    if (b.timestamp_type != pg::oid::kTimestamp && b.timestamp_type != pg::oid::kTimestampTz && b.timestamp_type != pg::oid::kInt8 &&
+        b.timestamp_type != pg::oid::kInt4 && b.timestamp_type != pg::oid::kInt2) {
       return absl::FailedPreconditionError(Cat("column \"", *config_.fields.timestamp,
                                                         "\" (outbox.fields.timestamp) must be timestamp, "
                                                         "timestamptz or bigint milliseconds"));
@@ -396,7 +390,7 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   r.key = s_.key.null ? std::nullopt : std::optional<std::string_view>(s_.key.text);
   if (s_.payload.null || (config_.tombstone_on_empty_payload && s_.payload.text.empty())) {
     r.value = std::nullopt;
-  } else if (s_.payload_type == kByteaOid) {
+  } else if (s_.payload_type == pg::oid::kBytea) {
     auto bytes = DecodeByteaHex(s_.payload.text);
     if (!bytes.ok()) return absl::InvalidArgumentError(Cat(bytes.status().message(), " (", where(), ")"));
     s_.payload_bytes = std::move(*bytes);
@@ -410,8 +404,8 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   }
   r.timestamp_ms = commit_time_ms;
   if (!s_.timestamp.null) {
-    if (s_.timestamp_type == kTimestampOid || s_.timestamp_type == kTimestampTzOid) {
-      auto ms = ParseTimestampMillis(s_.timestamp.text, s_.timestamp_type == kTimestampTzOid);
+    if (s_.timestamp_type == pg::oid::kTimestamp || s_.timestamp_type == pg::oid::kTimestampTz) {
+      auto ms = ParseTimestampMillis(s_.timestamp.text, s_.timestamp_type == pg::oid::kTimestampTz);
       if (!ms.ok()) return absl::InvalidArgumentError(Cat(ms.status().message(), " (", where(), ")"));
       r.timestamp_ms = *ms;
     } else {

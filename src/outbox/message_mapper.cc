@@ -4,6 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "common/strings.h"
 #include "outbox/mapper.h"
+#include "pg/type_oids.h"
 
 namespace outbox::outbox {
 namespace {
@@ -134,9 +135,9 @@ absl::StatusOr<Record> OutboxMapper::MapMessage(std::string_view content, Lsn co
   if (!s_.timestamp.null) {
     int64_t ms = 0;
     if (absl::SimpleAtoi(s_.timestamp.text, &ms)) {
-      s_.timestamp_type = 20;  // bigint milliseconds
+      s_.timestamp_type = pg::oid::kInt8;  // bigint milliseconds
     } else {
-      s_.timestamp_type = 1184;  // timestamptz text
+      s_.timestamp_type = pg::oid::kTimestampTz;  // timestamptz text
     }
   }
   return Build(commit_lsn, commit_time_ms);

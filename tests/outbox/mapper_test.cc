@@ -15,19 +15,20 @@
 #include "config/config.h"
 #include "outbox/v1/envelope.pb.h"
 #include "pg/pgoutput.h"
+#include "pg/type_oids.h"
 
 namespace outbox::outbox {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr uint32_t kBytea = 17;
-constexpr uint32_t kInt8 = 20;
-constexpr uint32_t kText = 25;
-constexpr uint32_t kTimestamp = 1114;
-constexpr uint32_t kTimestampTz = 1184;
-constexpr uint32_t kUuid = 2950;
-constexpr uint32_t kJsonb = 3802;
+using pg::oid::kBytea;
+using pg::oid::kInt8;
+using pg::oid::kJsonb;
+using pg::oid::kText;
+using pg::oid::kTimestamp;
+using pg::oid::kTimestampTz;
+using pg::oid::kUuid;
 
 constexpr uint32_t kOutboxOid = 16384;
 constexpr int64_t kCommitTimeMs = 1700000000000;  // 2023-11-14 22:13:20 UTC

@@ -22,6 +22,7 @@
 #include "absl/strings/escaping.h"
 #include "pg/frames.h"
 #include "pg/pgoutput.h"
+#include "pg/type_oids.h"
 
 #ifndef OUTBOX_FUZZ_CORPUS_DIR
 #error "OUTBOX_FUZZ_CORPUS_DIR must name tests/fuzz/corpus"
@@ -32,10 +33,6 @@ namespace {
 
 using Kind = ColumnValue::Kind;
 
-constexpr uint32_t kInt8Oid = 20;
-constexpr uint32_t kTextOid = 25;
-constexpr uint32_t kByteaOid = 17;
-constexpr uint32_t kJsonbOid = 3802;
 
 std::string Hex(std::string_view bytes) {
   return absl::BytesToHexString(absl::string_view(bytes.data(), bytes.size()));
@@ -236,7 +233,7 @@ TEST_F(CapturedFixtures, CapturedRelationAndTypeDescribeTheTable) {
   EXPECT_EQ(events->replica_identity, 'd');
   ASSERT_EQ(events->columns.size(), 7u);
   const std::vector<std::pair<std::string, uint32_t>> expected = {
-      {"id", kInt8Oid}, {"name", kTextOid}, {"doc", kJsonbOid}, {"blob", kByteaOid}, {"note", kTextOid}};
+      {"id", oid::kInt8}, {"name", oid::kText}, {"doc", oid::kJsonb}, {"blob", oid::kBytea}, {"note", oid::kText}};
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(events->columns[i].name, expected[i].first);
     EXPECT_EQ(events->columns[i].type_oid, expected[i].second) << expected[i].first;
