@@ -156,8 +156,12 @@ class Bench:
             for name in ("bench", "bench_warm"):
                 c.execute("CREATE DATABASE " + name)
         for name in ("bench", "bench_warm"):
-            with self.db(name).cursor() as c, open(f"{HERE}/bench.sql") as f:
-                c.execute(f.read())
+            # The project's own outbox table (what `outbox-relay init --create-table` makes), then the benchmark's
+            # publication and load generators. Through psql, statement by statement: sql/outbox_table.sql ends
+            # with a BEGIN ... ROLLBACK example, which in one multi-statement query would roll the table back too.
+            for script in (f"{HERE}/../sql/outbox_table.sql", f"{HERE}/bench.sql"):
+                sh(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(self.pg_port),
+                    "-U", "postgres", "-d", name, "-f", script])
         self.outbox_rel = {}
         for name in ("bench", "bench_warm"):
             with self.db(name).cursor() as c:

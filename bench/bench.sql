@@ -1,13 +1,5 @@
--- The benchmark's schema and load generators (bench/run.sh runs this in each benchmark database).
--- The outbox table is the one `outbox-relay init --create-table` makes; the publication publishes inserts only.
-CREATE TABLE IF NOT EXISTS public.outbox (
-  id            uuid        PRIMARY KEY,
-  aggregatetype text        NOT NULL,
-  aggregateid   text        NOT NULL,
-  type          text        NOT NULL,
-  payload       jsonb,
-  created_at    timestamptz NOT NULL DEFAULT now()
-);
+-- The benchmark's publication and load generators (bench/bench.py runs this in each benchmark database, after
+-- sql/outbox_table.sql, the table `outbox-relay init --create-table` makes); the publication publishes inserts only.
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = 'bench_pub') THEN
     CREATE PUBLICATION bench_pub FOR TABLE public.outbox WITH (publish = 'insert');

@@ -45,6 +45,7 @@ eval "$(PG_TEMP_CONF=$'max_replication_slots=10' bash "$ROOT/scripts/pg-temp.sh"
 export PGHOST=127.0.0.1 PGPORT PGUSER=postgres
 psql() { command psql -X -q -At -v ON_ERROR_STOP=1 -d bench "$@"; }
 createdb bench
+psql -f "$HERE/../sql/outbox_table.sql"
 psql -f "$HERE/bench.sql"
 psql -c "SELECT pg_create_logical_replication_slot('prof_' || i, 'pgoutput') FROM generate_series(1, 2) i" >/dev/null
 psql -c "CALL bench_load($EVENTS, 1)"
