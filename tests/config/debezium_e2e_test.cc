@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "e2e/harness.h"
 #include "support/kafka_broker.h"
 #include "support/kafka_reader.h"
 #include "support/pg_server.h"
@@ -45,16 +46,10 @@ std::optional<std::string> HeaderOf(const KafkaRecord& r, const std::string& nam
   return h ? h->value : std::nullopt;
 }
 
-class DebeziumE2E : public ::testing::Test {
+class DebeziumE2E : public SharedServicesTest {
  protected:
   void SetUp() override {
-    pg_ = PgServer::Shared();
-    ASSERT_NE(pg_, nullptr);
-    broker_ = KafkaBroker::Shared();
-    ASSERT_NE(broker_, nullptr);
-    auto reader = KafkaReader::Create(broker_->bootstrap());
-    ASSERT_TRUE(reader.ok()) << reader.status();
-    reader_ = std::move(*reader);
+    ASSERT_NO_FATAL_FAILURE(SharedServicesTest::SetUp());
     db_ = UniqueName("dbz");
     ASSERT_TRUE(pg_->CreateDatabase(db_).ok());
     auto dir = MakeTempDir("debezium-e2e-");
@@ -163,9 +158,6 @@ class DebeziumE2E : public ::testing::Test {
     return got;
   }
 
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
-  std::unique_ptr<KafkaReader> reader_;
   std::string db_, dir_, relay_slot_, publication_, order_type_, customer_type_;
   std::vector<std::string> slots_;
 };

@@ -84,15 +84,8 @@ class Loader {
   std::string error_;
 };
 
-class IdempotentConsumerE2E : public ::testing::Test {
+class IdempotentConsumerE2E : public SharedServicesTest {
  protected:
-  void SetUp() override {
-    pg_ = PgServer::Shared();
-    ASSERT_NE(pg_, nullptr);
-    broker_ = KafkaBroker::Shared();
-    ASSERT_NE(broker_, nullptr);
-  }
-
   std::unique_ptr<ChildProcess> StartConsumer(const RelayHarness& h, const std::string& group,
                                               const std::string& topic) {
     ProcessOptions o;
@@ -109,9 +102,6 @@ class IdempotentConsumerE2E : public ::testing::Test {
     std::optional<std::string> v = h.Value(sql);
     return v ? std::stoll(*v) : -1;
   }
-
-  PgServer* pg_ = nullptr;
-  KafkaBroker* broker_ = nullptr;
 };
 
 // Produces copies (key, value, headers) of `records` again, as a relay that rewinds would.
