@@ -160,11 +160,9 @@ class BrokerProbe {
     BrokerProbe probe;
     char errstr[512];
     rd_kafka_conf_t* c = rd_kafka_conf_new();
-    for (const auto& [key, value] : conf) {
-      if (rd_kafka_conf_set(c, key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(c);
-        return absl::InvalidArgumentError(Cat("kafka.", key, ": ", errstr));
-      }
+    if (absl::Status st = kafka::ApplyConf(c, conf); !st.ok()) {
+      rd_kafka_conf_destroy(c);
+      return st;
     }
     rd_kafka_conf_set_opaque(c, &probe);
     rd_kafka_conf_set_log_cb(c, &BrokerProbe::OnLog);

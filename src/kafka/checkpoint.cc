@@ -74,15 +74,17 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
       *static_cast<rd_kafka_resp_err_t*>(opaque) = m->err;
     });
   }
+  std::map<std::string, std::string> connection;
   for (const auto& [key, value] : kafka_conf) {
-    const bool connection = key == "bootstrap.servers" || key == "metadata.broker.list" ||
-                            absl::StartsWith(key, "security.") || absl::StartsWith(key, "ssl.") ||
-                            absl::StartsWith(key, "sasl.") || key == "client.id" || key == "broker.address.family";
-    if (!connection) continue;
-    if (rd_kafka_conf_set(c, key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(c);
-      return absl::InvalidArgumentError(Cat("kafka.", key, ": ", errstr));
+    if (key == "bootstrap.servers" || key == "metadata.broker.list" || absl::StartsWith(key, "security.") ||
+        absl::StartsWith(key, "ssl.") || absl::StartsWith(key, "sasl.") || key == "client.id" ||
+        key == "broker.address.family") {
+      connection.emplace(key, value);
     }
+  }
+  if (absl::Status st = ApplyConf(c, connection); !st.ok()) {
+    rd_kafka_conf_destroy(c);
+    return st;
   }
   if (type == RD_KAFKA_CONSUMER) {
     rd_kafka_conf_set(c, "enable.partition.eof", "true", errstr, sizeof errstr);

@@ -13,6 +13,16 @@
 
 namespace outbox::kafka {
 
+absl::Status ApplyConf(rd_kafka_conf_t* c, const std::map<std::string, std::string>& conf) {
+  char errstr[512];
+  for (const auto& [key, value] : conf) {
+    if (rd_kafka_conf_set(c, key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+      return absl::InvalidArgumentError(Cat("kafka.", key, ": ", errstr));
+    }
+  }
+  return absl::OkStatus();
+}
+
 void InstallLogCallback(rd_kafka_conf_t* conf) {
   // librdkafka's own lines go through the relay's logger (level, JSON format, secret masking), not to stderr.
   rd_kafka_conf_set_log_cb(conf, [](const rd_kafka_t*, int level, const char* facility, const char* buf) {
@@ -48,13 +58,11 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
   sink->on_report_ = std::move(on_report);
   char errstr[512];
   rd_kafka_conf_t* c = rd_kafka_conf_new();
-  for (const auto& [key, value] : conf) {
-    if (rd_kafka_conf_set(c, key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(c);
-      return absl::InvalidArgumentError(Cat("kafka.", key, ": ", errstr));
-    }
-    if (key == "message.max.bytes") absl::SimpleAtoi(value, &sink->message_max_bytes_);
+  if (absl::Status st = ApplyConf(c, conf); !st.ok()) {
+    rd_kafka_conf_destroy(c);
+    return st;
   }
+  if (auto it = conf.find("message.max.bytes"); it != conf.end()) absl::SimpleAtoi(it->second, &sink->message_max_bytes_);
   rd_kafka_conf_set_dr_msg_cb(c, &KafkaSink::OnDelivery);
   InstallLogCallback(c);
   rd_kafka_conf_set_error_cb(c, &KafkaSink::OnError);

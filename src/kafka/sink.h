@@ -38,6 +38,10 @@ struct DeliveryReport {
 // other error in a delivery report makes the relay rewind.
 bool IsPermanentDeliveryError(rd_kafka_resp_err_t err);
 
+// Sets every property of `conf` on `c` (librdkafka's names); an error names the key as `kafka.<key>`. On error
+// `c` keeps what was set before; the caller still owns (and destroys) it.
+absl::Status ApplyConf(rd_kafka_conf_t* c, const std::map<std::string, std::string>& conf);
+
 // Routes librdkafka's log lines to the spdlog logger "kafka" (used for every client the relay creates).
 void InstallLogCallback(rd_kafka_conf_t* conf);
 
