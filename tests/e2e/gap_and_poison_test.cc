@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "e2e/fault_util.h"
 #include "e2e/harness.h"
@@ -65,6 +68,43 @@ TEST_F(Gap, SlotAdvancedByHandIsAGap) {
   EXPECT_EQ(h.RunCommand({"run"}, &out), 1);
   EXPECT_NE(out.find("ahead of the checkpoint"), std::string::npos) << out;
   EXPECT_NE(out.find("--accept-gap"), std::string::npos) << out;
+}
+
+TEST_F(Gap, CheckpointOfAnotherClusterIsAGap) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  const std::string file = h.dir() + "/checkpoint.json";
+  const std::vector<std::string> store = {"--set", "source.checkpoint=file", "--set", "source.checkpoint_file=" + file};
+  std::vector<std::string> init = {"init", "--create-table"};
+  init.insert(init.end(), store.begin(), store.end());
+  std::string out;
+  ASSERT_EQ(h.RunCommand(init, &out), 0) << out;
+  // The checkpoint as another cluster (a restored backup's, a different server behind the same address) left it.
+  auto text = ReadFile(file);
+  ASSERT_TRUE(text.ok()) << text.status();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(*text, m, std::regex(R"re("system_identifier":"(\d+)")re"))) << *text;
+  const std::string ours = m[1];
+  {
+    std::ofstream rewrite(file);
+    rewrite << std::regex_replace(*text, std::regex(ours), "1234567890123456789");
+  }
+  std::vector<std::string> run = {"run"};
+  run.insert(run.end(), store.begin(), store.end());
+  EXPECT_EQ(h.RunCommand(run, &out), 1);
+  EXPECT_NE(out.find("another cluster"), std::string::npos) << out;
+  EXPECT_NE(out.find("1234567890123456789"), std::string::npos) << out;
+  // Accepted: the relay streams and the checkpoint becomes this cluster's.
+  std::vector<std::string> accept = store;
+  accept.push_back("--accept-gap");
+  auto relay = h.StartRelay(accept);
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("AfterGap", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("AfterGap"), 1, 30s).ok()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
+  auto after = ReadFile(file);
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE(after->find(ours), std::string::npos) << *after;
 }
 
 TEST(LostSlot, InvalidatedSlotIsFatal) {

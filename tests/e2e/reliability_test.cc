@@ -339,6 +339,46 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   ExpectCleanExit(*standby);
 }
 
+// SPEC.md §5: a standby takes over "within wal_sender_timeout when its host vanishes". A stopped process (SIGSTOP)
+// is a vanished host as the server sees it: its socket stays open and it never answers again, so only the
+// walsender's timeout frees the slot.
+TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostVanishes) {
+  auto pg = PgServer::Create(PgServer::Options{.extra_conf = "wal_sender_timeout=3s"});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  FaultHarness h(pg->get(), broker->bootstrap(), "Vanished");
+  auto active = h.StartRelay({"--set", "source.instance=a"});
+  ASSERT_NE(active, nullptr);
+  const int standby_port = FreePort();
+  auto standby = h.StartRelay(
+      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
+  ASSERT_NE(standby, nullptr);
+  ASSERT_TRUE(WaitFor(
+      [&] { return HttpGet(standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
+      30s, "the second relay reports itself as standby"));
+  h.loader().Start();
+  ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 200; }, 30s, "load under way"));
+  ASSERT_TRUE(active->Kill(SIGSTOP).ok());
+  const auto vanished = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(standby_port, "/readyz").first == 200; }, 60s,
+                      "the standby takes over once the walsender times the vanished relay out"));
+  std::cout << "[ figures  ] standby took over "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - vanished).count()
+            << " ms after the active relay vanished (wal_sender_timeout 3 s)\n";
+  const size_t at_takeover = h.loader().transactions();
+  ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= at_takeover + 200; }, 30s, "more load"));
+  // The vanished relay comes back: its connection is gone and the slot is taken, so it waits as a standby.
+  ASSERT_TRUE(active->Kill(SIGCONT).ok());
+  EXPECT_TRUE(WaitFor(
+      [&] { return HttpGet(h.http_port(), "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
+      60s, "the returning relay waits as a standby"));
+  h.StopLoadAndExpectCleanDelivery(60s, "active relay vanished");
+  EXPECT_TRUE(standby->Running()) << standby->Output();
+  ExpectCleanExit(*standby);
+  ExpectCleanExit(*active);
+}
+
 TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
