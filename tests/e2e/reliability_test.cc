@@ -76,6 +76,20 @@ class FaultHarness : public RelayHarness {
   std::string type_;
 };
 
+// Two relays on the harness's slot: `active` (instance a, the harness's http port) holds it, `standby` (instance b,
+// on `standby_port`) reports itself as a standby.
+void StartActiveAndStandby(FaultHarness& h, int standby_port, std::unique_ptr<ChildProcess>* active,
+                           std::unique_ptr<ChildProcess>* standby) {
+  *active = h.StartRelay({"--set", "source.instance=a"});
+  ASSERT_NE(*active, nullptr);
+  *standby = h.StartRelay(
+      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
+  ASSERT_NE(*standby, nullptr);
+  ASSERT_TRUE(WaitFor(
+      [&] { return HttpGet(standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
+      30s, "the second relay reports itself as standby"));
+}
+
 TEST(Reliability, KillNineAtRandomMomentsUnderLoadLosesNothing) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
@@ -314,15 +328,9 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_TRUE(pg && broker);
   FaultHarness h(pg, broker->bootstrap(), "Standby");
-  auto active = h.StartRelay({"--set", "source.instance=a"});
-  ASSERT_NE(active, nullptr);
+  std::unique_ptr<ChildProcess> active, standby;
   const int standby_port = FreePort();
-  auto standby = h.StartRelay(
-      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
-  ASSERT_NE(standby, nullptr);
-  ASSERT_TRUE(WaitFor(
-      [&] { return HttpGet(standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
-      30s, "the second relay reports itself as standby"));
+  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, standby_port, &active, &standby));
   EXPECT_EQ(HttpGet(standby_port, "/readyz").first, 503);
   h.loader().Start();
   Sleep(1s);
@@ -348,15 +356,9 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_NE(broker, nullptr);
   FaultHarness h(pg->get(), broker->bootstrap(), "Vanished");
-  auto active = h.StartRelay({"--set", "source.instance=a"});
-  ASSERT_NE(active, nullptr);
+  std::unique_ptr<ChildProcess> active, standby;
   const int standby_port = FreePort();
-  auto standby = h.StartRelay(
-      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
-  ASSERT_NE(standby, nullptr);
-  ASSERT_TRUE(WaitFor(
-      [&] { return HttpGet(standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
-      30s, "the second relay reports itself as standby"));
+  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, standby_port, &active, &standby));
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 200; }, 30s, "load under way"));
   ASSERT_TRUE(active->Kill(SIGSTOP).ok());
