@@ -53,10 +53,16 @@ absl::Status WriteCheckpoint(const config::Config& config, const kafka::Checkpoi
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<kafka::Checkpoint>> ReadCheckpoint(const config::Config& config) {
+// This cluster's checkpoint of the slot (another cluster's, in a shared topic, is not this slot's).
+absl::StatusOr<std::optional<kafka::Checkpoint>> ReadCheckpoint(const config::Config& config,
+                                                                const std::string& system_id) {
   switch (config.source.checkpoint) {
-    case config::CheckpointStore::kKafka:
-      return kafka::ReadKafkaCheckpoint(config.kafka, config.source.checkpoint_topic, config.source.slot, 15000);
+    case config::CheckpointStore::kKafka: {
+      auto found =
+          kafka::ReadKafkaCheckpoint(config.kafka, config.source.checkpoint_topic, config.source.slot, system_id, 15000);
+      if (!found.ok()) return found.status();
+      return found->own;
+    }
     case config::CheckpointStore::kFile:
       return kafka::ReadFileCheckpoint(config.source.checkpoint_file);
     case config::CheckpointStore::kNone:
@@ -434,7 +440,7 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
   if (!system.ok()) return fail("", system.status());
   auto slot = (*repl)->ReadSlot(config.source.slot);
   if (!slot.ok()) return fail("", slot.status());
-  auto existing = ReadCheckpoint(config);
+  auto existing = ReadCheckpoint(config, system->system_id);
   if (!existing.ok()) return fail("reading the checkpoint", existing.status());
   Lsn position;
   if (slot->has_value()) {

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "kafka/producer_config.h"
 #include "pg/frames.h"
 #include "spdlog/spdlog.h"
@@ -23,6 +24,10 @@ constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
 constexpr auto kStandbyRetry = std::chrono::milliseconds(500);
 constexpr int kMessagesPerBatch = 1024;
 constexpr int kCheckpointTimeoutMs = 30000;
+// Producer recreations in a row, without a delivery between, before a fatal producer error is fatal for the relay.
+constexpr int kMaxProducerRecreations = 5;
+
+size_t PayloadBytes(const outbox::Record& r) { return (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0); }
 
 int64_t NowPgMicros() {
   const auto unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -57,7 +62,17 @@ Relay::~Relay() = default;
 
 absl::Status Relay::EnsureSink() {
   if (sink_ && sink_->FatalError().ok()) return absl::OkStatus();
-  if (sink_) Log()->warn("recreating the producer after a fatal error: {}", sink_->FatalError().message());
+  if (sink_) {
+    const absl::Status cause = sink_->FatalError();
+    if (++producer_recreations_ > kMaxProducerRecreations) {
+      return absl::FailedPreconditionError(Cat(cause.message(), " (the producer was recreated ",
+                                               kMaxProducerRecreations,
+                                               " times in a row and the error came back each time, with no record "
+                                               "delivered: check the broker's ACLs and the producer settings)"));
+    }
+    Log()->warn("recreating the producer after a fatal error ({} of {}): {}", producer_recreations_,
+                kMaxProducerRecreations, cause.message());
+  }
   sink_.reset();
   if (producer_conf_.empty()) {
     auto conf = kafka::BuildProducerConfig(
@@ -120,10 +135,12 @@ absl::Status Relay::Session() {
   if (!conn.ok()) return conn.status();
   auto system = (*conn)->IdentifySystem();
   if (!system.ok()) return system.status();
-  if (!system_.system_id.empty() && system_.system_id != system->system_id && !options_.accept_gap) {
+  // A reconnect that reaches another cluster is always fatal: what this relay holds (its confirmed position, its
+  // checkpoint, the tracker's watermark) are the old cluster's LSNs. Restarting with --accept-gap goes on there.
+  if (!system_.system_id.empty() && system_.system_id != system->system_id) {
     return absl::FailedPreconditionError(Cat("the server's system identifier changed from ", system_.system_id,
-                                                      " to ", system->system_id,
-                                                      ": another cluster (use --accept-gap to go on)"));
+                                             " to ", system->system_id,
+                                             ": another cluster (restart with --accept-gap to go on from its slot)"));
   }
   system_ = *system;
   if (config_.source.failover) {
@@ -166,19 +183,27 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
                                       (*slot)->active_pid.value_or(0)));
   }
   // Read the slot first, then the checkpoint (a live relay writes its checkpoint before it confirms).
-  std::optional<kafka::Checkpoint> checkpoint;
+  // Only this cluster's checkpoints count; another cluster's (sharing the topic) only tell a cluster switch.
+  kafka::SlotCheckpoints checkpoints;
   if (config_.source.checkpoint == config::CheckpointStore::kKafka) {
     if (absl::Status st = kafka::EnsureCheckpointTopic(config_.kafka, config_.source.checkpoint_topic, 10000);
         !st.ok()) {
       return st;
     }
-    auto cp = kafka::ReadKafkaCheckpoint(config_.kafka, config_.source.checkpoint_topic, slot_name, 15000);
+    auto cp = kafka::ReadKafkaCheckpoint(config_.kafka, config_.source.checkpoint_topic, slot_name, system.system_id,
+                                         15000);
     if (!cp.ok()) return cp.status();
-    checkpoint = *cp;
+    checkpoints = *std::move(cp);
   } else if (config_.source.checkpoint == config::CheckpointStore::kFile) {
     auto cp = kafka::ReadFileCheckpoint(config_.source.checkpoint_file);
     if (!cp.ok()) return absl::FailedPreconditionError(Cat("source.checkpoint_file: ", cp.status().message()));
-    checkpoint = *cp;
+    if (cp->has_value()) kafka::AddCheckpoint(**cp, system.system_id, (*cp)->slot, &checkpoints);
+  }
+  const std::optional<kafka::Checkpoint>& checkpoint = checkpoints.own;
+  const std::string other_systems = absl::StrJoin(checkpoints.other_systems, ", ");
+  if (checkpoint && !other_systems.empty() && !slot_checked_) {
+    Log()->info("checkpoint topic {} also holds checkpoints of slot {} of other clusters (system {}): ignored",
+                config_.source.checkpoint_topic, slot_name, other_systems);
   }
 
   if (!slot->has_value()) {
@@ -191,7 +216,8 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
       slot = conn.ReadSlot(slot_name);
       if (!slot.ok()) return slot.status();
       if (!slot->has_value()) return absl::InternalError("the slot just created is missing");
-      checkpoint = kafka::Checkpoint{system.system_id, system.timeline, slot_name, config_.source.instance, *consistent};
+      checkpoints.own = kafka::Checkpoint{system.system_id, system.timeline, slot_name, config_.source.instance,
+                                          *consistent};
     } else {
       return absl::FailedPreconditionError(Cat(
           "replication slot \"", slot_name, "\" does not exist",
@@ -221,15 +247,15 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
   // Gap detection (SPEC.md §5).
   if (config_.source.checkpoint != config::CheckpointStore::kNone) {
     std::string gap;
-    if (!checkpoint) {
-      gap = Cat("slot \"", slot_name, "\" has no checkpoint in ",
-                         config_.source.checkpoint == config::CheckpointStore::kKafka
-                             ? Cat("topic ", config_.source.checkpoint_topic)
-                             : config_.source.checkpoint_file,
-                         ": it was not made by `outbox-relay init`");
-    } else if (checkpoint->system_id != system.system_id) {
-      gap = Cat("the checkpoint of slot \"", slot_name, "\" belongs to system ", checkpoint->system_id,
-                         ", but the server is system ", system.system_id, ": another cluster");
+    const std::string store = config_.source.checkpoint == config::CheckpointStore::kKafka
+                                  ? Cat("topic ", config_.source.checkpoint_topic)
+                                  : config_.source.checkpoint_file;
+    if (!checkpoint && !other_systems.empty()) {
+      gap = Cat("slot \"", slot_name, "\" has no checkpoint of this server (system ", system.system_id, ") in ",
+                store, ", but the checkpoint of a slot of that name belongs to system ", other_systems,
+                ": another cluster (a replaced or restored database behind the same conninfo?)");
+    } else if (!checkpoint) {
+      gap = Cat("slot \"", slot_name, "\" has no checkpoint in ", store, ": it was not made by `outbox-relay init`");
     } else if (slot_confirmed > checkpoint->lsn) {
       gap = Cat("slot \"", slot_name, "\" is at ", slot_confirmed.ToString(), ", ahead of the checkpoint ",
                          checkpoint->lsn.ToString(), ": it was recreated or advanced by someone else, and the events "
@@ -241,7 +267,6 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
       }
       Log()->warn("accepting a gap: {}", gap);
       if (absl::Status st = WriteCheckpointNow(slot_confirmed, kCheckpointTimeoutMs); !st.ok()) return st;
-      options_.accept_gap = false;
     } else {
       checkpointed_ = std::max(checkpointed_, checkpoint->lsn);
     }
@@ -262,6 +287,9 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
     confirmed_ = std::max(confirmed_, x);
   }
   slot_checked_ = true;
+  // --accept-gap is about the gap found at this start: a later gap (on a reconnect, or a standby's retry) stops the
+  // relay again.
+  options_.accept_gap = false;
   Log()->info("slot {}: confirmed_flush_lsn {}, restart_lsn {}, wal_status {}{}", slot_name, slot_confirmed.ToString(),
               s.restart_lsn ? s.restart_lsn->ToString() : "NULL", s.wal_status,
               s.failover ? Cat(", failover ", *s.failover, ", synced ", s.synced.value_or(false)) : "");
@@ -269,9 +297,20 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
   return absl::OkStatus();
 }
 
-bool Relay::backpressured() const {
+bool Relay::bounds_reached() const {
   return static_cast<int64_t>(tracker_.inflight_events()) >= config_.delivery.max_inflight_events ||
          static_cast<int64_t>(tracker_.inflight_bytes()) >= config_.delivery.max_inflight_bytes;
+}
+
+bool Relay::backpressured() const { return !held_.empty() || bounds_reached(); }
+
+bool Relay::AwaitingBroker() const {
+  return tracker_.pending_records() > 0 || !checkpoint_inflight_.IsZero() || !held_.empty();
+}
+
+void Relay::CountProduced(delivery::EntryHandle entry, size_t bytes) {
+  if (!AwaitingBroker()) last_progress_ = Clock::now();
+  tracker_.AddRecord(entry, bytes);
 }
 
 absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
@@ -292,14 +331,18 @@ absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
     }
     if (rewind_reason_) return absl::UnavailableError(*rewind_reason_);
 
-    // Read what libpq has buffered, unless the delivery bounds are reached.
+    // Held records first (the producer's queue was full), then read what libpq has buffered, unless records are
+    // still held or the delivery bounds are reached.
+    if (absl::Status st = ProduceHeld(); !st.ok()) return st;
+    if (rewind_reason_ || fatal_ || halt_) continue;
     more_buffered = false;
     const bool bp = backpressured();
-    if (bp != was_backpressured) {
+    if (const bool at_bounds = bounds_reached(); at_bounds != was_backpressured) {
       Log()->info("{} ({} events, {} bytes in flight)",
-                  bp ? "delivery bounds reached: pausing the stream" : "below the delivery bounds: resuming the stream",
+                  at_bounds ? "delivery bounds reached: pausing the stream"
+                            : "below the delivery bounds: resuming the stream",
                   tracker_.inflight_events(), tracker_.inflight_bytes());
-      was_backpressured = bp;
+      was_backpressured = at_bounds;
     }
     if (replay_ && !bp) {
       if (absl::Status st = ReplayStep(); !st.ok()) return st;
@@ -328,11 +371,14 @@ absl::Status Relay::Stream(pg::ReplicationConnection& conn) {
     }
     sink_->Poll(0);
     if (test_fatal_error.exchange(false)) sink_->TestFatalError();
-    if (absl::Status st = FlushDeadLetters(); !st.ok()) return st;
+    if (absl::Status st = ProduceHeld(); !st.ok()) return st;
+    // A rewind, halt or fatal error raised in this round is acted on before anything is confirmed.
+    if (rewind_reason_ || fatal_ || halt_) continue;
 
-    // A broker that has not acknowledged anything for release_slot_after_ms: release the slot.
+    // A broker that has not acknowledged anything for release_slot_after_ms: release the slot. Whatever waits
+    // for it counts, the checkpoint record too (a quiet outbox still writes checkpoints as the WAL moves on).
     const auto now = Clock::now();
-    if (tracker_.pending_records() > 0 && now - last_progress_ > release_after) {
+    if (AwaitingBroker() && now - last_progress_ > release_after) {
       broker_down_ = true;
       return absl::UnavailableError(Cat("no acknowledgement from the broker for ",
                                                  config_.delivery.release_slot_after_ms,
@@ -528,33 +574,61 @@ absl::Status Relay::HandleLogicalMessage(const pg::LogicalMessage& message) {
 }
 
 absl::Status Relay::ProduceRecord(const outbox::Record& record) {
-  while (true) {
-    absl::Status st = sink_->Produce(record, tx_entry_.Pack());
-    if (st.ok()) {
-      if (tracker_.pending_records() == 0) last_progress_ = Clock::now();
-      tracker_.AddRecord(tx_entry_, (record.key ? record.key->size() : 0) + (record.value ? record.value->size() : 0));
-      return absl::OkStatus();
-    }
-    if (st.code() == absl::StatusCode::kResourceExhausted) {
-      sink_->Poll(10);  // queue full: serve reports, then retry
-      if (rewind_reason_ || fatal_) return absl::OkStatus();
+  if (!held_.empty()) {  // behind what is held, in stream order
+    held_.push_back(HeldRecord{outbox::OwnedRecord::Of(record), tx_entry_, /*counted=*/false, /*dead_letter=*/false, ""});
+    return absl::OkStatus();
+  }
+  const absl::Status st = sink_->Produce(record, tx_entry_.Pack());
+  if (st.ok()) {
+    CountProduced(tx_entry_, PayloadBytes(record));
+    return absl::OkStatus();
+  }
+  if (st.code() == absl::StatusCode::kResourceExhausted) {  // queue full: produced from the loop when it has room
+    held_.push_back(HeldRecord{outbox::OwnedRecord::Of(record), tx_entry_, /*counted=*/false, /*dead_letter=*/false, ""});
+    return absl::OkStatus();
+  }
+  return OnEventProduceError(st, record);
+}
+
+absl::Status Relay::OnEventProduceError(const absl::Status& st, const outbox::Record& record) {
+  if (st.code() == absl::StatusCode::kUnavailable) {
+    // The producer failed (e.g. an idempotent producer's fatal error): rewind and recreate it.
+    if (!rewind_reason_) rewind_reason_ = Cat("producing failed: ", st.message());
+    return absl::OkStatus();
+  }
+  if (st.code() == absl::StatusCode::kInvalidArgument) {
+    // Too large for the broker or the topic: dead-lettered without its value (it would not fit either).
+    outbox::Record original = record;
+    if (absl::StrContains(st.message(), "larger than")) original.value = std::nullopt;
+    return PerEventError(absl::InvalidArgumentError(Cat(st.message(), " (event id=", record.event_id, " at LSN ",
+                                                        tx_commit_lsn_.ToString(), ")")),
+                         std::move(original));
+  }
+  return st;
+}
+
+absl::Status Relay::ProduceHeld() {
+  while (!held_.empty() && !rewind_reason_ && !fatal_ && !halt_) {
+    HeldRecord& h = held_.front();  // stays in place (a deque's references survive push_back) until popped
+    if (h.entry.generation != tracker_.generation()) {
+      held_.pop_front();
       continue;
     }
-    if (st.code() == absl::StatusCode::kUnavailable) {
-      // The producer failed (e.g. an idempotent producer's fatal error): rewind and recreate it.
-      if (!rewind_reason_) rewind_reason_ = Cat("producing failed: ", st.message());
-      return absl::OkStatus();
+    const outbox::Record record = h.record.View();
+    const absl::Status st = sink_->Produce(record, h.entry.Pack());
+    if (st.code() == absl::StatusCode::kResourceExhausted) return absl::OkStatus();  // still full: next round
+    absl::Status result = absl::OkStatus();
+    if (st.ok()) {
+      if (!h.counted) CountProduced(h.entry, h.record.PayloadBytes());
+    } else if (h.dead_letter) {
+      result = OnDeadLetterProduceError(st, h.entry, h.why);
+    } else {
+      result = OnEventProduceError(st, record);
     }
-    if (st.code() == absl::StatusCode::kInvalidArgument) {
-      // Too large for the broker or the topic: dead-lettered without its value (it would not fit either).
-      outbox::Record original = record;
-      if (absl::StrContains(st.message(), "larger than")) original.value = std::nullopt;
-      return PerEventError(absl::InvalidArgumentError(Cat(st.message(), " (event id=", record.event_id, " at LSN ",
-                                                          tx_commit_lsn_.ToString(), ")")),
-                           std::move(original));
-    }
-    return st;
+    held_.pop_front();
+    if (!result.ok()) return result;
   }
+  return absl::OkStatus();
 }
 
 absl::Status Relay::PerEventError(const absl::Status& error, outbox::Record original) {
@@ -577,57 +651,58 @@ absl::Status Relay::ProduceDeadLetter(outbox::Record record, const std::string& 
   for (const outbox::Header& h : record.headers) has_lsn = has_lsn || h.name == "source_lsn";
   const std::string lsn = tx_commit_lsn_.ToString();
   if (!has_lsn) record.headers.push_back(outbox::Header{"source_lsn", std::string_view(lsn)});
-  while (true) {
-    absl::Status st = sink_->Produce(record, entry.Pack());
-    if (st.ok()) {
-      if (tracker_.pending_records() == 0) last_progress_ = Clock::now();
-      tracker_.AddRecord(entry, (record.key ? record.key->size() : 0) + (record.value ? record.value->size() : 0));
-      return absl::OkStatus();
-    }
-    if (st.code() == absl::StatusCode::kResourceExhausted) {
-      sink_->Poll(10);
-      if (rewind_reason_ || fatal_) return absl::OkStatus();
-      continue;
-    }
-    if (st.code() == absl::StatusCode::kUnavailable) {
-      if (!rewind_reason_) rewind_reason_ = Cat("producing a dead letter failed: ", st.message());
-      return absl::OkStatus();
-    }
-    // A failed dead-letter write halts.
-    tracker_.MarkFailed(entry);
-    return absl::FailedPreconditionError(Cat("could not write a dead letter to ", config_.delivery.dead_letter_topic,
-                                             " (", st.message(), ") for: ", error));
+  absl::Status st = absl::ResourceExhaustedError("held");
+  if (held_.empty()) st = sink_->Produce(record, entry.Pack());
+  if (st.ok()) {
+    CountProduced(entry, PayloadBytes(record));
+    return absl::OkStatus();
   }
+  if (st.code() == absl::StatusCode::kResourceExhausted) {
+    held_.push_back(HeldRecord{outbox::OwnedRecord::Of(record), entry, /*counted=*/false, /*dead_letter=*/true, error});
+    return absl::OkStatus();
+  }
+  return OnDeadLetterProduceError(st, entry, error);
+}
+
+absl::Status Relay::OnDeadLetterProduceError(const absl::Status& st, delivery::EntryHandle entry,
+                                             const std::string& why) {
+  if (st.code() == absl::StatusCode::kUnavailable) {
+    // Neither written nor acknowledged: its transaction stays unconfirmed and the rewind sends it again.
+    if (!rewind_reason_) rewind_reason_ = Cat("producing a dead letter failed: ", st.message());
+    return absl::OkStatus();
+  }
+  // A failed dead-letter write halts.
+  tracker_.MarkFailed(entry);
+  return absl::FailedPreconditionError(Cat("could not write a dead letter to ", config_.delivery.dead_letter_topic,
+                                           " (", st.message(), ") for: ", why));
 }
 
 void Relay::DeadLetterFromReport(const kafka::DeliveryReport& r, delivery::EntryHandle entry) {
-  PendingDeadLetter d;
-  d.entry = entry;
+  HeldRecord d{outbox::OwnedRecord{}, entry, /*counted=*/true, /*dead_letter=*/true, ""};
+  d.why = Cat("the broker rejected the record for topic ", r.topic, ": ", rd_kafka_err2str(r.err));
+  outbox::OwnedRecord& rec = d.record;
+  rec.topic = config_.delivery.dead_letter_topic;
+  rec.event_id = std::string(r.event_id);
   const rd_kafka_message_t* m = r.message;
-  if (m && m->key) {
-    d.has_key = true;
-    d.key.assign(static_cast<const char*>(m->key), m->key_len);
-  }
-  if (m && m->payload) {
-    d.has_value = true;
-    d.value.assign(static_cast<const char*>(m->payload), m->len);
-  }
+  if (m && m->key) rec.key = std::string(static_cast<const char*>(m->key), m->key_len);
+  if (m && m->payload) rec.value = std::string(static_cast<const char*>(m->payload), m->len);
   rd_kafka_headers_t* hdrs = nullptr;
   if (m && rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
     const char* name;
     const void* val;
     size_t size;
     for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
-      d.headers.emplace_back(name, val ? std::optional<std::string>(std::string(static_cast<const char*>(val), size))
-                                       : std::nullopt);
+      rec.headers.emplace_back(name, val ? std::optional<std::string>(std::string(static_cast<const char*>(val), size))
+                                         : std::nullopt);
     }
   }
-  d.timestamp_ms = r.timestamp_ms;
-  d.error = Cat("the broker rejected the record for topic ", r.topic, ": ", rd_kafka_err2str(r.err));
-  // The dead letter counts as the transaction's record: add it before the failed original is let go.
-  tracker_.AddRecord(entry, d.key.size() + d.value.size());
+  rec.headers.emplace_back("error", d.why);
+  rec.timestamp_ms = r.timestamp_ms;
+  // The dead letter stands in for the rejected record: it is counted before the original is let go, and only its
+  // own delivery report acknowledges it (a dead letter that could not be written keeps its transaction open).
+  tracker_.AddRecord(entry, rec.PayloadBytes());
   tracker_.Ack(entry, r.bytes);
-  pending_dead_letters_.push_back(std::move(d));
+  held_.push_back(std::move(d));
 }
 
 void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
@@ -641,6 +716,8 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
     if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       checkpointed_ = std::max(checkpointed_, lsn);
       status_soon_ = true;
+      last_progress_ = Clock::now();
+      producer_recreations_ = 0;
     } else if (!rewind_reason_) {
       rewind_reason_ = Cat("checkpoint write failed: ", rd_kafka_err2str(r.err));
     }
@@ -649,6 +726,7 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
   if (handle.generation != tracker_.generation()) return;  // from before a rewind
   const bool dead_letter = r.topic == config_.delivery.dead_letter_topic;
   if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    producer_recreations_ = 0;
     const int64_t commit_time_ms = tracker_.CommitTimeOf(handle);  // read before the ack may retire the entry
     if (tracker_.Ack(handle, r.bytes)) {
       last_progress_ = Clock::now();
@@ -695,25 +773,6 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
   if (!rewind_reason_) rewind_reason_ = Cat("delivery failed: ", rd_kafka_err2str(r.err));
 }
 
-absl::Status Relay::FlushDeadLetters() {
-  std::vector<PendingDeadLetter> pending;
-  pending.swap(pending_dead_letters_);
-  for (PendingDeadLetter& d : pending) {
-    if (d.entry.generation != tracker_.generation()) continue;
-    outbox::Record rec;
-    if (d.has_key) rec.key = d.key;
-    if (d.has_value) rec.value = d.value;
-    rec.timestamp_ms = d.timestamp_ms;
-    for (const auto& [name, value] : d.headers) {
-      rec.headers.push_back(outbox::Header{name, value ? std::optional<std::string_view>(*value) : std::nullopt});
-    }
-    // ProduceDeadLetter counts the record again; the one counted in DeadLetterFromReport stands in for it.
-    if (absl::Status st = ProduceDeadLetter(std::move(rec), d.error, d.entry); !st.ok()) return st;
-    tracker_.Ack(d.entry, d.key.size() + d.value.size());
-  }
-  return absl::OkStatus();
-}
-
 Lsn Relay::ConfirmCandidate() const {
   Lsn candidate = std::max(confirmed_, tracker_.watermark());
   if (tracker_.idle() && !in_tx_ && streams_.empty() && !replay_ && idle_wal_end_) {
@@ -745,6 +804,7 @@ absl::Status Relay::MaybeCheckpoint(Lsn candidate) {
       rec.value = value;
       rec.timestamp_ms = NowUnixMillis();
       const uint64_t opaque = next_checkpoint_seq_++ & delivery::EntryHandle::kSeqMask;
+      const bool was_awaiting = AwaitingBroker();
       absl::Status st = sink_->Produce(rec, opaque);
       if (st.code() == absl::StatusCode::kResourceExhausted) return absl::OkStatus();  // next time
       if (st.code() == absl::StatusCode::kUnavailable) {
@@ -754,6 +814,7 @@ absl::Status Relay::MaybeCheckpoint(Lsn candidate) {
       if (!st.ok()) return st;
       checkpoint_records_[opaque] = candidate;
       checkpoint_inflight_ = candidate;
+      if (!was_awaiting) last_progress_ = Clock::now();
       return absl::OkStatus();
     }
   }
@@ -802,7 +863,11 @@ absl::Status Relay::Shutdown(pg::ReplicationConnection* conn) {
                 tracker_.pending_records());
   }
   const auto interval = std::chrono::milliseconds(config_.source.status_interval_ms);
-  while (tracker_.pending_records() > 0 && Clock::now() < deadline && !rewind_reason_) {
+  while ((tracker_.pending_records() > 0 || !held_.empty()) && Clock::now() < deadline && !rewind_reason_) {
+    if (absl::Status st = ProduceHeld(); !st.ok()) {
+      Log()->warn("while stopping: {}", st.message());
+      break;
+    }
     sink_->Poll(50);
     if (conn && Clock::now() - last_status_ >= interval) {
       if (absl::Status st = SendStatus(*conn, false); !st.ok()) return st;
@@ -834,7 +899,7 @@ void Relay::Rewind(std::string_view why) {
   }
   checkpoint_records_.clear();
   checkpoint_inflight_ = Lsn(0);
-  pending_dead_letters_.clear();
+  held_.clear();
   streams_.Clear();  // buffers and spill files of streamed transactions: the server sends them again
   replay_.reset();
   stream_xid_.reset();
@@ -937,7 +1002,7 @@ void Relay::UpdateGauges() {
   metrics_->oldest_inflight_age_seconds =
       pending ? std::chrono::duration<double>(Clock::now() - last_progress_).count() : 0.0;
   const bool reachable = sink_ && !sink_->all_brokers_down() &&
-                         !(pending && Clock::now() - last_progress_ > std::chrono::seconds(5));
+                         !(AwaitingBroker() && Clock::now() - last_progress_ > std::chrono::seconds(5));
   metrics_->broker_reachable = reachable;
   if (!reachable) metrics_->SetNotReadyReason("broker unreachable");
   else if (metrics_->streaming) metrics_->SetNotReadyReason("");

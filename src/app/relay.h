@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,13 +62,27 @@ class Relay {
   absl::Status ReplayStep();
   // The transaction's Commit (or the end of a streamed transaction's replay): close its tracker entry.
   void FinishTransaction(Lsn end_lsn);
+  // Produces an event record of the current transaction. A record the producer's queue has no room for is held
+  // (produced later from the loop); a producer that failed sets the rewind. Returns OK then too: only a fatal
+  // error is returned.
   absl::Status ProduceRecord(const outbox::Record& record);
+  // What a produce error other than a full queue does to an event record (rewind, per-event error, or fatal).
+  absl::Status OnEventProduceError(const absl::Status& error, const outbox::Record& record);
   // A permanent error for one event: under halt the transaction is marked and the halt raised at its Commit;
   // under dead_letter `original` (with an `error` header) goes to the dead-letter topic instead.
   absl::Status PerEventError(const absl::Status& error, outbox::Record original);
   absl::Status ProduceDeadLetter(outbox::Record record, const std::string& error, delivery::EntryHandle entry);
+  // What a produce error other than a full queue does to a dead letter: a rewind (the dead letter was neither
+  // written nor acknowledged, so its transaction is sent again), or a halt.
+  absl::Status OnDeadLetterProduceError(const absl::Status& error, delivery::EntryHandle entry,
+                                        const std::string& why);
   void DeadLetterFromReport(const kafka::DeliveryReport& report, delivery::EntryHandle entry);
-  absl::Status FlushDeadLetters();
+  // Produces the held records in order, until the queue is full again or none is left.
+  absl::Status ProduceHeld();
+  // Counts a produced record against its entry (and starts the release clock when nothing was outstanding).
+  void CountProduced(delivery::EntryHandle entry, size_t bytes);
+  // Something waits for the broker: a record's report, a checkpoint's, or a held record.
+  bool AwaitingBroker() const;
   void OnDeliveryReport(const kafka::DeliveryReport& report);
 
   // Status updates and checkpoints.
@@ -80,7 +95,9 @@ class Relay {
   void Rewind(std::string_view why);
   absl::Status EnsureSink();
   absl::Status Shutdown(pg::ReplicationConnection* conn);
+  // Nothing more is read from the stream while records are held or the delivery bounds are reached.
   bool backpressured() const;
+  bool bounds_reached() const;
   void UpdateGauges();
   void LogProgress();
   bool stopping() const { return stop_->load(); }
@@ -140,16 +157,22 @@ class Relay {
   std::optional<absl::Status> halt_;
   bool broker_down_ = false;
   std::map<uint64_t, Lsn> checkpoint_records_;  // opaque -> LSN of checkpoint records in flight
-  // Dead letters of records the broker rejected, produced from the loop (not inside the delivery callback).
-  struct PendingDeadLetter {
+  // Records produced from the loop, first thing in each round: those the producer's queue had no room for
+  // (QUEUE_FULL), and dead letters of records the broker rejected (built in the delivery callback). While any is
+  // held nothing more is read from the stream, so the stream's order is kept, and the loop goes on with its
+  // status updates and its stop and release checks.
+  struct HeldRecord {
+    outbox::OwnedRecord record;
     delivery::EntryHandle entry;
-    std::string key, value, error;
-    bool has_key = false, has_value = false;
-    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
-    int64_t timestamp_ms = 0;
+    bool counted = false;      // already counted against its entry (a dead letter standing in for a rejected record)
+    bool dead_letter = false;
+    std::string why;           // a dead letter: its error (for the halt if it cannot be written)
   };
-  std::vector<PendingDeadLetter> pending_dead_letters_;
+  std::deque<HeldRecord> held_;
   uint64_t next_checkpoint_seq_ = 1;
+  // Producers recreated after a fatal error in a row, with no successful delivery between (bounded: a fatal
+  // error that recreating does not clear, such as a denied InitProducerId, is fatal for the relay).
+  int producer_recreations_ = 0;
 };
 
 }  // namespace outbox::app

@@ -103,9 +103,18 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
 
 }  // namespace
 
-absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
-                                                              const std::string& topic, const std::string& slot,
-                                                              int timeout_ms) {
+void AddCheckpoint(const Checkpoint& c, const std::string& system_id, const std::string& slot, SlotCheckpoints* into) {
+  if (c.slot != slot) return;
+  if (c.system_id != system_id) {
+    into->other_systems.insert(c.system_id);
+    return;
+  }
+  if (!into->own || c.lsn > into->own->lsn) into->own = c;
+}
+
+absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
+                                                    const std::string& topic, const std::string& slot,
+                                                    const std::string& system_id, int timeout_ms) {
   auto rk = NewClient(RD_KAFKA_CONSUMER, kafka_conf);
   if (!rk.ok()) return rk.status();
   const rd_kafka_metadata_t* md = nullptr;
@@ -121,7 +130,7 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
     for (int i = 0; i < md->topics[0].partition_cnt; ++i) partitions.push_back(md->topics[0].partitions[i].id);
   }
   rd_kafka_metadata_destroy(md);
-  if (missing || partitions.empty()) return std::optional<Checkpoint>();
+  if (missing || partitions.empty()) return SlotCheckpoints{};
 
   rd_kafka_topic_partition_list_t* assignment = rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
   int open = 0;
@@ -139,7 +148,7 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
       ++open;
     }
   }
-  std::optional<Checkpoint> best;
+  SlotCheckpoints found;
   if (open > 0) {
     rd_kafka_assign(rk->get(), assignment);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -162,7 +171,7 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
         std::string_view key(static_cast<const char*>(m->key), m->key_len);
         if (key.find(suffix) != std::string_view::npos) {
           auto c = DecodeCheckpoint(std::string_view(static_cast<const char*>(m->payload), m->len));
-          if (c.ok() && c->slot == slot && (!best || c->lsn > best->lsn)) best = *c;
+          if (c.ok()) AddCheckpoint(*c, system_id, slot, &found);
         }
       }
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -173,7 +182,7 @@ absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std
     }
   }
   rd_kafka_topic_partition_list_destroy(assignment);
-  return best;
+  return found;
 }
 
 absl::Status EnsureCheckpointTopic(const std::map<std::string, std::string>& kafka_conf, const std::string& topic,

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -26,11 +27,25 @@ std::string CheckpointKeyPrefix(const std::string& system_id, const std::string&
 std::string EncodeCheckpoint(const Checkpoint& c);     // JSON
 absl::StatusOr<Checkpoint> DecodeCheckpoint(std::string_view json);
 
-// Reads the compacted topic from the beginning to its end and returns the checkpoint with the highest LSN among
-// the keys of `slot` (any system identifier: the caller compares it). nullopt when there is none.
-absl::StatusOr<std::optional<Checkpoint>> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
-                                                              const std::string& topic, const std::string& slot,
-                                                              int timeout_ms);
+// What a checkpoint store holds for one slot of one cluster: this cluster's checkpoint with the highest LSN, and
+// the other clusters (system identifiers) with checkpoints for a slot of the same name. Several clusters share one
+// store when services with their own databases share a Kafka cluster (and so the default checkpoint topic): each
+// reads only its own keys, and another cluster's checkpoints only tell a cluster switch (none of this cluster's,
+// some of another's) from a slot never initialized.
+struct SlotCheckpoints {
+  std::optional<Checkpoint> own;
+  std::set<std::string> other_systems;
+};
+
+// Folds one checkpoint read from a store into `into` (pure): kept when it is of `slot`, as this cluster's
+// (`system_id`) when it is the highest LSN of it so far, else as another cluster's.
+void AddCheckpoint(const Checkpoint& c, const std::string& system_id, const std::string& slot, SlotCheckpoints* into);
+
+// Reads the compacted topic from the beginning to its end and returns the checkpoints of `slot` as seen from
+// cluster `system_id`.
+absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
+                                                    const std::string& topic, const std::string& slot,
+                                                    const std::string& system_id, int timeout_ms);
 
 // Creates the compacted checkpoint topic if it does not exist.
 absl::Status EnsureCheckpointTopic(const std::map<std::string, std::string>& kafka_conf, const std::string& topic,

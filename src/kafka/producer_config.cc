@@ -3,6 +3,8 @@
 #include "kafka/producer_config.h"
 
 #include <algorithm>
+#include <string_view>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -10,6 +12,14 @@
 #include "absl/strings/str_cat.h"
 
 namespace outbox::kafka {
+
+int64_t MinQueueMessages(const ProducerBounds& bounds) {
+  return std::min<int64_t>(bounds.max_inflight_events + kQueueHeadroomMessages, kLibrdkafkaQueueMax);
+}
+
+int64_t MinQueueKbytes(const ProducerBounds& bounds) {
+  return std::min<int64_t>((bounds.max_inflight_bytes + 1023) / 1024 + kQueueHeadroomKbytes, kLibrdkafkaQueueMax);
+}
 
 absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
     const std::map<std::string, std::string>& user, const ProducerBounds& bounds, bool unsafe) {
@@ -28,9 +38,23 @@ absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
       {"client.id", "outbox-relay"},
   };
   for (const auto& [key, value] : user) conf[key] = value;
+
+  // librdkafka refuses more than 5 requests in flight with idempotence on (it could not keep order): say so as a
+  // config error naming the key, whatever delivery.unsafe says, instead of failing when the producer is created.
+  if (absl::AsciiStrToLower(conf["enable.idempotence"]) == "true") {
+    for (const char* key : {"max.in.flight.requests.per.connection", "max.in.flight"}) {
+      auto it = user.find(key);
+      if (it == user.end()) continue;
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(it->second, &v) || v < 1 || v > kMaxIdempotentInFlight) {
+        return absl::InvalidArgumentError(Cat("kafka.", key, ": \"", it->second, "\" must be an integer from 1 to ",
+                                              kMaxIdempotentInFlight, " with enable.idempotence=true"));
+      }
+    }
+  }
   if (unsafe) return conf;
 
-  const auto refuse = [](const std::string& key, const std::string& value, const char* why) {
+  const auto refuse = [](const std::string& key, const std::string& value, std::string_view why) {
     return absl::InvalidArgumentError(Cat("kafka.", key, ": \"", value, "\" ", why,
                                                    " (set delivery.unsafe: true to allow it)"));
   };
@@ -48,6 +72,34 @@ absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
     int64_t v = 0;
     if (!absl::SimpleAtoi(it->second, &v) || v != 0) {
       return refuse(key, it->second, "would drop records that wait for the broker (must be 0: wait forever)");
+    }
+  }
+  for (const char* key : {"retries", "message.send.max.retries"}) {
+    auto it = user.find(key);
+    if (it == user.end()) continue;
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(it->second, &v) || v < kUnlimitedRetries) {
+      return refuse(key, it->second,
+                    Cat("would let a later record of a key land before an earlier one that ran out of retries (must "
+                        "be ", kUnlimitedRetries, ", librdkafka's default: retry forever)"));
+    }
+  }
+  // librdkafka's queue must hold everything the delivery bounds let in flight, plus checkpoint and dead-letter
+  // records; below that a full queue would stall the stream short of its own bound.
+  const int64_t min_messages = MinQueueMessages(bounds);
+  const int64_t min_kbytes = MinQueueKbytes(bounds);
+  for (const auto& [key, minimum, what] :
+       {std::tuple<const char*, int64_t, const char*>{"queue.buffering.max.messages", min_messages,
+                                                      "delivery.max_inflight_events"},
+        std::tuple<const char*, int64_t, const char*>{"queue.buffering.max.kbytes", min_kbytes,
+                                                      "delivery.max_inflight_bytes"}}) {
+    auto it = user.find(key);
+    if (it == user.end()) continue;
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(it->second, &v) || v < minimum) {
+      return refuse(key, it->second,
+                    Cat("is below the delivery bounds (must be at least ", minimum, ": ", what,
+                        " plus room for checkpoint and dead-letter records)"));
     }
   }
   return conf;

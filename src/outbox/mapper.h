@@ -45,6 +45,21 @@ struct Record {
   size_t Bytes() const;       // approximate size on the wire: topic + key + value + headers
 };
 
+// A Record that owns its bytes: for a record kept past the mapper's next Map call (one the producer's queue had no
+// room for, a dead letter built from a delivery report).
+struct OwnedRecord {
+  std::string topic, event_id;
+  std::optional<std::string> key, value;
+  std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+  int64_t timestamp_ms = 0;
+
+  static OwnedRecord Of(const Record& record);
+  // A record viewing this one (valid while it lives and is not changed).
+  Record View() const;
+  // Key + value bytes, as the ack tracker and the delivery report count them.
+  size_t PayloadBytes() const { return (key ? key->size() : 0) + (value ? value->size() : 0); }
+};
+
 // A per-event error that `delivery.on_error` decides on. Everything else that Map returns is fatal.
 // Per-event errors use absl::StatusCode::kInvalidArgument; a configured column missing from the relation is
 // kFailedPrecondition (fatal whatever on_error says).

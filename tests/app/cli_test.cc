@@ -93,6 +93,17 @@ TEST_F(Cli, ConfigErrorsExitTwoAndNameTheKey) {
   r = RunRelay(WriteConfig(MinimalYaml() + "  acks: \"1\"\n"), {"run"}, {}, 30s);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("kafka.acks"), std::string::npos) << r.err;
+  // So are finite retries, librdkafka queue limits below the delivery bounds, and more than 5 requests in flight
+  // with idempotence (librdkafka's own refusal was exit 1 in its words).
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"retries", "1"},
+           {"queue.buffering.max.messages", "1000"},
+           {"queue.buffering.max.kbytes", "4096"},
+           {"max.in.flight.requests.per.connection", "6"}}) {
+    r = RunRelay(WriteConfig(MinimalYaml() + "  " + key + ": \"" + value + "\"\n"), {"run"}, {}, 30s);
+    EXPECT_EQ(r.exit_code, 2) << key << ": " << r.err;
+    EXPECT_NE(r.err.find("kafka." + key), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(Cli, SetOverridesAnyKey) {

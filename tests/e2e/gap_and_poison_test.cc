@@ -107,6 +107,90 @@ TEST_F(Gap, CheckpointOfAnotherClusterIsAGap) {
   EXPECT_NE(after->find(ours), std::string::npos) << *after;
 }
 
+// Review defect 3: two services, each with its own cluster and the same slot name, share one Kafka cluster and
+// so one checkpoint topic. The relay of the cluster with the lower LSNs refused to start: the reader took the other
+// cluster's higher checkpoint for its own. Each relay now reads only its own cluster's keys. A slot with no
+// checkpoint of its cluster while another cluster's exists is still a gap (a cluster switch, said so), and
+// --accept-gap accepts that gap only: the reconnect after it streams on without the flag.
+TEST_F(Gap, ClustersSharingACheckpointTopicEachReadTheirOwn) {
+  auto other = PgServer::Create();  // a fresh cluster: its LSNs are below the shared server's
+  ASSERT_TRUE(other.ok()) << other.status();
+  RelayHarness a(pg_, broker_->bootstrap());
+  a.Init();
+  RelayHarness b(other->get(), broker_->bootstrap());
+  const std::vector<std::string> same_slot = {"--set", "source.slot=" + a.slot(), "--set",
+                                              "source.checkpoint_topic=" + a.checkpoint_topic()};
+  std::vector<std::string> init_b = {"init", "--create-table"};
+  init_b.insert(init_b.end(), same_slot.begin(), same_slot.end());
+  std::string out;
+  ASSERT_EQ(b.RunCommand(init_b, &out), 0) << out;
+  const Lsn b_position = *Lsn::Parse(
+      b.Value("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + a.slot() + "'").value());
+
+  // A's checkpoint moves above B's whole position (idle advance on the shared server).
+  auto relay_a = a.StartRelay();
+  ASSERT_NE(relay_a, nullptr);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        a.Sql("SELECT pg_switch_wal(), pg_logical_emit_message(false, 'noise', 'x')");
+        return a.ConfirmedFlush() > b_position;
+      },
+      60s, "cluster A's slot and checkpoint pass cluster B's position", 200ms));
+
+  // StartRelay waits for the harness's own slot name; these relays stream another one.
+  const auto b_streams = [&](const std::string& slot) {
+    return WaitFor(
+        [&] {
+          return (*other)->QueryValue("SELECT active FROM pg_replication_slots WHERE slot_name = '" + slot + "'",
+                                      b.db()).value_or("f") == "t";
+        },
+        30s, "cluster B's relay streams slot " + slot);
+  };
+  auto relay_b = b.StartRelay(same_slot, /*wait_active=*/false);
+  ASSERT_NE(relay_b, nullptr);
+  ASSERT_TRUE(b_streams(a.slot())) << "the relay of the cluster with the lower LSNs did not start: "
+                                   << relay_b->Output();
+  b.InsertEvent("FromB", "k", "{}");
+  a.InsertEvent("FromA", "k", "{}");
+  EXPECT_TRUE(reader_->ReadUntil(b.Topic("FromB"), 1, 30s).ok()) << relay_b->Output();
+  EXPECT_TRUE(reader_->ReadUntil(a.Topic("FromA"), 1, 30s).ok()) << relay_a->Output();
+  ASSERT_TRUE(relay_b->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay_b->Wait(30s), 0) << relay_b->Output();
+
+  // A cluster switch: slot T has a checkpoint of cluster A only (init there, its slot dropped), and cluster B has a
+  // slot T made by hand.
+  const std::string switched = UniqueName("switched");
+  ASSERT_EQ(a.RunCommand({"init", "--set", "source.slot=" + switched}, &out), 0) << out;
+  a.Sql("SELECT pg_drop_replication_slot('" + switched + "')");
+  b.Sql("SELECT pg_create_logical_replication_slot('" + switched + "', 'pgoutput')");
+  const std::vector<std::string> switched_slot = {"--set", "source.slot=" + switched, "--set",
+                                                  "source.checkpoint_topic=" + a.checkpoint_topic()};
+  std::vector<std::string> run = {"run"};
+  run.insert(run.end(), switched_slot.begin(), switched_slot.end());
+  EXPECT_EQ(b.RunCommand(run, &out), 1) << out;
+  EXPECT_NE(out.find("another cluster"), std::string::npos) << out;
+  EXPECT_NE(out.find("no checkpoint of this server"), std::string::npos) << out;
+
+  std::vector<std::string> accept = switched_slot;
+  accept.push_back("--accept-gap");
+  relay_b = b.StartRelay(accept, /*wait_active=*/false);
+  ASSERT_NE(relay_b, nullptr);
+  ASSERT_TRUE(b_streams(switched)) << relay_b->Output();
+  b.InsertEvent("Switched", "before-reconnect", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(b.Topic("Switched"), 1, 30s).ok()) << relay_b->Output();
+  // A reconnect: its gap check reads this cluster's checkpoint (written when the gap was accepted), no gap.
+  ASSERT_TRUE(b.Value("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" +
+                      switched + "'")
+                  .has_value());
+  b.InsertEvent("Switched", "after-reconnect", "{}");
+  EXPECT_TRUE(reader_->ReadUntil(b.Topic("Switched"), 2, 30s).ok()) << relay_b->Output();
+  EXPECT_TRUE(relay_b->Running()) << relay_b->Output();
+  ASSERT_TRUE(relay_b->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay_b->Wait(30s), 0) << relay_b->Output();
+  ASSERT_TRUE(relay_a->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay_a->Wait(30s), 0) << relay_a->Output();
+}
+
 TEST(LostSlot, InvalidatedSlotIsFatal) {
   auto pg = PgServer::Create(PgServer::Options{.extra_conf = "max_slot_wal_keep_size=32MB\nmax_wal_size=64MB"});
   ASSERT_TRUE(pg.ok()) << pg.status();

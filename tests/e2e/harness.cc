@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <fstream>
+#include <regex>
 
 #include "pg/admin.h"
 #include "support/util.h"
@@ -155,6 +156,15 @@ std::pair<int, std::string> HttpGet(int port, const std::string& path) {
   auto res = client.Get(path.c_str());
   if (!res) return {0, ""};
   return {res->status, res->body};
+}
+
+std::optional<double> MetricValue(int port, const std::string& name) {
+  auto [code, body] = HttpGet(port, "/metrics");
+  if (code != 200) return std::nullopt;
+  std::smatch m;
+  const std::regex sample("(^|\n)" + name + "(\\{[^}]*\\})? ([0-9.e+-]+)");
+  if (!std::regex_search(body, m, sample)) return std::nullopt;
+  return std::stod(m[3]);
 }
 
 }  // namespace outbox::testing

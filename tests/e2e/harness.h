@@ -81,4 +81,8 @@ class SharedServicesTest : public ::testing::Test {
 // GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.
 std::pair<int, std::string> HttpGet(int port, const std::string& path);
 
+// The value of the first sample of metric `name` (any labels) at http://127.0.0.1:<port>/metrics; nullopt when
+// nothing answers or the metric is absent (so a check on it cannot pass blind).
+std::optional<double> MetricValue(int port, const std::string& name);
+
 }  // namespace outbox::testing

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <vector>
 
 #include "e2e/harness.h"
 #include "support/kafka_reader.h"
@@ -37,6 +38,19 @@ class MockCluster {
   void CreateTopic(const std::string& name, int partitions = 1) {
     ASSERT_EQ(rd_kafka_mock_topic_create(mc_, name.c_str(), partitions, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
   }
+  // The broker answers the next Produce request with `err`, `rtt_ms` late.
+  void FailNextProduce(rd_kafka_resp_err_t err, int rtt_ms) {
+    ASSERT_EQ(rd_kafka_mock_broker_push_request_error_rtts(mc_, 1, kApiProduce, 1, err, rtt_ms),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  // The next `count` InitProducerId requests (one per idempotent producer created) fail with `err`.
+  void FailInitProducerId(size_t count, rd_kafka_resp_err_t err) {
+    std::vector<rd_kafka_resp_err_t> errors(count, err);
+    rd_kafka_mock_push_request_errors_array(mc_, kApiInitProducerId, errors.size(), errors.data());
+  }
+
+  static constexpr int16_t kApiProduce = 0;          // Kafka protocol API keys
+  static constexpr int16_t kApiInitProducerId = 22;
 
  private:
   rd_kafka_t* rk_ = nullptr;
@@ -123,6 +137,183 @@ TEST(RelayMock, UnacknowledgedRecordHoldsConfirmedFlushBelowItsTransaction) {
   ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() > held_commit; }, 30s, "the slot moves past the record"));
   ASSERT_TRUE(relay->Kill(SIGTERM).ok());
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+// Review defect 1 (loss): a record the broker rejects for good under on_error: dead_letter, while the producer
+// fails before its dead letter is written. The dead letter was taken as written (its placeholder acknowledged), the
+// watermark passed the transaction and the slot was confirmed past it: the event was in neither topic. Now the
+// transaction stays unacknowledged, the rewind sends it again, and it arrives.
+TEST(RelayMock, DeadLetterNotWrittenBecauseTheProducerFailedIsSentAgain) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  MockCluster mock;
+  RelayHarness h(pg, mock.bootstrap());
+  mock.CreateTopic(h.checkpoint_topic());
+  h.Init();
+  const std::string dead_letters = h.topic_prefix() + ".dead";
+  mock.CreateTopic(h.Topic("Rejected"));
+  mock.CreateTopic(dead_letters);
+  // No checkpoint records: the only Produce requests are the events'.
+  auto relay = h.StartRelay({"--set", "source.checkpoint=none", "--set", "delivery.on_error=dead_letter", "--set",
+                             "delivery.dead_letter_topic=" + dead_letters},
+                            true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}});
+  ASSERT_NE(relay, nullptr);
+  auto reader = KafkaReader::Create(mock.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  h.InsertEvent("Rejected", "first", "{}");
+  ASSERT_TRUE((*reader)->ReadUntil(h.Topic("Rejected"), 1, 30s).ok()) << relay->Output();
+
+  mock.FailNextProduce(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, 4000);
+  const std::string id = h.InsertEvent("Rejected", "rejected", "{}");
+  // Its record is in flight (one record and its transaction's entry): the producer fails meanwhile.
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_inflight_events").value_or(0) >= 2; },
+                      30s, "the record is in flight"));
+  ASSERT_TRUE(relay->Kill(SIGUSR2).ok());  // rd_kafka_test_fatal_error inside the relay
+
+  const auto has_id = [&](const std::vector<KafkaRecord>& rs) {
+    return std::any_of(rs.begin(), rs.end(), [&](const KafkaRecord& r) {
+      const auto* header = r.FindHeader("id");
+      return header && header->value == id;
+    });
+  };
+  bool arrived = false;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const std::string& topic : {h.Topic("Rejected"), dead_letters}) {
+          auto rs = (*reader)->ReadUntil(topic, has_id, 500ms);
+          arrived = arrived || (rs.ok() && has_id(*rs));
+        }
+        return arrived;
+      },
+      45s, "the rejected event arrives in its topic or as a dead letter"))
+      << relay->Output();
+  EXPECT_NE(relay->Output().find("fatal error"), std::string::npos) << "the fatal error was not raised";
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+// Review defect 2 (hang): with a quiet outbox and the broker down, the checkpoint record that idle advance writes
+// waits for the broker; release_slot_after_ms counted only outbox records, so the slot stayed held and a fast
+// shutdown of PostgreSQL could not finish. Now the checkpoint counts: the slot is released.
+TEST(RelayMock, QuietOutboxWithTheBrokerDownReleasesTheSlot) {
+  auto pg = PgServer::Create();
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  MockCluster mock;
+  RelayHarness h(pg->get(), mock.bootstrap());
+  mock.CreateTopic(h.checkpoint_topic());
+  h.Init();
+  mock.CreateTopic(h.Topic("Quiet"));
+  h.Sql("CREATE TABLE busy (id bigserial PRIMARY KEY, filler text)");
+  auto relay = h.StartRelay({"--set", "delivery.release_slot_after_ms=1500", "--set", "source.status_interval_ms=200"});
+  ASSERT_NE(relay, nullptr);
+  // Positive control: the quiet outbox's slot follows the WAL (through checkpoints the broker acknowledges).
+  h.Sql("INSERT INTO busy (filler) SELECT repeat('x', 100) FROM generate_series(1, 1000)");
+  const Lsn before = h.CurrentWal();
+  ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= before; }, 30s, "idle advance while the broker is up"));
+
+  mock.SetDown();
+  // The WAL moves on: idle advance wants a checkpoint the broker cannot take.
+  h.Sql("INSERT INTO busy (filler) SELECT repeat('y', 100) FROM generate_series(1, 1000)");
+  ASSERT_TRUE(WaitFor([&] { return !h.SlotActive(); }, 30s, "the relay releases the slot")) << relay->Output();
+  EXPECT_EQ(HttpGet(h.http_port(), "/readyz").first, 503);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*pg)->Stop("fast").ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s);
+  ASSERT_TRUE((*pg)->Start().ok());
+  mock.SetUp();
+  ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 60s, "the relay takes the slot again")) << relay->Output();
+  h.InsertEvent("Quiet", "after", "{}");
+  auto reader = KafkaReader::Create(mock.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  EXPECT_TRUE((*reader)->ReadUntil(h.Topic("Quiet"), 1, 30s).ok()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+// Review defect 5: a full librdkafka queue (QUEUE_FULL) made the relay poll the producer in a loop of its own,
+// without status updates, ignoring SIGTERM and release_slot_after_ms. Now the record is held and the loop goes on:
+// with the broker down and a queue of 5 (below the delivery bounds: delivery.unsafe only), the slot is released
+// after release_slot_after_ms; with the release far off, the walsender (wal_sender_timeout 2 s) keeps the
+// connection for several timeouts and SIGTERM stops the relay; nothing is lost.
+TEST(RelayMock, FullProducerQueueKeepsStatusUpdatesStopAndRelease) {
+  auto pg = PgServer::Create(PgServer::Options{.extra_conf = "wal_sender_timeout=2s"});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  MockCluster mock;
+  RelayHarness h(pg->get(), mock.bootstrap());
+  mock.CreateTopic(h.checkpoint_topic());
+  h.Init();
+  mock.CreateTopic(h.Topic("Full"));
+  auto reader = KafkaReader::Create(mock.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  const std::vector<std::string> tiny_queue = {"--set", "delivery.unsafe=true", "--set",
+                                               "kafka.queue.buffering.max.messages=5", "--set",
+                                               "source.status_interval_ms=200"};
+  const auto insert_batch = [&](const std::string& key) {
+    h.Sql("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) SELECT gen_random_uuid(), 'a', '" +
+          key + "', 'Full', '{}' FROM generate_series(1, 30)");
+  };
+
+  // Release: the broker down, 30 events against a queue of 5.
+  std::vector<std::string> args = tiny_queue;
+  args.insert(args.end(), {"--set", "delivery.release_slot_after_ms=1500"});
+  auto relay = h.StartRelay(args);
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Full", "first", "{}");
+  ASSERT_TRUE((*reader)->ReadUntil(h.Topic("Full"), 1, 30s).ok()) << relay->Output();
+  mock.SetDown();
+  insert_batch("released");
+  ASSERT_TRUE(WaitFor([&] { return !h.SlotActive(); }, 30s, "the relay releases the slot")) << relay->Output();
+  mock.SetUp();
+  ASSERT_TRUE((*reader)->ReadUntil(h.Topic("Full"), 31, 60s).ok()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
+
+  // Status updates and stop: the release far off, the queue full for several wal_sender_timeouts.
+  args = tiny_queue;
+  args.insert(args.end(), {"--set", "delivery.release_slot_after_ms=600000", "--set", "delivery.shutdown_timeout_ms=1000"});
+  relay = h.StartRelay(args);
+  ASSERT_NE(relay, nullptr);
+  mock.SetDown();
+  insert_batch("held");
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_inflight_events").value_or(0) >= 5; },
+                      30s, "the producer's queue fills"));
+  PollUntil([] { return false; }, 5s);  // more than two wal_sender_timeouts with the queue full
+  EXPECT_TRUE(h.SlotActive()) << "the walsender timed the relay out: no status updates while the queue was full";
+  EXPECT_EQ(MetricValue(h.http_port(), "outbox_relay_reconnects_total"), 0.0) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+
+  // Nothing lost: what the stopped relay did not deliver is sent again from the slot.
+  mock.SetUp();
+  relay = h.StartRelay();
+  ASSERT_NE(relay, nullptr);
+  auto records = (*reader)->ReadUntil(h.Topic("Full"), 61, 60s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+// Review defect 6: a fatal producer error that recreating the producer does not clear (here every InitProducerId
+// is denied with CLUSTER_AUTHORIZATION_FAILED) looped forever. Now it is fatal after a bounded number of
+// recreations: exit 1 naming the cause, the event's transaction not confirmed.
+TEST(RelayMock, FatalProducerErrorThatRecreatingDoesNotClearIsFatal) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  MockCluster mock;
+  RelayHarness h(pg, mock.bootstrap());
+  mock.CreateTopic(h.checkpoint_topic());
+  h.Init();
+  mock.CreateTopic(h.Topic("Denied"));
+  mock.FailInitProducerId(100, RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED);
+  auto relay = h.StartRelay({}, /*wait_active=*/false);
+  ASSERT_NE(relay, nullptr);
+  const Lsn before = h.CurrentWal();
+  h.InsertEvent("Denied", "k", "{}");
+  EXPECT_EQ(relay->Wait(90s), 1) << relay->Output();
+  const std::string output = relay->Output();
+  EXPECT_NE(output.find("CLUSTER_AUTHORIZATION_FAILED"), std::string::npos) << output;
+  EXPECT_NE(output.find("recreated 5 times"), std::string::npos) << output;
+  EXPECT_LE(h.ConfirmedFlush(), before) << "the slot was confirmed past the undelivered event";
 }
 
 }  // namespace

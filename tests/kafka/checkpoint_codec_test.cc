@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 
 namespace outbox::kafka {
@@ -42,6 +43,29 @@ TEST(CheckpointKey, IsSystemIdSlotAndInstance) {
 TEST(CheckpointKey, StartsWithItsSlotPrefix) {
   const Checkpoint c = Sample();
   EXPECT_THAT(CheckpointKey(c), ::testing::StartsWith(CheckpointKeyPrefix(c.system_id, c.slot)));
+}
+
+// Review defect 3: two clusters sharing one checkpoint topic (and the default slot name). Each takes only its own
+// keys: the other cluster's higher LSN is no longer this slot's checkpoint, only a sign of a cluster switch.
+TEST(AddCheckpoint, TakesTheHighestLsnOfThisClusterAndOnlyNotesOtherClusters) {
+  SlotCheckpoints found;
+  AddCheckpoint(Checkpoint{"111", 1, "outbox_relay", "a", Lsn(0x100)}, "111", "outbox_relay", &found);
+  AddCheckpoint(Checkpoint{"222", 1, "outbox_relay", "a", Lsn(0x9000)}, "111", "outbox_relay", &found);
+  AddCheckpoint(Checkpoint{"111", 1, "outbox_relay", "b", Lsn(0x300)}, "111", "outbox_relay", &found);
+  AddCheckpoint(Checkpoint{"111", 1, "outbox_relay", "a", Lsn(0x200)}, "111", "outbox_relay", &found);
+  AddCheckpoint(Checkpoint{"111", 1, "other_slot", "a", Lsn(0x8000)}, "111", "outbox_relay", &found);
+  AddCheckpoint(Checkpoint{"333", 1, "other_slot", "a", Lsn(0x8000)}, "111", "outbox_relay", &found);
+  ASSERT_TRUE(found.own.has_value());
+  EXPECT_EQ(found.own->lsn, Lsn(0x300));
+  EXPECT_EQ(found.own->system_id, "111");
+  EXPECT_EQ(found.other_systems, std::set<std::string>{"222"});
+}
+
+TEST(AddCheckpoint, OnlyAnotherClustersCheckpointLeavesNoneOfOurOwn) {
+  SlotCheckpoints found;
+  AddCheckpoint(Checkpoint{"222", 1, "outbox_relay", "a", Lsn(0x9000)}, "111", "outbox_relay", &found);
+  EXPECT_FALSE(found.own.has_value());
+  EXPECT_EQ(found.other_systems, std::set<std::string>{"222"});
 }
 
 TEST(CheckpointCodec, EncodesLsnAsXSlashX) {

@@ -64,7 +64,7 @@ TEST(BuildProducerConfig, UserKeysWinOverDefaults) {
                      {"compression.type", "zstd"},
                      {"linger.ms", "50"},
                      {"partitioner", "consistent_random"},
-                     {"queue.buffering.max.messages", "10"},
+                     {"queue.buffering.max.messages", "200000"},
                      {"client.id", "my-relay"}};
   auto conf = BuildProducerConfig(user, ProducerBounds{}, false);
   ASSERT_TRUE(conf.ok()) << conf.status();
@@ -113,7 +113,13 @@ INSTANTIATE_TEST_SUITE_P(BreaksTheGuarantee, RefusedSetting,
                                            Refusal{"acks", "0"}, Refusal{"request.required.acks", "1"},
                                            Refusal{"message.timeout.ms", "30000"},
                                            Refusal{"delivery.timeout.ms", "1000"},
-                                           Refusal{"message.timeout.ms", "forever"}),
+                                           Refusal{"message.timeout.ms", "forever"},
+                                           Refusal{"retries", "1"}, Refusal{"retries", "2147483646"},
+                                           Refusal{"message.send.max.retries", "10"}, Refusal{"retries", "many"},
+                                           Refusal{"queue.buffering.max.messages", "10"},
+                                           Refusal{"queue.buffering.max.messages", "100999"},
+                                           Refusal{"queue.buffering.max.kbytes", "1024"},
+                                           Refusal{"queue.buffering.max.kbytes", "lots"}),
                          [](const ::testing::TestParamInfo<Refusal>& info) {
                            std::string name = info.param.key + "_" + info.param.value;
                            for (char& c : name) {
@@ -122,9 +128,47 @@ INSTANTIATE_TEST_SUITE_P(BreaksTheGuarantee, RefusedSetting,
                            return name;
                          });
 
+// The smallest queue limits accepted are the delivery bounds plus the headroom; they follow the bounds.
+TEST(BuildProducerConfig, QueueLimitsAtTheDeliveryBoundsPlusHeadroomAreAccepted) {
+  const ProducerBounds bounds{.max_inflight_events = 5000, .max_inflight_bytes = 4 * 1024 * 1024};
+  EXPECT_EQ(MinQueueMessages(bounds), 6000);
+  EXPECT_EQ(MinQueueKbytes(bounds), 4096 + 1024);
+  EXPECT_TRUE(BuildProducerConfig({{"queue.buffering.max.messages", "6000"}, {"queue.buffering.max.kbytes", "5120"}},
+                                  bounds, false)
+                  .ok());
+  auto low = BuildProducerConfig({{"queue.buffering.max.kbytes", "5119"}}, bounds, false);
+  ASSERT_FALSE(low.ok());
+  EXPECT_THAT(std::string(low.status().message()), HasSubstr("at least 5120"));
+  EXPECT_THAT(std::string(low.status().message()), HasSubstr("delivery.max_inflight_bytes"));
+  auto few = BuildProducerConfig({{"queue.buffering.max.messages", "5999"}}, bounds, false);
+  ASSERT_FALSE(few.ok());
+  EXPECT_THAT(std::string(few.status().message()), HasSubstr("delivery.max_inflight_events"));
+  EXPECT_TRUE(BuildProducerConfig({{"retries", "2147483647"}, {"message.send.max.retries", "2147483647"}}, bounds, false)
+                  .ok());
+}
+
+// More than 5 requests in flight is refused naming the key while idempotence is on, even with delivery.unsafe
+// (librdkafka would refuse it when creating the producer); with idempotence off (unsafe) it is the user's call.
+TEST(BuildProducerConfig, MoreThanFiveInFlightWithIdempotenceIsRefusedNamingTheKey) {
+  for (const char* key : {"max.in.flight.requests.per.connection", "max.in.flight"}) {
+    for (const bool unsafe : {false, true}) {
+      for (const char* value : {"6", "1000", "0", "x"}) {
+        auto conf = BuildProducerConfig({{key, value}}, ProducerBounds{}, unsafe);
+        ASSERT_FALSE(conf.ok()) << key << "=" << value;
+        EXPECT_EQ(conf.status().code(), absl::StatusCode::kInvalidArgument);
+        EXPECT_THAT(std::string(conf.status().message()), StartsWith(std::string("kafka.") + key + ":"));
+      }
+      EXPECT_TRUE(BuildProducerConfig({{key, "5"}}, ProducerBounds{}, unsafe).ok()) << key;
+    }
+    EXPECT_TRUE(BuildProducerConfig({{key, "10"}, {"enable.idempotence", "false"}}, ProducerBounds{}, true).ok());
+  }
+}
+
 TEST(BuildProducerConfig, UnsafeAcceptsEveryBreakingSettingTogether) {
   const Conf user = {{"enable.idempotence", "false"}, {"acks", "1"}, {"message.timeout.ms", "30000"},
-                     {"delivery.timeout.ms", "1000"}, {"request.required.acks", "0"}};
+                     {"delivery.timeout.ms", "1000"}, {"request.required.acks", "0"},
+                     {"retries", "1"},              {"queue.buffering.max.messages", "5"},
+                     {"queue.buffering.max.kbytes", "1"}};
   auto conf = BuildProducerConfig(user, ProducerBounds{}, /*unsafe=*/true);
   ASSERT_TRUE(conf.ok()) << conf.status();
   for (const auto& [key, value] : user) EXPECT_EQ(conf->at(key), value) << key;
