@@ -26,6 +26,8 @@ constexpr int kMessagesPerBatch = 1024;
 constexpr int kCheckpointTimeoutMs = 30000;
 // Producer recreations in a row, without a delivery between, before a fatal producer error is fatal for the relay.
 constexpr int kMaxProducerRecreations = 5;
+// Spill-file failures in a row (each a rewind, with the reconnect backoff) before they are fatal.
+constexpr int kMaxSpillFailures = 5;
 
 size_t PayloadBytes(const outbox::Record& r) { return (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0); }
 
@@ -88,6 +90,10 @@ absl::Status Relay::EnsureSink() {
 }
 
 absl::Status Relay::Run() {
+  if (streams_.stale_files_removed() > 0) {
+    Log()->info("removed {} spill files of relays that are gone from {}", streams_.stale_files_removed(),
+                streams_.spill_dir());
+  }
   if (absl::Status st = EnsureSink(); !st.ok()) return st;
   metrics_->loop_running = true;
   auto backoff = kInitialBackoff;
@@ -100,6 +106,12 @@ absl::Status Relay::Run() {
     if (st.code() != absl::StatusCode::kUnavailable) {
       metrics_->loop_running = false;
       return st;
+    }
+    // A spill directory that keeps failing (full, gone, read-only) is not cured by reconnecting.
+    if (streams_.consecutive_io_failures() >= kMaxSpillFailures) {
+      metrics_->loop_running = false;
+      return absl::FailedPreconditionError(Cat(st.message(), " (", streams_.consecutive_io_failures(),
+                                               " times in a row; check source.spill_dir)"));
     }
     const bool standby = absl::StrContains(st.message(), "is active for PID");
     const bool was_standby = metrics_->standby.exchange(standby ? 1 : 0) == 1;
@@ -281,6 +293,13 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
                                                      "\"'s confirmed position ", slot_confirmed.ToString(),
                                                      ": the server would silently start at the slot"));
     }
+    // Beyond what the server has written: a typo (1F/0 for 1/F0) that would skip every event until the WAL got
+    // there.
+    if (x > system.xlogpos) {
+      return absl::InvalidArgumentError(Cat("--start-lsn ", x.ToString(), " is beyond the server's current WAL "
+                                            "position ", system.xlogpos.ToString(),
+                                            ": it would skip every event written until then (a typo?)"));
+    }
     Log()->warn("--start-lsn {}: skipping every transaction whose commit LSN is in [{}, {})", x.ToString(),
                 slot_confirmed.ToString(), x.ToString());
     if (absl::Status st = WriteCheckpointNow(x, kCheckpointTimeoutMs); !st.ok()) return st;
@@ -459,6 +478,15 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
           FinishTransaction(m.end_lsn);
           return absl::OkStatus();
         } else if constexpr (std::is_same_v<T, pg::Relation>) {
+          // The outbox table renamed (or moved to another schema) while running: its rows would no longer be
+          // recognized and the slot would be confirmed past them. Fatal, like a missing column.
+          if (outbox_oid_ && *outbox_oid_ == m.oid && !mapper_.IsOutbox(m)) {
+            return absl::FailedPreconditionError(Cat(
+                "the outbox table ", config_.outbox.table, " (OID ", m.oid, ") is now \"", m.nspname, ".",
+                m.relname, "\" (renamed while the relay ran), in the transaction committing at ",
+                tx_commit_lsn_.ToString(), ": set outbox.table to its new name, or rename it back"));
+          }
+          if (mapper_.IsOutbox(m)) outbox_oid_ = m.oid;
           mapper_.OnRelation(m.oid);
           relations_.Put(m);
           return absl::OkStatus();
@@ -479,6 +507,7 @@ absl::Status Relay::HandleMessage(const pg::Message& message) {
                 BufferedEvent e;
                 e.subxid = *m.xid;
                 e.error = true;
+                e.halt = true;  // halts at the Stream Commit, as a non-streamed UPDATE does at its Commit
                 e.error_message = Cat("an UPDATE of ", config_.outbox.table, " (outbox.on_update: error)");
                 return streams_.Add(*stream_xid_, std::move(e));
               }
@@ -597,9 +626,18 @@ absl::Status Relay::OnEventProduceError(const absl::Status& st, const outbox::Re
     return absl::OkStatus();
   }
   if (st.code() == absl::StatusCode::kInvalidArgument) {
-    // Too large for the broker or the topic: dead-lettered without its value (it would not fit either).
     outbox::Record original = record;
-    if (absl::StrContains(st.message(), "larger than")) original.value = std::nullopt;
+    switch (kafka::RejectionOf(st)) {
+      case kafka::Rejection::kTooLarge:  // dead-lettered without its value (it would not fit either)
+        original.value = std::nullopt;
+        break;
+      case kafka::Rejection::kTimestamp:  // dead-lettered at the time of dead-lettering (the broker takes that)
+        original.timestamp_ms = 0;
+        break;
+      case kafka::Rejection::kTopic:
+      case kafka::Rejection::kNone:
+        break;
+    }
     return PerEventError(absl::InvalidArgumentError(Cat(st.message(), " (event id=", record.event_id, " at LSN ",
                                                         tx_commit_lsn_.ToString(), ")")),
                          std::move(original));
@@ -739,38 +777,62 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
     }
     return;
   }
-  if (r.err == RD_KAFKA_RESP_ERR__FATAL) {
-    metrics_->delivery_errors_transient++;
-    if (!rewind_reason_) rewind_reason_ = Cat("producer fatal error: ", Msg(sink_->FatalError()));
-    return;
-  }
-  // A broker-side MESSAGE_TOO_LARGE rejects a whole batch: it is not one event's fault, so it is not
-  // dead-lettered (DESIGN.md); it halts with advice.
-  const bool batch_too_large = r.err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE;
-  if (kafka::IsPermanentDeliveryError(r.err)) {
-    metrics_->delivery_errors_permanent++;
-    if (config_.delivery.on_error == config::OnError::kDeadLetter && !dead_letter && !batch_too_large) {
-      Log()->warn("dead-lettering event id={}: {}", r.event_id, rd_kafka_err2str(r.err));
-      DeadLetterFromReport(r, handle);
+  switch (r.outcome) {
+    case kafka::DeliveryOutcome::kAcked:
+      return;  // handled above
+    case kafka::DeliveryOutcome::kFatal:
+      metrics_->delivery_errors_transient++;
+      if (!rewind_reason_) rewind_reason_ = Cat("producer fatal error: ", Msg(sink_->FatalError()));
       return;
-    }
-    tracker_.MarkFailed(handle);
-    if (!halt_) {
+    case kafka::DeliveryOutcome::kRetriable:
+      metrics_->delivery_errors_transient++;
+      if (!rewind_reason_) rewind_reason_ = Cat("delivery failed: ", rd_kafka_err2str(r.err));
+      return;
+    case kafka::DeliveryOutcome::kRejectedEvent:
+      metrics_->delivery_errors_permanent++;
+      if (config_.delivery.on_error == config::OnError::kDeadLetter && !dead_letter) {
+        Log()->warn("dead-lettering event id={}: {}", r.event_id, rd_kafka_err2str(r.err));
+        DeadLetterFromReport(r, handle);
+        return;
+      }
+      // Failed for good: the watermark stays before it, and its report is in (nothing waits for it at a stop).
+      tracker_.MarkFailed(handle);
+      tracker_.Ack(handle, r.bytes);
+      if (!halt_) {
+        halt_ = absl::InvalidArgumentError(Cat(
+            dead_letter ? "could not write a dead letter of event id=" : "the broker rejected event id=", r.event_id,
+            " for topic ", r.topic, ": ", rd_kafka_err2str(r.err), "; its transaction (commit LSN ", r.source_lsn,
+            ") was not confirmed", SkipAdvice(handle)));
+      }
+      return;
+    case kafka::DeliveryOutcome::kRejectedBatch:
+      // Not one event's fault: its batch mates are innocent, so nothing is dead-lettered (DESIGN.md); it halts,
+      // naming every event of the batch.
+      metrics_->delivery_errors_permanent++;
+      tracker_.MarkFailed(handle);
+      tracker_.Ack(handle, r.bytes);
+      if (!batch_rejection_) {
+        batch_rejection_ = BatchRejection{std::string(r.topic), r.err, std::string(r.source_lsn), SkipAdvice(handle), {}};
+      }
+      batch_rejection_->event_ids.emplace_back(r.event_id);
       halt_ = absl::InvalidArgumentError(Cat(
-          dead_letter ? "could not write a dead letter of event id=" : "the broker rejected event id=", r.event_id,
-          " for topic ", r.topic, ": ", rd_kafka_err2str(r.err),
-          batch_too_large ? " (the broker rejected its batch: keep kafka.message.max.bytes and batch.size below the "
-                            "topic's max.message.bytes)"
-                          : "",
-          "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed",
-          tracker_.EndLsnOf(handle)
-              ? Cat(". To skip it: outbox-relay run --start-lsn ", tracker_.EndLsnOf(handle)->ToString())
-              : std::string(" (it skips with --start-lsn at its end LSN: any position just past its commit LSN)")));
-    }
-    return;
+          "the broker rejected a batch of ", batch_rejection_->event_ids.size(), " records for topic ",
+          batch_rejection_->topic, ": ", rd_kafka_err2str(batch_rejection_->err), " (",
+          rd_kafka_err2name(batch_rejection_->err), "; event ids ", absl::StrJoin(batch_rejection_->event_ids, ", "),
+          ")",
+          batch_rejection_->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE
+              ? " (keep kafka.message.max.bytes and batch.size below the topic's max.message.bytes)"
+              : "",
+          "; the first one's transaction (commit LSN ", batch_rejection_->source_lsn, ") was not confirmed",
+          batch_rejection_->skip_advice));
+      return;
   }
-  metrics_->delivery_errors_transient++;
-  if (!rewind_reason_) rewind_reason_ = Cat("delivery failed: ", rd_kafka_err2str(r.err));
+}
+
+std::string Relay::SkipAdvice(delivery::EntryHandle handle) const {
+  const std::optional<Lsn> end = tracker_.EndLsnOf(handle);
+  return end ? Cat(". To skip it: outbox-relay run --start-lsn ", end->ToString())
+             : std::string(" (it skips with --start-lsn at its end LSN: any position just past its commit LSN)");
 }
 
 Lsn Relay::ConfirmCandidate() const {
@@ -982,6 +1044,12 @@ absl::Status Relay::ReplayStep() {
     const BufferedEvent& e = **next;
     outbox::Record record = e.ToRecord(replay_source_lsn_, tx_commit_time_ms_);
     if (tx_halt_) continue;  // already halted: nothing more of it is produced
+    if (e.halt) {
+      tracker_.MarkFailed(tx_entry_);
+      tx_halt_ = absl::FailedPreconditionError(Cat(e.error_message, " in the streamed transaction committing at ",
+                                                   replay_source_lsn_));
+      continue;
+    }
     if (!e.error) {
       if (absl::Status st = mapper_.CompleteEnvelope(record, replay_source_lsn_); !st.ok()) return st;
     }

@@ -84,6 +84,8 @@ class Relay {
   // Something waits for the broker: a record's report, a checkpoint's, or a held record.
   bool AwaitingBroker() const;
   void OnDeliveryReport(const kafka::DeliveryReport& report);
+  // How to skip the transaction of `handle` (its end LSN once known), for halt messages.
+  std::string SkipAdvice(delivery::EntryHandle handle) const;
 
   // Status updates and checkpoints.
   Lsn ConfirmCandidate() const;
@@ -124,6 +126,9 @@ class Relay {
   Lsn replay_end_lsn_;
   std::string replay_source_lsn_;
 
+  // The outbox table's OID once a Relation message named it (kept across rewinds: a rename shows as the same OID
+  // under another name).
+  std::optional<uint32_t> outbox_oid_;
   // The system this relay streams from (IDENTIFY_SYSTEM of the current connection).
   pg::SystemInfo system_;
   bool slot_checked_ = false;  // the first session's slot and gap checks passed
@@ -155,6 +160,15 @@ class Relay {
   std::optional<std::string> rewind_reason_;
   std::optional<absl::Status> fatal_;
   std::optional<absl::Status> halt_;
+  // A batch the broker refused for good: its events, named in the halt.
+  struct BatchRejection {
+    std::string topic;
+    rd_kafka_resp_err_t err;
+    std::string source_lsn;   // the first event's
+    std::string skip_advice;  // the first event's transaction
+    std::vector<std::string> event_ids;
+  };
+  std::optional<BatchRejection> batch_rejection_;
   bool broker_down_ = false;
   std::map<uint64_t, Lsn> checkpoint_records_;  // opaque -> LSN of checkpoint records in flight
   // Records produced from the loop, first thing in each round: those the producer's queue had no room for

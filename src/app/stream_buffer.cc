@@ -1,10 +1,18 @@
 // StreamBuffers: streamed in-progress transactions held until they commit, spilled to files beyond a bound.
 #include "app/stream_buffer.h"
 
+#include <signal.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
 #include <unistd.h>
 
 #include <cstdlib>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "common/strings.h"
 
 namespace outbox::app {
@@ -91,7 +99,7 @@ bool GetOptString(std::FILE* in, std::optional<std::string>* s) {
 
 void EncodeBufferedEvent(const BufferedEvent& e, std::string* out) {
   PutU32(out, e.subxid);
-  out->push_back(e.error ? 1 : 0);
+  out->push_back(e.halt ? 2 : e.error ? 1 : 0);
   PutOptString(out, e.error_message);
   PutOptString(out, e.topic);
   PutOptString(out, e.event_id);
@@ -113,7 +121,8 @@ absl::StatusOr<BufferedEvent> DecodeBufferedEvent(std::FILE* in) {
   if (!GetU32(in, &e.subxid)) return bad();
   int flag = std::fgetc(in);
   if (flag == EOF) return bad();
-  e.error = flag == 1;
+  e.error = flag == 1 || flag == 2;
+  e.halt = flag == 2;
   std::optional<std::string> s;
   if (!GetOptString(in, &s)) return bad();
   e.error_message = s.value_or("");
@@ -141,6 +150,23 @@ StreamBuffers::StreamBuffers(size_t memory_limit, std::string spill_dir)
     const char* tmp = std::getenv("TMPDIR");
     spill_dir_ = tmp && *tmp ? tmp : "/tmp";
   }
+  RemoveStaleSpillFiles();
+}
+
+// Spill files are named outbox-relay-<pid>-<xid>-<seq>.spill: those of a process that is gone (killed with -9,
+// crashed) are removed; those of a live process (another pipeline of this one, another relay) are left alone.
+void StreamBuffers::RemoveStaleSpillFiles() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(spill_dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string prefix = "outbox-relay-";
+    if (!absl::StartsWith(name, prefix) || !absl::EndsWith(name, ".spill")) continue;
+    const std::string rest = name.substr(prefix.size());
+    int pid = 0;
+    if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    if (std::filesystem::remove(entry.path(), ec)) ++stale_files_removed_;
+  }
 }
 
 StreamBuffers::~StreamBuffers() { Clear(); }
@@ -157,9 +183,10 @@ absl::Status StreamBuffers::Add(uint32_t xid, BufferedEvent event) {
     std::string bytes;
     EncodeBufferedEvent(event, &bytes);
     if (std::fwrite(bytes.data(), 1, bytes.size(), txn.spill) != bytes.size()) {
-      return absl::UnavailableError(Cat("could not write spill file ", txn.spill_path));
+      return IoFailure(Cat("could not write spill file ", txn.spill_path, ": ", std::strerror(errno)));
     }
     ++txn.spilled_events;
+    io_failures_ = 0;
     return absl::OkStatus();
   }
   const size_t bytes = event.Bytes();
@@ -174,21 +201,29 @@ absl::Status StreamBuffers::Spill(uint32_t xid, Txn& txn) {
   ++spills_;
   txn.spill_path = Cat(spill_dir_, "/outbox-relay-", ::getpid(), "-", xid, "-", ++spill_seq_, ".spill");
   txn.spill = std::fopen(txn.spill_path.c_str(), "w+b");
-  if (txn.spill == nullptr) return absl::UnavailableError(Cat("could not create spill file ", txn.spill_path));
+  if (txn.spill == nullptr) {
+    return IoFailure(Cat("could not create spill file ", txn.spill_path, ": ", std::strerror(errno)));
+  }
   std::string bytes;
   for (const BufferedEvent& e : txn.events) {
     bytes.clear();
     EncodeBufferedEvent(e, &bytes);
     if (std::fwrite(bytes.data(), 1, bytes.size(), txn.spill) != bytes.size()) {
-      return absl::UnavailableError(Cat("could not write spill file ", txn.spill_path));
+      return IoFailure(Cat("could not write spill file ", txn.spill_path, ": ", std::strerror(errno)));
     }
   }
+  io_failures_ = 0;
   txn.spilled_events += txn.events.size();
   memory_bytes_ -= txn.bytes;
   txn.bytes = 0;
   txn.events.clear();
   txn.events.shrink_to_fit();
   return absl::OkStatus();
+}
+
+absl::Status StreamBuffers::IoFailure(std::string message) {
+  ++io_failures_;
+  return absl::UnavailableError(std::move(message));
 }
 
 void StreamBuffers::Drop(Txn& txn) {
@@ -225,7 +260,9 @@ absl::StatusOr<std::unique_ptr<StreamBuffers::Replay>> StreamBuffers::TakeForRep
   if (it == txns_.end()) return replay;  // a streamed transaction with no outbox events
   Txn& txn = it->second;
   if (txn.spill != nullptr) {
-    std::fflush(txn.spill);
+    if (std::fflush(txn.spill) != 0) {
+      return IoFailure(Cat("could not write spill file ", txn.spill_path, ": ", std::strerror(errno)));
+    }
     std::rewind(txn.spill);
     replay->file = txn.spill;
     replay->path = txn.spill_path;

@@ -23,6 +23,7 @@ namespace outbox::app {
 struct BufferedEvent {
   uint32_t subxid = 0;
   bool error = false;
+  bool halt = false;          // an error that halts whatever delivery.on_error says (on_update: error)
   std::string error_message;  // when error
   std::string topic, event_id;
   std::optional<std::string> key, value;
@@ -54,6 +55,12 @@ class StreamBuffers {
   size_t memory_bytes() const { return memory_bytes_; }
   size_t spilled_transactions() const;
   uint64_t spills() const { return spills_; }  // transactions spilled to a file so far
+  // Spill-file writes that failed in a row (reset by one that succeeds; not by Clear): the relay rewinds on such
+  // a failure, and gives up after a few in a row.
+  int consecutive_io_failures() const { return io_failures_; }
+  // Spill files of processes that are gone, removed when this was constructed.
+  int stale_files_removed() const { return stale_files_removed_; }
+  const std::string& spill_dir() const { return spill_dir_; }
 
  private:
   struct Txn {
@@ -65,6 +72,8 @@ class StreamBuffers {
     std::set<uint32_t> aborted;  // subtransactions whose spilled events are skipped at replay
   };
   absl::Status Spill(uint32_t xid, Txn& txn);
+  absl::Status IoFailure(std::string message);  // counts it; UNAVAILABLE (a rewind may cure it)
+  void RemoveStaleSpillFiles();
   void Drop(Txn& txn);
 
   size_t memory_limit_;
@@ -73,6 +82,8 @@ class StreamBuffers {
   std::map<uint32_t, Txn> txns_;
   uint64_t spill_seq_ = 0;
   uint64_t spills_ = 0;
+  int io_failures_ = 0;
+  int stale_files_removed_ = 0;
 
  public:
   // Yields a transaction's events one at a time: first those spilled to its file, then those in memory.

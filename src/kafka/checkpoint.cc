@@ -7,7 +7,10 @@
 #include <librdkafka/rdkafka.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -258,13 +261,23 @@ absl::Status WriteKafkaCheckpoint(const std::map<std::string, std::string>& kafk
 absl::Status WriteFileCheckpoint(const std::string& path, const Checkpoint& c) {
   const std::string tmp = path + ".tmp";
   const std::string data = EncodeCheckpoint(c) + "\n";
+  const auto failed = [](std::string_view what, const std::string& file) {
+    return absl::UnavailableError(Cat("source.checkpoint_file: cannot ", what, " ", file, ": ", std::strerror(errno)));
+  };
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::UnavailableError(Cat("source.checkpoint_file: cannot write ", tmp));
-  bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) && ::fsync(fd) == 0;
+  if (fd < 0) return failed("write", tmp);
+  const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) && ::fsync(fd) == 0;
   ::close(fd);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::UnavailableError(Cat("source.checkpoint_file: cannot write ", path));
-  }
+  if (!ok) return failed("write", tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return failed("rename to", path);
+  // The rename is durable only once its directory is: without this a crash could bring the old checkpoint back.
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return failed("open the directory", dir);
+  const bool synced = ::fsync(dfd) == 0;
+  ::close(dfd);
+  if (!synced) return failed("sync the directory", dir);
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -37,19 +38,134 @@ void InstallLogCallback(rd_kafka_conf_t* conf) {
   });
 }
 
-bool IsPermanentDeliveryError(rd_kafka_resp_err_t err) {
+namespace {
+constexpr absl::string_view kRejectionPayload = "outbox-relay/kafka-rejection";
+}  // namespace
+
+absl::Status Rejected(Rejection why, absl::string_view message) {
+  absl::Status st = absl::InvalidArgumentError(message);
+  st.SetPayload(kRejectionPayload, absl::Cord(std::string(1, static_cast<char>('0' + static_cast<int>(why)))));
+  return st;
+}
+
+Rejection RejectionOf(const absl::Status& st) {
+  const auto payload = st.GetPayload(kRejectionPayload);
+  if (!payload || payload->size() != 1) return Rejection::kNone;
+  const int v = std::string(*payload)[0] - '0';
+  return v >= 0 && v <= static_cast<int>(Rejection::kTopic) ? static_cast<Rejection>(v) : Rejection::kNone;
+}
+
+DeliveryOutcome ClassifyDeliveryError(rd_kafka_resp_err_t err) {
   switch (err) {
-    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      return DeliveryOutcome::kAcked;
+    // The producer's end: recreate it.
+    case RD_KAFKA_RESP_ERR__FATAL:
+    case RD_KAFKA_RESP_ERR__FENCED:
+    case RD_KAFKA_RESP_ERR_PRODUCER_FENCED:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+      return DeliveryOutcome::kFatal;
+    // Ours (a rewind purges), or given up on for a reason a reconnect may cure.
+    case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
+    case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT:
+    case RD_KAFKA_RESP_ERR__DESTROY:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR__FAIL:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+    case RD_KAFKA_RESP_ERR__IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR__RETRY:
+    case RD_KAFKA_RESP_ERR__NODE_UPDATE:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+    case RD_KAFKA_RESP_ERR__INCONSISTENT:
+    case RD_KAFKA_RESP_ERR__GAPLESS_GUARANTEE:
+    case RD_KAFKA_RESP_ERR__BAD_MSG:
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_REPLICA_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+    case RD_KAFKA_RESP_ERR_FENCED_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+    case RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID:
+    case RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS:
+    case RD_KAFKA_RESP_ERR_THROTTLING_QUOTA_EXCEEDED:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_NOT_CONTROLLER:
+      return DeliveryOutcome::kRetriable;
+    // This record, for good.
     case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
-      return true;
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+      return DeliveryOutcome::kRejectedEvent;
+    // Its whole batch, for good: MSG_SIZE_TOO_LARGE, INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE,
+    // CORRUPT_MESSAGE, POLICY_VIOLATION, RECORD_LIST_TOO_LARGE, INVALID_REQUIRED_ACKS, UNSUPPORTED_VERSION and every
+    // code not named above: retrying could only loop.
     default:
-      return false;
+      return DeliveryOutcome::kRejectedBatch;
   }
+}
+
+std::string_view DeliveryOutcomeName(DeliveryOutcome outcome) {
+  switch (outcome) {
+    case DeliveryOutcome::kAcked: return "acked";
+    case DeliveryOutcome::kRetriable: return "retriable";
+    case DeliveryOutcome::kRejectedEvent: return "rejected event";
+    case DeliveryOutcome::kRejectedBatch: return "rejected batch";
+    case DeliveryOutcome::kFatal: return "fatal";
+  }
+  return "?";
+}
+
+namespace {
+
+// Bytes of a zigzag varint (Kafka's record framing).
+size_t VarintBytes(int64_t v) {
+  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  size_t n = 1;
+  while (z >= 0x80) {
+    z >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+size_t FieldBytes(const std::optional<std::string_view>& field) {
+  return field ? VarintBytes(static_cast<int64_t>(field->size())) + field->size() : VarintBytes(-1);
+}
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+size_t WireBytes(const outbox::Record& record) {
+  constexpr size_t kBatchHeader = 61;  // baseOffset .. recordsCount of a v2 record batch
+  constexpr size_t kMaxDeltas = 10 + 5;  // timestampDelta (varlong) and offsetDelta (varint), at their widest
+  size_t body = 1 /* attributes */ + kMaxDeltas + FieldBytes(record.key) + FieldBytes(record.value) +
+                VarintBytes(static_cast<int64_t>(record.headers.size()));
+  for (const outbox::Header& h : record.headers) body += FieldBytes(h.name) + FieldBytes(h.value);
+  return kBatchHeader + VarintBytes(static_cast<int64_t>(body)) + body;
 }
 
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std::string, std::string>& conf,
@@ -80,6 +196,8 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
   rd_kafka_queue_io_event_enable(main_queue, sink->wake_write_, "1", 1);
   rd_kafka_queue_destroy(main_queue);
   sink->admin_queue_ = rd_kafka_queue_new(sink->rk_);
+  // A topic's configuration answer wakes the loop too (a first record to the topic waits for it).
+  rd_kafka_queue_io_event_enable(sink->admin_queue_, sink->wake_write_, "1", 1);
   return sink;
 }
 
@@ -92,7 +210,10 @@ KafkaSink::~KafkaSink() {
     rd_kafka_queue_io_event_enable(main_queue, -1, nullptr, 0);
     rd_kafka_queue_destroy(main_queue);
     for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
-    if (admin_queue_) rd_kafka_queue_destroy(admin_queue_);
+    if (admin_queue_) {
+      rd_kafka_queue_io_event_enable(admin_queue_, -1, nullptr, 0);
+      rd_kafka_queue_destroy(admin_queue_);
+    }
     rd_kafka_destroy(rk_);
   }
   if (wake_read_ >= 0) close(wake_read_);
@@ -112,17 +233,24 @@ rd_kafka_topic_t* KafkaSink::Topic(std::string_view name) {
 }
 
 absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
-  if (static_cast<int64_t>(record.Bytes()) > message_max_bytes_) {
-    return absl::InvalidArgumentError(Cat("record of ", record.Bytes(), " bytes is larger than message.max.bytes (",
-                                                   message_max_bytes_, ")"));
+  const int64_t wire = static_cast<int64_t>(WireBytes(record));
+  if (wire > message_max_bytes_) {
+    return Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than message.max.bytes (",
+                                          message_max_bytes_, ")"));
   }
-  if (auto limit = TopicMaxMessageBytes(record.topic); limit && static_cast<int64_t>(record.Bytes()) > *limit) {
-    return absl::InvalidArgumentError(Cat("record of ", record.Bytes(), " bytes is larger than topic ", record.topic,
-                                          "'s max.message.bytes (", *limit, ")"));
+  const TopicLimits* limits = nullptr;
+  switch (Limits(record.topic, &limits)) {
+    case LimitsState::kPending:
+      return absl::ResourceExhaustedError(Cat("waiting for topic ", record.topic, "'s configuration"));
+    case LimitsState::kUnknown:
+      break;
+    case LimitsState::kKnown:
+      if (absl::Status st = CheckLimits(record, wire, *limits); !st.ok()) return st;
+      break;
   }
   rd_kafka_topic_t* rkt = Topic(record.topic);
   if (rkt == nullptr) {
-    return absl::InvalidArgumentError(Cat("cannot produce to topic \"", record.topic, "\": ",
+    return Rejected(Rejection::kTopic, Cat("cannot produce to topic \"", record.topic, "\": ",
                                                    rd_kafka_err2str(rd_kafka_last_error())));
   }
   rd_kafka_headers_t* headers = rd_kafka_headers_new(record.headers.size());
@@ -145,9 +273,11 @@ absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
     case RD_KAFKA_RESP_ERR__QUEUE_FULL:
       return absl::ResourceExhaustedError("producer queue full");
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+      return Rejected(Rejection::kTooLarge, rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+      return Rejected(Rejection::kTopic, rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
-      return absl::InvalidArgumentError(rd_kafka_err2str(err));
+      return Rejected(Rejection::kNone, rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__FATAL:
       // Recreating the producer clears it (the relay rewinds): UNAVAILABLE, not fatal for the relay.
       return absl::UnavailableError(Msg(FatalError()));
@@ -201,6 +331,7 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
   DeliveryReport r;
   r.opaque = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(msg->_private));
   r.err = msg->err;
+  r.outcome = ClassifyDeliveryError(msg->err);
   r.topic = msg->rkt ? rd_kafka_topic_name(msg->rkt) : "";
   r.partition = msg->partition;
   r.offset = msg->offset;
@@ -231,21 +362,58 @@ void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) 
                        : spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
 }
 
+absl::Status KafkaSink::CheckLimits(const outbox::Record& record, int64_t wire, const TopicLimits& limits) const {
+  if (limits.max_message_bytes && wire > *limits.max_message_bytes) {
+    return Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than topic ", record.topic,
+                                          "'s max.message.bytes (", *limits.max_message_bytes, ")"));
+  }
+  if (limits.log_append_time || record.timestamp_ms <= 0) return absl::OkStatus();
+  // Kafka refuses a CreateTime timestamp too far from its own clock (INVALID_TIMESTAMP, for the whole batch).
+  const int64_t now = NowMillis();
+  if (limits.timestamp_after_max_ms &&
+      record.timestamp_ms - now > *limits.timestamp_after_max_ms - kTimestampSkewMarginMs) {
+    return Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", record.timestamp_ms - now,
+                                          " ms in the future, beyond topic ", record.topic,
+                                          "'s message.timestamp.after.max.ms (", *limits.timestamp_after_max_ms,
+                                          ", less ", kTimestampSkewMarginMs, " ms for clock skew)"));
+  }
+  if (limits.timestamp_before_max_ms &&
+      now - record.timestamp_ms > *limits.timestamp_before_max_ms - kTimestampSkewMarginMs) {
+    return Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", now - record.timestamp_ms,
+                                          " ms in the past, beyond topic ", record.topic,
+                                          "'s message.timestamp.before.max.ms (", *limits.timestamp_before_max_ms,
+                                          ", less ", kTimestampSkewMarginMs, " ms for clock skew)"));
+  }
+  return absl::OkStatus();
+}
+
 std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic) {
-  if (last_limit_known_ && topic == last_limit_topic_) return last_limit_;
+  const TopicLimits* limits = nullptr;
+  if (Limits(topic, &limits) != LimitsState::kKnown) return std::nullopt;
+  return limits->max_message_bytes;
+}
+
+KafkaSink::LimitsState KafkaSink::Limits(std::string_view topic, const TopicLimits** limits) {
+  if (last_limits_ != nullptr && topic == last_limits_topic_) {
+    *limits = last_limits_;
+    return LimitsState::kKnown;
+  }
   std::string name(topic);
   const auto now = std::chrono::steady_clock::now();
   if (auto it = topic_limits_.find(name); it != topic_limits_.end()) {
-    // An answer is kept; no answer yet (asked, the topic does not exist, the broker is down) is asked again later.
-    if (it->second.max_message_bytes) {
-      last_limit_known_ = true;
-      last_limit_topic_ = name;
-      last_limit_ = it->second.max_message_bytes;
-      return last_limit_;
+    TopicState& t = it->second;
+    if (t.limits) {  // an answer is kept
+      last_limits_topic_ = name;
+      last_limits_ = &*t.limits;
+      *limits = last_limits_;
+      return LimitsState::kKnown;
     }
-    if (now - it->second.asked < std::chrono::seconds(30)) return std::nullopt;
+    if (!t.answered && now - t.asked < std::chrono::milliseconds(kTopicConfigWaitMs)) return LimitsState::kPending;
+    // No answer in time, or the broker did not say (the topic does not exist yet, the broker is down): ask again
+    // later.
+    if (now - t.asked < std::chrono::seconds(30)) return LimitsState::kUnknown;
   }
-  topic_limits_[name] = TopicLimit{std::nullopt, now};
+  topic_limits_[name] = TopicState{false, std::nullopt, now};
   char errstr[256];
   rd_kafka_ConfigResource_t* res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, name.c_str());
   rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
@@ -253,28 +421,41 @@ std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic) {
   rd_kafka_DescribeConfigs(rk_, &res, 1, opts, admin_queue_);
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_ConfigResource_destroy(res);
-  return std::nullopt;
+  return LimitsState::kPending;
 }
 
 void KafkaSink::CollectTopicLimits() {
   while (rd_kafka_event_t* ev = rd_kafka_queue_poll(admin_queue_, 0)) {
     const rd_kafka_DescribeConfigs_result_t* dr = rd_kafka_event_DescribeConfigs_result(ev);
     size_t nres = 0;
-    const rd_kafka_ConfigResource_t** rs =
-        dr && rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_DescribeConfigs_result_resources(dr, &nres)
-                                                                    : nullptr;
+    const rd_kafka_ConfigResource_t** rs = dr ? rd_kafka_DescribeConfigs_result_resources(dr, &nres) : nullptr;
     for (size_t i = 0; i < nres; ++i) {
-      if (rd_kafka_ConfigResource_error(rs[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+      auto it = topic_limits_.find(std::string(rd_kafka_ConfigResource_name(rs[i])));
+      if (it == topic_limits_.end()) continue;
+      it->second.answered = true;
+      if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+          rd_kafka_ConfigResource_error(rs[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        continue;
+      }
+      TopicLimits limits;
       size_t nconf = 0;
       const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(rs[i], &nconf);
       for (size_t j = 0; j < nconf; ++j) {
-        if (std::string_view(rd_kafka_ConfigEntry_name(entries[j])) != "max.message.bytes") continue;
-        int64_t v = 0;
+        const std::string_view name = rd_kafka_ConfigEntry_name(entries[j]);
         const char* value = rd_kafka_ConfigEntry_value(entries[j]);
-        if (value && absl::SimpleAtoi(value, &v)) {
-          topic_limits_[rd_kafka_ConfigResource_name(rs[i])].max_message_bytes = v;
+        if (value == nullptr) continue;
+        int64_t v = 0;
+        if (name == "max.message.bytes" && absl::SimpleAtoi(value, &v)) limits.max_message_bytes = v;
+        if (name == "message.timestamp.type") limits.log_append_time = std::string_view(value) == "LogAppendTime";
+        if (name == "message.timestamp.after.max.ms" && absl::SimpleAtoi(value, &v)) limits.timestamp_after_max_ms = v;
+        if (name == "message.timestamp.before.max.ms" && absl::SimpleAtoi(value, &v)) {
+          limits.timestamp_before_max_ms = v;
         }
       }
+      it->second.limits = limits;
+    }
+    if (nres == 0) {  // a failed request names no resource: every topic still asked stops waiting
+      for (auto& [name, t] : topic_limits_) t.answered = true;
     }
     rd_kafka_event_destroy(ev);
   }

@@ -15,14 +15,52 @@
 #include <librdkafka/rdkafka.h>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "outbox/mapper.h"
 
 namespace outbox::kafka {
 
+// What one delivery report means for the relay, decided once per librdkafka error code (ClassifyDeliveryError).
+// The producer retries transient broker errors itself, forever (retries and message.timeout.ms are unbounded), so
+// an error that reaches a report is either the relay's own doing (a purge), the producer's end (fatal), or the
+// broker refusing the record for good.
+enum class DeliveryOutcome {
+  kAcked,           // written and acknowledged
+  kRetriable,       // given up for a reason a rewind may cure (purged, timed out, transport): rewind
+  kRejectedEvent,   // this record refused for good (topic unknown or not authorized, invalid record):
+                    // delivery.on_error decides
+  kRejectedBatch,   // the batch it was in refused for good (too large, bad timestamp, compression, corrupt, policy,
+                    // and any code not known to be transient): halt, never dead-letter its batch mates
+  kFatal,           // the producer is unusable: rewind and recreate it
+};
+
+// One exhaustive decision per error code; an unknown code is kRejectedBatch (halt rather than loop on it).
+DeliveryOutcome ClassifyDeliveryError(rd_kafka_resp_err_t err);
+std::string_view DeliveryOutcomeName(DeliveryOutcome outcome);
+
+// Why Produce refused a record before producing it (carried as a payload of its INVALID_ARGUMENT status, so callers
+// decide on the type, never on the text).
+enum class Rejection { kNone = 0, kTooLarge = 1, kTimestamp = 2, kTopic = 3 };
+absl::Status Rejected(Rejection why, absl::string_view message);
+Rejection RejectionOf(const absl::Status& status);
+
+// An upper bound of the record's size in a record batch of its own, in Kafka's v2 format (the 61-byte batch
+// header, the record's varint framing, key, value and headers; before compression): what the broker compares
+// with the topic's max.message.bytes and librdkafka with message.max.bytes.
+size_t WireBytes(const outbox::Record& record);
+
+// How far a record's timestamp may be from the broker's clock (a topic's message.timestamp.after.max.ms and
+// before.max.ms), less this margin for the skew between the relay's clock and the broker's.
+inline constexpr int64_t kTimestampSkewMarginMs = 60000;
+// How long the first record to a topic waits for the topic's configuration (its limits are checked before
+// producing); past that it is produced unchecked.
+inline constexpr int kTopicConfigWaitMs = 2000;
+
 struct DeliveryReport {
   uint64_t opaque = 0;  // what Produce was given
+  DeliveryOutcome outcome = DeliveryOutcome::kAcked;
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
   std::string_view topic;
   int32_t partition = -1;
@@ -34,9 +72,6 @@ struct DeliveryReport {
   const rd_kafka_message_t* message = nullptr;  // the record itself (key, payload, headers), valid during the call
 };
 
-// Errors that are about the record itself and will not go away by retrying (delivery.on_error decides). Any
-// other error in a delivery report makes the relay rewind.
-bool IsPermanentDeliveryError(rd_kafka_resp_err_t err);
 
 // Sets every property of `conf` on `c` (librdkafka's names); an error names the key as `kafka.<key>`. On error
 // `c` keeps what was set before; the caller still owns (and destroys) it.
@@ -56,8 +91,9 @@ class KafkaSink {
   KafkaSink(const KafkaSink&) = delete;
   KafkaSink& operator=(const KafkaSink&) = delete;
 
-  // Enqueues one record. RESOURCE_EXHAUSTED: librdkafka's queue is full (poll and retry). INVALID_ARGUMENT: a
-  // permanent error for this record (too large). Others: fatal.
+  // Enqueues one record. RESOURCE_EXHAUSTED: not now (librdkafka's queue is full, or the first record to a topic
+  // waits for the topic's configuration): poll and retry. INVALID_ARGUMENT: a permanent error for this record (too
+  // large, or a timestamp the topic refuses), checked before producing. UNAVAILABLE: the producer failed.
   absl::Status Produce(const outbox::Record& record, uint64_t opaque);
   // Serves delivery reports and error events; returns how many events were served.
   int Poll(int timeout_ms);
@@ -76,9 +112,17 @@ class KafkaSink {
   // Metadata request to the cluster: OK when a broker answers within the timeout (blocks; not on the hot path).
   absl::Status CheckReachable(int timeout_ms);
   int64_t message_max_bytes() const { return message_max_bytes_; }
-  // The topic's max.message.bytes as far as known: the first call for a topic sends a DescribeConfigs request
-  // and returns nullopt; Poll() collects the answer. Never blocks (the loop must keep its status updates going).
-  // nullopt also while the broker does not say (the topic does not exist yet: asked again after 30 s).
+  // A topic's configuration as far as it limits records (DescribeConfigs; the first record to a topic asks for it).
+  struct TopicLimits {
+    std::optional<int64_t> max_message_bytes;
+    bool log_append_time = false;  // message.timestamp.type=LogAppendTime: the broker sets the timestamp
+    std::optional<int64_t> timestamp_after_max_ms, timestamp_before_max_ms;
+  };
+  // kPending: asked, no answer yet (for at most kTopicConfigWaitMs). kUnknown: the broker did not say (the topic
+  // does not exist yet, no access, no answer in time: asked again after 30 s). Never blocks; Poll() collects.
+  enum class LimitsState { kKnown, kPending, kUnknown };
+  LimitsState Limits(std::string_view topic, const TopicLimits** limits);
+  // The topic's max.message.bytes when known (nullopt otherwise).
   std::optional<int64_t> TopicMaxMessageBytes(std::string_view topic);
   // Raises a fatal error inside the idempotent producer (tests only: OUTBOX_RELAY_TEST_HOOKS).
   void TestFatalError();
@@ -94,18 +138,19 @@ class KafkaSink {
   ReportFn on_report_;
   absl::flat_hash_map<std::string, rd_kafka_topic_t*> topics_;
   void CollectTopicLimits();
-  struct TopicLimit {
-    std::optional<int64_t> max_message_bytes;
+  absl::Status CheckLimits(const outbox::Record& record, int64_t wire, const TopicLimits& limits) const;
+  struct TopicState {
+    bool answered = false;
+    std::optional<TopicLimits> limits;  // when the answer named the topic's configuration
     std::chrono::steady_clock::time_point asked;
   };
   rd_kafka_queue_t* admin_queue_ = nullptr;  // DescribeConfigs answers
   // The last topic used, and the last topic whose limit is known (the hot path mostly repeats them).
   rd_kafka_topic_t* last_topic_ = nullptr;
   std::string last_topic_name_;
-  bool last_limit_known_ = false;
-  std::string last_limit_topic_;
-  std::optional<int64_t> last_limit_;
-  absl::flat_hash_map<std::string, TopicLimit> topic_limits_;
+  std::string last_limits_topic_;
+  const TopicLimits* last_limits_ = nullptr;  // known limits of last_limits_topic_ (stable: node map)
+  absl::node_hash_map<std::string, TopicState> topic_limits_;
   int wake_read_ = -1;
   int wake_write_ = -1;
   bool all_brokers_down_ = false;

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -114,6 +118,74 @@ TEST_F(StreamBuffersTest, SpilledEventsRoundTripEveryField) {
   EXPECT_EQ(g.error_message, "bad");
   EXPECT_EQ(g.headers, e.headers);
   EXPECT_EQ(g.subxid, 5u);
+}
+
+// Review defect 8: a streamed UPDATE under on_update: error halts at its Stream Commit (it was dead-lettered):
+// the halt survives a spill.
+TEST_F(StreamBuffersTest, HaltingErrorSurvivesASpill) {
+  StreamBuffers b(1, dir_);
+  BufferedEvent e = Event(5, "");
+  e.error = true;
+  e.halt = true;
+  e.error_message = "an UPDATE";
+  ASSERT_TRUE(b.Add(5, e).ok());
+  ASSERT_TRUE(b.Add(5, Event(5, "plain-error")).ok());
+  EXPECT_EQ(b.spilled_transactions(), 1u);
+  auto replay = b.TakeForReplay(5);
+  ASSERT_TRUE(replay.ok());
+  auto first = (*replay)->Next();
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_TRUE((*first)->error);
+  EXPECT_TRUE((*first)->halt);
+  auto second = (*replay)->Next();
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_FALSE((*second)->halt);
+}
+
+// Review defect 8: spill files of a relay killed with -9 were left behind. At construction the files of processes
+// that are gone are removed; a live process's files (another pipeline, another relay) and other files stay.
+TEST_F(StreamBuffersTest, RemovesOnlyTheSpillFilesOfProcessesThatAreGone) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // its pid is now free (and not reused this soon)
+  const auto touch = [&](const std::string& name) {
+    std::FILE* f = std::fopen((dir_ + "/" + name).c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  };
+  const std::string dead = "outbox-relay-" + std::to_string(child) + "-7-1.spill";
+  const std::string live = "outbox-relay-" + std::to_string(::getpid()) + "-7-1.spill";
+  touch(dead);
+  touch(live);
+  touch("outbox-relay-notapid-7-1.spill");
+  touch("someone-elses.spill");
+  StreamBuffers b(1, dir_);
+  EXPECT_EQ(b.stale_files_removed(), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/" + dead));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/" + live));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/outbox-relay-notapid-7-1.spill"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/someone-elses.spill"));
+}
+
+// Review defect 8: spill I/O errors were retried forever. Each failure is counted (the relay gives up after a
+// few in a row) and names the file and the error; a success resets the count.
+TEST_F(StreamBuffersTest, SpillFailuresAreCountedAndNameTheFile) {
+  StreamBuffers b(1, dir_ + "/gone");
+  absl::Status st = b.Add(5, Event(5, "a"));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find(dir_ + "/gone/outbox-relay-"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("No such file or directory"), std::string::npos) << st;
+  EXPECT_EQ(b.consecutive_io_failures(), 1);
+  b.Clear();
+  EXPECT_FALSE(b.Add(6, Event(6, "b")).ok());
+  EXPECT_EQ(b.consecutive_io_failures(), 2) << "Clear (a rewind) does not reset the count";
+  b.Clear();
+  std::filesystem::create_directory(dir_ + "/gone");
+  EXPECT_TRUE(b.Add(7, Event(7, "c")).ok());
+  EXPECT_EQ(b.consecutive_io_failures(), 0);
 }
 
 }  // namespace

@@ -107,6 +107,73 @@ TEST_F(Gap, CheckpointOfAnotherClusterIsAGap) {
   EXPECT_NE(after->find(ours), std::string::npos) << *after;
 }
 
+// source.create_slot end to end: a first start (no slot, no checkpoint) creates the slot and its first checkpoint
+// and streams; a slot that existed and is gone is never recreated (exit 1, "was dropped").
+TEST_F(Gap, CreateSlotMakesTheSlotOnAFirstStartButNeverRecreatesADroppedOne) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  std::string out;
+  // Table and publication; the slot init made (without a checkpoint) is dropped: a first start.
+  ASSERT_EQ(h.RunCommand({"init", "--create-table", "--set", "source.checkpoint=none"}, &out), 0) << out;
+  h.Sql("SELECT pg_drop_replication_slot('" + h.slot() + "')");
+  const std::vector<std::string> create = {"--set", "source.create_slot=true"};
+  auto relay = h.StartRelay(create);
+  ASSERT_NE(relay, nullptr) << "the relay did not create its slot";
+  h.InsertEvent("Created", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Created"), 1, 30s).ok()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
+
+  h.Sql("SELECT pg_drop_replication_slot('" + h.slot() + "')");
+  std::vector<std::string> run = {"run"};
+  run.insert(run.end(), create.begin(), create.end());
+  EXPECT_EQ(h.RunCommand(run, &out), 1) << out;
+  EXPECT_NE(out.find("was dropped"), std::string::npos) << out;
+  EXPECT_EQ(h.Value("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'"), "0")
+      << "a dropped slot was recreated";
+}
+
+// Gap detection runs before every START_REPLICATION, not only at the first: a slot advanced by hand while the
+// running relay is disconnected stops it when it reconnects.
+TEST_F(Gap, SlotAdvancedWhileTheRelayReconnectsIsAGap) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay();
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Before", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Before"), 1, 30s).ok()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGSTOP).ok());  // frozen, it cannot reconnect before the slot is moved
+  h.Sql("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'");
+  ASSERT_TRUE(WaitFor([&] { return !h.SlotActive(); }, 30s, "the slot is released"));
+  h.InsertEvent("Skipped", "k", "{}");
+  h.Sql("SELECT pg_replication_slot_advance('" + h.slot() + "', pg_current_wal_lsn())");
+  ASSERT_TRUE(relay->Kill(SIGCONT).ok());
+  EXPECT_EQ(relay->Wait(60s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("ahead of the checkpoint"), std::string::npos) << relay->Output();
+}
+
+// And before every retry of a standby: a slot advanced by hand between the active relay's stop and the standby's
+// takeover stops the standby.
+TEST_F(Gap, SlotAdvancedWhileAStandbyWaitsIsAGap) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto active = h.StartRelay({"--set", "source.instance=a"});
+  ASSERT_NE(active, nullptr);
+  const int standby_port = FreePort();
+  auto standby = h.StartRelay(
+      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
+  ASSERT_NE(standby, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(standby_port, "outbox_relay_standby") == 1.0; }, 30s,
+                      "the second relay waits as a standby"));
+  ASSERT_TRUE(standby->Kill(SIGSTOP).ok());
+  ASSERT_TRUE(active->Kill(SIGTERM).ok());
+  ASSERT_EQ(active->Wait(30s), 0) << active->Output();
+  h.InsertEvent("Skipped", "k", "{}");
+  h.Sql("SELECT pg_replication_slot_advance('" + h.slot() + "', pg_current_wal_lsn())");
+  ASSERT_TRUE(standby->Kill(SIGCONT).ok());
+  EXPECT_EQ(standby->Wait(60s), 1) << standby->Output();
+  EXPECT_NE(standby->Output().find("ahead of the checkpoint"), std::string::npos) << standby->Output();
+}
+
 // Review defect 3: two services, each with its own cluster and the same slot name, share one Kafka cluster and
 // so one checkpoint topic. The relay of the cluster with the lower LSNs refused to start: the reader took the other
 // cluster's higher checkpoint for its own. Each relay now reads only its own cluster's keys. A slot with no
@@ -191,6 +258,57 @@ TEST_F(Gap, ClustersSharingACheckpointTopicEachReadTheirOwn) {
   EXPECT_EQ(relay_a->Wait(30s), 0) << relay_a->Output();
 }
 
+// Review defect 7: a reconnect that reaches another cluster behind the same conninfo (a replaced server, a
+// restored backup). What the relay holds (its confirmed position, checkpoint and watermark) are the old cluster's
+// LSNs; with --accept-gap given at the start (and no gap then) it went on and sent the old cluster's LSN as flush
+// to the new one. Now a change of system identifier on a reconnect is always fatal, and the new cluster's slot is
+// left where it was.
+TEST(ClusterSwitch, ReconnectToAnotherClusterIsFatalAndConfirmsNothingThere) {
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  const int port = FreePort();
+  auto first = PgServer::Create(PgServer::Options{.port = port, .extra_conf = ""});
+  ASSERT_TRUE(first.ok()) << first.status();
+  RelayHarness h(first->get(), broker->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--accept-gap"});
+  ASSERT_NE(relay, nullptr);
+  auto reader = KafkaReader::Create(broker->bootstrap());
+  ASSERT_TRUE(reader.ok());
+  h.InsertEvent("Switch", "k", "{}");
+  ASSERT_TRUE((*reader)->ReadUntil(h.Topic("Switch"), 1, 30s).ok()) << relay->Output();
+  // The first cluster's confirmed position moves well past anything the second one will have written.
+  const Lsn far = *Lsn::Parse("0/6000000");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        h.Sql("SELECT pg_switch_wal(), pg_logical_emit_message(false, 'noise', 'x')");
+        return h.ConfirmedFlush() > far;
+      },
+      60s, "the first cluster's slot passes 0/6000000", 100ms));
+
+  // Frozen, the relay cannot see the switch happen: it finds the second cluster on its next reconnect.
+  ASSERT_TRUE(relay->Kill(SIGSTOP).ok());
+  ASSERT_TRUE((*first)->Stop("immediate").ok());
+  auto second = PgServer::Create(PgServer::Options{.port = port, .extra_conf = ""});
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE((*second)->CreateDatabase(h.db()).ok());
+  std::string out;
+  ASSERT_EQ(h.RunCommand({"init", "--create-table"}, &out), 0) << out;  // same conninfo, now the second cluster
+  const auto slot_position = [&] {
+    return (*second)
+        ->QueryValue("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'",
+                     h.db())
+        .value_or(std::nullopt)
+        .value_or("");
+  };
+  const std::string before = slot_position();
+  ASSERT_LT(*Lsn::Parse(before), far);
+  ASSERT_TRUE(relay->Kill(SIGCONT).ok());
+  EXPECT_EQ(relay->Wait(60s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("another cluster"), std::string::npos) << relay->Output();
+  EXPECT_EQ(slot_position(), before) << "the old cluster's position was confirmed to the new one";
+}
+
 TEST(LostSlot, InvalidatedSlotIsFatal) {
   auto pg = PgServer::Create(PgServer::Options{.extra_conf = "max_slot_wal_keep_size=32MB\nmax_wal_size=64MB"});
   ASSERT_TRUE(pg.ok()) << pg.status();
@@ -265,6 +383,70 @@ TEST_F(Poison, RecordLargerThanTheBrokerAllowsHaltsOrIsDeadLetteredWithoutItsVal
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
 
+// Review defect 8: the size pre-check left out the record batch's framing (and counted the topic, which is not in
+// the batch): a record within about 100 bytes of the topic's max.message.bytes passed it and the broker refused
+// its whole batch (a halt). Now the size on the wire is checked, also for the first record to a topic (it waits
+// for the topic's configuration), and such a record is a per-event error.
+TEST_F(Poison, RecordJustOverTheTopicsLimitOnTheWireIsCaughtBeforeProducing) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  ASSERT_TRUE(broker_->CreateTopic(h.Topic("Tight"), 1, {{"max.message.bytes", "2000"}}).ok());
+  const std::string dlq = UniqueName("dlq");
+  // Uncompressed, so that the batch the broker sees is as large as the record.
+  auto relay = h.StartRelay({"--set", "kafka.compression.type=none", "--set", "delivery.on_error=dead_letter", "--set",
+                             "delivery.dead_letter_topic=" + dlq});
+  ASSERT_NE(relay, nullptr);
+  // 1,899 bytes of value: topic + key + value + headers stay under 2,000; on the wire the record takes ~2,040.
+  const std::string id = h.InsertEvent("Tight", "k", "{\"pad\":\"" + std::string(1888, 'x') + "\"}");
+  const std::string fits = h.InsertEvent("Tight", "k", "{}");
+  auto dead = reader_->ReadUntil(dlq, 1, 30s);
+  ASSERT_TRUE(dead.ok()) << dead.status() << relay->Output();
+  EXPECT_EQ(HeaderValue(dead->front(), "id"), id);
+  EXPECT_FALSE(dead->front().value.has_value());
+  EXPECT_NE(HeaderValue(dead->front(), "error").find("on the wire is larger than topic"), std::string::npos)
+      << HeaderValue(dead->front(), "error");
+  auto kept = reader_->ReadUntil(h.Topic("Tight"), 1, 30s);
+  ASSERT_TRUE(kept.ok()) << relay->Output();
+  EXPECT_EQ(HeaderValue(kept->front(), "id"), fits);
+  EXPECT_TRUE(relay->Running()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
+// Review defect 4: a timestamp the broker refuses (Kafka 4 rejects a CreateTime more than
+// message.timestamp.after.max.ms, 1 hour by default, ahead) made the relay rewind forever. It is checked before
+// producing against the topic's configuration: a per-event error (dead-lettered, or a halt naming the event id).
+TEST_F(Poison, TimestampTooFarAheadIsAPerEventErrorNotALoop) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  // The topic exists (with the broker's defaults): its configuration is what the check reads. (A topic the first
+  // record auto-creates has none to read: the broker's refusal then halts, naming the batch's events.)
+  ASSERT_TRUE(broker_->CreateTopic(h.Topic("Future")).ok());
+  const auto insert_future = [&] {
+    return h.Value("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, created_at) VALUES "
+                   "(gen_random_uuid(), 'a', 'k', 'Future', '{}', now() + interval '2 hours') RETURNING id")
+        .value_or("");
+  };
+  const std::string id = insert_future();
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run", "--set", "outbox.fields.timestamp=created_at"}, &out, 60s), 1) << out;
+  EXPECT_NE(out.find(id), std::string::npos) << out;
+  EXPECT_NE(out.find("message.timestamp.after.max.ms"), std::string::npos) << out;
+
+  const std::string dlq = UniqueName("dlq");
+  auto relay = h.StartRelay({"--set", "outbox.fields.timestamp=created_at", "--set", "delivery.on_error=dead_letter",
+                             "--set", "delivery.dead_letter_topic=" + dlq});
+  ASSERT_NE(relay, nullptr);
+  auto dead = reader_->ReadUntil(dlq, 1, 30s);
+  ASSERT_TRUE(dead.ok()) << dead.status() << relay->Output();
+  EXPECT_EQ(HeaderValue(dead->front(), "id"), id);
+  EXPECT_NE(HeaderValue(dead->front(), "error").find("in the future"), std::string::npos)
+      << HeaderValue(dead->front(), "error");
+  EXPECT_EQ(MetricValue(h.http_port(), "outbox_relay_reconnects_total"), 0.0) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
 TEST_F(Poison, NullIdOrRouteColumnHaltsNamingTheColumn) {
   RelayHarness h(pg_, broker_->bootstrap());
   // An outbox table whose columns allow NULL.
@@ -280,6 +462,25 @@ TEST_F(Poison, NullIdOrRouteColumnHaltsNamingTheColumn) {
   h.Sql("INSERT INTO outbox VALUES (NULL, 'a', 'k', 'T', '{}')");
   EXPECT_EQ(h.RunCommand({"run", "--start-lsn", m[1].str()}, &out), 1);
   EXPECT_NE(out.find("id column \"id\" is NULL"), std::string::npos) << out;
+}
+
+// Review defect 8: the outbox table renamed while the relay runs. Its rows were no longer recognized and the slot
+// was confirmed past them; now the Relation message that shows the new name is fatal, naming both.
+TEST_F(Poison, OutboxTableRenamedWhileRunningIsFatalNamingIt) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "delivery.on_error=dead_letter"});
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("BeforeRename", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("BeforeRename"), 1, 30s).ok()) << relay->Output();
+  h.Sql("ALTER TABLE outbox RENAME TO outbox_renamed");
+  h.Sql("INSERT INTO outbox_renamed (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'a', "
+        "'k', 'AfterRename', '{}')");
+  const Lsn committed = h.CurrentWal();
+  EXPECT_EQ(relay->Wait(30s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("the outbox table public.outbox"), std::string::npos) << relay->Output();
+  EXPECT_NE(relay->Output().find("is now \"public.outbox_renamed\""), std::string::npos) << relay->Output();
+  EXPECT_LT(h.ConfirmedFlush(), committed) << "the slot was confirmed past the renamed table's row";
 }
 
 TEST_F(Poison, MissingColumnIsFatalEvenUnderDeadLetter) {

@@ -129,8 +129,12 @@ Lsn RelayHarness::CurrentWal() const {
 }
 
 bool RelayHarness::SlotActive() const {
-  auto v = Value("SELECT active FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'");
-  return v && *v == "t";
+  // A slot that does not exist (yet: source.create_slot) is not active; only a failing query is a failure.
+  auto v = pg_->QueryValue("SELECT coalesce(bool_or(active), false) FROM pg_replication_slots WHERE slot_name = '" +
+                               slot_ + "'",
+                           db_);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() && *v == "t";
 }
 
 std::string RelayHarness::InsertEvent(const std::string& type, const std::string& key,

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <optional>
 
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
 #include "support/util.h"
 
 namespace outbox::testing {
@@ -33,6 +36,34 @@ std::set<std::string> Loader::uncertain() const {
   return uncertain_;
 }
 
+std::vector<std::string> Loader::unexpected_errors() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unexpected_;
+}
+
+// A server going away shows as a connection that is no longer OK, an error without SQLSTATE (the connection was
+// lost), a connection exception (class 08) or an operator intervention (57P01 admin shutdown, 57P02 crash
+// shutdown, 57P03 cannot connect now). Anything else is the loader's or the schema's fault.
+void Loader::Note(const absl::Status& error, const PgConnection& conn, const std::string& what) {
+  const std::string state = SqlState(error);
+  const bool server_gone = PQstatus(conn.get()) != CONNECTION_OK || state.empty() || state.rfind("08", 0) == 0 ||
+                           state == "57P01" || state == "57P02" || state == "57P03";
+  if (server_gone) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unexpected_.size() < 5) unexpected_.push_back(what + ": " + std::string(error.message()));
+}
+
+void ExpectLoadHealthy(const Loader& loader, size_t min_committed, const std::string& what) {
+  EXPECT_TRUE(loader.unexpected_errors().empty())
+      << what << ": the loader met errors that are not a server going away:\n"
+      << [&] {
+           std::string all;
+           for (const std::string& e : loader.unexpected_errors()) all += "  " + e + "\n";
+           return all;
+         }();
+  EXPECT_GE(loader.committed().size(), min_committed) << what << ": the load committed too few events to show anything";
+}
+
 void Loader::Run() {
   std::optional<PgConnection> conn;
   uint64_t n = 0;
@@ -49,14 +80,18 @@ void Loader::Run() {
     std::vector<std::string> ids;
     std::map<std::string, int> steps = next_step_;
     std::string sql = "BEGIN;";
-    bool ok = conn->Exec("BEGIN").ok();
+    absl::Status begun = conn->Exec("BEGIN");
+    bool ok = begun.ok();
+    if (!ok) Note(begun, *conn, "BEGIN");
     for (int e = 0; ok && e < events; ++e) {
       const std::string key = "k" + std::to_string((n + e) % keys_);
       const int step = steps[key]++;
-      auto id = conn->QueryValue(
+      const std::string insert =
           "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'load', '" +
-          key + "', '" + type_ + "', '{\"key\":\"" + key + "\",\"step\":" + std::to_string(step) + "}') RETURNING id");
+          key + "', '" + type_ + "', '{\"key\":\"" + key + "\",\"step\":" + std::to_string(step) + "}') RETURNING id";
+      auto id = conn->QueryValue(insert);
       ok = id.ok() && id->has_value();
+      if (!id.ok()) Note(id.status(), *conn, insert);
       if (ok) ids.push_back(**id);
     }
     if (!ok) {

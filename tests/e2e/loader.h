@@ -1,6 +1,8 @@
 // Loader: a thread that writes outbox events continuously (1 to 3 per transaction, keys k0..k9 with a per-key
 // step number in the payload) until stopped, tolerating a server that goes away. It records which events
-// committed for sure, and which are uncertain (the COMMIT's answer was lost).
+// committed for sure, and which are uncertain (the COMMIT's answer was lost). Any other error (a broken INSERT, a
+// missing table) is unexpected: recorded, and failed by ExpectLoadHealthy, so a fault test cannot pass on a load
+// that wrote nothing.
 #pragma once
 
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "support/pg_server.h"
 
 namespace outbox::testing {
@@ -26,6 +29,8 @@ class Loader {
   std::set<std::string> uncertain() const;
   // The step number each committed event carries for its key ({"key":..,"step":..}).
   size_t transactions() const { return transactions_.load(); }
+  // Errors that are not a server going away (the first few, with their SQL), in the order they happened.
+  std::vector<std::string> unexpected_errors() const;
 
  private:
   void Run();
@@ -39,6 +44,11 @@ class Loader {
   mutable std::mutex mu_;
   std::set<std::string> committed_, uncertain_;
   std::map<std::string, int> next_step_;
+  std::vector<std::string> unexpected_;
+  void Note(const absl::Status& error, const PgConnection& conn, const std::string& what);
 };
+
+// The loader committed at least `min_committed` events and met no unexpected error (`what` names the test).
+void ExpectLoadHealthy(const Loader& loader, size_t min_committed, const std::string& what);
 
 }  // namespace outbox::testing

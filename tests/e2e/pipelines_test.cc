@@ -107,8 +107,9 @@ TEST_F(PipelinesTest, KillingOnePipelinesConnectionLeavesTheOtherStreaming) {
   ExpectDelivered(beta_->Topic("invoice_created"), beta_ids);
 
   // Kill alpha's walsender (it is named by its pipeline in pg_stat_activity), keep writing to both.
+  // This test's database only: other tests running beside it (ctest -j2) have pipelines named alpha too.
   auto killed = alpha_->Value("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = "
-                              "'outbox-relay.alpha' AND backend_type = 'walsender'");
+                              "'outbox-relay.alpha' AND backend_type = 'walsender' AND datname = current_database()");
   ASSERT_EQ(killed.value_or("0"), "1") << relay->Output();
   const double beta_reconnects_before = Metric("outbox_relay_reconnects_total", "beta");
   std::set<std::string> more_alpha = Insert(*alpha_, "order_created", 50);

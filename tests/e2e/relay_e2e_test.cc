@@ -294,6 +294,12 @@ TEST_F(RelayE2E, StartLsnSkipsWholeTransactionsConfirmsFirstAndRefusesOlderPosit
   const Lsn older(initial.value() - 1);
   EXPECT_EQ(h.RunCommand({"run", "--start-lsn", older.ToString()}, &out), 2) << out;
   EXPECT_NE(out.find("older than"), std::string::npos) << out;
+  // Beyond the server's WAL position (review defect 7: a typo such as 1F/0 for 1/F0 would skip everything until
+  // the WAL got there): refused.
+  const Lsn beyond(h.CurrentWal().value() + (Lsn::Parse("1F/0")->value()));
+  EXPECT_EQ(h.RunCommand({"run", "--start-lsn", beyond.ToString()}, &out), 2) << out;
+  EXPECT_NE(out.find("beyond the server's current WAL position"), std::string::npos) << out;
+  EXPECT_LT(h.ConfirmedFlush(), skip_to) << "the refused --start-lsn was confirmed";
 
   auto relay = h.StartRelay({"--start-lsn", skip_to.ToString()});
   ASSERT_NE(relay, nullptr);

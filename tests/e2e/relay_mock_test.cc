@@ -5,9 +5,11 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <algorithm>
+#include <string>
 #include <csignal>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "e2e/harness.h"
 #include "support/kafka_reader.h"
 #include "support/pg_server.h"
@@ -57,13 +59,28 @@ class MockCluster {
   rd_kafka_mock_cluster_t* mc_ = nullptr;
 };
 
+// A mock cluster and a harness on it, with the checkpoint topic created (the mock has no CreateTopics) and init done.
+struct MockRelay {
+  explicit MockRelay(PgServer* pg) : h(pg, mock.bootstrap()) {
+    mock.CreateTopic(h.checkpoint_topic());
+    h.Init();
+  }
+  MockCluster mock;
+  RelayHarness h;
+};
+
+// SIGTERM: the relay exits 0 within 30 s.
+void ExpectCleanStop(ChildProcess& relay) {
+  ASSERT_TRUE(relay.Kill(SIGTERM).ok());
+  EXPECT_EQ(relay.Wait(30s), 0) << relay.Output();
+}
+
 TEST(RelayMock, EventsArriveThroughTheMockCluster) {
   PgServer* pg = PgServer::Shared();
   ASSERT_NE(pg, nullptr);
-  MockCluster mock;
-  RelayHarness h(pg, mock.bootstrap());
-  mock.CreateTopic(h.checkpoint_topic());
-  h.Init();
+  MockRelay m(pg);
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
   for (int i = 0; i < 5; ++i) h.InsertEvent("Mocked", "k" + std::to_string(i), "{}");
@@ -72,8 +89,7 @@ TEST(RelayMock, EventsArriveThroughTheMockCluster) {
   auto records = (*reader)->ReadUntil(h.Topic("Mocked"), 5, 30s);
   ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
   EXPECT_EQ(records->size(), 5u);
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanStop(*relay);
 }
 
 // With one record held unacknowledged (the broker down) and heavy writes to another table for several status
@@ -82,11 +98,10 @@ TEST(RelayMock, EventsArriveThroughTheMockCluster) {
 TEST(RelayMock, UnacknowledgedRecordHoldsConfirmedFlushBelowItsTransaction) {
   PgServer* pg = PgServer::Shared();
   ASSERT_NE(pg, nullptr);
-  MockCluster mock;
   // No checkpoint store: only the ack tracker may hold the slot back in this test.
-  RelayHarness h(pg, mock.bootstrap());
-  mock.CreateTopic(h.checkpoint_topic());
-  h.Init();
+  MockRelay m(pg);
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
   h.Sql("CREATE TABLE busy (id bigserial PRIMARY KEY, filler text)");
   auto relay = h.StartRelay({"--set", "source.checkpoint=none", "--set", "delivery.release_slot_after_ms=600000"});
   ASSERT_NE(relay, nullptr);
@@ -135,8 +150,7 @@ TEST(RelayMock, UnacknowledgedRecordHoldsConfirmedFlushBelowItsTransaction) {
                                         << "transaction committing at " << held_commit.ToString();
   EXPECT_GT(wal_during_outage, held_commit) << "the load wrote WAL after the held transaction";
   ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() > held_commit; }, 30s, "the slot moves past the record"));
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanStop(*relay);
 }
 
 // Review defect 1 (loss): a record the broker rejects for good under on_error: dead_letter, while the producer
@@ -146,16 +160,17 @@ TEST(RelayMock, UnacknowledgedRecordHoldsConfirmedFlushBelowItsTransaction) {
 TEST(RelayMock, DeadLetterNotWrittenBecauseTheProducerFailedIsSentAgain) {
   PgServer* pg = PgServer::Shared();
   ASSERT_NE(pg, nullptr);
-  MockCluster mock;
-  RelayHarness h(pg, mock.bootstrap());
-  mock.CreateTopic(h.checkpoint_topic());
-  h.Init();
+  MockRelay m(pg);
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
   const std::string dead_letters = h.topic_prefix() + ".dead";
   mock.CreateTopic(h.Topic("Rejected"));
   mock.CreateTopic(dead_letters);
-  // No checkpoint records: the only Produce requests are the events'.
+  // No checkpoint records: the only Produce requests are the events'. A long status interval leaves the status
+  // update at the end of a burst (the round in which the last report arrived) as the only one that can confirm:
+  // the one the loss went out in.
   auto relay = h.StartRelay({"--set", "source.checkpoint=none", "--set", "delivery.on_error=dead_letter", "--set",
-                             "delivery.dead_letter_topic=" + dead_letters},
+                             "delivery.dead_letter_topic=" + dead_letters, "--set", "source.status_interval_ms=60000"},
                             true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}});
   ASSERT_NE(relay, nullptr);
   auto reader = KafkaReader::Create(mock.bootstrap());
@@ -188,8 +203,7 @@ TEST(RelayMock, DeadLetterNotWrittenBecauseTheProducerFailedIsSentAgain) {
       45s, "the rejected event arrives in its topic or as a dead letter"))
       << relay->Output();
   EXPECT_NE(relay->Output().find("fatal error"), std::string::npos) << "the fatal error was not raised";
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanStop(*relay);
 }
 
 // Review defect 2 (hang): with a quiet outbox and the broker down, the checkpoint record that idle advance writes
@@ -198,10 +212,9 @@ TEST(RelayMock, DeadLetterNotWrittenBecauseTheProducerFailedIsSentAgain) {
 TEST(RelayMock, QuietOutboxWithTheBrokerDownReleasesTheSlot) {
   auto pg = PgServer::Create();
   ASSERT_TRUE(pg.ok()) << pg.status();
-  MockCluster mock;
-  RelayHarness h(pg->get(), mock.bootstrap());
-  mock.CreateTopic(h.checkpoint_topic());
-  h.Init();
+  MockRelay m(pg->get());
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
   mock.CreateTopic(h.Topic("Quiet"));
   h.Sql("CREATE TABLE busy (id bigserial PRIMARY KEY, filler text)");
   auto relay = h.StartRelay({"--set", "delivery.release_slot_after_ms=1500", "--set", "source.status_interval_ms=200"});
@@ -226,8 +239,7 @@ TEST(RelayMock, QuietOutboxWithTheBrokerDownReleasesTheSlot) {
   auto reader = KafkaReader::Create(mock.bootstrap());
   ASSERT_TRUE(reader.ok());
   EXPECT_TRUE((*reader)->ReadUntil(h.Topic("Quiet"), 1, 30s).ok()) << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanStop(*relay);
 }
 
 // Review defect 5: a full librdkafka queue (QUEUE_FULL) made the relay poll the producer in a loop of its own,
@@ -238,10 +250,9 @@ TEST(RelayMock, QuietOutboxWithTheBrokerDownReleasesTheSlot) {
 TEST(RelayMock, FullProducerQueueKeepsStatusUpdatesStopAndRelease) {
   auto pg = PgServer::Create(PgServer::Options{.extra_conf = "wal_sender_timeout=2s"});
   ASSERT_TRUE(pg.ok()) << pg.status();
-  MockCluster mock;
-  RelayHarness h(pg->get(), mock.bootstrap());
-  mock.CreateTopic(h.checkpoint_topic());
-  h.Init();
+  MockRelay m(pg->get());
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
   mock.CreateTopic(h.Topic("Full"));
   auto reader = KafkaReader::Create(mock.bootstrap());
   ASSERT_TRUE(reader.ok());
@@ -280,8 +291,7 @@ TEST(RelayMock, FullProducerQueueKeepsStatusUpdatesStopAndRelease) {
   PollUntil([] { return false; }, 5s);  // more than two wal_sender_timeouts with the queue full
   EXPECT_TRUE(h.SlotActive()) << "the walsender timed the relay out: no status updates while the queue was full";
   EXPECT_EQ(MetricValue(h.http_port(), "outbox_relay_reconnects_total"), 0.0) << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanStop(*relay);
 
   // Nothing lost: what the stopped relay did not deliver is sent again from the slot.
   mock.SetUp();
@@ -289,8 +299,7 @@ TEST(RelayMock, FullProducerQueueKeepsStatusUpdatesStopAndRelease) {
   ASSERT_NE(relay, nullptr);
   auto records = (*reader)->ReadUntil(h.Topic("Full"), 61, 60s);
   ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectCleanStop(*relay);
 }
 
 // Review defect 6: a fatal producer error that recreating the producer does not clear (here every InitProducerId
@@ -299,10 +308,9 @@ TEST(RelayMock, FullProducerQueueKeepsStatusUpdatesStopAndRelease) {
 TEST(RelayMock, FatalProducerErrorThatRecreatingDoesNotClearIsFatal) {
   PgServer* pg = PgServer::Shared();
   ASSERT_NE(pg, nullptr);
-  MockCluster mock;
-  RelayHarness h(pg, mock.bootstrap());
-  mock.CreateTopic(h.checkpoint_topic());
-  h.Init();
+  MockRelay m(pg);
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
   mock.CreateTopic(h.Topic("Denied"));
   mock.FailInitProducerId(100, RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED);
   auto relay = h.StartRelay({}, /*wait_active=*/false);
@@ -314,6 +322,37 @@ TEST(RelayMock, FatalProducerErrorThatRecreatingDoesNotClearIsFatal) {
   EXPECT_NE(output.find("CLUSTER_AUTHORIZATION_FAILED"), std::string::npos) << output;
   EXPECT_NE(output.find("recreated 5 times"), std::string::npos) << output;
   EXPECT_LE(h.ConfirmedFlush(), before) << "the slot was confirmed past the undelivered event";
+}
+
+// Review defect 4: a batch the broker refuses for good (here INVALID_TIMESTAMP for a whole Produce request) made
+// the relay rewind and send it again, forever. Such errors halt, naming every event of the batch, and never
+// dead-letter its records (they may be innocent), even under on_error: dead_letter.
+TEST(RelayMock, BatchRefusedForGoodHaltsNamingItsEventsWithoutDeadLetters) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  MockRelay m(pg);
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
+  const std::string dead_letters = h.topic_prefix() + ".dead";
+  mock.CreateTopic(h.Topic("Batch"));
+  mock.CreateTopic(dead_letters);
+  auto relay = h.StartRelay({"--set", "source.checkpoint=none", "--set", "delivery.on_error=dead_letter", "--set",
+                             "delivery.dead_letter_topic=" + dead_letters, "--set", "kafka.linger.ms=200"});
+  ASSERT_NE(relay, nullptr);
+  mock.FailNextProduce(RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP, 0);
+  auto ids = h.Value("WITH rows AS (INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) SELECT "
+                     "gen_random_uuid(), 'a', 'k' || g, 'Batch', '{}' FROM generate_series(1, 3) g RETURNING id) "
+                     "SELECT string_agg(id::text, ',') FROM rows");
+  ASSERT_TRUE(ids.has_value());
+  const Lsn committed = h.CurrentWal();
+  EXPECT_EQ(relay->Wait(60s), 1) << relay->Output();
+  const std::string output = relay->Output();
+  EXPECT_NE(output.find("INVALID_TIMESTAMP"), std::string::npos) << output;
+  for (const absl::string_view id : absl::StrSplit(*ids, ',')) {
+    EXPECT_NE(output.find(std::string(id)), std::string::npos) << id;
+  }
+  EXPECT_EQ(output.find("dead-lettering"), std::string::npos) << output;
+  EXPECT_LT(h.ConfirmedFlush(), committed);
 }
 
 }  // namespace

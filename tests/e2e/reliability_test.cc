@@ -51,6 +51,9 @@ void ExpectCleanExit(ChildProcess& relay) {
 // is torn down before them; the relays a test starts come after it.
 class FaultHarness : public RelayHarness {
  public:
+  // The least a fault test's load commits (its loader writes thousands of events a second; a broken load, none).
+  static constexpr size_t kMinCommitted = 200;
+
   FaultHarness(PgServer* pg, const std::string& bootstrap, const std::string& type)
       : RelayHarness(pg, bootstrap), loader_(pg, db(), type), type_(type) {
     Init();
@@ -59,8 +62,10 @@ class FaultHarness : public RelayHarness {
 
   // Stops the loader, reads the type's topic until every committed event is there (or `deadline` passes) and
   // expects a clean delivery; `what` names the fault in the figures line.
-  void StopLoadAndExpectCleanDelivery(std::chrono::milliseconds deadline, const std::string& what) {
+  void StopLoadAndExpectCleanDelivery(std::chrono::milliseconds deadline, const std::string& what,
+                                      size_t min_committed = kMinCommitted) {
     loader_.Stop();
+    ExpectLoadHealthy(loader_, min_committed, what);
     const auto committed = loader_.committed();
     auto records = ReadUntilAll(*reader_, Topic(type_), committed, deadline);
     ExpectCleanDelivery(CheckDelivery(records, committed, loader_.uncertain()),
@@ -118,6 +123,7 @@ TEST(Reliability, KillNineAtRandomMomentsUnderLoadLosesNothing) {
     history.push_back(Cycle{StableCount(h.reader(), topic), confirmed});
   }
   h.loader().Stop();
+  ExpectLoadHealthy(h.loader(), FaultHarness::kMinCommitted, "kill -9 chaos");
   const auto committed = h.loader().committed();
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
@@ -212,7 +218,9 @@ TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
                       "/readyz says 200 once the broker is back"));
   h.StopLoadAndExpectCleanDelivery(120s, "real broker stopped " + std::to_string(outage_s) + " s");
   std::cout << "[ figures  ] relay peak RSS during a " << outage_s << " s outage: " << rss_kb << " kB\n";
-  // The default delivery bounds (32 MiB, 100k events) plus the producer's own buffers.
+  // The default delivery bounds (32 MiB, 100k events) plus the producer's own buffers. PeakRssKb is -1 when it
+  // cannot tell: that must fail, not pass.
+  EXPECT_GT(rss_kb, 0) << "the relay's peak RSS is unknown";
   EXPECT_LT(rss_kb, 256 * 1024);
   EXPECT_TRUE(relay->Running()) << relay->Output();
   ExpectCleanExit(*relay);
@@ -365,9 +373,11 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
   const auto vanished = std::chrono::steady_clock::now();
   ASSERT_TRUE(WaitFor([&] { return HttpGet(standby_port, "/readyz").first == 200; }, 60s,
                       "the standby takes over once the walsender times the vanished relay out"));
-  std::cout << "[ figures  ] standby took over "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - vanished).count()
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - vanished);
+  std::cout << "[ figures  ] standby took over " << took.count()
             << " ms after the active relay vanished (wal_sender_timeout 3 s)\n";
+  // Within wal_sender_timeout (3 s), plus the walsender's own check interval and the standby's 500 ms retry.
+  EXPECT_LT(took, 3s + 3s) << "the takeover took longer than wal_sender_timeout allows";
   const size_t at_takeover = h.loader().transactions();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= at_takeover + 200; }, 30s, "more load"));
   // The vanished relay comes back: its connection is gone and the slot is taken, so it waits as a standby.
@@ -425,6 +435,7 @@ TEST(Reliability, MillionRowTransactionDrainsWithinTheMemoryBounds) {
   const long rss = relay->PeakRssKb();
   std::cout << "[ figures  ] " << rows << "-row transaction: relay peak RSS " << rss << " kB\n";
   // 8 MiB of in-flight bytes, librdkafka's queue above it, and the process itself.
+  EXPECT_GT(rss, 0) << "the relay's peak RSS is unknown";
   EXPECT_LT(rss, 160 * 1024);
   ExpectCleanExit(*relay);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -119,11 +120,77 @@ TEST(Streaming, MillionRowStreamedTransactionStaysWithinTheMemoryBound) {
   EXPECT_EQ(high, rows);
   const long rss = relay->PeakRssKb();
   std::cout << "[ figures  ] streamed " << rows << "-row transaction: relay peak RSS " << rss << " kB\n";
+  EXPECT_GT(rss, 0) << "the relay's peak RSS is unknown";
   EXPECT_LT(rss, 160 * 1024);
   ASSERT_TRUE(relay->Kill(SIGTERM).ok());
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
   EXPECT_TRUE(std::filesystem::is_empty(*spill)) << "spill files left behind";
   RemoveTree(*spill);
+}
+
+// A harness with init done on the streaming server and the shared broker (nullptr, with a failure, without them).
+std::unique_ptr<RelayHarness> StreamingHarness() {
+  PgServer* pg = StreamingServer();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  EXPECT_TRUE(pg && broker);
+  if (!pg || !broker) return nullptr;
+  auto h = std::make_unique<RelayHarness>(pg, broker->bootstrap());
+  h->Init();
+  return h;
+}
+
+// Review defect 8: under outbox.on_update: error, an UPDATE of the outbox inside a streamed transaction was
+// dead-lettered where a non-streamed one halts. It halts at the Stream Commit, whatever delivery.on_error says,
+// with nothing of the transaction confirmed.
+TEST(Streaming, StreamedUpdateUnderOnUpdateErrorHaltsEvenUnderDeadLetter) {
+  auto harness = StreamingHarness();
+  ASSERT_NE(harness, nullptr);
+  RelayHarness& h = *harness;
+  PgServer* pg = h.pg();
+  h.Sql("ALTER PUBLICATION " + h.publication() + " SET (publish = 'insert, update')");
+  const std::string dlq = UniqueName("dlq");
+  auto relay = h.StartRelay({"--set", "source.streaming=true", "--set", "outbox.on_update=error", "--set",
+                             "delivery.on_error=dead_letter", "--set", "delivery.dead_letter_topic=" + dlq});
+  ASSERT_NE(relay, nullptr);
+  auto conn = pg->Connect(h.db());
+  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE(conn->Exec("BEGIN").ok());
+  ASSERT_TRUE(conn->Exec(InsertRows("Streamed", "u", 1, 3000)).ok());
+  ASSERT_TRUE(conn->Exec("UPDATE outbox SET payload = '{}' WHERE id = (SELECT id FROM outbox LIMIT 1)").ok());
+  ASSERT_TRUE(conn->Exec("COMMIT").ok());
+  const Lsn committed = h.CurrentWal();
+  EXPECT_EQ(relay->Wait(60s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("an UPDATE of public.outbox (outbox.on_update: error)"), std::string::npos)
+      << relay->Output();
+  EXPECT_LT(h.ConfirmedFlush(), committed) << "the halted transaction was confirmed";
+  auto reader = KafkaReader::Create(h.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  auto topics = (*reader)->ListTopics();
+  ASSERT_TRUE(topics.ok());
+  EXPECT_EQ(std::count(topics->begin(), topics->end(), dlq), 0) << "the UPDATE was dead-lettered";
+}
+
+// Review defect 8: spill-file errors were retried forever. A spill directory that keeps failing is fatal after a
+// few rewinds, naming the file and the error.
+TEST(Streaming, SpillDirectoryThatKeepsFailingIsFatalNamingTheFile) {
+  auto harness = StreamingHarness();
+  ASSERT_NE(harness, nullptr);
+  RelayHarness& h = *harness;
+  PgServer* pg = h.pg();
+  auto relay = h.StartRelay({"--set", "source.streaming=true", "--set", "source.spill_dir=" + h.dir() + "/missing",
+                             "--set", "delivery.max_inflight_bytes=262144"});
+  ASSERT_NE(relay, nullptr);
+  auto conn = pg->Connect(h.db());
+  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE(conn->Exec("BEGIN").ok());
+  ASSERT_TRUE(conn->Exec(InsertRows("Spilled", "s", 1, 3000)).ok());
+  ASSERT_TRUE(conn->Exec("COMMIT").ok());
+  EXPECT_EQ(relay->Wait(90s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("could not create spill file " + h.dir() + "/missing/outbox-relay-"),
+            std::string::npos)
+      << relay->Output();
+  EXPECT_NE(relay->Output().find("No such file or directory (5 times in a row"), std::string::npos)
+      << relay->Output();
 }
 
 }  // namespace

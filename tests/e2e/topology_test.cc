@@ -88,6 +88,7 @@ TEST(Topology, PartitionLeadersMovingUnderLoadLoseNothingAndKeepKeyOrder) {
       }
     }
     loader.Stop();
+    ExpectLoadHealthy(loader, 200, "leader moves");
     const auto committed = loader.committed();
     auto reader = KafkaReader::Create(bootstrap);
     ASSERT_TRUE(reader.ok());
