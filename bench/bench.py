@@ -450,10 +450,16 @@ http:
         startup = self.log_time(f"{self.work}/{slot}.log", r"^(\S+Z) info \[relay\] streaming slot", t0)
         if p.returncode != 0:
             raise RuntimeError(f"the relay exited {p.returncode} on SIGTERM (log {self.work}/{slot}.log)")
+        # Read back from the broker, not only the relay's own metric: the topics hold every event.
+        out = sh([self.bk, "counts", "--bootstrap", bootstrap] + self.topics(prefix))
+        in_topics = sum(int(line.split()[2]) for line in out.splitlines() if line.strip())
         if mock_p is not None:
             stop_process(mock_p)
         if published != n:
             raise RuntimeError(f"relay published {published} events, expected {n}")
+        if in_topics < n:
+            raise RuntimeError(f"the relay's topics hold {in_topics} records (read back from the broker), "
+                               f"expected {n}")
         return {"seconds": t1 - t0, "acked_seconds": acked.get("t", t1) - t0, "cpu": cpu, "rss_kib": hwm,
                 "walsender_cpu": info["walsender_cpu"], "broker_cpu": b1 - b0,
                 "startup_seconds": startup, "machine": (m0, m1)}

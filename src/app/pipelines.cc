@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "common/status_tag.h"
 #include "common/strings.h"
 #include "kafka/producer_config.h"
 #include "nlohmann/json.hpp"
@@ -110,10 +111,7 @@ int RunPipelines(const config::Config& config, const RunOptions& options, const 
       r.metrics->SetStopped(Cat("fatal: ", message));
       spdlog::critical("fatal: {}", message);
       if (config.pipelines.size() > 1) spdlog::error("the other pipelines go on");
-      r.exit_code = st.code() == absl::StatusCode::kInvalidArgument && own.start_lsn.has_value() &&
-                            st.message().find("--start-lsn") == 0
-                        ? kExitUsage
-                        : kExitFatal;
+      r.exit_code = ReasonOf(st) == StatusReason::kUsage ? kExitUsage : kExitFatal;
     });
   }
   for (Running& r : running) r.thread.join();

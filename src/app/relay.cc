@@ -1,6 +1,8 @@
 // Relay: the replication loop, delivery tracking, status updates and crash-only recovery.
-#include "common/strings.h"
 #include "app/relay.h"
+
+#include "common/status_tag.h"
+#include "common/strings.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -113,7 +115,7 @@ absl::Status Relay::Run() {
       return absl::FailedPreconditionError(Cat(st.message(), " (", streams_.consecutive_io_failures(),
                                                " times in a row; check source.spill_dir)"));
     }
-    const bool standby = absl::StrContains(st.message(), "is active for PID");
+    const bool standby = ReasonOf(st) == StatusReason::kStandby;
     const bool was_standby = metrics_->standby.exchange(standby ? 1 : 0) == 1;
     metrics_->SetNotReadyReason(standby ? Cat("standby: ", st.message()) : std::string(st.message()));
     if (Clock::now() - started > std::chrono::seconds(30)) backoff = kInitialBackoff;
@@ -191,8 +193,9 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
 
   // Another relay streams the slot: wait as a standby without reading the checkpoint on every retry.
   if (slot->has_value() && (*slot)->active) {
-    return absl::UnavailableError(Cat("replication slot \"", slot_name, "\" is active for PID ",
-                                      (*slot)->active_pid.value_or(0)));
+    return WithReason(absl::UnavailableError(Cat("replication slot \"", slot_name, "\" is active for PID ",
+                                                 (*slot)->active_pid.value_or(0))),
+                      StatusReason::kStandby);
   }
   // Read the slot first, then the checkpoint (a live relay writes its checkpoint before it confirms).
   // Only this cluster's checkpoints count; another cluster's (sharing the topic) only tell a cluster switch.
@@ -289,16 +292,19 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
   if (options_.start_lsn) {
     const Lsn x = *options_.start_lsn;
     if (x < slot_confirmed) {
-      return absl::InvalidArgumentError(Cat("--start-lsn ", x.ToString(), " is older than slot \"", slot_name,
-                                                     "\"'s confirmed position ", slot_confirmed.ToString(),
-                                                     ": the server would silently start at the slot"));
+      return WithReason(absl::InvalidArgumentError(Cat("--start-lsn ", x.ToString(), " is older than slot \"",
+                                                       slot_name, "\"'s confirmed position ",
+                                                       slot_confirmed.ToString(),
+                                                       ": the server would silently start at the slot")),
+                        StatusReason::kUsage);
     }
     // Beyond what the server has written: a typo (1F/0 for 1/F0) that would skip every event until the WAL got
     // there.
     if (x > system.xlogpos) {
-      return absl::InvalidArgumentError(Cat("--start-lsn ", x.ToString(), " is beyond the server's current WAL "
-                                            "position ", system.xlogpos.ToString(),
-                                            ": it would skip every event written until then (a typo?)"));
+      return WithReason(absl::InvalidArgumentError(Cat("--start-lsn ", x.ToString(), " is beyond the server's current "
+                                                       "WAL position ", system.xlogpos.ToString(),
+                                                       ": it would skip every event written until then (a typo?)")),
+                        StatusReason::kUsage);
     }
     Log()->warn("--start-lsn {}: skipping every transaction whose commit LSN is in [{}, {})", x.ToString(),
                 slot_confirmed.ToString(), x.ToString());

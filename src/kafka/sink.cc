@@ -2,12 +2,13 @@
 #include "common/strings.h"
 #include "kafka/sink.h"
 
+#include "common/status_tag.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <vector>
 
-#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -39,20 +40,16 @@ void InstallLogCallback(rd_kafka_conf_t* conf) {
 }
 
 namespace {
-constexpr absl::string_view kRejectionPayload = "outbox-relay/kafka-rejection";
+constexpr std::string_view kRejectionUrl = "outbox-relay/kafka-rejection";
 }  // namespace
 
 absl::Status Rejected(Rejection why, absl::string_view message) {
-  absl::Status st = absl::InvalidArgumentError(message);
-  st.SetPayload(kRejectionPayload, absl::Cord(std::string(1, static_cast<char>('0' + static_cast<int>(why)))));
-  return st;
+  return Tagged(absl::InvalidArgumentError(message), kRejectionUrl, static_cast<int>(why));
 }
 
 Rejection RejectionOf(const absl::Status& st) {
-  const auto payload = st.GetPayload(kRejectionPayload);
-  if (!payload || payload->size() != 1) return Rejection::kNone;
-  const int v = std::string(*payload)[0] - '0';
-  return v >= 0 && v <= static_cast<int>(Rejection::kTopic) ? static_cast<Rejection>(v) : Rejection::kNone;
+  const std::optional<int> v = TagOf(st, kRejectionUrl);
+  return v && *v >= 0 && *v <= static_cast<int>(Rejection::kTopic) ? static_cast<Rejection>(*v) : Rejection::kNone;
 }
 
 DeliveryOutcome ClassifyDeliveryError(rd_kafka_resp_err_t err) {
@@ -159,12 +156,12 @@ int64_t NowMillis() {
 
 }  // namespace
 
-size_t WireBytes(const outbox::Record& record) {
+size_t WireBytes(const ::outbox::Record& record) {
   constexpr size_t kBatchHeader = 61;  // baseOffset .. recordsCount of a v2 record batch
   constexpr size_t kMaxDeltas = 10 + 5;  // timestampDelta (varlong) and offsetDelta (varint), at their widest
   size_t body = 1 /* attributes */ + kMaxDeltas + FieldBytes(record.key) + FieldBytes(record.value) +
                 VarintBytes(static_cast<int64_t>(record.headers.size()));
-  for (const outbox::Header& h : record.headers) body += FieldBytes(h.name) + FieldBytes(h.value);
+  for (const ::outbox::Header& h : record.headers) body += FieldBytes(h.name) + FieldBytes(h.value);
   return kBatchHeader + VarintBytes(static_cast<int64_t>(body)) + body;
 }
 
@@ -232,7 +229,7 @@ rd_kafka_topic_t* KafkaSink::Topic(std::string_view name) {
   return last_topic_ = rkt;
 }
 
-absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
+absl::Status KafkaSink::Produce(const ::outbox::Record& record, uint64_t opaque) {
   const int64_t wire = static_cast<int64_t>(WireBytes(record));
   if (wire > message_max_bytes_) {
     return Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than message.max.bytes (",
@@ -254,7 +251,7 @@ absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
                                                    rd_kafka_err2str(rd_kafka_last_error())));
   }
   rd_kafka_headers_t* headers = rd_kafka_headers_new(record.headers.size());
-  for (const outbox::Header& h : record.headers) {
+  for (const ::outbox::Header& h : record.headers) {
     rd_kafka_header_add(headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
                         h.value ? h.value->data() : nullptr, h.value ? static_cast<ssize_t>(h.value->size()) : 0);
   }
@@ -263,7 +260,7 @@ absl::Status KafkaSink::Produce(const outbox::Record& record, uint64_t opaque) {
   void* value = record.value ? const_cast<char*>(record.value->data()) : nullptr;
   const size_t value_len = record.value ? record.value->size() : 0;
   rd_kafka_resp_err_t err = rd_kafka_producev(
-      rk_, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      rk_, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(record.partition.value_or(RD_KAFKA_PARTITION_UA)), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
       RD_KAFKA_V_KEY(key, key_len), RD_KAFKA_V_VALUE(value, value_len),
       RD_KAFKA_V_TIMESTAMP(record.timestamp_ms), RD_KAFKA_V_HEADERS(headers),
       RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(opaque))), RD_KAFKA_V_END);
@@ -362,7 +359,7 @@ void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) 
                        : spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
 }
 
-absl::Status KafkaSink::CheckLimits(const outbox::Record& record, int64_t wire, const TopicLimits& limits) const {
+absl::Status KafkaSink::CheckLimits(const ::outbox::Record& record, int64_t wire, const TopicLimits& limits) const {
   if (limits.max_message_bytes && wire > *limits.max_message_bytes) {
     return Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than topic ", record.topic,
                                           "'s max.message.bytes (", *limits.max_message_bytes, ")"));
@@ -408,7 +405,10 @@ KafkaSink::LimitsState KafkaSink::Limits(std::string_view topic, const TopicLimi
       *limits = last_limits_;
       return LimitsState::kKnown;
     }
-    if (!t.answered && now - t.asked < std::chrono::milliseconds(kTopicConfigWaitMs)) return LimitsState::kPending;
+    if (!t.answered && now - t.asked < std::chrono::milliseconds(kTopicConfigWaitMs) && !config_unanswered_) {
+      return LimitsState::kPending;
+    }
+    if (!t.answered) config_unanswered_ = true;
     // No answer in time, or the broker did not say (the topic does not exist yet, the broker is down): ask again
     // later.
     if (now - t.asked < std::chrono::seconds(30)) return LimitsState::kUnknown;
@@ -421,7 +421,7 @@ KafkaSink::LimitsState KafkaSink::Limits(std::string_view topic, const TopicLimi
   rd_kafka_DescribeConfigs(rk_, &res, 1, opts, admin_queue_);
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_ConfigResource_destroy(res);
-  return LimitsState::kPending;
+  return config_unanswered_ ? LimitsState::kUnknown : LimitsState::kPending;
 }
 
 void KafkaSink::CollectTopicLimits() {
@@ -433,6 +433,7 @@ void KafkaSink::CollectTopicLimits() {
       auto it = topic_limits_.find(std::string(rd_kafka_ConfigResource_name(rs[i])));
       if (it == topic_limits_.end()) continue;
       it->second.answered = true;
+      config_unanswered_ = false;
       if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR ||
           rd_kafka_ConfigResource_error(rs[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
         continue;

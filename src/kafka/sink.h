@@ -18,7 +18,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "outbox/mapper.h"
+#include "common/record.h"
 
 namespace outbox::kafka {
 
@@ -49,14 +49,15 @@ Rejection RejectionOf(const absl::Status& status);
 // An upper bound of the record's size in a record batch of its own, in Kafka's v2 format (the 61-byte batch
 // header, the record's varint framing, key, value and headers; before compression): what the broker compares
 // with the topic's max.message.bytes and librdkafka with message.max.bytes.
-size_t WireBytes(const outbox::Record& record);
+size_t WireBytes(const ::outbox::Record& record);
 
 // How far a record's timestamp may be from the broker's clock (a topic's message.timestamp.after.max.ms and
 // before.max.ms), less this margin for the skew between the relay's clock and the broker's.
 inline constexpr int64_t kTimestampSkewMarginMs = 60000;
 // How long the first record to a topic waits for the topic's configuration (its limits are checked before
-// producing); past that it is produced unchecked.
-inline constexpr int kTopicConfigWaitMs = 2000;
+// producing); past that it is produced unchecked. A broker answers in milliseconds; one that lets this pass (no
+// DescribeConfigs support, as librdkafka's mock cluster) makes later topics wait for nothing until it answers.
+inline constexpr int kTopicConfigWaitMs = 500;
 
 struct DeliveryReport {
   uint64_t opaque = 0;  // what Produce was given
@@ -94,7 +95,7 @@ class KafkaSink {
   // Enqueues one record. RESOURCE_EXHAUSTED: not now (librdkafka's queue is full, or the first record to a topic
   // waits for the topic's configuration): poll and retry. INVALID_ARGUMENT: a permanent error for this record (too
   // large, or a timestamp the topic refuses), checked before producing. UNAVAILABLE: the producer failed.
-  absl::Status Produce(const outbox::Record& record, uint64_t opaque);
+  absl::Status Produce(const ::outbox::Record& record, uint64_t opaque);
   // Serves delivery reports and error events; returns how many events were served.
   int Poll(int timeout_ms);
   // Readable when the main queue has events; drain it with DrainWakeup() then Poll(0).
@@ -138,7 +139,7 @@ class KafkaSink {
   ReportFn on_report_;
   absl::flat_hash_map<std::string, rd_kafka_topic_t*> topics_;
   void CollectTopicLimits();
-  absl::Status CheckLimits(const outbox::Record& record, int64_t wire, const TopicLimits& limits) const;
+  absl::Status CheckLimits(const ::outbox::Record& record, int64_t wire, const TopicLimits& limits) const;
   struct TopicState {
     bool answered = false;
     std::optional<TopicLimits> limits;  // when the answer named the topic's configuration
@@ -151,6 +152,7 @@ class KafkaSink {
   std::string last_limits_topic_;
   const TopicLimits* last_limits_ = nullptr;  // known limits of last_limits_topic_ (stable: node map)
   absl::node_hash_map<std::string, TopicState> topic_limits_;
+  bool config_unanswered_ = false;  // a topic's configuration request went unanswered past kTopicConfigWaitMs
   int wake_read_ = -1;
   int wake_write_ = -1;
   bool all_brokers_down_ = false;

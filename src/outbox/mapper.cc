@@ -84,40 +84,6 @@ void SetTimestamp(v1::Envelope& e, int64_t ms) {
 
 }  // namespace
 
-size_t Record::Bytes() const {
-  size_t n = topic.size() + (key ? key->size() : 0) + (value ? value->size() : 0);
-  for (const Header& h : headers) n += h.name.size() + (h.value ? h.value->size() : 0);
-  return n;
-}
-
-OwnedRecord OwnedRecord::Of(const Record& record) {
-  OwnedRecord o;
-  o.topic = record.topic;
-  o.event_id = record.event_id;
-  if (record.key) o.key = std::string(*record.key);
-  if (record.value) o.value = std::string(*record.value);
-  o.headers.reserve(record.headers.size());
-  for (const Header& h : record.headers) {
-    o.headers.emplace_back(std::string(h.name), h.value ? std::optional<std::string>(*h.value) : std::nullopt);
-  }
-  o.timestamp_ms = record.timestamp_ms;
-  return o;
-}
-
-Record OwnedRecord::View() const {
-  Record r;
-  r.topic = topic;
-  r.event_id = event_id;
-  if (key) r.key = *key;
-  if (value) r.value = *value;
-  r.headers.reserve(headers.size());
-  for (const auto& [name, v] : headers) {
-    r.headers.push_back(Header{name, v ? std::optional<std::string_view>(*v) : std::nullopt});
-  }
-  r.timestamp_ms = timestamp_ms;
-  return r;
-}
-
 bool IsPerEventError(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument;
 }

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/lsn.h"
+#include "common/record.h"
 #include "config/config.h"
 #include "pg/pgoutput.h"
 
@@ -29,36 +30,10 @@ namespace outbox::outbox {
 // The content-type header of a record whose value is an outbox.v1.Envelope (outbox.format: protobuf).
 inline constexpr std::string_view kEnvelopeContentType = "application/x-protobuf; messageType=outbox.v1.Envelope";
 
-struct Header {
-  std::string_view name;
-  std::optional<std::string_view> value;  // nullopt = a null header value
-};
-
-// One Kafka record. Views stay valid until the next OutboxMapper::Map call.
-struct Record {
-  std::string_view topic;
-  std::optional<std::string_view> key;    // nullopt = null key
-  std::optional<std::string_view> value;  // nullopt = null value (a tombstone)
-  std::vector<Header> headers;
-  int64_t timestamp_ms = 0;  // Unix epoch milliseconds
-  std::string_view event_id;  // the id column's text (for errors and logs); empty when NULL
-  size_t Bytes() const;       // approximate size on the wire: topic + key + value + headers
-};
-
-// A Record that owns its bytes: for a record kept past the mapper's next Map call (one the producer's queue had no
-// room for, a dead letter built from a delivery report).
-struct OwnedRecord {
-  std::string topic, event_id;
-  std::optional<std::string> key, value;
-  std::vector<std::pair<std::string, std::optional<std::string>>> headers;
-  int64_t timestamp_ms = 0;
-
-  static OwnedRecord Of(const Record& record);
-  // A record viewing this one (valid while it lives and is not changed).
-  Record View() const;
-  // Key + value bytes, as the ack tracker and the delivery report count them.
-  size_t PayloadBytes() const { return (key ? key->size() : 0) + (value ? value->size() : 0); }
-};
+// The neutral record (common/record.h), by its old names here.
+using ::outbox::Header;
+using ::outbox::OwnedRecord;
+using ::outbox::Record;
 
 // A per-event error that `delivery.on_error` decides on. Everything else that Map returns is fatal.
 // Per-event errors use absl::StatusCode::kInvalidArgument; a configured column missing from the relation is

@@ -2,6 +2,8 @@
 #include "common/strings.h"
 #include "pg/replication_connection.h"
 
+#include "common/status_tag.h"
+
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -30,8 +32,9 @@ absl::Status ResultError(PGresult* res, pg_conn* conn, std::string_view what) {
   std::string message = primary ? primary : PQerrorMessage(conn);
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   absl::Status classified = ClassifyServerError(sqlstate ? sqlstate : "", message);
-  return absl::Status(classified.code(),
-                      Cat(what, ": ", message, sqlstate ? Cat(" (SQLSTATE ", sqlstate, ")") : ""));
+  return WithReason(absl::Status(classified.code(),
+                                 Cat(what, ": ", message, sqlstate ? Cat(" (SQLSTATE ", sqlstate, ")") : "")),
+                    ReasonOf(classified));
 }
 
 std::optional<Lsn> ParseOptionalLsn(PGresult* res, int row, int col) {
@@ -48,7 +51,9 @@ absl::Status ClassifyServerError(std::string_view sqlstate, std::string_view mes
   if (sqlstate.empty() || sqlstate.starts_with("08") || sqlstate.starts_with("57P") || sqlstate.starts_with("53")) {
     return absl::UnavailableError(msg);
   }
-  if (sqlstate == "55006") return absl::UnavailableError(msg);  // slot active for another PID: standby
+  if (sqlstate == "55006") {  // slot active for another PID: standby
+    return WithReason(absl::UnavailableError(msg), StatusReason::kStandby);
+  }
   if (sqlstate == "42704") return absl::FailedPreconditionError(msg);  // slot or publication missing
   if (sqlstate == "55000") return absl::FailedPreconditionError(msg);  // slot invalidated (wal_status lost)
   if (sqlstate == "42501" || sqlstate == "28000" || sqlstate == "28P01") return absl::FailedPreconditionError(msg);

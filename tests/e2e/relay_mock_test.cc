@@ -355,5 +355,74 @@ TEST(RelayMock, BatchRefusedForGoodHaltsNamingItsEventsWithoutDeadLetters) {
   EXPECT_LT(h.ConfirmedFlush(), committed);
 }
 
+// A dead letter that the broker refuses too halts (SPEC.md §3: "a failed dead-letter write halts"): exit 1 naming
+// the event, nothing of its transaction confirmed.
+TEST(RelayMock, DeadLetterTheBrokerRefusesHalts) {
+  MockRelay m(PgServer::Shared());
+  MockCluster& mock = m.mock;
+  RelayHarness& h = m.h;
+  const std::string dead_letters = h.topic_prefix() + ".dead";
+  mock.CreateTopic(h.Topic("Refused"));
+  mock.CreateTopic(dead_letters);
+  auto relay = h.StartRelay({"--set", "source.checkpoint=none", "--set", "delivery.on_error=dead_letter", "--set",
+                             "delivery.dead_letter_topic=" + dead_letters});
+  ASSERT_NE(relay, nullptr);
+  // The event's Produce, then the dead letter's.
+  mock.FailNextProduce(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, 0);
+  mock.FailNextProduce(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, 0);
+  const std::string id = h.InsertEvent("Refused", "k", "{}");
+  const Lsn committed = h.CurrentWal();
+  EXPECT_EQ(relay->Wait(60s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("could not write a dead letter of event id=" + id), std::string::npos)
+      << relay->Output();
+  EXPECT_LT(h.ConfirmedFlush(), committed);
+}
+
+// SIGINT stops the relay as SIGTERM does (SPEC.md §2): exit 0, what was acknowledged confirmed.
+TEST(RelayMock, SigintStopsCleanlyAfterConfirmingWhatWasAcknowledged) {
+  MockRelay m(PgServer::Shared());
+  RelayHarness& h = m.h;
+  m.mock.CreateTopic(h.Topic("Interrupted"));
+  auto relay = h.StartRelay();
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Interrupted", "k", "{}");
+  const Lsn committed = h.CurrentWal();
+  auto reader = KafkaReader::Create(m.mock.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE((*reader)->ReadUntil(h.Topic("Interrupted"), 1, 30s).ok()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGINT).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  EXPECT_GE(h.ConfirmedFlush(), committed) << "the acknowledged event was not confirmed at the stop";
+}
+
+// SIGTERM with the broker down and records in flight: the stop waits delivery.shutdown_timeout_ms at most, exits 0,
+// and confirms nothing of what was not acknowledged; the next start delivers it.
+TEST(RelayMock, StopWithTheBrokerDownWaitsShutdownTimeoutAndConfirmsNothingUnacknowledged) {
+  MockRelay m(PgServer::Shared());
+  RelayHarness& h = m.h;
+  m.mock.CreateTopic(h.Topic("Pending"));
+  auto relay = h.StartRelay({"--set", "delivery.shutdown_timeout_ms=2000"});
+  ASSERT_NE(relay, nullptr);
+  m.mock.SetDown();
+  h.InsertEvent("Pending", "k", "{}");
+  const Lsn committed = h.CurrentWal();
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_inflight_events").value_or(0) >= 1; },
+                      30s, "the record is in flight"));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(took, 1500ms) << "the stop did not wait for the in-flight record";
+  EXPECT_LT(took, 20s) << "the stop waited far beyond delivery.shutdown_timeout_ms";
+  EXPECT_LT(h.ConfirmedFlush(), committed) << "an unacknowledged transaction was confirmed at the stop";
+  m.mock.SetUp();
+  relay = h.StartRelay();
+  ASSERT_NE(relay, nullptr);
+  auto reader = KafkaReader::Create(m.mock.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  EXPECT_TRUE((*reader)->ReadUntil(h.Topic("Pending"), 1, 30s).ok()) << relay->Output();
+  ExpectCleanStop(*relay);
+}
+
 }  // namespace
 }  // namespace outbox::testing

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/status_tag.h"
+
 #include <optional>
 #include <ostream>
 #include <string>
@@ -42,6 +44,14 @@ TEST_P(ClassifyServerErrorTest, MapsSqlstateToWhatTheLoopDoes) {
   const absl::Status status = ClassifyServerError(c.sqlstate, c.message);
   EXPECT_EQ(status.code(), c.code) << "SQLSTATE " << c.sqlstate << ": " << c.message;
   EXPECT_EQ(std::string(status.message()), c.message);
+}
+
+// The reconnect loop waits as a standby on this reason, never on the server's words.
+TEST(ClassifyServerError, SlotBusyCarriesTheStandbyReasonAndNothingElseDoes) {
+  EXPECT_EQ(ReasonOf(ClassifyServerError("55006", "replication slot \"s\" is active for PID 42")),
+            StatusReason::kStandby);
+  EXPECT_EQ(ReasonOf(ClassifyServerError("08006", "is active for PID 42")), StatusReason::kNone);
+  EXPECT_EQ(ReasonOf(ClassifyServerError("42704", "replication slot \"s\" does not exist")), StatusReason::kNone);
 }
 
 INSTANTIATE_TEST_SUITE_P(
