@@ -4,7 +4,6 @@
 #include "common/strings.h"
 #include "app/commands.h"
 
-#include <librdkafka/rdkafka.h>
 
 #include <algorithm>
 #include <mutex>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "app/relay.h"
 #include "kafka/checkpoint.h"
+#include "kafka/probe.h"
 #include "kafka/producer_config.h"
 #include "nlohmann/json.hpp"
 #include "pg/admin.h"
@@ -155,64 +155,6 @@ std::string DumpConfig(const config::Config& c) {
   }
   return out;
 }
-
-// Asks the cluster for its metadata with the relay's producer configuration. librdkafka's own log lines (and
-// error events, if any are served) are collected, not printed: the last one is the cause given when no broker
-// answers.
-class BrokerProbe {
- public:
-  // Returns how many brokers the cluster has.
-  static absl::StatusOr<int> Run(const std::map<std::string, std::string>& conf, int timeout_ms) {
-    BrokerProbe probe;
-    char errstr[512];
-    rd_kafka_conf_t* c = rd_kafka_conf_new();
-    if (absl::Status st = kafka::ApplyConf(c, conf); !st.ok()) {
-      rd_kafka_conf_destroy(c);
-      return st;
-    }
-    rd_kafka_conf_set_opaque(c, &probe);
-    rd_kafka_conf_set_log_cb(c, &BrokerProbe::OnLog);
-    rd_kafka_conf_set_error_cb(c, &BrokerProbe::OnError);
-    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof errstr);
-    if (rk == nullptr) {
-      rd_kafka_conf_destroy(c);
-      return absl::InvalidArgumentError(Cat("kafka: ", errstr));
-    }
-    const rd_kafka_metadata_t* md = nullptr;
-    const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, nullptr, &md, timeout_ms);
-    const int brokers = md != nullptr ? md->broker_cnt : 0;
-    if (md != nullptr) rd_kafka_metadata_destroy(md);
-    rd_kafka_destroy(rk);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      std::lock_guard<std::mutex> lock(probe.mu_);
-      return absl::UnavailableError(
-          Cat(rd_kafka_err2str(err), probe.last_.empty() ? "" : Cat(" (", probe.last_, ")")));
-    }
-    return brokers;
-  }
-
- private:
-  static void OnLog(const rd_kafka_t* rk, int level, const char*, const char* line) {
-    if (level > 4) return;  // warnings and worse only
-    auto* self = static_cast<BrokerProbe*>(rd_kafka_opaque(rk));
-    std::string_view text(line);
-    // "[thrd:127.0.0.1:9092/bootstrap]: 127.0.0.1:9092/bootstrap: Connect to ...": the thread name says nothing new.
-    if (text.starts_with("[thrd:")) {
-      if (const size_t end = text.find("]: "); end != std::string_view::npos) text.remove_prefix(end + 3);
-    }
-    std::lock_guard<std::mutex> lock(self->mu_);
-    self->last_ = std::string(text);
-  }
-  static void OnError(rd_kafka_t* rk, int err, const char* reason, void*) {
-    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) return;  // says less than the error before it
-    auto* self = static_cast<BrokerProbe*>(rd_kafka_opaque(rk));
-    std::lock_guard<std::mutex> lock(self->mu_);
-    self->last_ = reason;
-  }
-
-  std::mutex mu_;
-  std::string last_;  // the last warning or error librdkafka reported
-};
 
 // Collects check results: "ok: ..." and "problem: ..." lines, redacted.
 class Report {
@@ -572,7 +514,7 @@ int Check(const config::Config& config, std::ostream& out, std::ostream&) {
       config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
   if (!producer.ok()) {
     report.Problem(ToStd(producer.status().message()));
-  } else if (auto brokers = BrokerProbe::Run(*producer, kBrokerProbeTimeoutMs); !brokers.ok()) {
+  } else if (auto brokers = kafka::ProbeBroker(*producer, kBrokerProbeTimeoutMs); !brokers.ok()) {
     const auto servers = config.kafka.find("bootstrap.servers");
     report.Problem(Cat("the broker does not answer (bootstrap.servers ",
                        servers != config.kafka.end() ? servers->second : "unset", "): ", brokers.status().message()));

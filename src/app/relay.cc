@@ -722,26 +722,12 @@ absl::Status Relay::OnDeadLetterProduceError(const absl::Status& st, delivery::E
 }
 
 void Relay::DeadLetterFromReport(const kafka::DeliveryReport& r, delivery::EntryHandle entry) {
-  HeldRecord d{outbox::OwnedRecord{}, entry, /*counted=*/true, /*dead_letter=*/true, ""};
-  d.why = Cat("the broker rejected the record for topic ", r.topic, ": ", rd_kafka_err2str(r.err));
+  HeldRecord d{r.rejected ? *r.rejected : outbox::OwnedRecord{}, entry, /*counted=*/true, /*dead_letter=*/true, ""};
+  d.why = Cat("the broker rejected the record for topic ", r.topic, ": ", r.error);
   outbox::OwnedRecord& rec = d.record;
   rec.topic = config_.delivery.dead_letter_topic;
-  rec.event_id = std::string(r.event_id);
-  const rd_kafka_message_t* m = r.message;
-  if (m && m->key) rec.key = std::string(static_cast<const char*>(m->key), m->key_len);
-  if (m && m->payload) rec.value = std::string(static_cast<const char*>(m->payload), m->len);
-  rd_kafka_headers_t* hdrs = nullptr;
-  if (m && rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
-    const char* name;
-    const void* val;
-    size_t size;
-    for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
-      rec.headers.emplace_back(name, val ? std::optional<std::string>(std::string(static_cast<const char*>(val), size))
-                                         : std::nullopt);
-    }
-  }
+  rec.partition.reset();
   rec.headers.emplace_back("error", d.why);
-  rec.timestamp_ms = r.timestamp_ms;
   // The dead letter stands in for the rejected record: it is counted before the original is let go, and only its
   // own delivery report acknowledges it (a dead letter that could not be written keeps its transaction open).
   tracker_.AddRecord(entry, rec.PayloadBytes());
@@ -757,19 +743,19 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
     const Lsn lsn = it->second;
     checkpoint_records_.erase(it);
     if (lsn == checkpoint_inflight_) checkpoint_inflight_ = Lsn(0);
-    if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (r.outcome == kafka::DeliveryOutcome::kAcked) {
       checkpointed_ = std::max(checkpointed_, lsn);
       status_soon_ = true;
       last_progress_ = Clock::now();
       producer_recreations_ = 0;
     } else if (!rewind_reason_) {
-      rewind_reason_ = Cat("checkpoint write failed: ", rd_kafka_err2str(r.err));
+      rewind_reason_ = Cat("checkpoint write failed: ", r.error);
     }
     return;
   }
   if (handle.generation != tracker_.generation()) return;  // from before a rewind
   const bool dead_letter = r.topic == config_.delivery.dead_letter_topic;
-  if (r.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (r.outcome == kafka::DeliveryOutcome::kAcked) {
     producer_recreations_ = 0;
     const int64_t commit_time_ms = tracker_.CommitTimeOf(handle);  // read before the ack may retire the entry
     if (tracker_.Ack(handle, r.bytes)) {
@@ -792,12 +778,12 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
       return;
     case kafka::DeliveryOutcome::kRetriable:
       metrics_->delivery_errors_transient++;
-      if (!rewind_reason_) rewind_reason_ = Cat("delivery failed: ", rd_kafka_err2str(r.err));
+      if (!rewind_reason_) rewind_reason_ = Cat("delivery failed: ", r.error);
       return;
     case kafka::DeliveryOutcome::kRejectedEvent:
       metrics_->delivery_errors_permanent++;
       if (config_.delivery.on_error == config::OnError::kDeadLetter && !dead_letter) {
-        Log()->warn("dead-lettering event id={}: {}", r.event_id, rd_kafka_err2str(r.err));
+        Log()->warn("dead-lettering event id={}: {}", r.event_id, r.error);
         DeadLetterFromReport(r, handle);
         return;
       }
@@ -807,7 +793,7 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
       if (!halt_) {
         halt_ = absl::InvalidArgumentError(Cat(
             dead_letter ? "could not write a dead letter of event id=" : "the broker rejected event id=", r.event_id,
-            " for topic ", r.topic, ": ", rd_kafka_err2str(r.err), "; its transaction (commit LSN ", r.source_lsn,
+            " for topic ", r.topic, ": ", r.error, "; its transaction (commit LSN ", r.source_lsn,
             ") was not confirmed", SkipAdvice(handle)));
       }
       return;
@@ -818,15 +804,16 @@ void Relay::OnDeliveryReport(const kafka::DeliveryReport& r) {
       tracker_.MarkFailed(handle);
       tracker_.Ack(handle, r.bytes);
       if (!batch_rejection_) {
-        batch_rejection_ = BatchRejection{std::string(r.topic), r.err, std::string(r.source_lsn), SkipAdvice(handle), {}};
+        batch_rejection_ = BatchRejection{std::string(r.topic),  std::string(r.error), std::string(r.error_name),
+                                          r.too_large,           std::string(r.source_lsn), SkipAdvice(handle),
+                                          {}};
       }
       batch_rejection_->event_ids.emplace_back(r.event_id);
       halt_ = absl::InvalidArgumentError(Cat(
           "the broker rejected a batch of ", batch_rejection_->event_ids.size(), " records for topic ",
-          batch_rejection_->topic, ": ", rd_kafka_err2str(batch_rejection_->err), " (",
-          rd_kafka_err2name(batch_rejection_->err), "; event ids ", absl::StrJoin(batch_rejection_->event_ids, ", "),
-          ")",
-          batch_rejection_->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE
+          batch_rejection_->topic, ": ", batch_rejection_->error, " (", batch_rejection_->error_name,
+          "; event ids ", absl::StrJoin(batch_rejection_->event_ids, ", "), ")",
+          batch_rejection_->too_large
               ? " (keep kafka.message.max.bytes and batch.size below the topic's max.message.bytes)"
               : "",
           "; the first one's transaction (commit LSN ", batch_rejection_->source_lsn, ") was not confirmed",

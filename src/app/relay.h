@@ -163,7 +163,8 @@ class Relay {
   // A batch the broker refused for good: its events, named in the halt.
   struct BatchRejection {
     std::string topic;
-    rd_kafka_resp_err_t err;
+    std::string error, error_name;  // the broker's
+    bool too_large = false;
     std::string source_lsn;   // the first event's
     std::string skip_advice;  // the first event's transaction
     std::vector<std::string> event_ids;

@@ -5,6 +5,7 @@
 #include "common/status_tag.h"
 
 #include <fcntl.h>
+#include <librdkafka/rdkafka.h>
 #include <unistd.h>
 
 #include <vector>
@@ -52,8 +53,8 @@ Rejection RejectionOf(const absl::Status& st) {
   return v && *v >= 0 && *v <= static_cast<int>(Rejection::kTopic) ? static_cast<Rejection>(*v) : Rejection::kNone;
 }
 
-DeliveryOutcome ClassifyDeliveryError(rd_kafka_resp_err_t err) {
-  switch (err) {
+DeliveryOutcome ClassifyDeliveryError(int code) {
+  switch (static_cast<rd_kafka_resp_err_t>(code)) {
     case RD_KAFKA_RESP_ERR_NO_ERROR:
       return DeliveryOutcome::kAcked;
     // The producer's end: recreate it.
@@ -283,6 +284,8 @@ absl::Status KafkaSink::Produce(const ::outbox::Record& record, uint64_t opaque)
   }
 }
 
+int KafkaSink::OutQueueLength() const { return rd_kafka_outq_len(rk_); }
+
 int KafkaSink::Poll(int timeout_ms) {
   const int served = rd_kafka_poll(rk_, timeout_ms);
   CollectTopicLimits();
@@ -327,7 +330,6 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
   if (!self->on_report_) return;
   DeliveryReport r;
   r.opaque = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(msg->_private));
-  r.err = msg->err;
   r.outcome = ClassifyDeliveryError(msg->err);
   r.topic = msg->rkt ? rd_kafka_topic_name(msg->rkt) : "";
   r.partition = msg->partition;
@@ -335,19 +337,35 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
   r.bytes = msg->len + msg->key_len;
   rd_kafka_timestamp_type_t tstype;
   r.timestamp_ms = rd_kafka_message_timestamp(msg, &tstype);
-  r.message = msg;
-  // The id and source_lsn headers only serve error messages: no header lookups for the (many) successes.
-  rd_kafka_headers_t* headers = nullptr;
-  if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR && rd_kafka_message_headers(msg, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-      headers != nullptr) {
-    const void* v = nullptr;
-    size_t n = 0;
-    if (rd_kafka_header_get_last(headers, "id", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR && v) {
-      r.event_id = std::string_view(static_cast<const char*>(v), n);
+  // The record itself, its id and source_lsn headers only serve errors and dead letters: nothing is copied or looked
+  // up for the (many) successes.
+  ::outbox::OwnedRecord rejected;
+  if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    r.error = rd_kafka_err2str(msg->err);
+    r.error_name = rd_kafka_err2name(msg->err);
+    r.too_large = msg->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE;
+    rejected.topic = std::string(r.topic);
+    if (msg->key) rejected.key = std::string(static_cast<const char*>(msg->key), msg->key_len);
+    if (msg->payload) rejected.value = std::string(static_cast<const char*>(msg->payload), msg->len);
+    rejected.timestamp_ms = r.timestamp_ms;
+    rd_kafka_headers_t* headers = nullptr;
+    if (rd_kafka_message_headers(msg, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) {
+      const char* name;
+      const void* value;
+      size_t size;
+      for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
+        rejected.headers.emplace_back(
+            name, value ? std::optional<std::string>(std::string(static_cast<const char*>(value), size))
+                        : std::nullopt);
+        if (std::string_view(name) == "id" && value) rejected.event_id = *rejected.headers.back().second;
+      }
     }
-    if (rd_kafka_header_get_last(headers, "source_lsn", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR && v) {
-      r.source_lsn = std::string_view(static_cast<const char*>(v), n);
+    for (const auto& [name, value] : rejected.headers) {
+      if (name == "source_lsn" && value) r.source_lsn = *value;
     }
+    r.event_id = rejected.event_id;
+    r.rejected = &rejected;
   }
   self->on_report_(r);
 }

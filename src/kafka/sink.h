@@ -12,13 +12,18 @@
 #include <optional>
 #include <string_view>
 
-#include <librdkafka/rdkafka.h>
-
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/record.h"
+
+// librdkafka's handles, declared as librdkafka declares them (its header stays out of the sink's users).
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_topic_s rd_kafka_topic_t;
+typedef struct rd_kafka_queue_s rd_kafka_queue_t;
+typedef struct rd_kafka_conf_s rd_kafka_conf_t;
+typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace outbox::kafka {
 
@@ -36,8 +41,9 @@ enum class DeliveryOutcome {
   kFatal,           // the producer is unusable: rewind and recreate it
 };
 
-// One exhaustive decision per error code; an unknown code is kRejectedBatch (halt rather than loop on it).
-DeliveryOutcome ClassifyDeliveryError(rd_kafka_resp_err_t err);
+// One exhaustive decision per librdkafka error code (rd_kafka_resp_err_t); an unknown code is kRejectedBatch
+// (halt rather than loop on it).
+DeliveryOutcome ClassifyDeliveryError(int err);
 std::string_view DeliveryOutcomeName(DeliveryOutcome outcome);
 
 // Why Produce refused a record before producing it (carried as a payload of its INVALID_ARGUMENT status, so callers
@@ -59,10 +65,13 @@ inline constexpr int64_t kTimestampSkewMarginMs = 60000;
 // DescribeConfigs support, as librdkafka's mock cluster) makes later topics wait for nothing until it answers.
 inline constexpr int kTopicConfigWaitMs = 500;
 
+// One record's delivery report, on the loop thread; its views are valid during the callback.
 struct DeliveryReport {
   uint64_t opaque = 0;  // what Produce was given
   DeliveryOutcome outcome = DeliveryOutcome::kAcked;
-  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  std::string_view error;       // the broker's or the producer's words ("" when acked)
+  std::string_view error_name;  // the error code's name (INVALID_TIMESTAMP, ...)
+  bool too_large = false;       // refused for its size (MESSAGE_TOO_LARGE: its batch was too large)
   std::string_view topic;
   int32_t partition = -1;
   int64_t offset = -1;
@@ -70,7 +79,7 @@ struct DeliveryReport {
   int64_t timestamp_ms = -1;
   std::string_view event_id;    // the record's `id` header (for errors)
   std::string_view source_lsn;  // the record's `source_lsn` header
-  const rd_kafka_message_t* message = nullptr;  // the record itself (key, payload, headers), valid during the call
+  const ::outbox::OwnedRecord* rejected = nullptr;  // not acked: the record as it was produced (for a dead letter)
 };
 
 
@@ -103,7 +112,7 @@ class KafkaSink {
   void DrainWakeup();
   // Drops every queued and in-flight record (each still gets a delivery report with _PURGE_*).
   void Purge();
-  int OutQueueLength() const { return rd_kafka_outq_len(rk_); }
+  int OutQueueLength() const;
   // Waits for every record's delivery report, up to the timeout.
   absl::Status Flush(int timeout_ms);
   // The idempotent producer's fatal error, if one was raised.

@@ -2,6 +2,7 @@
 // means (review defect 4: a permanent code outside the old list looped forever), and a record's size on the wire
 // (review defect 8: the old estimate was ~100 bytes short, so the broker refused records the pre-check let by).
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
 
 #include <string>
 
