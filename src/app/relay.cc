@@ -212,7 +212,7 @@ absl::Status Relay::PrepareSlot(pg::ReplicationConnection& conn, const pg::Syste
   } else if (config_.source.checkpoint == config::CheckpointStore::kFile) {
     auto cp = kafka::ReadFileCheckpoint(config_.source.checkpoint_file);
     if (!cp.ok()) return absl::FailedPreconditionError(Cat("source.checkpoint_file: ", cp.status().message()));
-    if (cp->has_value()) kafka::AddCheckpoint(**cp, system.system_id, (*cp)->slot, &checkpoints);
+    if (cp->has_value()) kafka::AddCheckpoint(**cp, system.system_id, slot_name, &checkpoints);
   }
   const std::optional<kafka::Checkpoint>& checkpoint = checkpoints.own;
   const std::string other_systems = absl::StrJoin(checkpoints.other_systems, ", ");
@@ -609,7 +609,7 @@ absl::Status Relay::HandleLogicalMessage(const pg::LogicalMessage& message) {
 }
 
 absl::Status Relay::ProduceRecord(const outbox::Record& record) {
-  if (!held_.empty()) {  // behind what is held, in stream order
+  if (!held_.empty()) {  // behind what is held, in stream order (and the release clock already runs)
     held_.push_back(HeldRecord{outbox::OwnedRecord::Of(record), tx_entry_, /*counted=*/false, /*dead_letter=*/false, ""});
     return absl::OkStatus();
   }
@@ -619,6 +619,7 @@ absl::Status Relay::ProduceRecord(const outbox::Record& record) {
     return absl::OkStatus();
   }
   if (st.code() == absl::StatusCode::kResourceExhausted) {  // queue full: produced from the loop when it has room
+    if (!AwaitingBroker()) last_progress_ = Clock::now();  // the release clock starts now, not at the last ack
     held_.push_back(HeldRecord{outbox::OwnedRecord::Of(record), tx_entry_, /*counted=*/false, /*dead_letter=*/false, ""});
     return absl::OkStatus();
   }
@@ -702,6 +703,7 @@ absl::Status Relay::ProduceDeadLetter(outbox::Record record, const std::string& 
     return absl::OkStatus();
   }
   if (st.code() == absl::StatusCode::kResourceExhausted) {
+    if (!AwaitingBroker()) last_progress_ = Clock::now();
     held_.push_back(HeldRecord{outbox::OwnedRecord::Of(record), entry, /*counted=*/false, /*dead_letter=*/true, error});
     return absl::OkStatus();
   }
@@ -918,7 +920,13 @@ absl::Status Relay::Shutdown(pg::ReplicationConnection* conn) {
                 tracker_.pending_records());
   }
   const auto interval = std::chrono::milliseconds(config_.source.status_interval_ms);
-  while ((tracker_.pending_records() > 0 || !held_.empty()) && Clock::now() < deadline && !rewind_reason_) {
+  // Under a halt nothing more is produced: only what librdkafka still holds is waited for (held records and the
+  // placeholders of unwritten dead letters never will be).
+  if (halt_) held_.clear();
+  const auto waiting = [&] {
+    return halt_ ? sink_->OutQueueLength() > 0 : tracker_.pending_records() > 0 || !held_.empty();
+  };
+  while (waiting() && Clock::now() < deadline && !rewind_reason_) {
     if (absl::Status st = ProduceHeld(); !st.ok()) {
       Log()->warn("while stopping: {}", st.message());
       break;

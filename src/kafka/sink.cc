@@ -5,6 +5,8 @@
 #include "common/status_tag.h"
 
 #include <fcntl.h>
+
+#include <algorithm>
 #include <librdkafka/rdkafka.h>
 #include <unistd.h>
 
@@ -112,7 +114,6 @@ DeliveryOutcome ClassifyDeliveryError(int code) {
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
-    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
       return DeliveryOutcome::kRejectedEvent;
     // Its whole batch, for good: MSG_SIZE_TOO_LARGE, INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE,
     // CORRUPT_MESSAGE, POLICY_VIOLATION, RECORD_LIST_TOO_LARGE, INVALID_REQUIRED_ACKS, UNSUPPORTED_VERSION and every
@@ -385,15 +386,15 @@ absl::Status KafkaSink::CheckLimits(const ::outbox::Record& record, int64_t wire
   if (limits.log_append_time || record.timestamp_ms <= 0) return absl::OkStatus();
   // Kafka refuses a CreateTime timestamp too far from its own clock (INVALID_TIMESTAMP, for the whole batch).
   const int64_t now = NowMillis();
-  if (limits.timestamp_after_max_ms &&
-      record.timestamp_ms - now > *limits.timestamp_after_max_ms - kTimestampSkewMarginMs) {
+  // The skew margin never takes more than half of a small limit.
+  const auto allowed = [](int64_t limit) { return std::max(limit - kTimestampSkewMarginMs, limit / 2); };
+  if (limits.timestamp_after_max_ms && record.timestamp_ms - now > allowed(*limits.timestamp_after_max_ms)) {
     return Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", record.timestamp_ms - now,
                                           " ms in the future, beyond topic ", record.topic,
                                           "'s message.timestamp.after.max.ms (", *limits.timestamp_after_max_ms,
                                           ", less ", kTimestampSkewMarginMs, " ms for clock skew)"));
   }
-  if (limits.timestamp_before_max_ms &&
-      now - record.timestamp_ms > *limits.timestamp_before_max_ms - kTimestampSkewMarginMs) {
+  if (limits.timestamp_before_max_ms && now - record.timestamp_ms > allowed(*limits.timestamp_before_max_ms)) {
     return Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", now - record.timestamp_ms,
                                           " ms in the past, beyond topic ", record.topic,
                                           "'s message.timestamp.before.max.ms (", *limits.timestamp_before_max_ms,

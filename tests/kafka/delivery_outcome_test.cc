@@ -22,8 +22,7 @@ TEST(ClassifyDeliveryError, TransientAndOwnCodesRewind) {
 
 TEST(ClassifyDeliveryError, ErrorsAboutOneRecordGoToOnError) {
   for (rd_kafka_resp_err_t err : {RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC,
-                                  RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION,
-                                  RD_KAFKA_RESP_ERR_INVALID_RECORD}) {
+                                  RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION}) {
     EXPECT_EQ(ClassifyDeliveryError(err), DeliveryOutcome::kRejectedEvent) << rd_kafka_err2name(err);
   }
 }
@@ -35,6 +34,7 @@ TEST(ClassifyDeliveryError, BatchErrorsAndUnknownCodesHalt) {
        {RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP,
         RD_KAFKA_RESP_ERR_UNSUPPORTED_COMPRESSION_TYPE, RD_KAFKA_RESP_ERR_INVALID_MSG, RD_KAFKA_RESP_ERR_POLICY_VIOLATION,
         RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE, RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS,
+        RD_KAFKA_RESP_ERR_INVALID_RECORD,  // the broker refuses the whole batch for it (KIP-467)
         RD_KAFKA_RESP_ERR_INVALID_PARTITIONS}) {  // the last: a code the switch does not name
     EXPECT_EQ(ClassifyDeliveryError(err), DeliveryOutcome::kRejectedBatch) << rd_kafka_err2name(err);
   }
