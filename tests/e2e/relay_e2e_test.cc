@@ -237,6 +237,24 @@ TEST_F(RelayE2E, CleanStopAndRestartResendsNothing) {
   EXPECT_EQ(again->Wait(30s), 0);
 }
 
+// An idle relay (longer idle than release_slot_after_ms) whose next record goes to a new topic: the record waits for
+// the topic's configuration, and that wait started the release clock from the last acknowledgement, long ago, so
+// the relay released its slot for nothing (found in review). Now holding a record starts the clock.
+TEST_F(RelayE2E, FirstRecordToANewTopicAfterALongIdleDoesNotReleaseTheSlot) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "source.checkpoint=none", "--set", "delivery.release_slot_after_ms=1000"});
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("BeforeIdle", "k", "{}");
+  ASSERT_EQ(Read(h.Topic("BeforeIdle"), 1).size(), 1u) << relay->Output();
+  PollUntil([] { return false; }, 2500ms);  // idle for longer than release_slot_after_ms
+  h.InsertEvent("AfterIdle", "k", "{}");
+  ASSERT_EQ(Read(h.Topic("AfterIdle"), 1).size(), 1u) << relay->Output();
+  EXPECT_EQ(MetricValue(h.http_port(), "outbox_relay_reconnects_total"), 0.0) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
 TEST_F(RelayE2E, ConfirmedFlushFollowsServerWalWhileTheOutboxIsQuiet) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
