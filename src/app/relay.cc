@@ -31,7 +31,6 @@ constexpr int kMaxProducerRecreations = 5;
 // Spill-file failures in a row (each a rewind, with the reconnect backoff) before they are fatal.
 constexpr int kMaxSpillFailures = 5;
 
-size_t PayloadBytes(const outbox::Record& r) { return (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0); }
 
 int64_t NowPgMicros() {
   const auto unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -615,7 +614,7 @@ absl::Status Relay::ProduceRecord(const outbox::Record& record) {
   }
   const absl::Status st = sink_->Produce(record, tx_entry_.Pack());
   if (st.ok()) {
-    CountProduced(tx_entry_, PayloadBytes(record));
+    CountProduced(tx_entry_, record.PayloadBytes());
     return absl::OkStatus();
   }
   if (st.code() == absl::StatusCode::kResourceExhausted) {  // queue full: produced from the loop when it has room
@@ -699,7 +698,7 @@ absl::Status Relay::ProduceDeadLetter(outbox::Record record, const std::string& 
   absl::Status st = absl::ResourceExhaustedError("held");
   if (held_.empty()) st = sink_->Produce(record, entry.Pack());
   if (st.ok()) {
-    CountProduced(entry, PayloadBytes(record));
+    CountProduced(entry, record.PayloadBytes());
     return absl::OkStatus();
   }
   if (st.code() == absl::StatusCode::kResourceExhausted) {

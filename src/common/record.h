@@ -27,6 +27,8 @@ struct Record {
   std::optional<int32_t> partition;       // a partition hint; nullopt = the sink's partitioner decides
   std::string_view event_id;              // the id column's text (for errors and logs); empty when NULL
   size_t Bytes() const;                   // topic + key + value + headers (an estimate; sinks know their framing)
+  // Key + value bytes, as the ack tracker and the delivery report count them.
+  size_t PayloadBytes() const { return (key ? key->size() : 0) + (value ? value->size() : 0); }
 };
 
 // A Record that owns its bytes: for a record kept past the mapper's next Map call (one the sink had no room for,

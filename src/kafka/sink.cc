@@ -403,12 +403,6 @@ absl::Status KafkaSink::CheckLimits(const ::outbox::Record& record, int64_t wire
   return absl::OkStatus();
 }
 
-std::optional<int64_t> KafkaSink::TopicMaxMessageBytes(std::string_view topic) {
-  const TopicLimits* limits = nullptr;
-  if (Limits(topic, &limits) != LimitsState::kKnown) return std::nullopt;
-  return limits->max_message_bytes;
-}
-
 KafkaSink::LimitsState KafkaSink::Limits(std::string_view topic, const TopicLimits** limits) {
   if (last_limits_ != nullptr && topic == last_limits_topic_) {
     *limits = last_limits_;

@@ -132,8 +132,6 @@ class KafkaSink {
   // does not exist yet, no access, no answer in time: asked again after 30 s). Never blocks; Poll() collects.
   enum class LimitsState { kKnown, kPending, kUnknown };
   LimitsState Limits(std::string_view topic, const TopicLimits** limits);
-  // The topic's max.message.bytes when known (nullopt otherwise).
-  std::optional<int64_t> TopicMaxMessageBytes(std::string_view topic);
   // Raises a fatal error inside the idempotent producer (tests only: OUTBOX_RELAY_TEST_HOOKS).
   void TestFatalError();
   rd_kafka_t* handle() { return rk_; }
