@@ -18,6 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "pg/admin.h"
 #include "pg/replication_connection.h"
+#include "pg/slot_check.h"
 
 namespace outbox::app {
 namespace {
@@ -56,19 +57,9 @@ absl::Status WriteCheckpoint(const config::Config& config, const kafka::Checkpoi
 // This cluster's checkpoint of the slot (another cluster's, in a shared topic, is not this slot's).
 absl::StatusOr<std::optional<kafka::Checkpoint>> ReadCheckpoint(const config::Config& config,
                                                                 const std::string& system_id) {
-  switch (config.source.checkpoint) {
-    case config::CheckpointStore::kKafka: {
-      auto found =
-          kafka::ReadKafkaCheckpoint(config.kafka, config.source.checkpoint_topic, config.source.slot, system_id, 15000);
-      if (!found.ok()) return found.status();
-      return found->own;
-    }
-    case config::CheckpointStore::kFile:
-      return kafka::ReadFileCheckpoint(config.source.checkpoint_file);
-    case config::CheckpointStore::kNone:
-      return std::optional<kafka::Checkpoint>();
-  }
-  return std::optional<kafka::Checkpoint>();
+  auto found = MakeCheckpointStore(config)->Read(system_id, config.source.slot);
+  if (!found.ok()) return found.status();
+  return found->own;
 }
 
 std::optional<int64_t> ToInt(const std::optional<std::string>& text) {
@@ -195,7 +186,14 @@ void CheckFailoverSetup(pg::SqlConnection& sql, Report& report) {
 
 // The PostgreSQL side of `check`: wal_level, the role, a replication connection, the table and its columns, the
 // publication, and the slot (over `sql`, a plain connection, but for the replication connection).
-void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& report) {
+// What `check` learned of the server for the slot check that follows the broker's.
+struct ServerFacts {
+  std::optional<pg::SystemInfo> system;  // IDENTIFY_SYSTEM, when the replication connection works
+  bool slot_read = false;                // pg_replication_slots was read (`slot` is nullopt when it is missing)
+  std::optional<pg::SlotInfo> slot;
+};
+
+void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& report, ServerFacts* facts) {
   const auto value = [&](const std::string& query) -> absl::StatusOr<std::optional<std::string>> {
     auto rows = sql.Exec(query);
     if (!rows.ok()) return rows.status();
@@ -235,6 +233,7 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
   } else {
     report.Ok(Cat("replication connection (system identifier ", system->system_id, ", timeline ", system->timeline,
                   ")"));
+    facts->system = *system;
   }
 
   const auto [schema, table] = config::SplitTableName(config.outbox.table);
@@ -310,38 +309,83 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
 
   const std::string& slot = config.source.slot;
   auto slots = sql.Exec(Cat("SELECT plugin, database, current_database(), active, active_pid, "
-                            "coalesce(wal_status, '')", has_failover ? ", failover" : "",
+                            "coalesce(wal_status, ''), confirmed_flush_lsn::text, restart_lsn::text",
+                            has_failover ? ", failover" : "",
                             " FROM pg_replication_slots WHERE slot_name = ", pg::QuoteLiteral(slot)));
   if (!slots.ok()) {
     report.Problem(Cat("reading slot \"", slot, "\""), slots.status());
-  } else if (slots->empty()) {
-    if (config.source.create_slot) {
-      report.Info(Cat("slot \"", slot, "\" does not exist yet; `run` creates it (source.create_slot)"));
-    } else {
-      report.Problem(Cat("slot \"", slot, "\" does not exist: create it with `outbox-relay init`"));
+    return;
+  }
+  facts->slot_read = true;
+  if (slots->empty()) return;
+  const pg::Row& row = slots->front();
+  pg::SlotInfo info;
+  info.name = slot;
+  info.plugin = row[0].value_or("");
+  info.database = row[1].value_or("");
+  info.active = row[3].value_or("f") == "t";
+  info.active_pid = ToInt(row[4]);
+  info.wal_status = row[5].value_or("");
+  if (row[6]) info.confirmed_flush_lsn = Lsn::Parse(*row[6]).value_or(Lsn(0));
+  if (row[7]) info.restart_lsn = Lsn::Parse(*row[7]).value_or(Lsn(0));
+  if (has_failover) info.failover = row[8].value_or("f") == "t";
+  if (info.database != row[2].value_or("")) {
+    report.Problem(Cat("slot \"", slot, "\" belongs to database \"", info.database, "\", but source.conninfo "
+                       "connects to \"", row[2].value_or(""), "\""));
+    return;
+  }
+  facts->slot = std::move(info);
+}
+
+// The slot and the checkpoint, decided by the same check `run` takes before streaming (pg::CheckSlot). The gap check
+// needs the server's identity (the replication connection) and the store (for Kafka, the broker answering).
+void CheckSlotAndCheckpoint(const config::Config& config, const ServerFacts& facts, bool broker_ok, Report& report) {
+  if (!facts.slot_read) return;
+  const std::string& name = config.source.slot;
+  pg::SlotCheckInput in;
+  in.slot_name = name;
+  in.slot = facts.slot;
+  in.create_slot = config.source.create_slot;
+  in.failover = config.source.failover;
+  std::unique_ptr<sinks::CheckpointStore> store = MakeCheckpointStore(config);
+  in.store = store->Describe();
+  in.store_enabled = store->enabled() && facts.system.has_value() &&
+                     (broker_ok || config.source.checkpoint != config::CheckpointStore::kKafka);
+  if (in.store_enabled) {
+    in.system = *facts.system;
+    auto checkpoints = store->Read(facts.system->system_id, name);
+    if (!checkpoints.ok()) {
+      report.Problem(Cat("reading the checkpoint (", in.store, ")"), checkpoints.status());
+      return;
     }
-  } else {
-    const pg::Row& s = slots->front();
-    const std::string plugin = s[0].value_or(""), database = s[1].value_or(""), current = s[2].value_or("");
-    if (plugin != "pgoutput") {
-      report.Problem(Cat("slot \"", slot, "\" uses plugin \"", plugin, "\", not pgoutput"));
-    } else if (database != current) {
-      report.Problem(Cat("slot \"", slot, "\" belongs to database \"", database, "\", but source.conninfo connects "
-                         "to \"", current, "\""));
-    } else if (s[5].value_or("") == "lost") {
-      report.Problem(Cat("slot \"", slot, "\" was invalidated (wal_status lost): the WAL it needed is gone; drop "
-                         "and recreate it, then backfill"));
-    } else {
-      report.Ok(Cat("slot \"", slot, "\" exists (pgoutput, wal_status ", s[5].value_or(""), ")"));
-      if (s[3].value_or("f") == "t") {
-        report.Info(Cat("slot \"", slot, "\" is active (pid ", s[4].value_or("?"),
-                        "): another relay would wait as a standby"));
-      }
-      if (config.source.failover && has_failover && s[6].value_or("f") != "t") {
-        report.Info(Cat("slot \"", slot, "\" is not a failover slot yet: `outbox-relay init` (or `run`) makes it "
-                        "one (source.failover)"));
-      }
-    }
+    in.checkpoints = *std::move(checkpoints);
+  } else if (store->enabled()) {
+    report.Info(Cat("the checkpoint in ", in.store, " was not read (", facts.system ? "the broker" : "the replication "
+                    "connection", " failed): the slot is not checked for gaps"));
+  }
+  if (facts.system) in.system.xlogpos = facts.system->xlogpos;
+  auto d = pg::CheckSlot(in);
+  if (!d.ok()) {
+    report.Problem(ToStd(d.status().message()));
+    return;
+  }
+  if (d->create_slot) {
+    report.Info(Cat("slot \"", name, "\" does not exist yet; `run` creates it (source.create_slot)"));
+    return;
+  }
+  const pg::SlotInfo& s = *facts.slot;
+  report.Ok(Cat("slot \"", name, "\" exists (pgoutput, wal_status ", s.wal_status, ", confirmed ",
+                d->slot_confirmed.ToString(), ")",
+                d->checkpointed && in.store_enabled ? Cat("; its checkpoint ", d->checkpointed->ToString(), " in ",
+                                                          in.store, " agrees")
+                                                    : ""));
+  for (const std::string& w : d->warnings) report.Info(w);
+  if (absl::Status free = pg::CheckSlotFree(name, s); !free.ok()) {
+    report.Info(Cat(free.message(), ": another relay would wait as a standby"));
+  }
+  if (d->make_failover && s.failover.has_value()) {
+    report.Info(Cat("slot \"", name, "\" is not a failover slot yet: `outbox-relay init` (or `run`) makes it one "
+                    "(source.failover)"));
   }
 }
 
@@ -501,17 +545,19 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
 int Check(const config::Config& config, std::ostream& out, std::ostream&) {
   out << "config: valid\n" << DumpConfig(config);
   Report report(config, out);
+  ServerFacts facts;
 
   auto sql = pg::SqlConnection::Connect(config.source.conninfo, "outbox-relay check");
   if (!sql.ok()) {
     report.Problem("PostgreSQL", sql.status());
   } else {
     report.Ok(Cat("connected to PostgreSQL ", (*sql)->server_version() / 10000, ".", (*sql)->server_version() % 10000));
-    CheckServer(config, **sql, report);
+    CheckServer(config, **sql, report, &facts);
   }
 
   auto producer = kafka::BuildProducerConfig(
       config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
+  bool broker_ok = false;
   if (!producer.ok()) {
     report.Problem(ToStd(producer.status().message()));
   } else if (auto brokers = kafka::ProbeBroker(*producer, kBrokerProbeTimeoutMs); !brokers.ok()) {
@@ -520,7 +566,9 @@ int Check(const config::Config& config, std::ostream& out, std::ostream&) {
                        servers != config.kafka.end() ? servers->second : "unset", "): ", brokers.status().message()));
   } else {
     report.Ok(Cat("the broker answers (", *brokers, " broker(s) in the cluster)"));
+    broker_ok = true;
   }
+  CheckSlotAndCheckpoint(config, facts, broker_ok, report);
 
   if (report.problems() == 0) {
     out << "ok: no problem found\n";

@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/pipelines.h"
 #include "app/relay.h"
+#include "app/test_hooks.h"
 #include "config/config.h"
 #include "ops/logging.h"
 #include "spdlog/spdlog.h"
@@ -21,7 +22,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop.store(true); }
-void OnTestFatal(int) { outbox::app::Relay::test_fatal_error.store(true); }
 
 std::vector<std::pair<std::string, std::string>> ParseSets(const std::vector<std::string>& sets, bool* ok) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -136,12 +136,7 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  if (const char* hooks = std::getenv("OUTBOX_RELAY_TEST_HOOKS"); hooks && std::string(hooks) == "1") {
-    struct sigaction fatal {};
-    fatal.sa_handler = OnTestFatal;
-    sigemptyset(&fatal.sa_mask);
-    sigaction(SIGUSR2, &fatal, nullptr);
-  }
+  outbox::app::test_hooks::InstallFromEnvironment();
 
   return outbox::app::RunPipelines(*config, options, selection, &g_stop, redact);
 }

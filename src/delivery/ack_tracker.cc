@@ -55,6 +55,20 @@ bool AckTracker::Ack(EntryHandle entry, size_t bytes) {
   return true;
 }
 
+void AckTracker::AckAll() {
+  for (Entry& e : entries_) e.pending = 0;
+  pending_records_ = 0;
+  pending_bytes_ = 0;
+  Advance();
+}
+
+Lsn AckTracker::last_end_lsn() const {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->closed) return it->end_lsn;
+  }
+  return watermark_;
+}
+
 std::optional<Lsn> AckTracker::EndLsnOf(EntryHandle entry) const {
   const Entry* e = Find(entry);
   if (e == nullptr || !e->closed) return std::nullopt;

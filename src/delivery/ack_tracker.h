@@ -49,6 +49,9 @@ class AckTracker {
   void Close(EntryHandle entry, Lsn end_lsn);
   // A successful delivery report. Returns false (and changes nothing) for a stale or unknown handle.
   bool Ack(EntryHandle entry, size_t bytes);
+  // Every record produced so far is acknowledged at once (a transactional sink's commit covers them all).
+  // Failed entries stay failed.
+  void AckAll();
   // A record that will never be acknowledged (a permanent error under halt): the watermark stays before it.
   void MarkFailed(EntryHandle entry);
 
@@ -57,6 +60,9 @@ class AckTracker {
   // The commit time given at Begin (0 for an unknown or stale handle).
   int64_t CommitTimeOf(EntryHandle entry) const;
 
+  // The end LSN of the last closed entry (the watermark when none is tracked): how far everything produced so far
+  // reaches when no entry is open.
+  Lsn last_end_lsn() const;
   // End LSN of the longest fully acknowledged prefix; monotonic; 0/0 until the first transaction completes.
   Lsn watermark() const { return watermark_; }
   // True when no entry is open and no record is waiting for its report.

@@ -23,38 +23,6 @@
 
 namespace outbox::kafka {
 
-std::string CheckpointKeyPrefix(const std::string& system_id, const std::string& slot) {
-  return Cat(system_id, "/", slot, "/");
-}
-
-std::string CheckpointKey(const Checkpoint& c) {
-  return Cat(CheckpointKeyPrefix(c.system_id, c.slot), c.instance);
-}
-
-std::string EncodeCheckpoint(const Checkpoint& c) {
-  nlohmann::json j = {{"system_identifier", c.system_id}, {"timeline", c.timeline}, {"slot", c.slot},
-                      {"instance", c.instance},           {"lsn", c.lsn.ToString()}};
-  return j.dump();
-}
-
-absl::StatusOr<Checkpoint> DecodeCheckpoint(std::string_view json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return absl::DataLossError("checkpoint: not a JSON object");
-  try {
-    Checkpoint c;
-    c.system_id = j.at("system_identifier").get<std::string>();
-    c.timeline = j.at("timeline").get<int64_t>();
-    c.slot = j.at("slot").get<std::string>();
-    c.instance = j.value("instance", "");
-    auto lsn = Lsn::Parse(j.at("lsn").get<std::string>());
-    if (!lsn.ok()) return absl::DataLossError(Cat("checkpoint: ", lsn.status().message()));
-    c.lsn = *lsn;
-    return c;
-  } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(Cat("checkpoint: ", e.what()));
-  }
-}
-
 namespace {
 
 // The checkpoint reader only assigns partitions and commits nothing: its group has nothing to leave. Closing it
@@ -105,15 +73,6 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
 }
 
 }  // namespace
-
-void AddCheckpoint(const Checkpoint& c, const std::string& system_id, const std::string& slot, SlotCheckpoints* into) {
-  if (c.slot != slot) return;
-  if (c.system_id != system_id) {
-    into->other_systems.insert(c.system_id);
-    return;
-  }
-  if (!into->own || c.lsn > into->own->lsn) into->own = c;
-}
 
 absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
                                                     const std::string& topic, const std::string& slot,

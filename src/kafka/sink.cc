@@ -2,8 +2,6 @@
 #include "common/strings.h"
 #include "kafka/sink.h"
 
-#include "common/status_tag.h"
-
 #include <fcntl.h>
 
 #include <algorithm>
@@ -40,19 +38,6 @@ void InstallLogCallback(rd_kafka_conf_t* conf) {
                                                        : spdlog::level::debug;
     logger->log(lvl, "librdkafka {}: {}", facility, buf);
   });
-}
-
-namespace {
-constexpr std::string_view kRejectionUrl = "outbox-relay/kafka-rejection";
-}  // namespace
-
-absl::Status Rejected(Rejection why, absl::string_view message) {
-  return Tagged(absl::InvalidArgumentError(message), kRejectionUrl, static_cast<int>(why));
-}
-
-Rejection RejectionOf(const absl::Status& st) {
-  const std::optional<int> v = TagOf(st, kRejectionUrl);
-  return v && *v >= 0 && *v <= static_cast<int>(Rejection::kTopic) ? static_cast<Rejection>(*v) : Rejection::kNone;
 }
 
 DeliveryOutcome ClassifyDeliveryError(int code) {
@@ -123,17 +108,6 @@ DeliveryOutcome ClassifyDeliveryError(int code) {
   }
 }
 
-std::string_view DeliveryOutcomeName(DeliveryOutcome outcome) {
-  switch (outcome) {
-    case DeliveryOutcome::kAcked: return "acked";
-    case DeliveryOutcome::kRetriable: return "retriable";
-    case DeliveryOutcome::kRejectedEvent: return "rejected event";
-    case DeliveryOutcome::kRejectedBatch: return "rejected batch";
-    case DeliveryOutcome::kFatal: return "fatal";
-  }
-  return "?";
-}
-
 namespace {
 
 // Bytes of a zigzag varint (Kafka's record framing).
@@ -168,9 +142,9 @@ size_t WireBytes(const ::outbox::Record& record) {
 }
 
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std::string, std::string>& conf,
-                                                             ReportFn on_report) {
+                                                             sinks::ReportHandler* handler) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink());
-  sink->on_report_ = std::move(on_report);
+  sink->handler_ = handler;
   char errstr[512];
   rd_kafka_conf_t* c = rd_kafka_conf_new();
   if (absl::Status st = ApplyConf(c, conf); !st.ok()) {
@@ -203,7 +177,7 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
 KafkaSink::~KafkaSink() {
   if (rk_ != nullptr) {
     rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    on_report_ = nullptr;
+    handler_ = nullptr;
     rd_kafka_flush(rk_, 1000);
     rd_kafka_queue_t* main_queue = rd_kafka_queue_get_main(rk_);
     rd_kafka_queue_io_event_enable(main_queue, -1, nullptr, 0);
@@ -231,25 +205,26 @@ rd_kafka_topic_t* KafkaSink::Topic(std::string_view name) {
   return last_topic_ = rkt;
 }
 
-absl::Status KafkaSink::Produce(const ::outbox::Record& record, uint64_t opaque) {
+sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t opaque) {
+  using sinks::ProduceResult;
   const int64_t wire = static_cast<int64_t>(WireBytes(record));
   if (wire > message_max_bytes_) {
-    return Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than message.max.bytes (",
+    return ProduceResult::Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than message.max.bytes (",
                                           message_max_bytes_, ")"));
   }
   const TopicLimits* limits = nullptr;
   switch (Limits(record.topic, &limits)) {
-    case LimitsState::kPending:
-      return absl::ResourceExhaustedError(Cat("waiting for topic ", record.topic, "'s configuration"));
+    case LimitsState::kPending:  // waiting for the topic's configuration
+      return ProduceResult::Full();
     case LimitsState::kUnknown:
       break;
     case LimitsState::kKnown:
-      if (absl::Status st = CheckLimits(record, wire, *limits); !st.ok()) return st;
+      if (ProduceResult r = CheckLimits(record, wire, *limits); !r.ok()) return r;
       break;
   }
   rd_kafka_topic_t* rkt = Topic(record.topic);
   if (rkt == nullptr) {
-    return Rejected(Rejection::kTopic, Cat("cannot produce to topic \"", record.topic, "\": ",
+    return ProduceResult::Rejected(Rejection::kTopic, Cat("cannot produce to topic \"", record.topic, "\": ",
                                                    rd_kafka_err2str(rd_kafka_last_error())));
   }
   rd_kafka_headers_t* headers = rd_kafka_headers_new(record.headers.size());
@@ -266,26 +241,26 @@ absl::Status KafkaSink::Produce(const ::outbox::Record& record, uint64_t opaque)
       RD_KAFKA_V_KEY(key, key_len), RD_KAFKA_V_VALUE(value, value_len),
       RD_KAFKA_V_TIMESTAMP(record.timestamp_ms), RD_KAFKA_V_HEADERS(headers),
       RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(opaque))), RD_KAFKA_V_END);
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return ProduceResult::Ok();
   rd_kafka_headers_destroy(headers);
   switch (err) {
     case RD_KAFKA_RESP_ERR__QUEUE_FULL:
-      return absl::ResourceExhaustedError("producer queue full");
+      return ProduceResult::Full();
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-      return Rejected(Rejection::kTooLarge, rd_kafka_err2str(err));
+      return ProduceResult::Rejected(Rejection::kTooLarge, rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
-      return Rejected(Rejection::kTopic, rd_kafka_err2str(err));
+      return ProduceResult::Rejected(Rejection::kTopic, rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
-      return Rejected(Rejection::kNone, rd_kafka_err2str(err));
+      return ProduceResult::Rejected(Rejection::kNone, rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__FATAL:
-      // Recreating the producer clears it (the relay rewinds): UNAVAILABLE, not fatal for the relay.
-      return absl::UnavailableError(Msg(FatalError()));
+      // Recreating the producer clears it (the relay rewinds), so not fatal for the relay.
+      return ProduceResult::Failed(Msg(FatalError()));
     default:
-      return absl::UnavailableError(Cat("produce failed: ", rd_kafka_err2str(err)));
+      return ProduceResult::Failed(Cat("produce failed: ", rd_kafka_err2str(err)));
   }
 }
 
-int KafkaSink::OutQueueLength() const { return rd_kafka_outq_len(rk_); }
+size_t KafkaSink::Outstanding() const { return static_cast<size_t>(std::max(0, rd_kafka_outq_len(rk_))); }
 
 int KafkaSink::Poll(int timeout_ms) {
   const int served = rd_kafka_poll(rk_, timeout_ms);
@@ -328,27 +303,24 @@ absl::Status KafkaSink::CheckReachable(int timeout_ms) {
 void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   auto* self = static_cast<KafkaSink*>(opaque);
   if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) self->all_brokers_down_ = false;
-  if (!self->on_report_) return;
-  DeliveryReport r;
-  r.opaque = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(msg->_private));
+  if (self->handler_ == nullptr) return;
+  sinks::Report r;
+  r.origin = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(msg->_private));
   r.outcome = ClassifyDeliveryError(msg->err);
   r.topic = msg->rkt ? rd_kafka_topic_name(msg->rkt) : "";
-  r.partition = msg->partition;
-  r.offset = msg->offset;
   r.bytes = msg->len + msg->key_len;
-  rd_kafka_timestamp_type_t tstype;
-  r.timestamp_ms = rd_kafka_message_timestamp(msg, &tstype);
   // The record itself, its id and source_lsn headers only serve errors and dead letters: nothing is copied or looked
   // up for the (many) successes.
   ::outbox::OwnedRecord rejected;
   if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     r.error = rd_kafka_err2str(msg->err);
     r.error_name = rd_kafka_err2name(msg->err);
-    r.too_large = msg->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE;
+    if (msg->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE) r.reason = Rejection::kTooLarge;
     rejected.topic = std::string(r.topic);
     if (msg->key) rejected.key = std::string(static_cast<const char*>(msg->key), msg->key_len);
     if (msg->payload) rejected.value = std::string(static_cast<const char*>(msg->payload), msg->len);
-    rejected.timestamp_ms = r.timestamp_ms;
+    rd_kafka_timestamp_type_t tstype;
+    rejected.timestamp_ms = rd_kafka_message_timestamp(msg, &tstype);
     rd_kafka_headers_t* headers = nullptr;
     if (rd_kafka_message_headers(msg, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) {
       const char* name;
@@ -368,7 +340,7 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
     r.event_id = rejected.event_id;
     r.rejected = &rejected;
   }
-  self->on_report_(r);
+  self->handler_->OnReport(r);
 }
 
 void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
@@ -378,29 +350,31 @@ void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) 
                        : spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
 }
 
-absl::Status KafkaSink::CheckLimits(const ::outbox::Record& record, int64_t wire, const TopicLimits& limits) const {
+sinks::ProduceResult KafkaSink::CheckLimits(const ::outbox::Record& record, int64_t wire,
+                                            const TopicLimits& limits) const {
+  using sinks::ProduceResult;
   if (limits.max_message_bytes && wire > *limits.max_message_bytes) {
-    return Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than topic ", record.topic,
+    return ProduceResult::Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than topic ", record.topic,
                                           "'s max.message.bytes (", *limits.max_message_bytes, ")"));
   }
-  if (limits.log_append_time || record.timestamp_ms <= 0) return absl::OkStatus();
+  if (limits.log_append_time || record.timestamp_ms <= 0) return ProduceResult::Ok();
   // Kafka refuses a CreateTime timestamp too far from its own clock (INVALID_TIMESTAMP, for the whole batch).
   const int64_t now = NowMillis();
   // The skew margin never takes more than half of a small limit.
   const auto allowed = [](int64_t limit) { return std::max(limit - kTimestampSkewMarginMs, limit / 2); };
   if (limits.timestamp_after_max_ms && record.timestamp_ms - now > allowed(*limits.timestamp_after_max_ms)) {
-    return Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", record.timestamp_ms - now,
+    return ProduceResult::Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", record.timestamp_ms - now,
                                           " ms in the future, beyond topic ", record.topic,
                                           "'s message.timestamp.after.max.ms (", *limits.timestamp_after_max_ms,
                                           ", less ", kTimestampSkewMarginMs, " ms for clock skew)"));
   }
   if (limits.timestamp_before_max_ms && now - record.timestamp_ms > allowed(*limits.timestamp_before_max_ms)) {
-    return Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", now - record.timestamp_ms,
+    return ProduceResult::Rejected(Rejection::kTimestamp, Cat("timestamp ", record.timestamp_ms, " is ", now - record.timestamp_ms,
                                           " ms in the past, beyond topic ", record.topic,
                                           "'s message.timestamp.before.max.ms (", *limits.timestamp_before_max_ms,
                                           ", less ", kTimestampSkewMarginMs, " ms for clock skew)"));
   }
-  return absl::OkStatus();
+  return ProduceResult::Ok();
 }
 
 KafkaSink::LimitsState KafkaSink::Limits(std::string_view topic, const TopicLimits** limits) {
@@ -473,10 +447,6 @@ void KafkaSink::CollectTopicLimits() {
     }
     rd_kafka_event_destroy(ev);
   }
-}
-
-void KafkaSink::TestFatalError() {
-  rd_kafka_test_fatal_error(rk_, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, "test hook: injected fatal error");
 }
 
 }  // namespace outbox::kafka

@@ -1,11 +1,10 @@
-// KafkaSink: the relay's producer around librdkafka. Owned by the loop thread: Produce, Poll and the delivery
-// callback all run there (librdkafka's own threads never call back into the relay). The main queue signals a
+// KafkaSink: the Sink (sinks/sink.h) around librdkafka's idempotent producer. Owned by the loop thread: Produce,
+// Poll and the delivery callback all run there (librdkafka's own threads never call back into the relay). The main queue signals a
 // pipe when it turns non-empty, so the loop can wait on it beside the PostgreSQL socket.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/record.h"
+#include "sinks/sink.h"
 
 // librdkafka's handles, declared as librdkafka declares them (its header stays out of the sink's users).
 typedef struct rd_kafka_s rd_kafka_t;
@@ -27,30 +27,16 @@ typedef struct rd_kafka_message_s rd_kafka_message_t;
 
 namespace outbox::kafka {
 
-// What one delivery report means for the relay, decided once per librdkafka error code (ClassifyDeliveryError).
-// The producer retries transient broker errors itself, forever (retries and message.timeout.ms are unbounded), so
-// an error that reaches a report is either the relay's own doing (a purge), the producer's end (fatal), or the
-// broker refusing the record for good.
-enum class DeliveryOutcome {
-  kAcked,           // written and acknowledged
-  kRetriable,       // given up for a reason a rewind may cure (purged, timed out, transport): rewind
-  kRejectedEvent,   // this record refused for good (topic unknown or not authorized, invalid record):
-                    // delivery.on_error decides
-  kRejectedBatch,   // the batch it was in refused for good (too large, bad timestamp, compression, corrupt, policy,
-                    // and any code not known to be transient): halt, never dead-letter its batch mates
-  kFatal,           // the producer is unusable: rewind and recreate it
-};
+// The outcomes and reasons are the Sink interface's (sinks/sink.h); these names are kept for the sink's own code.
+using DeliveryOutcome = ::outbox::sinks::Outcome;
+using Rejection = ::outbox::sinks::Reason;
 
-// One exhaustive decision per librdkafka error code (rd_kafka_resp_err_t); an unknown code is kRejectedBatch
-// (halt rather than loop on it).
+// One exhaustive decision per librdkafka error code (rd_kafka_resp_err_t), as Redpanda's is_retriable_error. The
+// producer retries transient broker errors itself, forever (retries and message.timeout.ms are unbounded), so an
+// error that reaches a report is either the relay's own doing (a purge), the producer's end (fatal), or the broker
+// refusing the record for good. An unknown code is kRejectedBatch (halt rather than loop on it).
 DeliveryOutcome ClassifyDeliveryError(int err);
-std::string_view DeliveryOutcomeName(DeliveryOutcome outcome);
-
-// Why Produce refused a record before producing it (carried as a payload of its INVALID_ARGUMENT status, so callers
-// decide on the type, never on the text).
-enum class Rejection { kNone = 0, kTooLarge = 1, kTimestamp = 2, kTopic = 3 };
-absl::Status Rejected(Rejection why, absl::string_view message);
-Rejection RejectionOf(const absl::Status& status);
+inline std::string_view DeliveryOutcomeName(DeliveryOutcome outcome) { return ::outbox::sinks::OutcomeName(outcome); }
 
 // An upper bound of the record's size in a record batch of its own, in Kafka's v2 format (the 61-byte batch
 // header, the record's varint framing, key, value and headers; before compression): what the broker compares
@@ -65,24 +51,6 @@ inline constexpr int64_t kTimestampSkewMarginMs = 60000;
 // DescribeConfigs support, as librdkafka's mock cluster) makes later topics wait for nothing until it answers.
 inline constexpr int kTopicConfigWaitMs = 500;
 
-// One record's delivery report, on the loop thread; its views are valid during the callback.
-struct DeliveryReport {
-  uint64_t opaque = 0;  // what Produce was given
-  DeliveryOutcome outcome = DeliveryOutcome::kAcked;
-  std::string_view error;       // the broker's or the producer's words ("" when acked)
-  std::string_view error_name;  // the error code's name (INVALID_TIMESTAMP, ...)
-  bool too_large = false;       // refused for its size (MESSAGE_TOO_LARGE: its batch was too large)
-  std::string_view topic;
-  int32_t partition = -1;
-  int64_t offset = -1;
-  size_t bytes = 0;  // key + value as produced
-  int64_t timestamp_ms = -1;
-  std::string_view event_id;    // the record's `id` header (for errors)
-  std::string_view source_lsn;  // the record's `source_lsn` header
-  const ::outbox::OwnedRecord* rejected = nullptr;  // not acked: the record as it was produced (for a dead letter)
-};
-
-
 // Sets every property of `conf` on `c` (librdkafka's names); an error names the key as `kafka.<key>`. On error
 // `c` keeps what was set before; the caller still owns (and destroys) it.
 absl::Status ApplyConf(rd_kafka_conf_t* c, const std::map<std::string, std::string>& conf);
@@ -90,37 +58,36 @@ absl::Status ApplyConf(rd_kafka_conf_t* c, const std::map<std::string, std::stri
 // Routes librdkafka's log lines to the spdlog logger "kafka" (used for every client the relay creates).
 void InstallLogCallback(rd_kafka_conf_t* conf);
 
-class KafkaSink {
+class KafkaSink final : public ::outbox::sinks::Sink {
  public:
-  using ReportFn = std::function<void(const DeliveryReport&)>;
-
-  // `conf` is the full librdkafka configuration (see BuildProducerConfig). Errors name the key.
+  // `conf` is the full librdkafka configuration (see BuildProducerConfig). Errors name the key. Reports go to
+  // `handler` (which outlives the sink) from Poll and Flush.
   static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(const std::map<std::string, std::string>& conf,
-                                                           ReportFn on_report);
-  ~KafkaSink();
+                                                           ::outbox::sinks::ReportHandler* handler);
+  ~KafkaSink() override;
   KafkaSink(const KafkaSink&) = delete;
   KafkaSink& operator=(const KafkaSink&) = delete;
 
-  // Enqueues one record. RESOURCE_EXHAUSTED: not now (librdkafka's queue is full, or the first record to a topic
-  // waits for the topic's configuration): poll and retry. INVALID_ARGUMENT: a permanent error for this record (too
-  // large, or a timestamp the topic refuses), checked before producing. UNAVAILABLE: the producer failed.
-  absl::Status Produce(const ::outbox::Record& record, uint64_t opaque);
+  // Queues one record. kFull: librdkafka's queue is full, or the first record to a topic waits for the topic's
+  // configuration. kRejected: too large, or a timestamp the topic refuses, checked before producing. kFailed: the
+  // producer failed.
+  ::outbox::sinks::ProduceResult Produce(const ::outbox::Record& record, uint64_t opaque) override;
   // Serves delivery reports and error events; returns how many events were served.
-  int Poll(int timeout_ms);
+  int Poll(int timeout_ms) override;
   // Readable when the main queue has events; drain it with DrainWakeup() then Poll(0).
-  int wakeup_fd() const { return wake_read_; }
-  void DrainWakeup();
+  int wakeup_fd() const override { return wake_read_; }
+  void DrainWakeup() override;
   // Drops every queued and in-flight record (each still gets a delivery report with _PURGE_*).
-  void Purge();
-  int OutQueueLength() const;
+  void Purge() override;
+  size_t Outstanding() const override;
   // Waits for every record's delivery report, up to the timeout.
   absl::Status Flush(int timeout_ms);
   // The idempotent producer's fatal error, if one was raised.
-  absl::Status FatalError() const;
-  // True while librdkafka reports every broker down (set by the error callback, cleared by a delivery success).
-  bool all_brokers_down() const { return all_brokers_down_; }
+  absl::Status FatalError() const override;
+  // False while librdkafka reports every broker down (set by the error callback, cleared by a delivery success).
+  bool reachable() const override { return !all_brokers_down_; }
   // Metadata request to the cluster: OK when a broker answers within the timeout (blocks; not on the hot path).
-  absl::Status CheckReachable(int timeout_ms);
+  absl::Status CheckReachable(int timeout_ms) override;
   int64_t message_max_bytes() const { return message_max_bytes_; }
   // A topic's configuration as far as it limits records (DescribeConfigs; the first record to a topic asks for it).
   struct TopicLimits {
@@ -132,8 +99,6 @@ class KafkaSink {
   // does not exist yet, no access, no answer in time: asked again after 30 s). Never blocks; Poll() collects.
   enum class LimitsState { kKnown, kPending, kUnknown };
   LimitsState Limits(std::string_view topic, const TopicLimits** limits);
-  // Raises a fatal error inside the idempotent producer (tests only: OUTBOX_RELAY_TEST_HOOKS).
-  void TestFatalError();
   rd_kafka_t* handle() { return rk_; }
 
  private:
@@ -143,10 +108,10 @@ class KafkaSink {
   rd_kafka_topic_t* Topic(std::string_view name);
 
   rd_kafka_t* rk_ = nullptr;
-  ReportFn on_report_;
+  ::outbox::sinks::ReportHandler* handler_ = nullptr;
   absl::flat_hash_map<std::string, rd_kafka_topic_t*> topics_;
   void CollectTopicLimits();
-  absl::Status CheckLimits(const ::outbox::Record& record, int64_t wire, const TopicLimits& limits) const;
+  ::outbox::sinks::ProduceResult CheckLimits(const ::outbox::Record& record, int64_t wire, const TopicLimits& limits) const;
   struct TopicState {
     bool answered = false;
     std::optional<TopicLimits> limits;  // when the answer named the topic's configuration

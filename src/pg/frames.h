@@ -8,6 +8,7 @@
 #include <string_view>
 #include <variant>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/lsn.h"
 
@@ -39,6 +40,21 @@ struct StandbyStatus {
 };
 
 using ServerFrame = std::variant<XLogData, Keepalive>;
+
+// What the replication stream's consumer says after each frame (ReplicationStream::Receive).
+enum class ReadControl {
+  kGoOn,      // read the next buffered frame
+  kStop,      // stop reading in this round (backpressure, or the stream ends)
+  kStopBusy,  // stop reading, with work that must not wait for the socket (no sleep before the next round)
+};
+
+// The consumer of the frames a replication stream receives (the delivery core).
+class FrameHandler {
+ public:
+  virtual ~FrameHandler() = default;
+  virtual absl::Status OnFrame(const ServerFrame& frame) = 0;
+  virtual ReadControl AfterFrame() const = 0;
+};
 
 // Decodes one CopyData payload sent by the server. Errors (DATA_LOSS) name the type byte or the size.
 absl::StatusOr<ServerFrame> DecodeServerFrame(std::string_view bytes);

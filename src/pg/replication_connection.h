@@ -13,35 +13,11 @@
 #include "absl/status/statusor.h"
 #include "common/lsn.h"
 #include "pg/frames.h"
+#include "pg/slot_check.h"
 
 struct pg_conn;
 
 namespace outbox::pg {
-
-struct SystemInfo {
-  std::string system_id;
-  int64_t timeline = 0;
-  Lsn xlogpos;
-  std::string dbname;
-};
-
-// A row of pg_replication_slots.
-struct SlotInfo {
-  std::string name;
-  std::string plugin;
-  std::string database;
-  bool active = false;
-  std::optional<int64_t> active_pid;
-  std::optional<Lsn> restart_lsn;
-  std::optional<Lsn> confirmed_flush_lsn;
-  std::string wal_status;  // reserved / extended / unreserved / lost ("" when NULL)
-  // PostgreSQL 17+ (nullopt before): a failover slot, and a slot a standby synchronized from its primary.
-  std::optional<bool> failover;
-  std::optional<bool> synced;
-};
-
-// The first server version with failover slots (CREATE_REPLICATION_SLOT ... (FAILOVER), `synced`).
-constexpr int kFailoverMinServerVersion = 170000;
 
 // "15.18" for PQserverVersion's 150018.
 std::string ServerVersionText(int server_version);

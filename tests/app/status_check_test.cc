@@ -145,11 +145,16 @@ TEST_F(StatusCheck, StatusOfALostSlotExitsNonZero) {
   ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out;
   EXPECT_EQ(j["wal_status"], "lost");
   EXPECT_EQ(j["exists"], true);
-  // `check` says the same.
+  // `check` says the same, in the words `run` stops with (one slot check for both).
   r = RunRelay(h.config_path(), {"check", "--set", "source.checkpoint=none"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("problem: slot \"" + h.slot() + "\" was invalidated (wal_status lost)"), std::string::npos)
+  EXPECT_NE(r.out.find("problem: replication slot \"" + h.slot() + "\" was invalidated (wal_status lost"),
+            std::string::npos)
       << r.out;
+  r = RunRelay(h.config_path(), {"run", "--set", "source.checkpoint=none"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("replication slot \"" + h.slot() + "\" was invalidated (wal_status lost"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(StatusCheck, StatusCannotConnectExitsNonZero) {
@@ -198,6 +203,23 @@ TEST_F(StatusCheck, CheckFindsWalLevelNotLogical) {
   r = RunRelay(h.config_path(), {"init"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("wal_level"), std::string::npos) << r.err;
+}
+
+TEST_F(StatusCheck, CheckFindsTheGapRunWouldStopAt) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  CommandResult r = RunRelay(h.config_path(), {"check"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("agrees"), std::string::npos) << r.out;  // the checkpoint was read and matches the slot
+  // Someone moves the slot past the checkpoint: `run` would stop, and `check` says why, in the same words.
+  h.Sql("CREATE TABLE IF NOT EXISTS moved (t text); INSERT INTO moved VALUES ('x')");
+  h.Sql("SELECT pg_replication_slot_advance('" + h.slot() + "', pg_current_wal_lsn())");
+  r = RunRelay(h.config_path(), {"check"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto problems = Lines(r.out, "problem:");
+  ASSERT_EQ(problems.size(), 1u) << r.out;
+  EXPECT_NE(problems[0].find("ahead of the checkpoint"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[0].find("--accept-gap"), std::string::npos) << problems[0];
 }
 
 TEST_F(StatusCheck, CheckFindsAMissingPublication) {

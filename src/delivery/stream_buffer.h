@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "outbox/mapper.h"
 
-namespace outbox::app {
+namespace outbox::delivery {
 
 // One buffered event: a mapped record (without its source_lsn header, which needs the commit LSN), or a
 // per-event error with the original row for a dead letter.
@@ -108,4 +108,4 @@ class StreamBuffers {
 void EncodeBufferedEvent(const BufferedEvent& e, std::string* out);
 absl::StatusOr<BufferedEvent> DecodeBufferedEvent(std::FILE* in);
 
-}  // namespace outbox::app
+}  // namespace outbox::delivery

@@ -1,5 +1,5 @@
 // StreamBuffers: order, subtransaction aborts, spilling past the memory bound, cleanup of spill files.
-#include "app/stream_buffer.h"
+#include "delivery/stream_buffer.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace outbox::app {
+namespace outbox::delivery {
 namespace {
 
 class StreamBuffersTest : public ::testing::Test {
@@ -189,4 +189,4 @@ TEST_F(StreamBuffersTest, SpillFailuresAreCountedAndNameTheFile) {
 }
 
 }  // namespace
-}  // namespace outbox::app
+}  // namespace outbox::delivery

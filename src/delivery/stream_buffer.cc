@@ -1,5 +1,5 @@
 // StreamBuffers: streamed in-progress transactions held until they commit, spilled to files beyond a bound.
-#include "app/stream_buffer.h"
+#include "delivery/stream_buffer.h"
 
 #include <signal.h>
 
@@ -15,7 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "common/strings.h"
 
-namespace outbox::app {
+namespace outbox::delivery {
 
 size_t BufferedEvent::Bytes() const {
   size_t n = 64 + topic.size() + event_id.size() + error_message.size() + (key ? key->size() : 0) +
@@ -303,4 +303,4 @@ absl::StatusOr<std::optional<BufferedEvent>> StreamBuffers::Replay::Next() {
   return std::optional<BufferedEvent>();
 }
 
-}  // namespace outbox::app
+}  // namespace outbox::delivery

@@ -1,0 +1,16 @@
+// Fault injection for the end-to-end tests, off unless OUTBOX_RELAY_TEST_HOOKS=1 is in the environment: SIGUSR2
+// raises a fatal error in the producer of every running pipeline (as the broker's out-of-order sequence error would).
+#pragma once
+
+namespace outbox::kafka {
+class KafkaSink;
+}
+
+namespace outbox::app::test_hooks {
+
+// Installs the signal handler when the environment asks for it (main, before the pipelines start).
+void InstallFromEnvironment();
+// Each loop round: does what a signal asked, on this pipeline's producer.
+void Apply(kafka::KafkaSink& sink);
+
+}  // namespace outbox::app::test_hooks

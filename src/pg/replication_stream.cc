@@ -1,0 +1,52 @@
+// ReplicationStream: receive, feedback and sleep of one streaming session.
+#include "pg/replication_stream.h"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/strings.h"
+
+namespace outbox::pg {
+
+absl::StatusOr<bool> ReplicationStream::Receive(FrameHandler& handler, int max_frames) {
+  bool read_again = true;
+  for (int i = 0; i < max_frames; ++i) {
+    auto bytes = conn_->ReadMessage();
+    if (!bytes.ok()) return bytes.status();
+    if (!bytes->has_value()) {
+      if (!read_again) return false;
+      read_again = false;
+      if (absl::Status st = conn_->ConsumeInput(); !st.ok()) return st;
+      continue;
+    }
+    auto frame = DecodeServerFrame(**bytes);
+    if (!frame.ok()) return frame.status();
+    if (absl::Status st = handler.OnFrame(*frame); !st.ok()) return st;
+    switch (handler.AfterFrame()) {
+      case ReadControl::kGoOn:
+        break;
+      case ReadControl::kStop:
+        return false;
+      case ReadControl::kStopBusy:
+        return true;
+    }
+  }
+  return true;  // the batch is full: more may be buffered
+}
+
+absl::StatusOr<bool> ReplicationStream::Wait(int timeout_ms, bool read, int extra_fd) {
+  auto flushed = conn_->Flush();
+  if (!flushed.ok()) return flushed.status();
+  pollfd fds[2] = {{conn_->socket(), static_cast<short>((read ? POLLIN : 0) | (*flushed ? 0 : POLLOUT)), 0},
+                   {extra_fd, POLLIN, 0}};
+  const int n = ::poll(fds, extra_fd >= 0 ? 2 : 1, timeout_ms);
+  if (n < 0 && errno != EINTR) return absl::InternalError(Cat("could not wait for the server: ", std::strerror(errno)));
+  if (n > 0 && (fds[0].revents & (POLLIN | POLLERR | POLLHUP))) {
+    if (absl::Status st = conn_->ConsumeInput(); !st.ok()) return st;
+  }
+  return n > 0 && extra_fd >= 0 && (fds[1].revents & POLLIN) != 0;
+}
+
+}  // namespace outbox::pg

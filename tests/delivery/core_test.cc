@@ -1,0 +1,567 @@
+// DeliveryCore: every rule of SPEC.md §5 about what may be confirmed, order, rewinds, bounds and dead letters, with
+// a fake sink, a fake checkpoint store and a clock moved by hand (no server, no broker). Frames are built with the
+// pgoutput encoder and go through the core's decoder as the server's would.
+#include "delivery/core.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fakes.h"
+#include "pg/pgoutput.h"
+#include "pg/type_oids.h"
+
+namespace outbox::delivery {
+namespace {
+
+using sinks::Outcome;
+using sinks::ProduceResult;
+using testing::FakeCheckpointStore;
+using testing::FakeClock;
+using testing::FakeSink;
+using testing::FakeTransactionalSink;
+using namespace std::chrono_literals;
+
+constexpr uint32_t kOutboxOid = 16400;
+constexpr uint32_t kOtherOid = 16500;
+const Lsn kStart(0x1000);
+constexpr int64_t kPgTime = 800'000'000'000'000;  // PostgreSQL epoch microseconds (2025)
+constexpr const char* kTopic = "outbox.event.OrderCreated";
+
+pg::Relation Outbox() {
+  pg::Relation r;
+  r.oid = kOutboxOid;
+  r.nspname = "public";
+  r.relname = "outbox";
+  r.columns = {{1, "id", pg::oid::kUuid, -1},       {0, "aggregatetype", pg::oid::kText, -1},
+               {0, "aggregateid", pg::oid::kText, -1}, {0, "type", pg::oid::kText, -1},
+               {0, "payload", pg::oid::kJsonb, -1}};
+  return r;
+}
+
+class CoreTest : public ::testing::Test {
+ protected:
+  CoreTest() : sink_(), store_(&sink_) {
+    config_.source.status_interval_ms = 1000;
+    config_.delivery.release_slot_after_ms = 10000;
+    config_.delivery.dead_letter_topic = "dead";
+    store_.durable = true;
+  }
+
+  // A session on `sink` and `store` (the fake sink and a durable store unless a test says otherwise).
+  void Start(FakeSink* sink = nullptr, sinks::CheckpointStore* store = nullptr, int proto = 1) {
+    sink_in_use_ = sink ? sink : &sink_;
+    core_ = std::make_unique<DeliveryCore>(config_, &clock_, &metrics_);
+    sink_in_use_->handler = core_.get();
+    core_->Attach(sink_in_use_, store ? store : &store_);
+    pg::SystemInfo system{"7300000000000000001", 1, Lsn(0x10000000), "db"};
+    core_->StartSession(system, proto, kStart, kStart);
+    enc_.proto_version = proto;
+    relation_sent_ = false;
+  }
+
+  // The next session of the same core, after a rewind.
+  void Restart() {
+    core_->StartSession(pg::SystemInfo{"7300000000000000001", 1, Lsn(0x10000000), "db"}, enc_.proto_version, kStart,
+                        kStart);
+    enc_.in_stream_block = false;
+    relation_sent_ = false;
+  }
+
+  // A frame as the server sends it.
+  absl::Status Send(const pg::Message& m) {
+    const std::string bytes = pg::Encode(m, enc_);
+    if (std::holds_alternative<pg::StreamStart>(m)) enc_.in_stream_block = true;
+    if (std::holds_alternative<pg::StreamStop>(m)) enc_.in_stream_block = false;
+    return core_->OnFrame(pg::XLogData{Lsn(0xFFFFFFFF), Lsn(0xFFFFFFFF), 0, bytes});
+  }
+  void Keepalive(uint64_t wal_end, bool reply = false) {
+    ASSERT_TRUE(core_->OnFrame(pg::Keepalive{Lsn(wal_end), 0, reply}).ok());
+  }
+  // An outbox INSERT with event `id` and `key` (a null id when `id` is empty).
+  pg::Insert Row(const std::string& id, const std::string& key, std::optional<uint32_t> xid = std::nullopt) {
+    rows_.push_back({id, "Order", key, "OrderCreated", "{}"});
+    pg::Insert insert;
+    insert.xid = xid;
+    insert.relation_oid = kOutboxOid;
+    for (const std::string& v : rows_.back()) {
+      pg::ColumnValue c;
+      if (!(v.empty() && &v == &rows_.back()[0])) {
+        c.kind = pg::ColumnValue::Kind::kText;
+        c.data = v;
+      }
+      insert.new_tuple.columns.push_back(c);
+    }
+    return insert;
+  }
+  static std::string Id(int n) { return "00000000-0000-0000-0000-" + std::string(12 - std::to_string(n).size(), '0') + std::to_string(n); }
+
+  void Begin(uint64_t commit) {
+    ASSERT_TRUE(Send(pg::Begin{Lsn(commit), kPgTime, xid_++}).ok());
+    if (!relation_sent_) {
+      ASSERT_TRUE(Send(Outbox()).ok());
+      relation_sent_ = true;
+    }
+  }
+  Lsn Commit(uint64_t commit) {
+    EXPECT_TRUE(Send(pg::Commit{0, Lsn(commit), Lsn(commit + 0x10), kPgTime}).ok());
+    return Lsn(commit + 0x10);
+  }
+  // A transaction committing at `commit` with one event per key (ids numbered on); returns its end LSN.
+  Lsn Tx(uint64_t commit, const std::vector<std::string>& keys) {
+    Begin(commit);
+    for (const std::string& key : keys) EXPECT_TRUE(Send(Row(Id(++next_id_), key)).ok());
+    return Commit(commit);
+  }
+
+  // A status update as the loop sends one: returns the flush position it reports.
+  Lsn Confirm() {
+    auto status = core_->PrepareStatus(false);
+    EXPECT_TRUE(status.ok()) << status.status();
+    if (!status.ok()) return Lsn(0);
+    core_->StatusSent(*status);
+    return status->flush;
+  }
+  void Poll() { sink_in_use_->Poll(0); }
+
+  config::Config config_;
+  FakeClock clock_;
+  ops::Metrics metrics_;
+  FakeSink sink_;
+  FakeCheckpointStore store_;
+  FakeSink* sink_in_use_ = nullptr;
+  std::unique_ptr<DeliveryCore> core_;
+  pg::DecoderState enc_;
+  bool relation_sent_ = false;
+  uint32_t xid_ = 700;
+  int next_id_ = 0;
+  std::deque<std::vector<std::string>> rows_;  // the rows' strings (frames view them until encoded)
+};
+
+// ---- What may be confirmed ----
+
+TEST_F(CoreTest, NothingIsConfirmedUntilEveryRecordOfTheTransactionIsAcknowledged) {
+  Start();
+  const Lsn end = Tx(0x2000, {"a", "b"});
+  ASSERT_EQ(sink_.produced.size(), 2u);
+  sink_.Ack(0);
+  Poll();
+  EXPECT_EQ(Confirm(), kStart);
+  sink_.Ack(1);
+  Poll();
+  EXPECT_EQ(Confirm(), end);
+}
+
+TEST_F(CoreTest, AnAckOfALaterTransactionNeverConfirmsPastAnEarlierUnackedOne) {
+  Start();
+  const Lsn first = Tx(0x2000, {"a"});
+  const Lsn second = Tx(0x3000, {"b"});
+  sink_.Ack(1);
+  Poll();
+  EXPECT_EQ(Confirm(), kStart);
+  sink_.Ack(0);
+  Poll();
+  EXPECT_EQ(Confirm(), second);
+  EXPECT_GT(second, first);
+}
+
+TEST_F(CoreTest, TransactionsWithoutOutboxRowsAreConfirmedInOrder) {
+  Start();
+  Tx(0x2000, {"a"});
+  const Lsn empty_end = Tx(0x3000, {});
+  EXPECT_EQ(Confirm(), kStart);  // behind the unacknowledged first one
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), empty_end);
+}
+
+TEST_F(CoreTest, TheConfirmationWaitsForTheCheckpointToBeDurable) {
+  store_.durable = false;  // written through the sink, as the Kafka topic store does
+  Start();
+  const Lsn end = Tx(0x2000, {"a"});
+  sink_.Ack(0);
+  Poll();
+  EXPECT_EQ(Confirm(), kStart);  // the checkpoint of `end` was only started
+  ASSERT_EQ(store_.written.size(), 1u);
+  EXPECT_EQ(store_.written[0].lsn, end);
+  EXPECT_TRUE(core_->AwaitingBroker());
+  sink_.AckAll();  // the checkpoint record's report
+  Poll();
+  EXPECT_EQ(core_->checkpointed(), end);
+  EXPECT_EQ(Confirm(), end);
+}
+
+TEST_F(CoreTest, AFailedCheckpointWriteRewindsAndConfirmsNothing) {
+  store_.durable = false;
+  Start();
+  Tx(0x2000, {"a"});
+  sink_.Ack(0);
+  Poll();
+  EXPECT_EQ(Confirm(), kStart);
+  sink_.Report(1, Outcome::kRetriable);  // the checkpoint record
+  Poll();
+  EXPECT_TRUE(core_->rewind_reason().has_value());
+  EXPECT_EQ(core_->checkpointed(), kStart);
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, IdleTheConfirmationFollowsTheKeepalivesWalEnd) {
+  Start();
+  Keepalive(0x9000);
+  EXPECT_EQ(Confirm(), Lsn(0x9000));
+  Tx(0xA000, {});  // another table's transactions: empty ones
+  Keepalive(0xB000);
+  EXPECT_EQ(Confirm(), Lsn(0xB000));
+}
+
+TEST_F(CoreTest, NoIdleAdvanceWhileARecordWaitsForTheBroker) {
+  Start();
+  const Lsn end = Tx(0x2000, {"a"});
+  for (uint64_t wal = 0x3000; wal < 0x9000; wal += 0x1000) {
+    Tx(wal, {});  // a busy other table
+    Keepalive(wal + 0x800);
+    clock_.Advance(1000ms);
+    EXPECT_LT(Confirm(), end);
+  }
+}
+
+TEST_F(CoreTest, AKeepaliveFromBeforeARewindNeverConfirms) {
+  Start();
+  Keepalive(0x9000);  // idle: remembered
+  core_->Rewind("connection lost");
+  Restart();
+  Tx(0x2000, {"a"});  // resent, not yet acknowledged
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, TheXLogDataHeaderNeverConfirms) {
+  Start();
+  Tx(0x2000, {"a"});  // frames carry wal_end 0xFFFFFFFF
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, TheConfirmedPositionNeverMovesBack) {
+  Start();
+  Keepalive(0x9000);
+  EXPECT_EQ(Confirm(), Lsn(0x9000));
+  core_->Rewind("test");
+  Restart();
+  EXPECT_EQ(Confirm(), Lsn(0x9000));
+}
+
+// ---- Rewinds ----
+
+TEST_F(CoreTest, ARetriableReportRewindsWithoutProducingTheRecordAgain) {
+  Start();
+  Tx(0x2000, {"a", "a"});
+  sink_.Report(0, Outcome::kRetriable);
+  Poll();
+  EXPECT_TRUE(core_->rewind_reason().has_value());
+  EXPECT_EQ(sink_.produced.size(), 2u);  // never re-produced alone: that would reorder its key
+  EXPECT_TRUE(core_->interrupted());
+}
+
+TEST_F(CoreTest, AFatalReportRewinds) {
+  Start();
+  Tx(0x2000, {"a"});
+  sink_.Report(0, Outcome::kFatal);
+  Poll();
+  EXPECT_TRUE(core_->rewind_reason().has_value());
+}
+
+TEST_F(CoreTest, AFailedSinkRewinds) {
+  Start();
+  sink_.answer = ProduceResult::Code::kFailed;
+  Tx(0x2000, {"a"});
+  EXPECT_TRUE(core_->rewind_reason().has_value());
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, ReportsFromBeforeARewindAreIgnored) {
+  Start();
+  Tx(0x2000, {"a"});
+  core_->Rewind("test");
+  Restart();
+  Tx(0x2000, {"a"});  // resent after the rewind
+  sink_.Ack(0);       // the old generation's record
+  Poll();
+  EXPECT_EQ(Confirm(), kStart);
+  sink_.Ack(1);
+  Poll();
+  EXPECT_EQ(Confirm(), Lsn(0x2010));
+}
+
+// ---- Order and bounds ----
+
+TEST_F(CoreTest, RecordsTheSinkHasNoRoomForAreHeldAndProducedInStreamOrder) {
+  Start();
+  sink_.answer = ProduceResult::Code::kFull;
+  Begin(0x2000);
+  ASSERT_TRUE(Send(Row(Id(1), "k")).ok());
+  EXPECT_TRUE(core_->paused());  // nothing more is read while a record is held
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kStop);
+  sink_.answer = ProduceResult::Code::kOk;
+  ASSERT_TRUE(Send(Row(Id(2), "k")).ok());  // what was already buffered comes behind it
+  ASSERT_TRUE(core_->ProduceHeld().ok());
+  ASSERT_EQ(sink_.produced.size(), 2u);
+  EXPECT_EQ(sink_.produced[0].record.event_id, Id(1));
+  EXPECT_EQ(sink_.produced[1].record.event_id, Id(2));
+  const Lsn end = Commit(0x2000);
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), end);
+}
+
+TEST_F(CoreTest, TheBoundsPauseTheStreamAndStatusUpdatesGoOn) {
+  config_.delivery.max_inflight_events = 3;  // records plus one per open transaction
+  Start();
+  Begin(0x2000);
+  ASSERT_TRUE(Send(Row(Id(1), "a")).ok());
+  EXPECT_FALSE(core_->paused());
+  ASSERT_TRUE(Send(Row(Id(2), "b")).ok());
+  EXPECT_TRUE(core_->paused());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kStop);
+  clock_.Advance(1000ms);
+  EXPECT_TRUE(core_->StatusDue().has_value());  // the server does not time a paused relay out
+  sink_.Ack(0);
+  Poll();
+  EXPECT_FALSE(core_->paused());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kGoOn);
+}
+
+TEST_F(CoreTest, NothingAcknowledgedForReleaseSlotAfterMsReleasesTheSlot) {
+  Start();
+  Tx(0x2000, {"a"});
+  clock_.Advance(9000ms);
+  EXPECT_FALSE(core_->ReleaseDue());
+  clock_.Advance(2000ms);
+  EXPECT_TRUE(core_->ReleaseDue());
+  sink_.Ack(0);
+  Poll();
+  EXPECT_FALSE(core_->ReleaseDue());
+}
+
+TEST_F(CoreTest, TheReleaseClockStartsWithTheFirstRecordAfterAQuietSpell) {
+  Start();
+  clock_.Advance(60000ms);  // quiet: nothing waits for the broker
+  EXPECT_FALSE(core_->ReleaseDue());
+  Tx(0x2000, {"a"});
+  clock_.Advance(1000ms);
+  EXPECT_FALSE(core_->ReleaseDue());
+}
+
+TEST_F(CoreTest, AQuietOutboxsCheckpointCountsTowardTheRelease) {
+  store_.durable = false;
+  Start();
+  Keepalive(0x9000);
+  Confirm();  // starts the checkpoint of 0/9000
+  clock_.Advance(11000ms);
+  EXPECT_TRUE(core_->ReleaseDue());
+}
+
+// ---- Streamed transactions ----
+
+TEST_F(CoreTest, RolledBackStreamedTransactionsAndSubtransactionsProduceNothing) {
+  config_.source.streaming = true;
+  Start(nullptr, nullptr, 2);
+  ASSERT_TRUE(Send(pg::StreamStart{800, 1}).ok());
+  pg::Relation rel = Outbox();
+  rel.xid = 800;
+  ASSERT_TRUE(Send(rel).ok());
+  ASSERT_TRUE(Send(Row(Id(1), "a", 800)).ok());
+  ASSERT_TRUE(Send(Row(Id(2), "b", 801)).ok());  // a subtransaction
+  ASSERT_TRUE(Send(pg::StreamStop{}).ok());
+  ASSERT_TRUE(Send(pg::StreamAbort{800, 801, std::nullopt, std::nullopt}).ok());  // the subtransaction rolls back
+  ASSERT_TRUE(Send(pg::StreamStart{900, 1}).ok());
+  ASSERT_TRUE(Send(Row(Id(3), "c", 900)).ok());
+  ASSERT_TRUE(Send(pg::StreamStop{}).ok());
+  ASSERT_TRUE(Send(pg::StreamAbort{900, 900, std::nullopt, std::nullopt}).ok());  // the whole transaction rolls back
+  EXPECT_TRUE(sink_.produced.empty());  // nothing before the Stream Commit
+  ASSERT_TRUE(Send(pg::StreamCommit{800, 0, Lsn(0x5000), Lsn(0x5010), kPgTime}).ok());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kStopBusy);
+  ASSERT_TRUE(core_->ReplayStep().ok());
+  ASSERT_EQ(sink_.produced.size(), 1u);
+  EXPECT_EQ(sink_.produced[0].record.event_id, Id(1));
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), Lsn(0x5010));
+}
+
+// ---- Permanent errors ----
+
+TEST_F(CoreTest, UnderHaltARefusedEventStopsBeforeItsTransaction) {
+  Start();
+  const Lsn before = Tx(0x2000, {"a"});
+  sink_.answer = ProduceResult::Code::kRejected;
+  sink_.reason = sinks::Reason::kTooLarge;
+  Begin(0x3000);
+  ASSERT_TRUE(Send(Row(Id(9), "b")).ok());
+  EXPECT_FALSE(core_->halt().has_value());  // raised at the Commit, when the end LSN is known
+  Commit(0x3000);
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_NE(core_->halt()->message().find("--start-lsn 0/3010"), std::string::npos) << core_->halt()->message();
+  EXPECT_NE(core_->halt()->message().find(Id(9)), std::string::npos) << core_->halt()->message();
+  sink_.answer = ProduceResult::Code::kOk;
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), before);  // never past the refused event's transaction
+  EXPECT_EQ(sink_.To("dead").size(), 0u);
+}
+
+TEST_F(CoreTest, UnderDeadLetterARefusedEventGoesToTheDeadLetterTopicInItsPlace) {
+  config_.delivery.on_error = config::OnError::kDeadLetter;
+  Start();
+  sink_.reason = sinks::Reason::kTooLarge;
+  sink_.next_answers = {ProduceResult::Code::kRejected};  // the event; its dead letter is taken
+  const Lsn end = Tx(0x2000, {"a"});
+  ASSERT_EQ(sink_.To("dead").size(), 1u);
+  const OwnedRecord& dl = *sink_.To("dead")[0];
+  EXPECT_FALSE(dl.value.has_value());  // too large: without its value
+  bool has_error = false;
+  for (const auto& [name, value] : dl.headers) has_error = has_error || name == "error";
+  EXPECT_TRUE(has_error);
+  EXPECT_EQ(Confirm(), kStart);  // the dead letter waits for its own report
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), end);
+  EXPECT_EQ(metrics_.events_dead_lettered.load(), 1u);
+}
+
+TEST_F(CoreTest, ARecordTheBrokerRejectsIsDeadLetteredBeforeItsTransactionIsConfirmed) {
+  config_.delivery.on_error = config::OnError::kDeadLetter;
+  Start();
+  const Lsn end = Tx(0x2000, {"a"});
+  sink_.Report(0, Outcome::kRejectedEvent);
+  Poll();
+  EXPECT_EQ(Confirm(), kStart);  // the dead letter stands in for the record: not written yet
+  ASSERT_TRUE(core_->ProduceHeld().ok());
+  ASSERT_EQ(sink_.To("dead").size(), 1u);
+  EXPECT_EQ(Confirm(), kStart);
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), end);
+}
+
+TEST_F(CoreTest, ADeadLetterThatCouldNotBeWrittenRewindsAndConfirmsNothing) {
+  config_.delivery.on_error = config::OnError::kDeadLetter;
+  Start();
+  Tx(0x2000, {"a"});
+  sink_.Report(0, Outcome::kRejectedEvent);
+  Poll();
+  sink_.answer = ProduceResult::Code::kFailed;  // the producer is gone when the dead letter is produced
+  ASSERT_TRUE(core_->ProduceHeld().ok());
+  EXPECT_TRUE(core_->rewind_reason().has_value());
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, ADeadLetterTheBrokerRefusesHalts) {
+  config_.delivery.on_error = config::OnError::kDeadLetter;
+  Start();
+  Tx(0x2000, {"a"});
+  sink_.Report(0, Outcome::kRejectedEvent);
+  Poll();
+  ASSERT_TRUE(core_->ProduceHeld().ok());
+  sink_.Report(1, Outcome::kRejectedEvent);  // the dead letter itself
+  Poll();
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, ABatchTheBrokerRefusesHaltsNamingEveryEventAndDeadLettersNone) {
+  config_.delivery.on_error = config::OnError::kDeadLetter;
+  Start();
+  Tx(0x2000, {"a", "b"});
+  sink_.Report(0, Outcome::kRejectedBatch);
+  sink_.Report(1, Outcome::kRejectedBatch);
+  Poll();
+  ASSERT_TRUE(core_->halt().has_value());
+  const std::string message(core_->halt()->message());
+  EXPECT_NE(message.find(Id(1)), std::string::npos) << message;
+  EXPECT_NE(message.find(Id(2)), std::string::npos) << message;
+  ASSERT_TRUE(core_->ProduceHeld().ok());
+  EXPECT_TRUE(sink_.To("dead").empty());
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, AnEventWithANullIdIsAPerEventError) {
+  Start();
+  Begin(0x2000);
+  ASSERT_TRUE(Send(Row("", "a")).ok());
+  Commit(0x2000);
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_TRUE(sink_.produced.empty());
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+// ---- A sink that commits with the checkpoint (the transactional Kafka sink's contract) ----
+
+class TransactionalCoreTest : public CoreTest {
+ protected:
+  void StartTx() { Start(&tx_, &tx_); }
+  FakeTransactionalSink tx_;
+};
+
+TEST_F(TransactionalCoreTest, NothingIsConfirmedBeforeTheCommitThatHoldsTheCheckpoint) {
+  StartTx();
+  const Lsn end = Tx(0x2000, {"a", "b"});
+  clock_.Advance(1000ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  EXPECT_EQ(Confirm(), kStart);  // starts the commit
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, end);
+  EXPECT_TRUE(core_->paused());  // nothing is produced while the commit is in flight
+  EXPECT_EQ(Confirm(), kStart);
+  tx_.CompleteCommit();
+  Poll();
+  EXPECT_EQ(tx_.committed.size(), 2u);
+  EXPECT_FALSE(core_->paused());
+  EXPECT_EQ(Confirm(), end);
+}
+
+TEST_F(TransactionalCoreTest, ACommitWaitsForTheEndOfTheTransactionInProgress) {
+  StartTx();
+  const Lsn first = Tx(0x2000, {"a"});
+  Begin(0x3000);
+  ASSERT_TRUE(Send(Row(Id(50), "b")).ok());
+  clock_.Advance(1000ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  EXPECT_TRUE(tx_.commits.empty());  // never half a transaction in a commit
+  EXPECT_FALSE(core_->paused());     // read on to its Commit
+  const Lsn second = Commit(0x3000);
+  EXPECT_TRUE(core_->paused());      // then wait for the commit
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, second);
+  EXPECT_GT(second, first);
+}
+
+TEST_F(TransactionalCoreTest, AFailedCommitRewindsAndConfirmsNothing) {
+  StartTx();
+  Tx(0x2000, {"a"});
+  clock_.Advance(1000ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  tx_.CompleteCommit(/*ok=*/false);
+  Poll();
+  EXPECT_TRUE(core_->rewind_reason().has_value());
+  EXPECT_TRUE(tx_.committed.empty());
+  EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(TransactionalCoreTest, IdleAdvanceCommitsAnEmptyTransaction) {
+  StartTx();
+  Keepalive(0x9000);
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, Lsn(0x9000));
+  tx_.CompleteCommit();
+  Poll();
+  EXPECT_EQ(Confirm(), Lsn(0x9000));
+}
+
+}  // namespace
+}  // namespace outbox::delivery
