@@ -577,10 +577,10 @@ std::string DeliveryCore::SkipAdvice(EntryHandle handle) const {
 
 Lsn DeliveryCore::ConfirmCandidate() const {
   Lsn candidate = std::max(confirmed_, tracker_.watermark());
-  const bool quiet = tracker_.idle() && !in_tx_ && streams_.empty() && !replay_;
   // A transactional sink acknowledges nothing before its commit: what may be committed is everything produced.
   if (transactional() && CommitPossible()) candidate = std::max(candidate, tracker_.last_end_lsn());
-  if (quiet && idle_wal_end_) candidate = std::max(candidate, *idle_wal_end_);
+  // A walEnd remembered while nothing was open or in flight (OnKeepalive): everything after it is beyond it.
+  if (idle_wal_end_) candidate = std::max(candidate, *idle_wal_end_);
   return candidate;
 }
 

@@ -242,6 +242,16 @@ TEST_F(CoreTest, TheXLogDataHeaderNeverConfirms) {
   EXPECT_EQ(Confirm(), kStart);
 }
 
+TEST_F(CoreTest, CheckpointsCarryTheIdentityOfTheServerTheyBelongTo) {
+  Start();
+  core_->SetSystem(pg::SystemInfo{"7300000000000000042", 3, Lsn(0x10000000), "db"});
+  ASSERT_TRUE(core_->RequestCheckpoint(Lsn(0x5000)).ok());  // the slot check's, before the session streams
+  ASSERT_EQ(store_.written.size(), 1u);
+  EXPECT_EQ(store_.written[0].system_id, "7300000000000000042");
+  EXPECT_EQ(store_.written[0].timeline, 3);
+  EXPECT_EQ(core_->checkpointed(), Lsn(0x5000));
+}
+
 TEST_F(CoreTest, TheConfirmedPositionNeverMovesBack) {
   Start();
   Keepalive(0x9000);
@@ -277,6 +287,16 @@ TEST_F(CoreTest, AFailedSinkRewinds) {
   Tx(0x2000, {"a"});
   EXPECT_TRUE(core_->rewind_reason().has_value());
   EXPECT_EQ(Confirm(), kStart);
+}
+
+TEST_F(CoreTest, ThePurgedRecordsReportsAfterARewindRaiseNoOtherRewind) {
+  Start();
+  Tx(0x2000, {"a", "b"});
+  core_->Rewind("connection lost");
+  sink_.Purge();  // every purged record reports a retriable error
+  Poll();
+  EXPECT_FALSE(core_->rewind_reason().has_value());
+  EXPECT_EQ(metrics_.delivery_errors_transient.load(), 0u);
 }
 
 TEST_F(CoreTest, ReportsFromBeforeARewindAreIgnored) {
@@ -516,6 +536,7 @@ TEST_F(TransactionalCoreTest, NothingIsConfirmedBeforeTheCommitThatHoldsTheCheck
   tx_.CompleteCommit();
   Poll();
   EXPECT_EQ(tx_.committed.size(), 2u);
+  EXPECT_EQ(core_->pending_records(), 0u);  // the commit acknowledged them
   EXPECT_FALSE(core_->paused());
   EXPECT_EQ(Confirm(), end);
 }
