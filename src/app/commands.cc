@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "app/relay.h"
+#include "app/sinks.h"
 #include "kafka/checkpoint.h"
 #include "kafka/probe.h"
 #include "kafka/producer_config.h"

@@ -7,7 +7,7 @@
 #include "app/test_hooks.h"
 #include "common/status_tag.h"
 #include "common/strings.h"
-#include "kafka/producer_config.h"
+#include "app/sinks.h"
 #include "spdlog/spdlog.h"
 
 namespace outbox::app {
@@ -30,21 +30,7 @@ std::shared_ptr<spdlog::logger> Log() {
   return l ? l : spdlog::default_logger();
 }
 
-int64_t UnixMillis() { return delivery::SystemClock().UnixMillis(); }
-
 }  // namespace
-
-std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config) {
-  switch (config.source.checkpoint) {
-    case config::CheckpointStore::kKafka:
-      return std::make_unique<kafka::KafkaCheckpointStore>(config.kafka, config.source.checkpoint_topic, &UnixMillis);
-    case config::CheckpointStore::kFile:
-      return std::make_unique<kafka::FileCheckpointStore>(config.source.checkpoint_file);
-    case config::CheckpointStore::kNone:
-      break;
-  }
-  return std::make_unique<sinks::NoCheckpointStore>();
-}
 
 Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop)
     : config_(std::move(config)),
@@ -52,11 +38,7 @@ Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, c
       metrics_(metrics),
       stop_(stop),
       core_(config_, &clock_, metrics_),
-      store_(MakeCheckpointStore(config_)) {
-  if (config_.source.checkpoint == config::CheckpointStore::kKafka) {
-    kafka_store_ = static_cast<kafka::KafkaCheckpointStore*>(store_.get());
-  }
-}
+      store_(MakeCheckpointStore(config_)) {}
 
 Relay::~Relay() = default;
 
@@ -76,20 +58,13 @@ absl::Status Relay::EnsureSink() {
   }
   acks_at_recreation_ = core_.acks();
   core_.Attach(nullptr, store_.get());
-  if (kafka_store_) kafka_store_->Attach(nullptr);
+  AttachSink(store_.get(), nullptr);
   sink_.reset();
-  if (producer_conf_.empty()) {
-    auto conf = kafka::BuildProducerConfig(
-        config_.kafka, {config_.delivery.max_inflight_events, config_.delivery.max_inflight_bytes},
-        config_.delivery.unsafe);
-    if (!conf.ok()) return conf.status();
-    producer_conf_ = *conf;
-  }
-  auto sink = kafka::KafkaSink::Create(producer_conf_, &core_);
+  auto sink = MakeSink(config_, &core_);
   if (!sink.ok()) return sink.status();
   sink_ = std::move(*sink);
   core_.Attach(sink_.get(), store_.get());
-  if (kafka_store_) kafka_store_->Attach(sink_.get());
+  AttachSink(store_.get(), sink_.get());
   return absl::OkStatus();
 }
 

@@ -1,11 +1,10 @@
-// Relay: one pipeline's wiring and reconnect loop. It owns the replication connection (pg/), the producer (a
-// kafka::KafkaSink), the checkpoint store and the delivery core (delivery/), which decides everything about what is
+// Relay: one pipeline's wiring and reconnect loop. It owns the replication connection (pg/), the sink (whichever
+// MakeSink makes: today the Kafka producer), the checkpoint store and the delivery core (delivery/), which decides everything about what is
 // produced and confirmed. One thread runs it all: it waits in one poll() on the libpq socket and the producer's
 // wakeup descriptor, with a timeout for the next status update (DESIGN.md "The flow").
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,8 +14,6 @@
 #include "config/config.h"
 #include "delivery/clock.h"
 #include "delivery/core.h"
-#include "kafka/checkpoint_store.h"
-#include "kafka/sink.h"
 #include "ops/metrics.h"
 #include "pg/replication_connection.h"
 #include "pg/replication_stream.h"
@@ -33,9 +30,6 @@ struct RunOptions {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFatal = 1;
 inline constexpr int kExitUsage = 2;
-
-// The checkpoint store of source.checkpoint (the kafka one still needs a producer: KafkaCheckpointStore::Attach).
-std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config);
 
 class Relay {
  public:
@@ -76,9 +70,7 @@ class Relay {
   delivery::SystemClock clock_;
   delivery::DeliveryCore core_;
   std::unique_ptr<sinks::CheckpointStore> store_;
-  kafka::KafkaCheckpointStore* kafka_store_ = nullptr;  // store_, when it is the kafka one
-  std::unique_ptr<kafka::KafkaSink> sink_;
-  std::map<std::string, std::string> producer_conf_;
+  std::unique_ptr<sinks::Sink> sink_;  // made by MakeSink (app/sinks.h), remade after a fatal error
 
   pg::SystemInfo system_;      // IDENTIFY_SYSTEM of the current connection
   bool slot_checked_ = false;  // a session's slot and gap checks passed

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "kafka/sink.h"
 #include "kafka/test_hooks.h"
 
 namespace outbox::app::test_hooks {
@@ -27,12 +28,12 @@ void InstallFromEnvironment() {
   sigaction(SIGUSR2, &fatal, nullptr);
 }
 
-void Apply(kafka::KafkaSink& sink) {
+void Apply(sinks::Sink& sink) {
   thread_local unsigned seen = 0;
   const unsigned requests = g_fatal_requests.load();
   if (requests == seen) return;
   seen = requests;
-  kafka::InjectFatalError(sink);
+  if (auto* kafka_sink = dynamic_cast<kafka::KafkaSink*>(&sink)) kafka::InjectFatalError(*kafka_sink);
 }
 
 }  // namespace outbox::app::test_hooks

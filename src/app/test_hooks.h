@@ -2,15 +2,15 @@
 // raises a fatal error in the producer of every running pipeline (as the broker's out-of-order sequence error would).
 #pragma once
 
-namespace outbox::kafka {
-class KafkaSink;
+namespace outbox::sinks {
+class Sink;
 }
 
 namespace outbox::app::test_hooks {
 
 // Installs the signal handler when the environment asks for it (main, before the pipelines start).
 void InstallFromEnvironment();
-// Each loop round: does what a signal asked, on this pipeline's producer.
-void Apply(kafka::KafkaSink& sink);
+// Each loop round: does what a signal asked, on this pipeline's sink (a Kafka one; others have no hook).
+void Apply(sinks::Sink& sink);
 
 }  // namespace outbox::app::test_hooks

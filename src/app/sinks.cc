@@ -1,0 +1,41 @@
+// Which sink and which checkpoint store a configuration asks for.
+#include "app/sinks.h"
+
+#include "delivery/clock.h"
+#include "kafka/checkpoint_store.h"
+#include "kafka/producer_config.h"
+#include "kafka/sink.h"
+
+namespace outbox::app {
+namespace {
+
+int64_t UnixMillis() { return delivery::SystemClock().UnixMillis(); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler) {
+  auto conf = kafka::BuildProducerConfig(
+      config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
+  if (!conf.ok()) return conf.status();
+  auto sink = kafka::KafkaSink::Create(*conf, handler);
+  if (!sink.ok()) return sink.status();
+  return std::unique_ptr<sinks::Sink>(std::move(*sink));
+}
+
+std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config) {
+  switch (config.source.checkpoint) {
+    case config::CheckpointStore::kKafka:
+      return std::make_unique<kafka::KafkaCheckpointStore>(config.kafka, config.source.checkpoint_topic, &UnixMillis);
+    case config::CheckpointStore::kFile:
+      return std::make_unique<kafka::FileCheckpointStore>(config.source.checkpoint_file);
+    case config::CheckpointStore::kNone:
+      break;
+  }
+  return std::make_unique<sinks::NoCheckpointStore>();
+}
+
+void AttachSink(sinks::CheckpointStore* store, sinks::Sink* sink) {
+  if (auto* kafka_store = dynamic_cast<kafka::KafkaCheckpointStore*>(store)) kafka_store->Attach(sink);
+}
+
+}  // namespace outbox::app

@@ -1,0 +1,22 @@
+// The sink and the checkpoint store of a pipeline, made from its configuration: the one place that knows which
+// implementations exist (today the Kafka sink, and the kafka, file and none stores).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "config/config.h"
+#include "sinks/checkpoint_store.h"
+#include "sinks/sink.h"
+
+namespace outbox::app {
+
+// The pipeline's sink; its reports go to `handler`. Errors name the configuration key.
+absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler);
+
+// The store of source.checkpoint. A store that writes through the sink (the kafka topic) is given it by Attach.
+std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config);
+// Tells `store` which sink its writes go through (after the sink is made or recreated; nullptr before).
+void AttachSink(sinks::CheckpointStore* store, sinks::Sink* sink);
+
+}  // namespace outbox::app
