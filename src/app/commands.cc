@@ -271,19 +271,11 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
   }
 
   const std::string pub = config.source.publication;
-  auto publication = sql.Exec(Cat(
-      "SELECT p.pubinsert, EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = p.pubname AND "
-      "t.schemaname = ", pg::QuoteLiteral(schema), " AND t.tablename = ", pg::QuoteLiteral(table),
-      ") FROM pg_publication p WHERE p.pubname = ", pg::QuoteLiteral(pub)));
+  auto publication = sql.Exec(pg::PublicationCoverageSql(pub, schema, table));
   if (!publication.ok()) {
     report.Problem(Cat("reading publication \"", pub, "\""), publication.status());
-  } else if (publication->empty()) {
-    report.Problem(Cat("publication \"", pub, "\" does not exist (source.publication; `outbox-relay init` creates "
-                       "it)"));
-  } else if (publication->front()[1].value_or("f") != "t") {
-    report.Problem(Cat("publication \"", pub, "\" does not cover ", qualified));
-  } else if (publication->front()[0].value_or("f") != "t") {
-    report.Problem(Cat("publication \"", pub, "\" does not publish inserts (publish = 'insert')"));
+  } else if (absl::Status covered = pg::PublicationCoverage(*publication, pub, qualified, false); !covered.ok()) {
+    report.Problem(ToStd(covered.message()));
   } else {
     report.Ok(Cat("publication \"", pub, "\" covers ", qualified, " and publishes inserts"));
     if (sql.server_version() >= 150000) {

@@ -18,6 +18,8 @@ constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
 constexpr auto kStandbyRetry = std::chrono::milliseconds(500);
 constexpr int kFramesPerRound = 1024;
 constexpr int kCheckpointTimeoutMs = 30000;
+// How long the publication watch waits for its answer before the connection counts as lost (a rewind).
+constexpr int kWatchTimeoutMs = 10000;
 // Producer recreations in a row, without a delivery between, before a fatal producer error is fatal for the relay.
 constexpr int kMaxProducerRecreations = 5;
 // Spill-file failures in a row (each a rewind, with the reconnect backoff) before they are fatal.
@@ -38,7 +40,9 @@ Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, c
       metrics_(metrics),
       stop_(stop),
       core_(config_, &clock_, metrics_),
-      store_(MakeCheckpointStore(config_)) {}
+      store_(MakeCheckpointStore(config_)) {
+  core_.WatchPublication();
+}
 
 Relay::~Relay() = default;
 
@@ -214,7 +218,7 @@ absl::StatusOr<pg::SlotDecision> Relay::PrepareSlot(pg::ReplicationConnection& c
   // --accept-gap is about the gap found at this start: a later gap (on a reconnect, or a standby's retry) stops the
   // relay again.
   options_.accept_gap = false;
-  const pg::SlotInfo& s = **slot;
+  const pg::SlotInfo& s = *in.slot;  // the slot as read, or as just created
   Log()->info("slot {}: confirmed_flush_lsn {}, restart_lsn {}, wal_status {}{}", slot_name,
               decision->slot_confirmed.ToString(), s.restart_lsn ? s.restart_lsn->ToString() : "NULL", s.wal_status,
               s.failover ? Cat(", failover ", *s.failover, ", synced ", s.synced.value_or(false)) : "");
@@ -267,6 +271,7 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   }
   core_.UpdateGauges();
   core_.LogProgress();
+  if (absl::Status st = CheckPublication(false); !st.ok()) return st;
   if (std::optional<bool> ping = core_.StatusDue()) {
     if (absl::Status st = SendStatus(stream, *ping); !st.ok()) return st;
   }
@@ -281,6 +286,32 @@ absl::Status Relay::SendStatus(pg::ReplicationStream& stream, bool reply_request
   if (!status.ok()) return status.status();
   if (absl::Status st = stream.SendFeedback(*status); !st.ok()) return st;
   core_.StatusSent(*status);
+  return absl::OkStatus();
+}
+
+absl::Status Relay::CheckPublication(bool now) {
+  if (!now && Clock::now() - watched_at_ < std::chrono::milliseconds(config_.source.status_interval_ms)) {
+    return absl::OkStatus();
+  }
+  watched_at_ = Clock::now();
+  const Lsn through = core_.received_through();  // what was received before the check starts
+  if (!watch_) {
+    auto conn = pg::SqlConnection::Connect(
+        config_.source.conninfo, config_.pipeline.empty() ? "outbox-relay watch" : Cat("outbox-relay.", config_.pipeline, " watch"));
+    if (!conn.ok()) return conn.status();
+    watch_ = std::move(*conn);
+  }
+  const auto [schema, table] = config::SplitTableName(config_.outbox.table);
+  auto rows = watch_->Exec(pg::PublicationCoverageSql(config_.source.publication, schema, table), kWatchTimeoutMs);
+  if (!rows.ok()) {
+    watch_.reset();
+    return rows.status();
+  }
+  if (absl::Status st = pg::PublicationCoverage(*rows, config_.source.publication, Cat(schema, ".", table), true);
+      !st.ok()) {
+    return st;
+  }
+  core_.PublicationVerified(through);
   return absl::OkStatus();
 }
 
@@ -326,6 +357,8 @@ absl::Status Relay::Shutdown(pg::ReplicationStream* stream) {
       if (absl::Status st = SendStatus(*stream, false); !st.ok()) return st;
     }
   }
+  // What was received is confirmed only once the publication is known to have covered it.
+  if (absl::Status st = CheckPublication(/*now=*/true); !st.ok()) Log()->warn("while stopping: {}", st.message());
   const Lsn candidate = core_.ConfirmCandidate();
   if (candidate > core_.checkpointed() && !core_.rewind_reason()) {
     const int left = static_cast<int>(std::max<int64_t>(

@@ -15,6 +15,7 @@
 #include "delivery/clock.h"
 #include "delivery/core.h"
 #include "ops/metrics.h"
+#include "pg/admin.h"
 #include "pg/replication_connection.h"
 #include "pg/replication_stream.h"
 #include "sinks/checkpoint_store.h"
@@ -53,6 +54,10 @@ class Relay {
   // What the core raised (a rewind, a halt, a fatal error), as the stream's end; nullopt when none.
   std::optional<absl::Status> Interruption(pg::ReplicationStream& stream);
   absl::Status SendStatus(pg::ReplicationStream& stream, bool reply_requested);
+  // The publication watch (DeliveryCore::WatchPublication): every status interval (or `now`), on a plain
+  // connection, whether the publication still covers the outbox table's inserts. FAILED_PRECONDITION when it does
+  // not (fatal), UNAVAILABLE when the connection fails.
+  absl::Status CheckPublication(bool now);
   // Writes the checkpoint `lsn` and waits for it to be durable (start and stop only).
   absl::Status WriteCheckpointNow(Lsn lsn, int timeout_ms);
   absl::Status Shutdown(pg::ReplicationStream* stream);
@@ -72,6 +77,8 @@ class Relay {
   std::unique_ptr<sinks::CheckpointStore> store_;
   std::unique_ptr<sinks::Sink> sink_;  // made by MakeSink (app/sinks.h), remade after a fatal error
 
+  std::unique_ptr<pg::SqlConnection> watch_;  // the publication watch's plain connection (made on first use)
+  std::chrono::steady_clock::time_point watched_at_{};
   pg::SystemInfo system_;      // IDENTIFY_SYSTEM of the current connection
   bool slot_checked_ = false;  // a session's slot and gap checks passed
   bool broker_down_ = false;   // the slot was released for the broker: wait until it answers before reconnecting

@@ -34,6 +34,7 @@ DeliveryCore::~DeliveryCore() = default;
 void DeliveryCore::Attach(sinks::Sink* sink, sinks::CheckpointStore* store) {
   sink_ = sink;
   store_ = store;
+  transactional_ = store_ != nullptr && store_->commits_records();
 }
 
 void DeliveryCore::StartSession(const pg::SystemInfo& system, int proto_version, Lsn confirmed,
@@ -73,6 +74,7 @@ pg::ReadControl DeliveryCore::AfterFrame() const {
 absl::Status DeliveryCore::OnKeepalive(const pg::Keepalive& k) {
   last_keepalive_ = clock_->Now();
   if (k.wal_end > stream_position_) stream_position_ = k.wal_end;
+  received_through_ = std::max(received_through_, k.wal_end);
   if (k.wal_end.value() > metrics_->server_wal_lsn.load()) metrics_->server_wal_lsn = k.wal_end.value();
   if (k.reply_requested) reply_now_ = true;
   // Idle advance: everything before this keepalive was processed; if none of it is open or in flight, the slot may
@@ -291,6 +293,7 @@ absl::Status DeliveryCore::ReplayStep() {
 void DeliveryCore::FinishTransaction(Lsn end_lsn) {
   in_tx_ = false;
   tracker_.Close(tx_entry_, end_lsn);
+  received_through_ = std::max(received_through_, end_lsn);
   if (end_lsn.value() > metrics_->received_lsn.load()) metrics_->received_lsn = end_lsn.value();
   if (tx_halt_) {
     halt_ = absl::Status(tx_halt_->code(),
@@ -581,6 +584,7 @@ Lsn DeliveryCore::ConfirmCandidate() const {
   if (transactional() && CommitPossible()) candidate = std::max(candidate, tracker_.last_end_lsn());
   // A walEnd remembered while nothing was open or in flight (OnKeepalive): everything after it is beyond it.
   if (idle_wal_end_) candidate = std::max(candidate, *idle_wal_end_);
+  if (watch_publication_) candidate = std::max(confirmed_, std::min(candidate, verified_through_));
   return candidate;
 }
 

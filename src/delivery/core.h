@@ -89,6 +89,15 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   void UpdateGauges();
   void LogProgress();
 
+  // The publication watch. pgoutput skips the outbox table's rows silently once the publication stops covering it
+  // (ALTER PUBLICATION ... DROP TABLE; a dropped publication on PostgreSQL 18), and the idle advance would confirm
+  // past them. With the watch on, nothing is confirmed beyond what was received before the last check (on a plain
+  // connection) that found the table still published.
+  void WatchPublication() { watch_publication_ = true; }
+  // Everything up to here was received (commits' end LSNs, keepalives' walEnd): what a check started now vouches for.
+  Lsn received_through() const { return received_through_; }
+  void PublicationVerified(Lsn through) { verified_through_ = std::max(verified_through_, through); }
+
   // Crash-only recovery: forget everything in flight (a new generation: the purged records' reports are ignored).
   void Rewind(std::string_view why);
 
@@ -153,7 +162,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   absl::Status MaybeCheckpoint(Lsn candidate);
   // A transactional sink commits every record produced so far with the checkpoint: only at a transaction boundary,
   // with nothing held, and the lsn is the end of everything produced.
-  bool transactional() const { return store_ != nullptr && store_->commits_records(); }
+  bool transactional() const { return transactional_; }
   // Every record counted so far has been produced (nothing held), and the open transaction, if any, is not split
   // unless the bounds force it (a transaction larger than the bounds is committed in parts; its committed part
   // comes again after a crash).
@@ -164,6 +173,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   ops::Metrics* metrics_;
   sinks::Sink* sink_ = nullptr;
   sinks::CheckpointStore* store_ = nullptr;
+  bool transactional_ = false;  // store_->commits_records(), asked once (the hot path asks per frame)
 
   AckTracker tracker_;
   pg::RelationCache relations_;
@@ -197,6 +207,9 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   Clock::time_point last_ping_{};
   bool reply_now_ = false;   // the server asked for a reply
   Lsn stream_position_;      // the highest WAL position seen in the stream (XLogData or keepalive)
+  Lsn received_through_;     // every change before it was received (a Commit's end, a keepalive's walEnd)
+  bool watch_publication_ = false;
+  Lsn verified_through_;     // received before the last publication check that passed
   Lsn progress_from_;        // stream position at the last progress line
   Clock::time_point progress_at_{};
   bool caught_up_ = true;

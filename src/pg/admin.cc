@@ -3,11 +3,41 @@
 #include "pg/admin.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "pg/replication_connection.h"
 
 namespace outbox::pg {
+
+std::string PublicationCoverageSql(std::string_view publication, std::string_view schema, std::string_view table) {
+  return Cat("SELECT p.pubinsert, EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = p.pubname AND "
+             "t.schemaname = ", QuoteLiteral(schema), " AND t.tablename = ", QuoteLiteral(table),
+             ") FROM pg_publication p WHERE p.pubname = ", QuoteLiteral(publication));
+}
+
+absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
+                                 std::string_view qualified_table, bool while_running) {
+  const std::string_view when = while_running ? " (changed while the relay ran: events written since were not "
+                                                "streamed and are not confirmed; restore it, then restart)"
+                                              : "";
+  if (rows.empty() || rows.front().size() < 2) {
+    return absl::FailedPreconditionError(Cat("publication \"", publication, "\" does not exist",
+                                             while_running ? when : " (source.publication; `outbox-relay init` creates it)"));
+  }
+  if (rows.front()[1].value_or("f") != "t") {
+    return absl::FailedPreconditionError(Cat("publication \"", publication, "\" does not cover ", qualified_table, when));
+  }
+  if (rows.front()[0].value_or("f") != "t") {
+    return absl::FailedPreconditionError(
+        Cat("publication \"", publication, "\" does not publish inserts (publish = 'insert')", when));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Connect(const std::string& conninfo,
                                                                       const std::string& application_name) {
@@ -22,8 +52,28 @@ SqlConnection::~SqlConnection() {
 
 int SqlConnection::server_version() const { return PQserverVersion(conn_); }
 
-absl::StatusOr<std::vector<Row>> SqlConnection::Exec(const std::string& sql) {
-  PGresult* res = PQexec(conn_, sql.c_str());
+absl::StatusOr<std::vector<Row>> SqlConnection::Exec(const std::string& sql) { return Rows(PQexec(conn_, sql.c_str())); }
+
+absl::StatusOr<std::vector<Row>> SqlConnection::Exec(const std::string& sql, int timeout_ms) {
+  if (PQsendQuery(conn_, sql.c_str()) == 0) {
+    return absl::UnavailableError(Cat("could not send the query: ", PQerrorMessage(conn_)));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (PQisBusy(conn_) != 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return absl::UnavailableError(Cat("no answer from the server in ", timeout_ms, " ms"));
+    pollfd fd{PQsocket(conn_), POLLIN, 0};
+    if (::poll(&fd, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) {
+      return absl::UnavailableError(Cat("could not wait for the server: ", std::strerror(errno)));
+    }
+    if (PQconsumeInput(conn_) == 0) return absl::UnavailableError(Cat("connection lost: ", PQerrorMessage(conn_)));
+  }
+  absl::StatusOr<std::vector<Row>> rows = Rows(PQgetResult(conn_));
+  while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
+  return rows;
+}
+
+absl::StatusOr<std::vector<Row>> SqlConnection::Rows(PGresult* res) {
   const ExecStatusType st = PQresultStatus(res);
   if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
     const char* sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);

@@ -5,11 +5,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 struct pg_conn;
+struct pg_result;
 
 namespace outbox::pg {
 
@@ -22,12 +25,22 @@ class SqlConnection {
   ~SqlConnection();
   // Runs one statement (simple protocol); returns its rows (empty for commands).
   absl::StatusOr<std::vector<Row>> Exec(const std::string& sql);
+  // The same, giving up after `timeout_ms` without an answer (UNAVAILABLE; the connection is then unusable).
+  absl::StatusOr<std::vector<Row>> Exec(const std::string& sql, int timeout_ms);
   int server_version() const;
 
  private:
   explicit SqlConnection(pg_conn* conn) : conn_(conn) {}
+  absl::StatusOr<std::vector<Row>> Rows(pg_result* res);
   pg_conn* conn_ = nullptr;
 };
+
+// The publication watch (and `check`): whether `publication` exists, publishes inserts and covers schema.table.
+std::string PublicationCoverageSql(std::string_view publication, std::string_view schema, std::string_view table);
+// The verdict on PublicationCoverageSql's rows: OK, or FAILED_PRECONDITION saying which of the three fails, naming
+// the publication (and the table). `while_running` words it for a publication changed under a running relay.
+absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
+                                 std::string_view qualified_table, bool while_running);
 
 struct OutboxSqlNames {
   std::string schema = "public";

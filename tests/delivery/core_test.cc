@@ -261,6 +261,23 @@ TEST_F(CoreTest, TheConfirmedPositionNeverMovesBack) {
   EXPECT_EQ(Confirm(), Lsn(0x9000));
 }
 
+TEST_F(CoreTest, WithThePublicationWatchNothingIsConfirmedBeyondTheLastCheckThatPassed) {
+  Start();
+  core_->WatchPublication();
+  Keepalive(0x9000);
+  EXPECT_EQ(Confirm(), kStart);  // received, but no check has vouched for it yet
+  core_->PublicationVerified(core_->received_through());
+  EXPECT_EQ(Confirm(), Lsn(0x9000));
+  Keepalive(0xB000);  // the publication may have changed since the check
+  EXPECT_EQ(Confirm(), Lsn(0x9000));
+  const Lsn end = Tx(0xC000, {"a"});
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(core_->received_through(), end);
+  core_->PublicationVerified(core_->received_through());
+  EXPECT_EQ(Confirm(), end);
+}
+
 // ---- Rewinds ----
 
 TEST_F(CoreTest, ARetriableReportRewindsWithoutProducingTheRecordAgain) {

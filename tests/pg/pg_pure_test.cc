@@ -369,3 +369,29 @@ TEST(StartReplicationCommand, StreamingIsABooleanWithProtocolTwoAndNeverSendsOri
 
 }  // namespace
 }  // namespace outbox::pg
+
+namespace outbox::pg {
+namespace {
+
+TEST(PublicationCoverage, SaysWhichPartIsMissingNamingThePublication) {
+  const Row ok = {std::string("t"), std::string("t")};
+  EXPECT_TRUE(PublicationCoverage({ok}, "pub", "public.outbox", true).ok());
+  const absl::Status gone = PublicationCoverage({}, "pub", "public.outbox", true);
+  EXPECT_EQ(gone.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(gone.message().find("publication \"pub\" does not exist"), std::string::npos) << gone;
+  EXPECT_NE(gone.message().find("changed while the relay ran"), std::string::npos) << gone;
+  const absl::Status dropped = PublicationCoverage({{std::string("t"), std::string("f")}}, "pub", "public.outbox", true);
+  EXPECT_NE(dropped.message().find("does not cover public.outbox"), std::string::npos) << dropped;
+  const absl::Status no_insert = PublicationCoverage({{std::string("f"), std::string("t")}}, "pub", "public.outbox", false);
+  EXPECT_NE(no_insert.message().find("does not publish inserts"), std::string::npos) << no_insert;
+  EXPECT_EQ(no_insert.message().find("changed while"), std::string::npos) << no_insert;
+}
+
+TEST(PublicationCoverage, TheQueryNamesThePublicationAndTheTableQuoted) {
+  const std::string sql = PublicationCoverageSql("p'x", "public", "outbox");
+  EXPECT_NE(sql.find("'p''x'"), std::string::npos) << sql;
+  EXPECT_NE(sql.find("t.tablename = 'outbox'"), std::string::npos) << sql;
+}
+
+}  // namespace
+}  // namespace outbox::pg

@@ -1,0 +1,74 @@
+// The publication changed under a running relay (issue 11, item 3): pgoutput then skips the outbox table's rows
+// without a word (ALTER PUBLICATION ... DROP TABLE on every version; a dropped publication on PostgreSQL 18), so the
+// stream alone cannot tell, and the idle advance would confirm past events never published. The relay's publication
+// watch (a plain connection, every status interval) stops it first: exit 1 naming the publication, the slot not
+// confirmed past the first event it did not receive.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "e2e/harness.h"
+#include "support/kafka_reader.h"
+#include "support/pg_server.h"
+#include "support/process.h"
+#include "support/util.h"
+
+namespace outbox::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Publication : public SharedServicesTest {
+ protected:
+  // A relay streaming `h`'s slot with one event delivered; the publication's name.
+  std::string StartAndDeliverOne(RelayHarness& h, std::unique_ptr<ChildProcess>* relay) {
+    h.Init();
+    *relay = h.StartRelay({"--set", "source.status_interval_ms=200"});
+    EXPECT_NE(*relay, nullptr);
+    h.InsertEvent("Before", "k", "{}");
+    EXPECT_TRUE(reader_->ReadUntil(h.Topic("Before"), 1, 30s).ok()) << (*relay)->Output();
+    return h.Value("SELECT pubname FROM pg_publication").value_or("?");
+  }
+  // Busy writes to another table (what the idle advance would follow), then the relay's exit.
+  void ExpectFatalNamingIt(RelayHarness& h, ChildProcess& relay, const std::string& pub, const Lsn missed) {
+    h.Sql("CREATE TABLE IF NOT EXISTS busy (t text)");
+    for (int i = 0; i < 20 && relay.Running(); ++i) h.Sql("INSERT INTO busy SELECT 'x' FROM generate_series(1, 100)");
+    EXPECT_EQ(relay.Wait(30s), 1) << relay.Output();
+    EXPECT_NE(relay.Output().find("publication \"" + pub + "\""), std::string::npos) << relay.Output();
+    EXPECT_NE(relay.Output().find("changed while the relay ran"), std::string::npos) << relay.Output();
+    EXPECT_LT(h.ConfirmedFlush(), missed) << "the slot was confirmed past an event the stream no longer carried";
+  }
+};
+
+TEST_F(Publication, TableDroppedFromThePublicationWhileRunningIsFatalAndConfirmsNothingPastIt) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  std::unique_ptr<ChildProcess> relay;
+  const std::string pub = StartAndDeliverOne(h, &relay);
+  ASSERT_NE(relay, nullptr);
+  h.Sql("CREATE TABLE IF NOT EXISTS other_published (t text)");
+  h.Sql("ALTER PUBLICATION " + pub + " ADD TABLE other_published");  // the publication lives on, without the outbox
+  h.Sql("ALTER PUBLICATION " + pub + " DROP TABLE outbox");
+  const Lsn before_missed = h.CurrentWal();
+  h.InsertEvent("Missed", "k", "{}");
+  ExpectFatalNamingIt(h, *relay, pub, before_missed);
+  EXPECT_NE(relay->Output().find("does not cover public.outbox"), std::string::npos) << relay->Output();
+}
+
+TEST_F(Publication, PublicationDroppedWhileRunningIsFatalNamingIt) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  std::unique_ptr<ChildProcess> relay;
+  const std::string pub = StartAndDeliverOne(h, &relay);
+  ASSERT_NE(relay, nullptr);
+  h.Sql("DROP PUBLICATION " + pub);
+  const Lsn before_missed = h.CurrentWal();
+  h.InsertEvent("Missed", "k", "{}");
+  // PostgreSQL 15 also ends the stream with "publication ... does not exist"; either way the relay names it.
+  h.Sql("CREATE TABLE IF NOT EXISTS busy (t text)");
+  for (int i = 0; i < 20 && relay->Running(); ++i) h.Sql("INSERT INTO busy SELECT 'x' FROM generate_series(1, 100)");
+  EXPECT_EQ(relay->Wait(30s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("publication \"" + pub + "\" does not exist"), std::string::npos) << relay->Output();
+  EXPECT_LT(h.ConfirmedFlush(), before_missed) << "the slot was confirmed past an event the stream no longer carried";
+}
+
+}  // namespace
+}  // namespace outbox::testing
