@@ -108,6 +108,7 @@ std::string DumpConfig(const config::Config& c) {
       {"source.checkpoint_file", c.source.checkpoint_file},
       {"source.instance", c.source.instance},
       {"source.status_interval_ms", Cat(c.source.status_interval_ms)},
+      {"source.receive_timeout_ms", Cat(c.source.receive_timeout_ms)},
       {"source.messages", c.source.messages ? "true" : "false"},
       {"source.message_prefixes", absl::StrJoin(c.source.message_prefixes, ",")},
       {"source.streaming", c.source.streaming ? "true" : "false"},

@@ -269,6 +269,10 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
     return absl::UnavailableError(Cat("no acknowledgement from the broker for ", config_.delivery.release_slot_after_ms,
                                       " ms: releasing the slot until the broker answers"));
   }
+  if (core_.ReceiveTimedOut()) {
+    return absl::UnavailableError(Cat("nothing from the server for ", config_.source.receive_timeout_ms,
+                                      " ms, not even a keepalive: the connection is dead (source.receive_timeout_ms)"));
+  }
   core_.UpdateGauges();
   core_.LogProgress();
   if (absl::Status st = CheckPublication(false); !st.ok()) return st;

@@ -336,6 +336,7 @@ void ReadSource(Reader& r, SourceConfig* source) {
   r.String("source.checkpoint_file", &source->checkpoint_file);
   r.String("source.instance", &source->instance);
   r.Int("source.status_interval_ms", 10, &source->status_interval_ms);
+  r.Int("source.receive_timeout_ms", 1000, &source->receive_timeout_ms);
   r.Bool("source.messages", &source->messages);
   r.List("source.message_prefixes", &source->message_prefixes);
   r.Bool("source.streaming", &source->streaming);
@@ -343,6 +344,11 @@ void ReadSource(Reader& r, SourceConfig* source) {
 }
 
 void ValidateSource(const SourceConfig& source, Reader& r) {
+  if (source.receive_timeout_ms < 2 * source.status_interval_ms) {
+    r.Error("source.receive_timeout_ms",
+            absl::StrCat(source.receive_timeout_ms, " is less than twice source.status_interval_ms (",
+                         source.status_interval_ms, "): the relay's own pings could not keep a healthy stream alive"));
+  }
   if (!source.slot.empty()) {
     if (!std::all_of(source.slot.begin(), source.slot.end(),
                      [](char c) { return absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_'; })) {

@@ -41,6 +41,9 @@ struct SourceConfig {
   std::string checkpoint_file;
   std::string instance;  // this relay's instance name in checkpoint keys; default: the host name (filled by app)
   int64_t status_interval_ms = 1000;
+  // A replication stream that brings nothing (data or keepalive) for this long is dead: rewind and reconnect. The
+  // relay asks the server for a reply after half of it, so a healthy idle stream never trips it.
+  int64_t receive_timeout_ms = 60000;
   bool messages = false;
   std::vector<std::string> message_prefixes = {"outbox"};
   bool streaming = false;

@@ -48,12 +48,14 @@ void DeliveryCore::StartSession(const pg::SystemInfo& system, int proto_version,
   const auto now = clock_->Now();
   last_status_ = now;
   last_keepalive_ = now;
+  last_received_ = now;
   last_progress_ = now;
 }
 
 // ---- The stream's input ----
 
 absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
+  last_received_ = clock_->Now();
   if (const auto* k = std::get_if<pg::Keepalive>(&frame)) return OnKeepalive(*k);
   const auto& x = std::get<pg::XLogData>(frame);
   if (x.wal_end > stream_position_) stream_position_ = x.wal_end;
@@ -634,7 +636,10 @@ std::optional<bool> DeliveryCore::StatusDue() {
   if (transactional() && (timer || bounds_reached())) commit_due_ = true;
   const bool commit_now = transactional() && commit_due_ && !checkpoint_in_flight() && CommitPossible();
   if (!reply_now_ && !timer && !status_soon_ && !burst_done && !commit_now) return std::nullopt;
-  const bool ping = !reply_now_ && quiet && now - last_keepalive_ >= interval && now - last_ping_ >= interval;
+  // Idle with no keepalive for an interval, or silent for half the receive timeout (busy or not): ask for a reply.
+  const bool silent = now - last_received_ >= std::chrono::milliseconds(config_.source.receive_timeout_ms / 2);
+  const bool ping = !reply_now_ && (silent || (quiet && now - last_keepalive_ >= interval)) &&
+                    now - last_ping_ >= interval;
   if (ping) last_ping_ = now;
   return ping;
 }
@@ -672,6 +677,15 @@ bool DeliveryCore::ReleaseDue() const {
   // WAL moves on).
   return AwaitingBroker() &&
          clock_->Now() - last_progress_ > std::chrono::milliseconds(config_.delivery.release_slot_after_ms);
+}
+
+bool DeliveryCore::ReceiveTimedOut() {
+  const auto now = clock_->Now();
+  if (paused() || replay_) {
+    last_received_ = now;  // not reading: what the server sent waits in the socket
+    return false;
+  }
+  return now - last_received_ > std::chrono::milliseconds(config_.source.receive_timeout_ms);
 }
 
 // ---- Recovery and gauges ----

@@ -5,6 +5,8 @@
 #include "common/status_tag.h"
 
 #include <libpq-fe.h>
+
+#include <algorithm>
 #include <poll.h>
 
 #include <chrono>
@@ -103,6 +105,15 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams
     params.emplace_back(key, o->val);
   }
   PQconninfoFree(opts);
+  // A dead network path fails a socket in seconds, not after TCP's retransmissions (~15 minutes), unless the
+  // conninfo says otherwise.
+  static constexpr std::pair<const char*, const char*> kNetworkDefaults[] = {
+      {"connect_timeout", "10"},  {"keepalives", "1"},       {"keepalives_idle", "10"},
+      {"keepalives_interval", "5"}, {"keepalives_count", "3"}, {"tcp_user_timeout", "30000"}};
+  for (const auto& [key, value] : kNetworkDefaults) {
+    const bool set = std::any_of(params.begin(), params.end(), [&](const auto& p) { return p.first == key; });
+    if (!set) params.emplace_back(key, value);
+  }
   if (replication) params.emplace_back("replication", "database");
   if (!has_app_name) params.emplace_back("application_name", application_name);
   params.emplace_back("client_encoding", "UTF8");

@@ -278,6 +278,48 @@ TEST_F(CoreTest, WithThePublicationWatchNothingIsConfirmedBeyondTheLastCheckThat
   EXPECT_EQ(Confirm(), end);
 }
 
+// ---- Silent connections ----
+
+TEST_F(CoreTest, AStreamSilentForTheReceiveTimeoutIsDead) {
+  config_.source.receive_timeout_ms = 10000;
+  Start();
+  clock_.Advance(9000ms);
+  EXPECT_FALSE(core_->ReceiveTimedOut());
+  Keepalive(0x2000);  // anything from the server keeps it alive
+  clock_.Advance(9000ms);
+  EXPECT_FALSE(core_->ReceiveTimedOut());
+  clock_.Advance(2000ms);
+  EXPECT_TRUE(core_->ReceiveTimedOut());
+}
+
+TEST_F(CoreTest, APausedStreamIsNotReadSoItIsNeverSilent) {
+  config_.source.receive_timeout_ms = 10000;
+  config_.delivery.max_inflight_events = 2;
+  Start();
+  Begin(0x2000);
+  ASSERT_TRUE(Send(Row(Id(1), "a")).ok());
+  ASSERT_TRUE(core_->paused());
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(5000ms);
+    EXPECT_FALSE(core_->ReceiveTimedOut());
+  }
+}
+
+TEST_F(CoreTest, ABusyStreamSilentForHalfTheReceiveTimeoutAsksForAReply) {
+  config_.source.receive_timeout_ms = 10000;
+  Start();
+  Tx(0x2000, {"a"});  // in flight: not quiet, so the idle ping does not apply
+  clock_.Advance(1000ms);
+  std::optional<bool> due = core_->StatusDue();
+  ASSERT_TRUE(due.has_value());
+  EXPECT_FALSE(*due);
+  Confirm();
+  clock_.Advance(4500ms);
+  due = core_->StatusDue();
+  ASSERT_TRUE(due.has_value());
+  EXPECT_TRUE(*due) << "no reply asked for after half the receive timeout";
+}
+
 // ---- Rewinds ----
 
 TEST_F(CoreTest, ARetriableReportRewindsWithoutProducingTheRecordAgain) {

@@ -170,7 +170,8 @@ TEST(RelayMock, DeadLetterNotWrittenBecauseTheProducerFailedIsSentAgain) {
   // update at the end of a burst (the round in which the last report arrived) as the only one that can confirm:
   // the one the loss went out in.
   auto relay = h.StartRelay({"--set", "source.checkpoint=none", "--set", "delivery.on_error=dead_letter", "--set",
-                             "delivery.dead_letter_topic=" + dead_letters, "--set", "source.status_interval_ms=60000"},
+                             "delivery.dead_letter_topic=" + dead_letters, "--set", "source.status_interval_ms=60000",
+                             "--set", "source.receive_timeout_ms=600000"},
                             true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}});
   ASSERT_NE(relay, nullptr);
   auto reader = KafkaReader::Create(mock.bootstrap());

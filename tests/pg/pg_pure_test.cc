@@ -160,6 +160,19 @@ TEST(BuildConnParams, UsersReplicationKeyIsReplaced) {
   EXPECT_EQ(Get(*repl, "replication"), "database");
 }
 
+TEST(BuildConnParams, DeadNetworkPathsFailInSecondsUnlessTheConninfoSaysOtherwise) {
+  auto params = BuildConnParams("host=h dbname=app", true, "a");
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(Get(*params, "keepalives"), "1");
+  EXPECT_EQ(Get(*params, "tcp_user_timeout"), "30000");
+  EXPECT_EQ(Get(*params, "connect_timeout"), "10");
+  auto own = BuildConnParams("host=h connect_timeout=3 tcp_user_timeout=0", true, "a");
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(Count(*own, "connect_timeout"), 1);
+  EXPECT_EQ(Get(*own, "connect_timeout"), "3");
+  EXPECT_EQ(Get(*own, "tcp_user_timeout"), "0");
+}
+
 TEST(BuildConnParams, UsersApplicationNameIsKept) {
   auto params = BuildConnParams("host=h application_name=billing-relay", true, "outbox-relay");
   ASSERT_TRUE(params.ok()) << params.status();
