@@ -55,7 +55,7 @@ void DeliveryCore::StartSession(const pg::SystemInfo& system, int proto_version,
 // ---- The stream's input ----
 
 absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
-  last_received_ = clock_->Now();
+  ++frames_;  // the clock is read once a round (ReceiveTimedOut), not per frame
   if (const auto* k = std::get_if<pg::Keepalive>(&frame)) return OnKeepalive(*k);
   const auto& x = std::get<pg::XLogData>(frame);
   if (x.wal_end > stream_position_) stream_position_ = x.wal_end;
@@ -681,8 +681,9 @@ bool DeliveryCore::ReleaseDue() const {
 
 bool DeliveryCore::ReceiveTimedOut() {
   const auto now = clock_->Now();
-  if (paused() || replay_) {
-    last_received_ = now;  // not reading: what the server sent waits in the socket
+  if (frames_ != frames_seen_ || paused() || replay_) {  // a frame came; or not reading: what came waits in the socket
+    frames_seen_ = frames_;
+    last_received_ = now;
     return false;
   }
   return now - last_received_ > std::chrono::milliseconds(config_.source.receive_timeout_ms);

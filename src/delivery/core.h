@@ -78,7 +78,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   bool ReleaseDue() const;
   // Nothing (data or keepalive) came from the server for source.receive_timeout_ms while the stream was read: the
   // connection is dead though no error says so (a silent partition). A paused stream is not read, so it never
-  // counts as silent.
+  // counts as silent. Called once a round (it reads the clock; frames only count).
   bool ReceiveTimedOut();
 
   // Status updates: whether one is due now (the timer, the server asking, a checkpoint acknowledged, the end of a
@@ -208,7 +208,9 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   std::optional<Lsn> idle_wal_end_;  // keepalive walEnd received while nothing was open or in flight
   Clock::time_point last_status_{};
   Clock::time_point last_keepalive_{};
-  Clock::time_point last_received_{};  // the last frame of any kind (or the last round the stream was paused)
+  Clock::time_point last_received_{};  // the last round a frame came in (or the stream was paused)
+  uint64_t frames_ = 0;                // frames received (of any kind)
+  uint64_t frames_seen_ = 0;           // frames_ at the last ReceiveTimedOut
   Clock::time_point last_ping_{};
   bool reply_now_ = false;   // the server asked for a reply
   Lsn stream_position_;      // the highest WAL position seen in the stream (XLogData or keepalive)

@@ -286,6 +286,7 @@ TEST_F(CoreTest, AStreamSilentForTheReceiveTimeoutIsDead) {
   clock_.Advance(9000ms);
   EXPECT_FALSE(core_->ReceiveTimedOut());
   Keepalive(0x2000);  // anything from the server keeps it alive
+  EXPECT_FALSE(core_->ReceiveTimedOut());  // the round that received it
   clock_.Advance(9000ms);
   EXPECT_FALSE(core_->ReceiveTimedOut());
   clock_.Advance(2000ms);

@@ -70,5 +70,23 @@ TEST_F(Publication, PublicationDroppedWhileRunningIsFatalNamingIt) {
   EXPECT_LT(h.ConfirmedFlush(), before_missed) << "the slot was confirmed past an event the stream no longer carried";
 }
 
+// The outbox table's schema changed mid-stream: pgoutput sends the new Relation before the next row. An added column
+// changes nothing; a configured column dropped is fatal naming it, with nothing of that row's transaction confirmed.
+TEST_F(Publication, OutboxSchemaChangedMidStreamAddedColumnsPassDroppedOnesAreFatal) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  std::unique_ptr<ChildProcess> relay;
+  StartAndDeliverOne(h, &relay);
+  ASSERT_NE(relay, nullptr);
+  h.Sql("ALTER TABLE outbox ADD COLUMN tenant text DEFAULT 'acme'");
+  h.InsertEvent("AfterAdd", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("AfterAdd"), 1, 30s).ok()) << relay->Output();
+  h.Sql("ALTER TABLE outbox DROP COLUMN aggregateid");
+  const Lsn before = h.CurrentWal();
+  h.Sql("INSERT INTO outbox (id, aggregatetype, type, payload) VALUES (gen_random_uuid(), 'a', 'AfterDrop', '{}')");
+  EXPECT_EQ(relay->Wait(30s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("column \"aggregateid\""), std::string::npos) << relay->Output();
+  EXPECT_LT(h.ConfirmedFlush(), before) << "the slot was confirmed past the row the relay could not map";
+}
+
 }  // namespace
 }  // namespace outbox::testing
