@@ -2,6 +2,7 @@
 # Applies each one-line mutation of tests/mutations/core_mutations.txt in turn, rebuilds the delivery core's unit
 # tests and checks that the named test fails (and that the whole binary passed before). Restores every file.
 #   tests/mutations/run.sh [BUILD_DIR]      (default: build)
+#   MUTATIONS_MATCHING=Silent tests/mutations/run.sh     only the lines that contain the text
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -13,6 +14,7 @@ ninja -C "$BUILD" delivery_core_test >/dev/null || { echo "build failed before m
 caught=0 missed=0
 while IFS= read -r line; do
   case "$line" in ''|'#'*) continue ;; esac
+  [[ -n "${MUTATIONS_MATCHING:-}" && "$line" != *"$MUTATIONS_MATCHING"* ]] && continue
   file="${line%% ==> *}"; rest="${line#* ==> }"
   from="${rest%% ==> *}"; rest="${rest#* ==> }"
   to="${rest%% ==> *}"; test="${rest#* ==> }"
