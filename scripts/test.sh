@@ -38,6 +38,11 @@ export OUTBOX_TEST_PG_PORT="$PGPORT"
 export OUTBOX_TEST_KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP"
 echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP"
 
+# Debezium's connector (cached; from Maven Central) for the side-by-side test, which then may not skip.
+if [ "${OUTBOX_SKIP_DEBEZIUM:-0}" != 1 ]; then
+  bash "$ROOT/bench/install-bench-deps.sh"
+  export OUTBOX_REQUIRE_DEBEZIUM=1
+fi
 [ "${OUTBOX_SKIP_FUZZ:-0}" = 1 ] || bash "$HERE/sanitize-and-fuzz.sh" "${OUTBOX_FUZZ_SECONDS:-20}"
 # The benchmark harness in its CI form (seconds; asserts only that every contender drains and the report is written).
 [ "${OUTBOX_SKIP_BENCH:-0}" = 1 ] || bash "$ROOT/bench/run.sh" --quick
