@@ -109,6 +109,7 @@ std::string DumpConfig(const config::Config& c) {
       {"source.instance", c.source.instance},
       {"source.status_interval_ms", Cat(c.source.status_interval_ms)},
       {"source.receive_timeout_ms", Cat(c.source.receive_timeout_ms)},
+      {"source.slot_check_ms", Cat(c.source.slot_check_ms)},
       {"source.messages", c.source.messages ? "true" : "false"},
       {"source.message_prefixes", absl::StrJoin(c.source.message_prefixes, ",")},
       {"source.streaming", c.source.streaming ? "true" : "false"},

@@ -316,7 +316,29 @@ absl::Status Relay::CheckPublication(bool now) {
     return st;
   }
   core_.PublicationVerified(through);
+  CheckSlotHealth();
   return absl::OkStatus();
+}
+
+void Relay::CheckSlotHealth() {
+  if (!watch_ || Clock::now() - slot_checked_at_ < std::chrono::milliseconds(config_.source.slot_check_ms)) return;
+  slot_checked_at_ = Clock::now();
+  auto rows = watch_->Exec(pg::SlotHealthSql(config_.source.slot), kWatchTimeoutMs);
+  if (!rows.ok()) {
+    Log()->warn("reading the slot's health: {}", rows.status().message());
+    watch_.reset();
+    return;
+  }
+  const std::optional<pg::SlotHealth> health = pg::ParseSlotHealth(*rows);
+  if (!health) return;
+  metrics_->slot_wal_status = ops::SlotWalStatusIndex(health->wal_status);
+  metrics_->slot_retained_wal_bytes = health->retained_wal.value_or(-1);
+  metrics_->slot_safe_wal_size_bytes = health->safe_wal_size.value_or(-1);
+  metrics_->slot_active = health->active ? 1 : 0;
+  if (health->wal_status == "unreserved") {
+    Log()->warn("slot {} is past max_slot_wal_keep_size (wal_status unreserved): it is invalidated at the next "
+                "checkpoint unless the relay catches up", config_.source.slot);
+  }
 }
 
 absl::Status Relay::WriteCheckpointNow(Lsn lsn, int timeout_ms) {

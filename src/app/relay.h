@@ -58,6 +58,8 @@ class Relay {
   // connection, whether the publication still covers the outbox table's inserts. FAILED_PRECONDITION when it does
   // not (fatal), UNAVAILABLE when the connection fails.
   absl::Status CheckPublication(bool now);
+  // Slot health for the metrics (every source.slot_check_ms, on the watch's connection). Errors only log.
+  void CheckSlotHealth();
   // Writes the checkpoint `lsn` and waits for it to be durable (start and stop only).
   absl::Status WriteCheckpointNow(Lsn lsn, int timeout_ms);
   absl::Status Shutdown(pg::ReplicationStream* stream);
@@ -79,6 +81,7 @@ class Relay {
 
   std::unique_ptr<pg::SqlConnection> watch_;  // the publication watch's plain connection (made on first use)
   std::chrono::steady_clock::time_point watched_at_{};
+  std::chrono::steady_clock::time_point slot_checked_at_{};
   pg::SystemInfo system_;      // IDENTIFY_SYSTEM of the current connection
   bool slot_checked_ = false;  // a session's slot and gap checks passed
   bool broker_down_ = false;   // the slot was released for the broker: wait until it answers before reconnecting

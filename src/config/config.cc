@@ -337,6 +337,7 @@ void ReadSource(Reader& r, SourceConfig* source) {
   r.String("source.instance", &source->instance);
   r.Int("source.status_interval_ms", 10, &source->status_interval_ms);
   r.Int("source.receive_timeout_ms", 1000, &source->receive_timeout_ms);
+  r.Int("source.slot_check_ms", 100, &source->slot_check_ms);
   r.Bool("source.messages", &source->messages);
   r.List("source.message_prefixes", &source->message_prefixes);
   r.Bool("source.streaming", &source->streaming);

@@ -44,6 +44,8 @@ struct SourceConfig {
   // A replication stream that brings nothing (data or keepalive) for this long is dead: rewind and reconnect. The
   // relay asks the server for a reply after half of it, so a healthy idle stream never trips it.
   int64_t receive_timeout_ms = 60000;
+  // How often the slot's health (wal_status, retained WAL) is read on a plain connection, for the slot metrics.
+  int64_t slot_check_ms = 10000;
   bool messages = false;
   std::vector<std::string> message_prefixes = {"outbox"};
   bool streaming = false;

@@ -57,6 +57,8 @@ class AckTracker {
 
   // The end LSN of a closed entry (nullopt while open, or for an unknown or stale handle).
   std::optional<Lsn> EndLsnOf(EntryHandle entry) const;
+  // The commit time of the oldest tracked entry (0 when none is tracked).
+  int64_t oldest_commit_time_ms() const { return entries_.empty() ? 0 : entries_.front().commit_time_ms; }
   // The commit time given at Begin (0 for an unknown or stale handle).
   int64_t CommitTimeOf(EntryHandle entry) const;
 

@@ -294,6 +294,7 @@ absl::Status DeliveryCore::ReplayStep() {
 
 void DeliveryCore::FinishTransaction(Lsn end_lsn) {
   in_tx_ = false;
+  last_commit_time_ms_ = tx_commit_time_ms_;
   tracker_.Close(tx_entry_, end_lsn);
   received_through_ = std::max(received_through_, end_lsn);
   if (end_lsn.value() > metrics_->received_lsn.load()) metrics_->received_lsn = end_lsn.value();
@@ -711,8 +712,18 @@ void DeliveryCore::Rewind(std::string_view why) {
   UpdateGauges();
 }
 
+double DeliveryCore::BehindSourceSeconds() const {
+  const int64_t now_ms = clock_->UnixMillis();
+  const auto age = [&](int64_t commit_ms) { return commit_ms > 0 ? std::max<int64_t>(0, now_ms - commit_ms) / 1000.0 : 0.0; };
+  if (!tracker_.idle()) return age(tracker_.oldest_commit_time_ms());
+  const Lsn server = std::max(system_.xlogpos, Lsn(metrics_->server_wal_lsn.load()));
+  if (server > received_through_) return age(last_commit_time_ms_);
+  return 0.0;
+}
+
 void DeliveryCore::UpdateGauges() {
   const auto now = clock_->Now();
+  metrics_->behind_source_seconds = BehindSourceSeconds();
   metrics_->inflight_events = static_cast<int64_t>(tracker_.inflight_events());
   metrics_->inflight_bytes = static_cast<int64_t>(tracker_.inflight_bytes());
   const bool pending = tracker_.pending_records() > 0;

@@ -91,6 +91,10 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // How long the loop may sleep before the next status update is due (0..200 ms).
   int SleepMs() const;
   void UpdateGauges();
+  // behind_source_seconds (SPEC.md §7): now minus the commit time of the oldest transaction received and not yet
+  // acknowledged; with nothing pending but the server's WAL ahead of what was received (a backlog not read yet), of
+  // the newest received; 0 when caught up.
+  double BehindSourceSeconds() const;
   void LogProgress();
 
   // The publication watch. pgoutput skips the outbox table's rows silently once the publication stops covering it
@@ -199,6 +203,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   EntryHandle tx_entry_;
   Lsn tx_commit_lsn_;
   int64_t tx_commit_time_ms_ = 0;
+  int64_t last_commit_time_ms_ = 0;  // the newest transaction received (for behind_source_seconds)
   std::optional<absl::Status> tx_halt_;  // a per-event error under halt: reported at Commit, with the end LSN
 
   // Positions.

@@ -48,6 +48,13 @@ void Metrics::SetStopped(std::string why) {
   stopped_ = std::move(why);
 }
 
+int SlotWalStatusIndex(std::string_view status) {
+  for (int i = 1; i < static_cast<int>(std::size(kSlotWalStatuses)); ++i) {
+    if (status == kSlotWalStatuses[i]) return i;
+  }
+  return 0;
+}
+
 Metrics::Readiness Metrics::readiness() const {
   if (!loop_running.load()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -56,6 +63,10 @@ Metrics::Readiness Metrics::readiness() const {
   const std::string reason = not_ready_reason();
   if (!streaming.load()) return {false, reason.empty() ? "not streaming" : reason};
   if (!broker_reachable.load()) return {false, reason.empty() ? "broker unreachable" : reason};
+  // The slot is past max_slot_wal_keep_size (unreserved: invalidated at the next checkpoint unless it catches up).
+  if (const int st = slot_wal_status.load(); st == SlotWalStatusIndex("unreserved") || st == SlotWalStatusIndex("lost")) {
+    return {false, Cat("slot wal_status ", kSlotWalStatuses[st], ": past max_slot_wal_keep_size")};
+  }
   return {true, ""};
 }
 
@@ -133,6 +144,21 @@ const std::vector<Family>& Families() {
       Counter("reconnects_total", "Replication reconnects.", &Metrics::reconnects),
       Gauge("standby", "1 while waiting as a standby for the slot.", Load(&Metrics::standby)),
       Counter("stream_spills_total", "Streamed transactions spilled to a file.", &Metrics::stream_spills),
+      Gauge("slot_retained_wal_bytes", "WAL the slot holds on the server (current WAL position - restart_lsn).",
+            Load(&Metrics::slot_retained_wal_bytes)),
+      Gauge("slot_safe_wal_size_bytes", "WAL the slot may still retain before max_slot_wal_keep_size (-1: unlimited).",
+            Load(&Metrics::slot_safe_wal_size_bytes)),
+      {"slot_wal_status", "gauge", "The slot's wal_status (1 for the current one).",
+       [](const Metrics& m, const std::string& labels, std::string* out) {
+         const int current = m.slot_wal_status.load();
+         for (int i = 1; i < static_cast<int>(std::size(kSlotWalStatuses)); ++i) {
+           Append(out, "outbox_relay_slot_wal_status{", labels, "status=\"", kSlotWalStatuses[i], "\"} ",
+                  i == current ? 1 : 0, "\n");
+         }
+       }},
+      Gauge("slot_active", "1 while the slot is active on the server (-1: not known yet).", Load(&Metrics::slot_active)),
+      Gauge("behind_source_seconds", "How far behind the source the relay is, in time (0 when caught up).",
+            [](const Metrics& m) { return absl::StrFormat("%.3f", m.behind_source_seconds.load()); }),
       Gauge("running", "1 while the pipeline's replication loop runs (0 after a fatal error or a stop).",
             [](const Metrics& m) { return Cat(m.loop_running.load() ? 1 : 0); }),
       Gauge("ready", "1 while streaming with the broker reachable (what /readyz answers).",

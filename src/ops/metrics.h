@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -28,6 +29,10 @@ class Histogram {
   std::atomic<uint64_t> sum_micros_{0};
 };
 
+// pg_replication_slots.wal_status values, as slot_wal_status indexes them ("" = unknown).
+inline constexpr const char* kSlotWalStatuses[] = {"", "reserved", "extended", "unreserved", "lost"};
+int SlotWalStatusIndex(std::string_view status);
+
 struct Metrics {
   std::atomic<uint64_t> events_published{0};
   std::atomic<uint64_t> events_dead_lettered{0};
@@ -43,6 +48,14 @@ struct Metrics {
   std::atomic<uint64_t> reconnects{0};
   std::atomic<int> standby{0};
   std::atomic<uint64_t> stream_spills{0};  // streamed transactions spilled to a file
+  // Slot health, from a periodic query on a plain connection (source.slot_check_ms); -1 until known.
+  std::atomic<int64_t> slot_retained_wal_bytes{-1};   // the server's WAL position minus the slot's restart_lsn
+  std::atomic<int64_t> slot_safe_wal_size_bytes{-1};  // -1 also when unlimited (max_slot_wal_keep_size = -1)
+  std::atomic<int> slot_active{-1};
+  std::atomic<int> slot_wal_status{0};                // an index into kSlotWalStatuses (0: unknown)
+  // Now minus the commit time of the oldest transaction received and not yet acknowledged; with nothing pending but
+  // a backlog not read yet, of the newest received; 0 when caught up.
+  std::atomic<double> behind_source_seconds{0};
   Histogram commit_to_ack_seconds;
 
   // Readiness: streaming with the broker reachable.

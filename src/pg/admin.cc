@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "pg/replication_connection.h"
 
@@ -37,6 +38,22 @@ absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view 
         Cat("publication \"", publication, "\" does not publish inserts (publish = 'insert')", when));
   }
   return absl::OkStatus();
+}
+
+std::string SlotHealthSql(std::string_view slot) {
+  return Cat("SELECT coalesce(wal_status, ''), safe_wal_size, (pg_current_wal_lsn() - restart_lsn)::bigint, active "
+             "FROM pg_replication_slots WHERE slot_name = ", QuoteLiteral(slot));
+}
+
+std::optional<SlotHealth> ParseSlotHealth(const std::vector<Row>& rows) {
+  if (rows.empty() || rows.front().size() < 4) return std::nullopt;
+  const Row& r = rows.front();
+  const auto number = [](const std::optional<std::string>& v) -> std::optional<int64_t> {
+    int64_t n = 0;
+    if (!v || !absl::SimpleAtoi(*v, &n)) return std::nullopt;
+    return n;
+  };
+  return SlotHealth{r[0].value_or(""), number(r[1]), number(r[2]), r[3].value_or("f") == "t"};
 }
 
 absl::StatusOr<std::unique_ptr<SqlConnection>> SqlConnection::Connect(const std::string& conninfo,

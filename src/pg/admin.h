@@ -42,6 +42,17 @@ std::string PublicationCoverageSql(std::string_view publication, std::string_vie
 absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
                                  std::string_view qualified_table, bool while_running);
 
+// Slot health: wal_status, safe_wal_size, retained WAL (current position - restart_lsn), active.
+struct SlotHealth {
+  std::string wal_status;
+  std::optional<int64_t> safe_wal_size;
+  std::optional<int64_t> retained_wal;
+  bool active = false;
+};
+std::string SlotHealthSql(std::string_view slot);
+// nullopt when the slot is gone (the stream reports that with its own error).
+std::optional<SlotHealth> ParseSlotHealth(const std::vector<Row>& rows);
+
 struct OutboxSqlNames {
   std::string schema = "public";
   std::string table = "outbox";

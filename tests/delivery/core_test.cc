@@ -278,6 +278,20 @@ TEST_F(CoreTest, WithThePublicationWatchNothingIsConfirmedBeyondTheLastCheckThat
   EXPECT_EQ(Confirm(), end);
 }
 
+TEST_F(CoreTest, BehindSourceIsTheAgeOfTheOldestUnacknowledgedTransactionAndZeroWhenCaughtUp) {
+  Start();
+  EXPECT_EQ(core_->BehindSourceSeconds(), 0.0);
+  Tx(0x2000, {"a"});  // committed at kPgTime
+  const double at_commit = (clock_.UnixMillis() - PgTimeToUnixMicros(kPgTime) / 1000) / 1000.0;
+  EXPECT_NEAR(core_->BehindSourceSeconds(), at_commit, 0.01);
+  clock_.Advance(5000ms);
+  EXPECT_NEAR(core_->BehindSourceSeconds(), at_commit + 5, 0.01);
+  sink_.AckAll();
+  Poll();
+  Keepalive(0x10000000);  // received up to the server's position: caught up
+  EXPECT_EQ(core_->BehindSourceSeconds(), 0.0);
+}
+
 // ---- Silent connections ----
 
 TEST_F(CoreTest, AStreamSilentForTheReceiveTimeoutIsDead) {

@@ -90,3 +90,31 @@ TEST_F(Publication, OutboxSchemaChangedMidStreamAddedColumnsPassDroppedOnesAreFa
 
 }  // namespace
 }  // namespace outbox::testing
+
+namespace outbox::testing {
+namespace {
+
+// Slot health (SPEC.md §7 slot metrics): a streaming relay reads its slot on a plain connection every
+// source.slot_check_ms and exports wal_status, the retained WAL and whether the slot is active.
+TEST_F(Publication, SlotHealthMetricsFollowTheSlot) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "source.status_interval_ms=200", "--set", "source.slot_check_ms=200"});
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Health", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Health"), 1, 30s).ok()) << relay->Output();
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return MetricValue(h.http_port(), "outbox_relay_slot_wal_status\\{status=\"reserved\"\\}") == 1.0 &&
+               MetricValue(h.http_port(), "outbox_relay_slot_active") == 1.0 &&
+               MetricValue(h.http_port(), "outbox_relay_slot_retained_wal_bytes").value_or(-1) >= 0;
+      },
+      30s, "the slot metrics show a reserved, active slot"))
+      << relay->Output();
+  // Idle, the relay is caught up: nothing is behind.
+  EXPECT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_behind_source_seconds") == 0.0; }, 30s,
+                      "behind_source_seconds is 0 when caught up"));
+}
+
+}  // namespace
+}  // namespace outbox::testing

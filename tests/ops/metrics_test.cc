@@ -284,4 +284,27 @@ TEST(Metrics, AStoppedLoopSaysWhyInReadiness) {
 }
 
 }  // namespace
+TEST(Metrics, SlotHealthIsRenderedAndAnUnreservedSlotIsNotReady) {
+  Metrics m;
+  m.loop_running = true;
+  m.streaming = true;
+  m.broker_reachable = true;
+  m.slot_wal_status = SlotWalStatusIndex("reserved");
+  m.slot_retained_wal_bytes = 4096;
+  m.slot_active = 1;
+  m.behind_source_seconds = 2.5;
+  const std::string text = m.Render();
+  EXPECT_NE(text.find("outbox_relay_slot_wal_status{status=\"reserved\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_slot_wal_status{status=\"lost\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_slot_retained_wal_bytes 4096\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_slot_active 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_behind_source_seconds 2.500\n"), std::string::npos) << text;
+  EXPECT_TRUE(m.readiness().ready);
+  m.slot_wal_status = SlotWalStatusIndex("unreserved");
+  EXPECT_FALSE(m.readiness().ready);
+  EXPECT_NE(m.readiness().reason.find("unreserved"), std::string::npos);
+  m.slot_wal_status = SlotWalStatusIndex("extended");
+  EXPECT_TRUE(m.readiness().ready);
+}
+
 }  // namespace outbox::ops

@@ -400,6 +400,17 @@ TEST(PublicationCoverage, SaysWhichPartIsMissingNamingThePublication) {
   EXPECT_EQ(no_insert.message().find("changed while"), std::string::npos) << no_insert;
 }
 
+TEST(SlotHealth, RowsBecomeTypedValuesAndAMissingSlotNothing) {
+  auto h = ParseSlotHealth({{std::string("extended"), std::nullopt, std::string("123456"), std::string("t")}});
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->wal_status, "extended");
+  EXPECT_FALSE(h->safe_wal_size.has_value());  // max_slot_wal_keep_size = -1
+  EXPECT_EQ(h->retained_wal, 123456);
+  EXPECT_TRUE(h->active);
+  EXPECT_FALSE(ParseSlotHealth({}).has_value());
+  EXPECT_NE(SlotHealthSql("s").find("slot_name = 's'"), std::string::npos);
+}
+
 TEST(PublicationCoverage, TheQueryNamesThePublicationAndTheTableQuoted) {
   const std::string sql = PublicationCoverageSql("p'x", "public", "outbox");
   EXPECT_NE(sql.find("'p''x'"), std::string::npos) << sql;
