@@ -155,7 +155,7 @@ TEST_F(StatusCheck, StatusOfALostSlotExitsNonZero) {
 TEST_F(StatusCheck, StatusCannotConnectExitsNonZero) {
   RelayHarness h(pg_, broker_->bootstrap());
   CommandResult r = RunRelay(h.config_path(), {"status", "--set",
-                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(FreePort()) +
+                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(ClosedPort()) +
                                                    " user=postgres dbname=postgres connect_timeout=5"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("could not connect"), std::string::npos) << r.err;
@@ -251,7 +251,7 @@ TEST_F(StatusCheck, CheckFindsARoleWithoutReplication) {
 TEST_F(StatusCheck, CheckFindsAnUnreachableBrokerWithoutLibrdkafkaNoise) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
-  const std::string dead = "127.0.0.1:" + std::to_string(FreePort());
+  const std::string dead = "127.0.0.1:" + std::to_string(ClosedPort());
   CommandResult r = RunRelay(h.config_path(), {"check", "--set", "kafka.bootstrap.servers=" + dead});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto problems = Lines(r.out, "problem:");
@@ -272,7 +272,7 @@ TEST_F(StatusCheck, CheckPrintsEveryProblemAtOnce) {
                              {"check", "--set",
                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(pg_->port()) + " user=" + role +
                                   " dbname=" + h.db(),
-                              "--set", "kafka.bootstrap.servers=127.0.0.1:" + std::to_string(FreePort())});
+                              "--set", "kafka.bootstrap.servers=127.0.0.1:" + std::to_string(ClosedPort())});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto problems = Lines(r.out, "problem:");
   EXPECT_EQ(problems.size(), 6u) << r.out;  // role, replication connection, table, publication, slot, broker
@@ -292,7 +292,7 @@ TEST_F(StatusCheck, CheckPrintsEveryProblemAtOnce) {
 TEST_F(StatusCheck, CheckCannotConnectToPostgresStillChecksTheBroker) {
   RelayHarness h(pg_, broker_->bootstrap());
   CommandResult r = RunRelay(h.config_path(), {"check", "--set",
-                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(FreePort()) +
+                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(ClosedPort()) +
                                                    " user=postgres dbname=postgres connect_timeout=5"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("problem: PostgreSQL: could not connect"), std::string::npos) << r.out;

@@ -158,9 +158,8 @@ TEST_F(Gap, SlotAdvancedWhileAStandbyWaitsIsAGap) {
   h.Init();
   auto active = h.StartRelay({"--set", "source.instance=a"});
   ASSERT_NE(active, nullptr);
-  const int standby_port = FreePort();
-  auto standby = h.StartRelay(
-      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
+  int standby_port = 0;
+  auto standby = h.StartSecondRelay({"--set", "source.instance=b"}, &standby_port);
   ASSERT_NE(standby, nullptr);
   ASSERT_TRUE(WaitFor([&] { return MetricValue(standby_port, "outbox_relay_standby") == 1.0; }, 30s,
                       "the second relay waits as a standby"));
@@ -266,9 +265,10 @@ TEST_F(Gap, ClustersSharingACheckpointTopicEachReadTheirOwn) {
 TEST(ClusterSwitch, ReconnectToAnotherClusterIsFatalAndConfirmsNothingThere) {
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_NE(broker, nullptr);
-  const int port = FreePort();
-  auto first = PgServer::Create(PgServer::Options{.port = port, .extra_conf = ""});
+  auto first = PgServer::Create();
   ASSERT_TRUE(first.ok()) << first.status();
+  // The second cluster comes up on the first one's port (the one pg-temp.sh chose), behind the same conninfo.
+  const int port = (*first)->port();
   RelayHarness h(first->get(), broker->bootstrap());
   h.Init();
   auto relay = h.StartRelay({"--accept-gap"});

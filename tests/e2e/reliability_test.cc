@@ -82,16 +82,15 @@ class FaultHarness : public RelayHarness {
 };
 
 // Two relays on the harness's slot: `active` (instance a, the harness's http port) holds it, `standby` (instance b,
-// on `standby_port`) reports itself as a standby.
-void StartActiveAndStandby(FaultHarness& h, int standby_port, std::unique_ptr<ChildProcess>* active,
+// on `*standby_port`) reports itself as a standby.
+void StartActiveAndStandby(FaultHarness& h, int* standby_port, std::unique_ptr<ChildProcess>* active,
                            std::unique_ptr<ChildProcess>* standby) {
   *active = h.StartRelay({"--set", "source.instance=a"});
   ASSERT_NE(*active, nullptr);
-  *standby = h.StartRelay(
-      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
+  *standby = h.StartSecondRelay({"--set", "source.instance=b"}, standby_port);
   ASSERT_NE(*standby, nullptr);
   ASSERT_TRUE(WaitFor(
-      [&] { return HttpGet(standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
+      [&] { return HttpGet(*standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
       30s, "the second relay reports itself as standby"));
 }
 
@@ -337,8 +336,8 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   ASSERT_TRUE(pg && broker);
   FaultHarness h(pg, broker->bootstrap(), "Standby");
   std::unique_ptr<ChildProcess> active, standby;
-  const int standby_port = FreePort();
-  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, standby_port, &active, &standby));
+  int standby_port = 0;
+  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, &standby_port, &active, &standby));
   EXPECT_EQ(HttpGet(standby_port, "/readyz").first, 503);
   h.loader().Start();
   Sleep(1s);
@@ -365,8 +364,8 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
   ASSERT_NE(broker, nullptr);
   FaultHarness h(pg->get(), broker->bootstrap(), "Vanished");
   std::unique_ptr<ChildProcess> active, standby;
-  const int standby_port = FreePort();
-  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, standby_port, &active, &standby));
+  int standby_port = 0;
+  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, &standby_port, &active, &standby));
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 200; }, 30s, "load under way"));
   ASSERT_TRUE(active->Kill(SIGSTOP).ok());
