@@ -3,12 +3,14 @@
 
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "e2e/fault_util.h"
 #include "e2e/harness.h"
+#include "kafka/checkpoint.h"
 #include "support/kafka_broker.h"
 #include "support/kafka_reader.h"
 #include "support/pg_server.h"
@@ -171,6 +173,54 @@ TEST_F(Gap, SlotAdvancedWhileAStandbyWaitsIsAGap) {
   ASSERT_TRUE(standby->Kill(SIGCONT).ok());
   EXPECT_EQ(standby->Wait(60s), 1) << standby->Output();
   EXPECT_NE(standby->Output().find("ahead of the checkpoint"), std::string::npos) << standby->Output();
+}
+
+// SPEC.md §3 source.checkpoint: readers take the highest LSN over the slot's keys, so a late write from a dead relay
+// cannot lower the checkpoint. After the live relay (instance a) checkpointed and confirmed past an event, a record
+// with the slot's first, lower LSN is written last, under another instance's key (a dead relay's late write). The
+// checkpoint read back from the broker is still a's, and the relay starts from the slot with no gap (a
+// last-write-wins reader would see the slot ahead of the checkpoint and stop), sending nothing again.
+TEST_F(Gap, ALateLowerCheckpointDoesNotMoveTheStartBack) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  const Lsn first_checkpoint = h.ConfirmedFlush();
+  auto relay = h.StartRelay({"--set", "source.instance=a"});
+  ASSERT_NE(relay, nullptr);
+  const std::string before = h.InsertEvent("Checkpointed", "k", "{}");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Checkpointed"), 1, 30s).ok()) << relay->Output();
+  const Lsn committed = h.CurrentWal();
+  ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= committed; }, 30s, "the slot is confirmed past the event"));
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
+  const Lsn slot = h.ConfirmedFlush();
+  ASSERT_GT(slot, first_checkpoint);
+
+  const std::string system_id = h.Value("SELECT system_identifier::text FROM pg_control_system()").value_or("");
+  const int64_t timeline = std::stoll(h.Value("SELECT timeline_id::text FROM pg_control_checkpoint()").value_or("1"));
+  const std::map<std::string, std::string> kafka_conf = {{"bootstrap.servers", broker_->bootstrap()}};
+  const kafka::Checkpoint late{system_id, timeline, h.slot(), "b", first_checkpoint};
+  ASSERT_TRUE(kafka::WriteKafkaCheckpoint(kafka_conf, h.checkpoint_topic(), late, 30000).ok());
+
+  auto read = kafka::ReadKafkaCheckpoint(kafka_conf, h.checkpoint_topic(), h.slot(), system_id, 15000);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->own.has_value());
+  EXPECT_EQ(read->own->instance, "a");
+  EXPECT_GE(read->own->lsn, slot) << "the late lower write moved the checkpoint back to " << read->own->lsn.ToString()
+                                  << ", behind the slot at " << slot.ToString();
+
+  auto again = h.StartRelay({"--set", "source.instance=a"});
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(again->Running()) << again->Output();
+  const std::string after = h.InsertEvent("Checkpointed", "k", "{}");
+  auto records = reader_->ReadUntil(h.Topic("Checkpointed"), 2, 30s);
+  ASSERT_TRUE(records.ok()) << records.status() << again->Output();
+  ASSERT_TRUE(again->Kill(SIGTERM).ok());
+  ASSERT_EQ(again->Wait(30s), 0) << again->Output();
+  auto all = reader_->ReadAll(h.Topic("Checkpointed"), 30s);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u) << "the start moved back and sent the first event again";
+  EXPECT_EQ(HeaderValue((*all)[0], "id"), before);
+  EXPECT_EQ(HeaderValue((*all)[1], "id"), after);
 }
 
 // Review defect 3: two services, each with its own cluster and the same slot name, share one Kafka cluster and
