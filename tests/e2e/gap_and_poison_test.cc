@@ -1,6 +1,7 @@
 // Gap detection (SPEC.md §5), lost slots, and permanent per-event errors under halt and dead_letter (§3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <map>
@@ -542,6 +543,111 @@ TEST_F(Poison, MissingColumnIsFatalEvenUnderDeadLetter) {
   EXPECT_EQ(h.RunCommand({"run", "--set", "delivery.on_error=dead_letter"}, &out), 1);
   EXPECT_NE(out.find("column \"aggregateid\""), std::string::npos) << out;
   EXPECT_NE(out.find("LSN"), std::string::npos) << out;
+}
+
+// DESIGN.md: a broker-side MESSAGE_TOO_LARGE refuses a whole batch, so it halts naming the broker's error and the
+// batch's event ids, even under dead_letter (its batch mates may be innocent), with nothing of the transaction
+// confirmed. Reached end to end by a topic that does not exist yet (auto-created by the first record, so there is no
+// configuration to check against) and kafka.message.max.bytes above the broker's limit (its default 1 MiB).
+TEST_F(Poison, BrokerRefusingABatchAsTooLargeHaltsNamingItsEventsEvenUnderDeadLetter) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  // 2 MB of random hex: lz4 leaves it above the broker's limit.
+  const std::string id =
+      h.Value("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) SELECT gen_random_uuid(), 'a', 'k', "
+              "'TooLarge', jsonb_build_object('blob', string_agg(md5(g::text || random()::text), '')) "
+              "FROM generate_series(1, 64000) g RETURNING id")
+          .value_or("");
+  const Lsn committed = h.CurrentWal();
+  const std::string dlq = UniqueName("dlq");
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run", "--set", "kafka.message.max.bytes=16777216", "--set", "delivery.on_error=dead_letter",
+                          "--set", "delivery.dead_letter_topic=" + dlq},
+                         &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("MSG_SIZE_TOO_LARGE"), std::string::npos) << out;
+  EXPECT_NE(out.find(id), std::string::npos) << out;
+  EXPECT_LT(h.ConfirmedFlush(), committed) << "the refused transaction was confirmed";
+  auto topics = reader_->ListTopics();
+  ASSERT_TRUE(topics.ok()) << topics.status();
+  EXPECT_EQ(std::count(topics->begin(), topics->end(), dlq), 0) << "the refused batch was dead-lettered";
+}
+
+// outbox.on_update (SPEC.md §3) for an UPDATE of the outbox in a transaction that is not streamed (the streamed one
+// is in streaming_test.cc). The publication sends UPDATEs only when asked to.
+class OnUpdate : public Gap {
+ protected:
+  static void PublishUpdates(RelayHarness& h) {
+    h.Sql("ALTER PUBLICATION " + h.publication() + " SET (publish = 'insert, update')");
+  }
+  static std::string UpdateSql(const std::string& id) {
+    return "UPDATE outbox SET payload = '{\"v\": 2}' WHERE id = '" + id + "'";
+  }
+};
+
+// error: the relay halts before confirming the UPDATE's transaction, even under dead_letter (an UPDATE is not an
+// event to dead-letter), printing the --start-lsn that skips that transaction; with it, the relay goes on.
+TEST_F(OnUpdate, ErrorHaltsBeforeConfirmingItsTransactionAndTheStartLsnItPrintsSkipsIt) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  PublishUpdates(h);
+  const std::string first = h.InsertEvent("Updated", "k", "{}");
+  h.Sql("BEGIN; INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'a', "
+        "'k', 'Updated', '{}'); " + UpdateSql(first) + "; COMMIT");
+  const std::string dlq = UniqueName("dlq");
+  const std::vector<std::string> settings = {"--set", "outbox.on_update=error", "--set", "delivery.on_error=dead_letter",
+                                             "--set", "delivery.dead_letter_topic=" + dlq};
+  std::vector<std::string> run = {"run"};
+  run.insert(run.end(), settings.begin(), settings.end());
+  std::string out;
+  EXPECT_EQ(h.RunCommand(run, &out), 1) << out;
+  EXPECT_NE(out.find("an UPDATE of public.outbox in the transaction committing at"), std::string::npos) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("--start-lsn ([0-9A-F]+/[0-9A-F]+)"))) << out;
+  const Lsn end = *Lsn::Parse(m[1].str());
+  EXPECT_LT(h.ConfirmedFlush(), end) << "the halted transaction was confirmed";
+
+  std::vector<std::string> skip = settings;
+  skip.insert(skip.end(), {"--start-lsn", m[1].str()});
+  auto relay = h.StartRelay(skip);
+  ASSERT_NE(relay, nullptr);
+  const std::string after = h.InsertEvent("Updated", "k", "{}");
+  auto records = ReadUntilAll(*reader_, h.Topic("Updated"), {first, after}, 30s);
+  EXPECT_EQ(HeaderValue(records.back(), "id"), after) << relay->Output();
+  EXPECT_TRUE(relay->Running()) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  auto topics = reader_->ListTopics();
+  ASSERT_TRUE(topics.ok()) << topics.status();
+  EXPECT_EQ(std::count(topics->begin(), topics->end(), dlq), 0) << "the UPDATE was dead-lettered";
+}
+
+// ignore: the UPDATE is skipped without a log line (warn's "ignoring an UPDATE"), counted as skipped, and the
+// relay goes on confirming.
+TEST_F(OnUpdate, IgnoreSkipsTheUpdateSilentlyCountsItAndGoesOn) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  PublishUpdates(h);
+  auto relay = h.StartRelay({"--set", "outbox.on_update=ignore"});
+  ASSERT_NE(relay, nullptr);
+  const std::string first = h.InsertEvent("Updated", "k", "{}");
+  h.Sql(UpdateSql(first));
+  const std::string second = h.InsertEvent("Updated", "k", "{}");
+  const Lsn committed = h.CurrentWal();
+  ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= committed; }, 30s, "the slot is confirmed past the UPDATE"))
+      << relay->Output();
+  auto all = reader_->ReadAll(h.Topic("Updated"), 30s);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ(HeaderValue((*all)[0], "id"), first);
+  EXPECT_EQ((*all)[0].value, "{}");
+  EXPECT_EQ(HeaderValue((*all)[1], "id"), second);
+  auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
+  EXPECT_NE(metrics.find("outbox_relay_events_total{result=\"skipped\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_EQ(relay->Output().find("ignoring an UPDATE"), std::string::npos) << relay->Output();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
 
 TEST(PoisonBroker, UnknownTopicHaltsOrIsDeadLettered) {
