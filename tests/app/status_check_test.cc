@@ -20,15 +20,6 @@ using namespace std::chrono_literals;
 class StatusCheck : public SharedServicesTest {
  protected:
 
-  static std::vector<std::string> Lines(const std::string& text, const std::string& prefix) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with(prefix)) lines.push_back(line);
-    }
-    return lines;
-  }
-
   // A LOGIN role without REPLICATION, dropped with the test.
   std::string CreateRoleWithoutReplication(const RelayHarness& h) {
     const std::string role = UniqueName("norepl");

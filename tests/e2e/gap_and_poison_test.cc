@@ -191,8 +191,7 @@ TEST_F(Gap, ALateLowerCheckpointDoesNotMoveTheStartBack) {
   ASSERT_TRUE(reader_->ReadUntil(h.Topic("Checkpointed"), 1, 30s).ok()) << relay->Output();
   const Lsn committed = h.CurrentWal();
   ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= committed; }, 30s, "the slot is confirmed past the event"));
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
   const Lsn slot = h.ConfirmedFlush();
   ASSERT_GT(slot, first_checkpoint);
 
@@ -215,8 +214,7 @@ TEST_F(Gap, ALateLowerCheckpointDoesNotMoveTheStartBack) {
   const std::string after = h.InsertEvent("Checkpointed", "k", "{}");
   auto records = reader_->ReadUntil(h.Topic("Checkpointed"), 2, 30s);
   ASSERT_TRUE(records.ok()) << records.status() << again->Output();
-  ASSERT_TRUE(again->Kill(SIGTERM).ok());
-  ASSERT_EQ(again->Wait(30s), 0) << again->Output();
+  ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*again));
   auto all = reader_->ReadAll(h.Topic("Checkpointed"), 30s);
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 2u) << "the start moved back and sent the first event again";
@@ -427,9 +425,7 @@ TEST_F(Poison, RecordLargerThanTheBrokerAllowsHaltsOrIsDeadLetteredWithoutItsVal
   ASSERT_NE(relay, nullptr);
   auto dead = reader_->ReadUntil(dlq, 1, 30s);
   ASSERT_TRUE(dead.ok()) << relay->Output();
-  EXPECT_EQ(HeaderValue(dead->front(), "id"), id);
-  EXPECT_FALSE(dead->front().value.has_value());
-  EXPECT_NE(HeaderValue(dead->front(), "error").find("larger than"), std::string::npos);
+  ExpectDeadLetteredWithoutValue(dead->front(), id, "larger than");
   ASSERT_TRUE(relay->Kill(SIGTERM).ok());
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
@@ -452,10 +448,7 @@ TEST_F(Poison, RecordJustOverTheTopicsLimitOnTheWireIsCaughtBeforeProducing) {
   const std::string fits = h.InsertEvent("Tight", "k", "{}");
   auto dead = reader_->ReadUntil(dlq, 1, 30s);
   ASSERT_TRUE(dead.ok()) << dead.status() << relay->Output();
-  EXPECT_EQ(HeaderValue(dead->front(), "id"), id);
-  EXPECT_FALSE(dead->front().value.has_value());
-  EXPECT_NE(HeaderValue(dead->front(), "error").find("on the wire is larger than topic"), std::string::npos)
-      << HeaderValue(dead->front(), "error");
+  ExpectDeadLetteredWithoutValue(dead->front(), id, "on the wire is larger than topic");
   auto kept = reader_->ReadUntil(h.Topic("Tight"), 1, 30s);
   ASSERT_TRUE(kept.ok()) << relay->Output();
   EXPECT_EQ(HeaderValue(kept->front(), "id"), fits);
@@ -561,11 +554,9 @@ TEST_F(Poison, BrokerRefusingABatchAsTooLargeHaltsNamingItsEventsEvenUnderDeadLe
   const Lsn committed = h.CurrentWal();
   const std::string dlq = UniqueName("dlq");
   std::string out;
-  EXPECT_EQ(h.RunCommand({"run", "--set", "kafka.message.max.bytes=16777216", "--set", "delivery.on_error=dead_letter",
-                          "--set", "delivery.dead_letter_topic=" + dlq},
-                         &out),
-            1)
-      << out;
+  std::vector<std::string> run = DeadLetterArgs(dlq);
+  run.insert(run.begin(), {"run", "--set", "kafka.message.max.bytes=16777216"});
+  EXPECT_EQ(h.RunCommand(run, &out), 1) << out;
   EXPECT_NE(out.find("MSG_SIZE_TOO_LARGE"), std::string::npos) << out;
   EXPECT_NE(out.find(id), std::string::npos) << out;
   EXPECT_LT(h.ConfirmedFlush(), committed) << "the refused transaction was confirmed";
@@ -596,8 +587,8 @@ TEST_F(OnUpdate, ErrorHaltsBeforeConfirmingItsTransactionAndTheStartLsnItPrintsS
   h.Sql("BEGIN; INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'a', "
         "'k', 'Updated', '{}'); " + UpdateSql(first) + "; COMMIT");
   const std::string dlq = UniqueName("dlq");
-  const std::vector<std::string> settings = {"--set", "outbox.on_update=error", "--set", "delivery.on_error=dead_letter",
-                                             "--set", "delivery.dead_letter_topic=" + dlq};
+  std::vector<std::string> settings = DeadLetterArgs(dlq);
+  settings.insert(settings.end(), {"--set", "outbox.on_update=error"});
   std::vector<std::string> run = {"run"};
   run.insert(run.end(), settings.begin(), settings.end());
   std::string out;
@@ -616,8 +607,7 @@ TEST_F(OnUpdate, ErrorHaltsBeforeConfirmingItsTransactionAndTheStartLsnItPrintsS
   auto records = ReadUntilAll(*reader_, h.Topic("Updated"), {first, after}, 30s);
   EXPECT_EQ(HeaderValue(records.back(), "id"), after) << relay->Output();
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectStopsCleanly(*relay);
   auto topics = reader_->ListTopics();
   ASSERT_TRUE(topics.ok()) << topics.status();
   EXPECT_EQ(std::count(topics->begin(), topics->end(), dlq), 0) << "the UPDATE was dead-lettered";
@@ -646,8 +636,7 @@ TEST_F(OnUpdate, IgnoreSkipsTheUpdateSilentlyCountsItAndGoesOn) {
   auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
   EXPECT_NE(metrics.find("outbox_relay_events_total{result=\"skipped\"} 1\n"), std::string::npos) << metrics;
   EXPECT_EQ(relay->Output().find("ignoring an UPDATE"), std::string::npos) << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(PoisonBroker, UnknownTopicHaltsOrIsDeadLettered) {

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <regex>
 
@@ -178,6 +179,15 @@ int RelayHttpPort(ChildProcess& relay, std::chrono::milliseconds deadline) {
       },
       deadline, std::chrono::milliseconds(10));
   return port;
+}
+
+std::vector<std::string> DeadLetterArgs(const std::string& topic) {
+  return {"--set", "delivery.on_error=dead_letter", "--set", "delivery.dead_letter_topic=" + topic};
+}
+
+void ExpectStopsCleanly(ChildProcess& relay, std::chrono::milliseconds deadline) {
+  ASSERT_TRUE(relay.Kill(SIGTERM).ok());
+  EXPECT_EQ(relay.Wait(deadline), 0) << relay.Output();
 }
 
 std::pair<int, std::string> HttpGet(int port, const std::string& path) {

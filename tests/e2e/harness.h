@@ -90,6 +90,12 @@ class SharedServicesTest : public ::testing::Test {
 // http.listen port 0, as the harness's config has it.
 int RelayHttpPort(ChildProcess& relay, std::chrono::milliseconds deadline = std::chrono::seconds(30));
 
+// The arguments that make a relay dead-letter to `topic` (delivery.on_error: dead_letter).
+std::vector<std::string> DeadLetterArgs(const std::string& topic);
+
+// SIGTERM, and the clean stop's exit code 0 within `deadline` (a gtest failure with the relay's output otherwise).
+void ExpectStopsCleanly(ChildProcess& relay, std::chrono::milliseconds deadline = std::chrono::seconds(30));
+
 // GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.
 std::pair<int, std::string> HttpGet(int port, const std::string& path);
 

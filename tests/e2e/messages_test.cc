@@ -118,8 +118,9 @@ TEST_F(Messages, ContentThatIsNotUtf8HaltsOrIsDeadLetteredAsItCame) {
   EXPECT_NE(out.find("unparsable logical message content at LSN"), std::string::npos) << out;
   EXPECT_NE(out.find("--start-lsn"), std::string::npos) << out;
   const std::string dlq = UniqueName("dlq");
-  auto relay = h.StartRelay({"--set", "source.messages=true", "--set", "delivery.on_error=dead_letter", "--set",
-                             "delivery.dead_letter_topic=" + dlq});
+  std::vector<std::string> args = DeadLetterArgs(dlq);
+  args.insert(args.end(), {"--set", "source.messages=true"});
+  auto relay = h.StartRelay(args);
   ASSERT_NE(relay, nullptr);
   h.Sql(R"(SELECT pg_logical_emit_message(true, 'outbox', '{"id":"utf8","aggregateid":"k","type":"Utf8","payload":{"name":"café"}}'))");
   auto dead = reader_->ReadUntil(dlq, 1, 30s);
@@ -130,8 +131,7 @@ TEST_F(Messages, ContentThatIsNotUtf8HaltsOrIsDeadLetteredAsItCame) {
   ASSERT_TRUE(kept.ok()) << kept.status() << relay->Output();
   EXPECT_EQ(HeaderValue(kept->front(), "id"), "utf8");
   EXPECT_EQ(kept->front().value, "{\"name\":\"café\"}");
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectStopsCleanly(*relay);
 }
 
 }  // namespace

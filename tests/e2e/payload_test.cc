@@ -21,20 +21,14 @@ using namespace std::chrono_literals;
 
 class Payloads : public SharedServicesTest {
  protected:
-  // The dead-letter topic a test's relay writes to, and the arguments that make it dead-letter there.
-  std::vector<std::string> DeadLetterArgs() {
-    if (dlq_.empty()) dlq_ = UniqueName("dlq");
-    return {"--set", "delivery.on_error=dead_letter", "--set", "delivery.dead_letter_topic=" + dlq_};
-  }
-
-  // Whether anything was dead-lettered (the topic exists only once a dead letter was written).
+  // Whether anything was dead-lettered to dlq_ (the topic exists only once a dead letter was written).
   bool AnyDeadLetter() {
     auto topics = reader_->ListTopics();
     EXPECT_TRUE(topics.ok()) << topics.status();
     return topics.ok() && std::find(topics->begin(), topics->end(), dlq_) != topics->end();
   }
 
-  std::string dlq_;
+  const std::string dlq_ = UniqueName("dlq");
 };
 
 // Bytes that are not UTF-8 (an invalid lead byte, a truncated sequence, a NUL) in a bytea payload.
@@ -51,15 +45,14 @@ TEST_F(Payloads, NonUtf8ByteaPayloadArrivesByteIdenticalUnderHaltAndDeadLetter) 
         .value_or("");
   };
   std::vector<std::string> ids;
-  for (const std::vector<std::string>& args : {std::vector<std::string>{}, DeadLetterArgs()}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{}, DeadLetterArgs(dlq_)}) {
     auto relay = h.StartRelay(args);
     ASSERT_NE(relay, nullptr);
     ids.push_back(insert());
     auto records = reader_->ReadUntil(h.Topic("Bytes"), ids.size(), 30s);
     ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
     ASSERT_TRUE(relay->Running()) << relay->Output();
-    ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-    ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
+    ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
   }
   auto all = reader_->ReadAll(h.Topic("Bytes"), 30s);
   ASSERT_TRUE(all.ok()) << all.status();
@@ -85,7 +78,7 @@ TEST_F(Payloads, NonUtf8TextOfASqlAsciiDatabaseIsNeverConfirmedPastAndNamesTheSe
           .ok());
   h.Init();
   h.Sql("ALTER TABLE outbox ALTER COLUMN payload TYPE text");
-  auto relay = h.StartRelay(DeadLetterArgs());
+  auto relay = h.StartRelay(DeadLetterArgs(dlq_));
   ASSERT_NE(relay, nullptr);
   const std::string before = h.InsertEvent("Latin1", "k", "plain");
   ASSERT_TRUE(reader_->ReadUntil(h.Topic("Latin1"), 1, 30s).ok()) << relay->Output();
@@ -105,8 +98,7 @@ TEST_F(Payloads, NonUtf8TextOfASqlAsciiDatabaseIsNeverConfirmedPastAndNamesTheSe
       << relay->Output();
   EXPECT_LT(h.ConfirmedFlush(), committed) << "the slot was confirmed past a row that never reached Kafka";
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectStopsCleanly(*relay);
   auto all = reader_->ReadAll(h.Topic("Latin1"), 30s);
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 1u);
@@ -150,8 +142,7 @@ TEST_F(Payloads, FiveMegabyteToastedJsonbArrivesByteIdenticalWhereTheTopicAllows
                                             << (*records)[0].value.value_or("").size() << " bytes against "
                                             << text->size() << ")";
   EXPECT_EQ(HeaderValue((*records)[1], "id"), after);
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectStopsCleanly(*relay);
 }
 
 // SPEC.md §3: a record larger than the producer allows (librdkafka's default message.max.bytes, 1,000,000 bytes:
@@ -168,20 +159,16 @@ TEST_F(Payloads, FiveMegabyteToastedJsonbOverTheDefaultLimitHaltsOrIsDeadLettere
   EXPECT_NE(out.find("larger than message.max.bytes"), std::string::npos) << out;
   EXPECT_LT(h.ConfirmedFlush(), committed) << "the halted transaction was confirmed";
 
-  auto relay = h.StartRelay(DeadLetterArgs());
+  auto relay = h.StartRelay(DeadLetterArgs(dlq_));
   ASSERT_NE(relay, nullptr);
   const std::string after = h.InsertEvent("Large", "k", "{}");
   auto dead = reader_->ReadUntil(dlq_, 1, 60s);
   ASSERT_TRUE(dead.ok()) << dead.status() << relay->Output();
-  EXPECT_EQ(HeaderValue(dead->front(), "id"), id);
-  EXPECT_FALSE(dead->front().value.has_value());
-  EXPECT_NE(HeaderValue(dead->front(), "error").find("larger than message.max.bytes"), std::string::npos)
-      << HeaderValue(dead->front(), "error");
+  ExpectDeadLetteredWithoutValue(dead->front(), id, "larger than message.max.bytes");
   auto kept = reader_->ReadUntil(h.Topic("Large"), 1, 30s);
   ASSERT_TRUE(kept.ok()) << kept.status() << relay->Output();
   EXPECT_EQ(HeaderValue(kept->front(), "id"), after);
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  ExpectStopsCleanly(*relay);
 }
 
 }  // namespace

@@ -40,12 +40,6 @@ void ExpectCleanDelivery(const DeliveryCheck& c, const std::string& what) {
             << " duplicates\n";
 }
 
-// Stops a relay with SIGTERM: it exits 0 within 30 s.
-void ExpectCleanExit(ChildProcess& relay) {
-  ASSERT_TRUE(relay.Kill(SIGTERM).ok());
-  EXPECT_EQ(relay.Wait(30s), 0) << relay.Output();
-}
-
 // A RelayHarness with init done and what most fault tests add to it: a reader of its Kafka, and a loader writing
 // events of one type into its database (the test starts it). Declare it after the servers it runs on, so that it
 // is torn down before them; the relays a test starts come after it.
@@ -127,7 +121,7 @@ TEST(Reliability, KillNineAtRandomMomentsUnderLoadLosesNothing) {
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
   auto records = ReadUntilAll(h.reader(), topic, committed, 120s);
-  ASSERT_NO_FATAL_FAILURE(ExpectCleanExit(*relay));
+  ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
 
   const DeliveryCheck c = CheckDelivery(records, committed, h.loader().uncertain());
   ExpectCleanDelivery(c, "kill -9 chaos (" + std::to_string(committed.size()) + " events written)");
@@ -169,7 +163,7 @@ TEST(Reliability, PostgresStoppedImmediatelyMidStreamLosesNothing) {
   Sleep(500ms);
   h.StopLoadAndExpectCleanDelivery(90s, "PostgreSQL immediate/fast stops");
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, LostReplicationConnectionsResumeWithoutLoss) {
@@ -192,7 +186,7 @@ TEST(Reliability, LostReplicationConnectionsResumeWithoutLoss) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(metrics, m, std::regex("outbox_relay_reconnects_total (\\d+)")));
   EXPECT_GE(std::stoi(m[1]), 3);
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
@@ -222,7 +216,7 @@ TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
   EXPECT_GT(rss_kb, 0) << "the relay's peak RSS is unknown";
   EXPECT_LT(rss_kb, 256 * 1024);
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 // A one-broker mock cluster in this process (the relay binary connects over TCP).
@@ -266,7 +260,7 @@ TEST(Reliability, BrokerOutageReleasesTheSlotSoPostgresCanShutDown) {
   auto records = ReadUntilAll(*reader, h.Topic("Released"), {before, held}, 60s);
   EXPECT_EQ(CheckDelivery(records, {before, held}, {}).lost, 0u) << relay->Output();
   ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 30s, "the relay takes the slot again"));
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 // At the delivery bound the relay stops reading the stream but keeps sending status updates, so a walsender with
@@ -298,7 +292,7 @@ TEST(Reliability, AtTheDeliveryBoundTheRelayPausesButKeepsItsConnection) {
   auto reader = Reader(mock.bootstrap());
   auto records = ReadUntilAll(*reader, h.Topic("Bounded"), ids, 60s);
   EXPECT_EQ(CheckDelivery(records, ids, {}).lost, 0u) << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 // During a backlog the relay logs a progress line every few seconds (bytes behind, rate, ETA), then one line when
@@ -327,7 +321,7 @@ TEST(Reliability, BacklogLogsProgressLinesThenCaughtUp) {
   ASSERT_TRUE(WaitFor([&] { return relay->Output().find("caught up at ") != std::string::npos; }, 120s,
                       "the caught-up line"))
       << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
@@ -351,7 +345,7 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   Sleep(1s);
   h.StopLoadAndExpectCleanDelivery(60s, "standby takeover");
   EXPECT_TRUE(standby->Running()) << "no false gap alarm at takeover: " << standby->Output();
-  ExpectCleanExit(*standby);
+  ExpectStopsCleanly(*standby);
 }
 
 // SPEC.md §5: a standby takes over "within wal_sender_timeout when its host vanishes". A stopped process (SIGSTOP)
@@ -386,8 +380,8 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
       60s, "the returning relay waits as a standby"));
   h.StopLoadAndExpectCleanDelivery(60s, "active relay vanished");
   EXPECT_TRUE(standby->Running()) << standby->Output();
-  ExpectCleanExit(*standby);
-  ExpectCleanExit(*active);
+  ExpectStopsCleanly(*standby);
+  ExpectStopsCleanly(*active);
 }
 
 TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
@@ -406,7 +400,7 @@ TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
   h.StopLoadAndExpectCleanDelivery(60s, "producer fatal errors");
   EXPECT_TRUE(relay->Running()) << relay->Output();
   EXPECT_NE(relay->Output().find("fatal error"), std::string::npos) << "the fatal error was not raised";
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, MillionRowTransactionDrainsWithinTheMemoryBounds) {
@@ -436,7 +430,7 @@ TEST(Reliability, MillionRowTransactionDrainsWithinTheMemoryBounds) {
   // 8 MiB of in-flight bytes, librdkafka's queue above it, and the process itself.
   EXPECT_GT(rss, 0) << "the relay's peak RSS is unknown";
   EXPECT_LT(rss, 160 * 1024);
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 }  // namespace

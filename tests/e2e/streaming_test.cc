@@ -251,8 +251,7 @@ class StreamedMessages : public ::testing::Test {
 
   void TearDown() override {
     if (relay_ == nullptr) return;
-    ASSERT_TRUE(relay_->Kill(SIGTERM).ok());
-    EXPECT_EQ(relay_->Wait(30s), 0) << relay_->Output();
+    ExpectStopsCleanly(*relay_);
   }
 
   std::unique_ptr<RelayHarness> harness_;
