@@ -51,6 +51,16 @@ inline std::unique_ptr<ChildProcess> SpawnRelay(const RelayHarness& h, const std
   return child.ok() ? std::move(*child) : nullptr;
 }
 
+// The lines of `text` that start with `prefix` (`check`'s "problem:" lines, say).
+inline std::vector<std::string> Lines(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix)) lines.push_back(line);
+  }
+  return lines;
+}
+
 inline std::string ReadText(const std::string& path) { return ReadFile(path).value_or(""); }
 
 inline void WriteText(const std::string& path, const std::string& text) {

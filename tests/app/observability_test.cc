@@ -37,9 +37,9 @@ class Observability : public SharedServicesTest {
 TEST_F(Observability, MetricsHealthAndReadinessFollowAnEndToEndRun) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
-  const int port = h.http_port();
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
+  const int port = h.http_port();
   ASSERT_TRUE(WaitFor([&] { return HttpGet(port, "/readyz").first == 200; }, 30s, "/readyz 200 while streaming"));
   EXPECT_EQ(HttpGet(port, "/readyz").second, "ready\n");
   EXPECT_EQ(HttpGet(port, "/healthz").first, 200);
@@ -143,8 +143,8 @@ TEST_F(Observability, ReadyzSaysWhyWhileAStandbyWaits) {
   h.Init();
   auto active = h.StartRelay();
   ASSERT_NE(active, nullptr);
-  const int standby_port = FreePort();
-  auto standby = h.StartRelay({"--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
+  int standby_port = 0;
+  auto standby = h.StartSecondRelay({}, &standby_port);
   ASSERT_NE(standby, nullptr);
   ASSERT_TRUE(WaitForSample(standby_port, "outbox_relay_standby", 1, 30s));
   auto [code, reason] = HttpGet(standby_port, "/readyz");
@@ -155,7 +155,7 @@ TEST_F(Observability, ReadyzSaysWhyWhileAStandbyWaits) {
   EXPECT_EQ(Scrape(standby_port, "outbox_relay_ready"), 0);
   EXPECT_EQ(HttpGet(h.http_port(), "/readyz").first, 200);
   // The same http.listen twice is refused, not shared (a port in use is an error).
-  auto clash = h.StartRelay({}, false);
+  auto clash = h.StartRelay({"--set", "http.listen=127.0.0.1:" + std::to_string(h.http_port())}, false);
   ASSERT_NE(clash, nullptr);
   EXPECT_EQ(clash->Wait(30s), 1) << clash->Output();
   EXPECT_NE(clash->Output().find("http.listen"), std::string::npos) << clash->Output();
@@ -172,9 +172,9 @@ TEST_F(Observability, DeadLettersAreCountedAndJsonLogsParseLineByLine) {
                  "delivery:\n  on_error: dead_letter\n  dead_letter_topic: " + dead_letters +
                      "\nlog:\n  format: json\n  level: debug\n");
   h.Init();
-  const int port = h.http_port();
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
+  const int port = h.http_port();
   // A type that gives an illegal topic name (quote, backslash, space): dead-lettered, and its text is logged.
   const std::string bad_type = "bad\"type\\ x";
   h.InsertEvent(bad_type, "k1", "{\"n\":1}");

@@ -151,7 +151,7 @@ TEST_F(Secrets, NeverAppearInLogsErrorsCheckStatusOrTheConfigDump) {
                    {"sasl.username", "relay"},
                    {"sasl.password", "\"${env:RELAY_TEST_SASL_PASSWORD}\""}});
   const std::map<std::string, std::string> env = {{"RELAY_TEST_SASL_PASSWORD", sasl_password}};
-  const std::string nobody = "kafka.bootstrap.servers=127.0.0.1:" + std::to_string(FreePort());
+  const std::string nobody = "kafka.bootstrap.servers=127.0.0.1:" + std::to_string(ClosedPort());
   r = RunRelay(h.config_path(), {"check", "--set", nobody}, env);
   Keep("check (SASL)", r);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -184,7 +184,7 @@ TEST_F(Secrets, NeverAppearInLogsErrorsCheckStatusOrTheConfigDump) {
     auto relay = SpawnRelay(h, {"--set", nobody, "--set", "log.format=json"}, env, "relay-sasl.log");
     ASSERT_NE(relay, nullptr);
     std::this_thread::sleep_for(3s);
-    Keep("/readyz (SASL, no broker)", HttpGet(h.http_port(), "/readyz").second);
+    Keep("/readyz (SASL, no broker)", HttpGet(RelayHttpPort(*relay), "/readyz").second);
     ASSERT_TRUE(relay->Kill(SIGTERM).ok());
     relay->Wait(90s);
     Keep("run log (SASL, no broker)", relay->Output());

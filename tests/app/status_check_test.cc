@@ -20,15 +20,6 @@ using namespace std::chrono_literals;
 class StatusCheck : public SharedServicesTest {
  protected:
 
-  static std::vector<std::string> Lines(const std::string& text, const std::string& prefix) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with(prefix)) lines.push_back(line);
-    }
-    return lines;
-  }
-
   // A LOGIN role without REPLICATION, dropped with the test.
   std::string CreateRoleWithoutReplication(const RelayHarness& h) {
     const std::string role = UniqueName("norepl");
@@ -160,7 +151,7 @@ TEST_F(StatusCheck, StatusOfALostSlotExitsNonZero) {
 TEST_F(StatusCheck, StatusCannotConnectExitsNonZero) {
   RelayHarness h(pg_, broker_->bootstrap());
   CommandResult r = RunRelay(h.config_path(), {"status", "--set",
-                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(FreePort()) +
+                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(ClosedPort()) +
                                                    " user=postgres dbname=postgres connect_timeout=5"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("could not connect"), std::string::npos) << r.err;
@@ -273,7 +264,7 @@ TEST_F(StatusCheck, CheckFindsARoleWithoutReplication) {
 TEST_F(StatusCheck, CheckFindsAnUnreachableBrokerWithoutLibrdkafkaNoise) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
-  const std::string dead = "127.0.0.1:" + std::to_string(FreePort());
+  const std::string dead = "127.0.0.1:" + std::to_string(ClosedPort());
   CommandResult r = RunRelay(h.config_path(), {"check", "--set", "kafka.bootstrap.servers=" + dead});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto problems = Lines(r.out, "problem:");
@@ -294,7 +285,7 @@ TEST_F(StatusCheck, CheckPrintsEveryProblemAtOnce) {
                              {"check", "--set",
                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(pg_->port()) + " user=" + role +
                                   " dbname=" + h.db(),
-                              "--set", "kafka.bootstrap.servers=127.0.0.1:" + std::to_string(FreePort())});
+                              "--set", "kafka.bootstrap.servers=127.0.0.1:" + std::to_string(ClosedPort())});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   const auto problems = Lines(r.out, "problem:");
   EXPECT_EQ(problems.size(), 6u) << r.out;  // role, replication connection, table, publication, slot, broker
@@ -314,7 +305,7 @@ TEST_F(StatusCheck, CheckPrintsEveryProblemAtOnce) {
 TEST_F(StatusCheck, CheckCannotConnectToPostgresStillChecksTheBroker) {
   RelayHarness h(pg_, broker_->bootstrap());
   CommandResult r = RunRelay(h.config_path(), {"check", "--set",
-                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(FreePort()) +
+                                               "source.conninfo=host=127.0.0.1 port=" + std::to_string(ClosedPort()) +
                                                    " user=postgres dbname=postgres connect_timeout=5"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("problem: PostgreSQL: could not connect"), std::string::npos) << r.out;

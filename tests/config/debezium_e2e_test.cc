@@ -166,7 +166,6 @@ class DebeziumE2E : public SharedServicesTest {
 
 TEST_F(DebeziumE2E, RelayRunWithApplicationPropertiesWritesTheRecordsDebeziumDocuments) {
   slots_.push_back(relay_slot_);
-  const int http_port = FreePort();
   const std::string config = Write("application.properties", R"(# A Debezium Server configuration of the outbox.
 debezium.sink.type=kafka
 debezium.sink.kafka.producer.bootstrap.servers=)" + broker_->bootstrap() + R"(
@@ -194,7 +193,8 @@ debezium.format.value=simplestring
 # The relay's own settings.
 outbox-relay.source.checkpoint_topic=)" + db_ + R"(.checkpoints
 outbox-relay.source.status_interval_ms=200
-outbox-relay.http.listen=127.0.0.1:)" + std::to_string(http_port) + "\n");
+outbox-relay.http.listen=127.0.0.1:0
+)");
 
   std::string output;
   ASSERT_EQ(Relay({"init", "--create-table", "-c", config}, &output), 0) << output;
@@ -274,7 +274,7 @@ transforms.outbox.table.fields.additional.placement=type:header:eventType
       "--set", "kafka.bootstrap.servers=" + broker_->bootstrap(),
       "--set", "source.checkpoint_topic=" + db_ + ".checkpoints",
       "--set", "source.status_interval_ms=200",
-      "--set", "http.listen=127.0.0.1:" + std::to_string(FreePort())};
+      "--set", "http.listen=127.0.0.1:0"};
   const auto relay_args = [&](std::vector<std::string> args) {
     args.insert(args.end(), relay_sets.begin(), relay_sets.end());
     return args;
@@ -289,7 +289,8 @@ value.converter=org.apache.kafka.connect.storage.StringConverter
 offset.storage.file.filename=)" + dir_ + R"(/connect.offsets
 offset.flush.interval.ms=500
 plugin.path=)" + plugins + R"(
-listeners=http://127.0.0.1:)" + std::to_string(FreePort()) + "\n");
+listeners=http://127.0.0.1:0
+)");
   auto connect = Spawn({"java", "-Xms128m", "-Xmx512m", "-cp", kafka_lib + "/*",
                         "org.apache.kafka.connect.cli.ConnectStandalone", worker, connector},
                        "connect.log");

@@ -20,6 +20,14 @@ inline std::string HeaderValue(const KafkaRecord& r, const std::string& name) {
   return h && h->value ? *h->value : "";
 }
 
+// A dead letter of a record too large to carry (SPEC.md §3): the event's id, no value, and an error header that
+// says `why`.
+inline void ExpectDeadLetteredWithoutValue(const KafkaRecord& dead, const std::string& id, const std::string& why) {
+  EXPECT_EQ(HeaderValue(dead, "id"), id);
+  EXPECT_FALSE(dead.value.has_value()) << "dead-lettered with its value";
+  EXPECT_NE(HeaderValue(dead, "error").find(why), std::string::npos) << HeaderValue(dead, "error");
+}
+
 // Reads the topic until it holds every id of `required` (or the deadline passes) and returns all its records.
 inline std::vector<KafkaRecord> ReadUntilAll(KafkaReader& reader, const std::string& topic,
                                              const std::set<std::string>& required,

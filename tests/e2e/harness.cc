@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <regex>
 
@@ -21,7 +23,6 @@ RelayHarness::RelayHarness(PgServer* pg, std::string bootstrap, std::string extr
   auto dir = MakeTempDir("relay-e2e-");
   EXPECT_TRUE(dir.ok()) << dir.status();
   dir_ = dir.value_or("/tmp");
-  http_port_ = FreePort();
   EXPECT_TRUE(pg_->CreateDatabase(db_).ok());
   config_path_ = dir_ + "/relay.yaml";
   std::ofstream out(config_path_);
@@ -38,7 +39,7 @@ RelayHarness::RelayHarness(PgServer* pg, std::string bootstrap, std::string extr
       << "kafka:\n"
       << "  bootstrap.servers: \"" << bootstrap_ << "\"\n"
       << "http:\n"
-      << "  listen: \"127.0.0.1:" << http_port_ << "\"\n"
+      << "  listen: \"127.0.0.1:0\"\n"
       << extra_yaml;
 }
 
@@ -85,12 +86,24 @@ std::unique_ptr<ChildProcess> RelayHarness::StartRelay(const std::vector<std::st
   auto child = ChildProcess::Spawn(o);
   EXPECT_TRUE(child.ok()) << child.status();
   if (!child.ok()) return nullptr;
+  ChildProcess* c = child->get();
   if (wait_active) {
-    ChildProcess* c = child->get();
     EXPECT_TRUE(WaitFor([&] { return SlotActive() || !c->Running(); }, std::chrono::seconds(60), "the relay holds the slot"));
     EXPECT_TRUE(c->Running()) << c->Output();
   }
+  const bool own_listen = std::any_of(extra_args.begin(), extra_args.end(),
+                                      [](const std::string& a) { return a.starts_with("http.listen="); });
+  if (!own_listen) http_port_ = RelayHttpPort(*c);
   return std::move(*child);
+}
+
+std::unique_ptr<ChildProcess> RelayHarness::StartSecondRelay(const std::vector<std::string>& extra_args,
+                                                             int* http_port) {
+  std::vector<std::string> args = extra_args;
+  args.insert(args.end(), {"--set", "http.listen=127.0.0.1:0"});
+  auto child = StartRelay(args, /*wait_active=*/false);
+  *http_port = child ? RelayHttpPort(*child) : 0;
+  return child;
 }
 
 std::vector<std::string> RelayHarness::AsLeastPrivilegeRole() const {
@@ -151,6 +164,30 @@ void SharedServicesTest::SetUp() {
   auto reader = KafkaReader::Create(broker_->bootstrap());
   ASSERT_TRUE(reader.ok()) << reader.status();
   reader_ = std::move(*reader);
+}
+
+int RelayHttpPort(ChildProcess& relay, std::chrono::milliseconds deadline) {
+  static const std::regex kStartLine("starting[^\n]*, http [^\n]*:([0-9]+)");
+  int port = 0;
+  PollUntil(
+      [&] {
+        // Read the output before asking whether it still runs: a relay that printed the line and exited counts.
+        const std::string output = relay.Output();
+        std::smatch m;
+        if (std::regex_search(output, m, kStartLine)) port = std::stoi(m[1]);
+        return port != 0 || !relay.Running();
+      },
+      deadline, std::chrono::milliseconds(10));
+  return port;
+}
+
+std::vector<std::string> DeadLetterArgs(const std::string& topic) {
+  return {"--set", "delivery.on_error=dead_letter", "--set", "delivery.dead_letter_topic=" + topic};
+}
+
+void ExpectStopsCleanly(ChildProcess& relay, std::chrono::milliseconds deadline) {
+  ASSERT_TRUE(relay.Kill(SIGTERM).ok());
+  EXPECT_EQ(relay.Wait(deadline), 0) << relay.Output();
 }
 
 std::pair<int, std::string> HttpGet(int port, const std::string& path) {

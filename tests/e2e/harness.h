@@ -31,9 +31,14 @@ class RelayHarness {
                  std::chrono::milliseconds deadline = std::chrono::seconds(60));
   // `init --create-table`, asserting success.
   void Init();
-  // Starts `outbox-relay run` in the background and waits until it holds the slot.
+  // Starts `outbox-relay run` in the background and waits until it holds the slot (with `wait_active`) or at least
+  // until it has bound its HTTP port. Unless `extra_args` set http.listen, http_port() is then that relay's.
   std::unique_ptr<ChildProcess> StartRelay(const std::vector<std::string>& extra_args = {}, bool wait_active = true,
                                           const std::map<std::string, std::string>& env = {});
+
+  // A second relay of this config beside the first (a standby), not waiting for the slot: on an HTTP port of its
+  // own, returned in `*http_port` (0 when it exited first); http_port() stays the first relay's.
+  std::unique_ptr<ChildProcess> StartSecondRelay(const std::vector<std::string>& extra_args, int* http_port);
 
   // Creates the least-privilege role `init --print` emits (LOGIN REPLICATION, no superuser; pg::CreateRoleSql,
   // after Init) and returns the arguments that run the relay as it.
@@ -58,6 +63,8 @@ class RelayHarness {
   const std::string& dir() const { return dir_; }
   const std::string& config_path() const { return config_path_; }
   const std::string& bootstrap() const { return bootstrap_; }
+  // The HTTP port of the last relay StartRelay started on the config's http.listen (127.0.0.1:0: each relay gets
+  // a port from the kernel, so no other process can take it between a pick and the bind); 0 before any.
   int http_port() const { return http_port_; }
   PgServer* pg() const { return pg_; }
 
@@ -77,6 +84,17 @@ class SharedServicesTest : public ::testing::Test {
   KafkaBroker* broker_ = nullptr;
   std::unique_ptr<KafkaReader> reader_;
 };
+
+// The HTTP port a relay bound, from its start line ("... starting: ..., http 127.0.0.1:<port>"), waiting for it
+// up to `deadline`; 0 when the relay exited (or the deadline passed) without printing one. For relays run with
+// http.listen port 0, as the harness's config has it.
+int RelayHttpPort(ChildProcess& relay, std::chrono::milliseconds deadline = std::chrono::seconds(30));
+
+// The arguments that make a relay dead-letter to `topic` (delivery.on_error: dead_letter).
+std::vector<std::string> DeadLetterArgs(const std::string& topic);
+
+// SIGTERM, and the clean stop's exit code 0 within `deadline` (a gtest failure with the relay's output otherwise).
+void ExpectStopsCleanly(ChildProcess& relay, std::chrono::milliseconds deadline = std::chrono::seconds(30));
 
 // GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.
 std::pair<int, std::string> HttpGet(int port, const std::string& path);

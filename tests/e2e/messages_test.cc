@@ -103,5 +103,36 @@ TEST_F(Messages, ContentThatIsNotJsonHaltsOrIsDeadLettered) {
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
 
+// SPEC.md §3: unparsable message content is a per-event error. Content that is a JSON object but for one string's
+// bytes, which are not UTF-8 (\xe9 alone, as Latin-1 writes "é"), is not JSON: halt naming the LSN and the
+// --start-lsn that skips it; under dead_letter, dead-lettered exactly as it came, and the next message arrives.
+TEST_F(Messages, ContentThatIsNotUtf8HaltsOrIsDeadLetteredAsItCame) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  const std::string head = R"({"id":"latin1","aggregateid":"k","type":"Utf8","payload":{"name":"caf)";
+  const std::string tail = R"("}})";
+  h.Sql("SELECT pg_logical_emit_message(true, 'outbox', convert_to('" + head + "', 'UTF8') || '\\xe9'::bytea || "
+        "convert_to('" + tail + "', 'UTF8'))");
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run", "--set", "source.messages=true"}, &out), 1) << out;
+  EXPECT_NE(out.find("unparsable logical message content at LSN"), std::string::npos) << out;
+  EXPECT_NE(out.find("--start-lsn"), std::string::npos) << out;
+  const std::string dlq = UniqueName("dlq");
+  std::vector<std::string> args = DeadLetterArgs(dlq);
+  args.insert(args.end(), {"--set", "source.messages=true"});
+  auto relay = h.StartRelay(args);
+  ASSERT_NE(relay, nullptr);
+  h.Sql(R"(SELECT pg_logical_emit_message(true, 'outbox', '{"id":"utf8","aggregateid":"k","type":"Utf8","payload":{"name":"café"}}'))");
+  auto dead = reader_->ReadUntil(dlq, 1, 30s);
+  ASSERT_TRUE(dead.ok()) << dead.status() << relay->Output();
+  EXPECT_EQ(dead->front().value, head + "\xe9" + tail) << "the content was not dead-lettered as it came";
+  EXPECT_NE(HeaderValue(dead->front(), "error").find("not JSON"), std::string::npos) << HeaderValue(dead->front(), "error");
+  auto kept = reader_->ReadUntil(h.Topic("Utf8"), 1, 30s);
+  ASSERT_TRUE(kept.ok()) << kept.status() << relay->Output();
+  EXPECT_EQ(HeaderValue(kept->front(), "id"), "utf8");
+  EXPECT_EQ(kept->front().value, "{\"name\":\"café\"}");
+  ExpectStopsCleanly(*relay);
+}
+
 }  // namespace
 }  // namespace outbox::testing

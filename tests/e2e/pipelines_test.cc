@@ -28,7 +28,6 @@ class PipelinesTest : public SharedServicesTest {
     beta_ = std::make_unique<RelayHarness>(pg_, broker_->bootstrap());
     alpha_->Init();
     beta_->Init();
-    http_port_ = FreePort();
     config_path_ = alpha_->dir() + "/pipelines.yaml";
     std::ofstream out(config_path_);
     // Shared keys at the top level; each pipeline names its own source and routing.
@@ -37,7 +36,7 @@ class PipelinesTest : public SharedServicesTest {
         << "kafka:\n"
         << "  bootstrap.servers: \"" << broker_->bootstrap() << "\"\n"
         << "http:\n"
-        << "  listen: \"127.0.0.1:" << http_port_ << "\"\n"
+        << "  listen: \"127.0.0.1:0\"\n"
         << "pipelines:\n";
     for (const auto& [name, h] : {std::pair{"alpha", alpha_.get()}, std::pair{"beta", beta_.get()}}) {
       out << "  " << name << ":\n"
@@ -62,6 +61,7 @@ class PipelinesTest : public SharedServicesTest {
     EXPECT_TRUE(WaitFor([&] { return (alpha_->SlotActive() && beta_->SlotActive()) || !c->Running(); }, 60s,
                         "both pipelines hold their slots"));
     EXPECT_TRUE(c->Running()) << c->Output();
+    http_port_ = RelayHttpPort(*c);
     return std::move(*child);
   }
 

@@ -40,12 +40,6 @@ void ExpectCleanDelivery(const DeliveryCheck& c, const std::string& what) {
             << " duplicates\n";
 }
 
-// Stops a relay with SIGTERM: it exits 0 within 30 s.
-void ExpectCleanExit(ChildProcess& relay) {
-  ASSERT_TRUE(relay.Kill(SIGTERM).ok());
-  EXPECT_EQ(relay.Wait(30s), 0) << relay.Output();
-}
-
 // A RelayHarness with init done and what most fault tests add to it: a reader of its Kafka, and a loader writing
 // events of one type into its database (the test starts it). Declare it after the servers it runs on, so that it
 // is torn down before them; the relays a test starts come after it.
@@ -82,16 +76,15 @@ class FaultHarness : public RelayHarness {
 };
 
 // Two relays on the harness's slot: `active` (instance a, the harness's http port) holds it, `standby` (instance b,
-// on `standby_port`) reports itself as a standby.
-void StartActiveAndStandby(FaultHarness& h, int standby_port, std::unique_ptr<ChildProcess>* active,
+// on `*standby_port`) reports itself as a standby.
+void StartActiveAndStandby(FaultHarness& h, int* standby_port, std::unique_ptr<ChildProcess>* active,
                            std::unique_ptr<ChildProcess>* standby) {
   *active = h.StartRelay({"--set", "source.instance=a"});
   ASSERT_NE(*active, nullptr);
-  *standby = h.StartRelay(
-      {"--set", "source.instance=b", "--set", "http.listen=127.0.0.1:" + std::to_string(standby_port)}, false);
+  *standby = h.StartSecondRelay({"--set", "source.instance=b"}, standby_port);
   ASSERT_NE(*standby, nullptr);
   ASSERT_TRUE(WaitFor(
-      [&] { return HttpGet(standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
+      [&] { return HttpGet(*standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
       30s, "the second relay reports itself as standby"));
 }
 
@@ -128,7 +121,7 @@ TEST(Reliability, KillNineAtRandomMomentsUnderLoadLosesNothing) {
   auto relay = h.StartRelay();
   ASSERT_NE(relay, nullptr);
   auto records = ReadUntilAll(h.reader(), topic, committed, 120s);
-  ASSERT_NO_FATAL_FAILURE(ExpectCleanExit(*relay));
+  ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
 
   const DeliveryCheck c = CheckDelivery(records, committed, h.loader().uncertain());
   ExpectCleanDelivery(c, "kill -9 chaos (" + std::to_string(committed.size()) + " events written)");
@@ -170,7 +163,7 @@ TEST(Reliability, PostgresStoppedImmediatelyMidStreamLosesNothing) {
   Sleep(500ms);
   h.StopLoadAndExpectCleanDelivery(90s, "PostgreSQL immediate/fast stops");
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, LostReplicationConnectionsResumeWithoutLoss) {
@@ -193,7 +186,7 @@ TEST(Reliability, LostReplicationConnectionsResumeWithoutLoss) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(metrics, m, std::regex("outbox_relay_reconnects_total (\\d+)")));
   EXPECT_GE(std::stoi(m[1]), 3);
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
@@ -223,7 +216,7 @@ TEST(Reliability, BrokerStoppedAndStartedUnderLoadLosesNothing) {
   EXPECT_GT(rss_kb, 0) << "the relay's peak RSS is unknown";
   EXPECT_LT(rss_kb, 256 * 1024);
   EXPECT_TRUE(relay->Running()) << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 // A one-broker mock cluster in this process (the relay binary connects over TCP).
@@ -267,7 +260,7 @@ TEST(Reliability, BrokerOutageReleasesTheSlotSoPostgresCanShutDown) {
   auto records = ReadUntilAll(*reader, h.Topic("Released"), {before, held}, 60s);
   EXPECT_EQ(CheckDelivery(records, {before, held}, {}).lost, 0u) << relay->Output();
   ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 30s, "the relay takes the slot again"));
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 // At the delivery bound the relay stops reading the stream but keeps sending status updates, so a walsender with
@@ -299,7 +292,7 @@ TEST(Reliability, AtTheDeliveryBoundTheRelayPausesButKeepsItsConnection) {
   auto reader = Reader(mock.bootstrap());
   auto records = ReadUntilAll(*reader, h.Topic("Bounded"), ids, 60s);
   EXPECT_EQ(CheckDelivery(records, ids, {}).lost, 0u) << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 // During a backlog the relay logs a progress line every few seconds (bytes behind, rate, ETA), then one line when
@@ -328,7 +321,7 @@ TEST(Reliability, BacklogLogsProgressLinesThenCaughtUp) {
   ASSERT_TRUE(WaitFor([&] { return relay->Output().find("caught up at ") != std::string::npos; }, 120s,
                       "the caught-up line"))
       << relay->Output();
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
@@ -337,8 +330,8 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   ASSERT_TRUE(pg && broker);
   FaultHarness h(pg, broker->bootstrap(), "Standby");
   std::unique_ptr<ChildProcess> active, standby;
-  const int standby_port = FreePort();
-  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, standby_port, &active, &standby));
+  int standby_port = 0;
+  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, &standby_port, &active, &standby));
   EXPECT_EQ(HttpGet(standby_port, "/readyz").first, 503);
   h.loader().Start();
   Sleep(1s);
@@ -352,7 +345,7 @@ TEST(Reliability, StandbyTakesOverWhenTheActiveRelayDies) {
   Sleep(1s);
   h.StopLoadAndExpectCleanDelivery(60s, "standby takeover");
   EXPECT_TRUE(standby->Running()) << "no false gap alarm at takeover: " << standby->Output();
-  ExpectCleanExit(*standby);
+  ExpectStopsCleanly(*standby);
 }
 
 // SPEC.md §5: a standby takes over "within wal_sender_timeout when its host vanishes". A stopped process (SIGSTOP)
@@ -365,8 +358,8 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
   ASSERT_NE(broker, nullptr);
   FaultHarness h(pg->get(), broker->bootstrap(), "Vanished");
   std::unique_ptr<ChildProcess> active, standby;
-  const int standby_port = FreePort();
-  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, standby_port, &active, &standby));
+  int standby_port = 0;
+  ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, &standby_port, &active, &standby));
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 200; }, 30s, "load under way"));
   ASSERT_TRUE(active->Kill(SIGSTOP).ok());
@@ -387,8 +380,8 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
       60s, "the returning relay waits as a standby"));
   h.StopLoadAndExpectCleanDelivery(60s, "active relay vanished");
   EXPECT_TRUE(standby->Running()) << standby->Output();
-  ExpectCleanExit(*standby);
-  ExpectCleanExit(*active);
+  ExpectStopsCleanly(*standby);
+  ExpectStopsCleanly(*active);
 }
 
 TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
@@ -407,7 +400,7 @@ TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
   h.StopLoadAndExpectCleanDelivery(60s, "producer fatal errors");
   EXPECT_TRUE(relay->Running()) << relay->Output();
   EXPECT_NE(relay->Output().find("fatal error"), std::string::npos) << "the fatal error was not raised";
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, MillionRowTransactionDrainsWithinTheMemoryBounds) {
@@ -437,7 +430,7 @@ TEST(Reliability, MillionRowTransactionDrainsWithinTheMemoryBounds) {
   // 8 MiB of in-flight bytes, librdkafka's queue above it, and the process itself.
   EXPECT_GT(rss, 0) << "the relay's peak RSS is unknown";
   EXPECT_LT(rss, 160 * 1024);
-  ExpectCleanExit(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -61,27 +62,28 @@ absl::StatusOr<std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter>> Ma
   return opts;
 }
 
-// Whether the topic exists with `partitions` partitions (at least, when partitions > 0), each with a leader;
-// with partitions == -1 whether it is absent.
-absl::StatusOr<bool> TopicState(rd_kafka_t* rk, std::string_view name, int partitions, Clock::time_point until) {
+// Whether every topic of `names` exists with `partitions` partitions (at least, when partitions > 0), each with a
+// leader; with partitions == -1 whether none of them exists. One metadata request.
+absl::StatusOr<bool> TopicsState(rd_kafka_t* rk, const std::vector<std::string>& names, int partitions,
+                                 Clock::time_point until) {
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, std::clamp(RemainingMs(until), 1, 5000));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return absl::UnavailableError(rd_kafka_err2str(err));
-  bool found = false;
-  bool ready = false;
+  std::set<std::string_view> wanted(names.begin(), names.end());
+  size_t found = 0;
+  size_t ready = 0;
   for (int i = 0; i < md->topic_cnt; ++i) {
     const rd_kafka_metadata_topic_t& t = md->topics[i];
-    if (name != t.topic) continue;
-    found = t.err == RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (found && t.partition_cnt >= partitions) {
-      ready = true;
-      for (int p = 0; p < t.partition_cnt; ++p) {
-        if (t.partitions[p].leader < 0 || t.partitions[p].err != RD_KAFKA_RESP_ERR_NO_ERROR) ready = false;
-      }
+    if (!wanted.count(t.topic) || t.err != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+    ++found;
+    bool served = t.partition_cnt >= partitions;
+    for (int p = 0; p < t.partition_cnt; ++p) {
+      if (t.partitions[p].leader < 0 || t.partitions[p].err != RD_KAFKA_RESP_ERR_NO_ERROR) served = false;
     }
+    if (served) ++ready;
   }
   rd_kafka_metadata_destroy(md);
-  return partitions < 0 ? !found : ready;
+  return partitions < 0 ? found == 0 : ready == wanted.size();
 }
 
 }  // namespace
@@ -211,55 +213,72 @@ absl::Status KafkaBroker::Restart() {
 absl::Status KafkaBroker::CreateTopic(std::string_view name, int partitions,
                                       const std::map<std::string, std::string>& configs,
                                       std::chrono::milliseconds deadline) {
+  return CreateTopics({std::string(name)}, partitions, configs, deadline);
+}
+
+absl::Status KafkaBroker::CreateTopics(const std::vector<std::string>& names, int partitions,
+                                       const std::map<std::string, std::string>& configs,
+                                       std::chrono::milliseconds deadline) {
   const auto until = Clock::now() + deadline;
+  const std::string what = names.size() == 1 ? names[0] : absl::StrCat(names.size(), " topics");
   auto rk = NewKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap_}});
   if (!rk.ok()) return rk.status();
   char errstr[512];
-  rd_kafka_NewTopic_t* topic =
-      rd_kafka_NewTopic_new(std::string(name).c_str(), partitions, 1, errstr, sizeof(errstr));
-  if (topic == nullptr) return absl::InvalidArgumentError(errstr);
-  for (const auto& [k, v] : configs) {
-    if (rd_kafka_resp_err_t err = rd_kafka_NewTopic_set_config(topic, k.c_str(), v.c_str()); err) {
-      rd_kafka_NewTopic_destroy(topic);
-      return absl::InvalidArgumentError(absl::StrCat(k, "=", v, ": ", rd_kafka_err2str(err)));
+  std::vector<rd_kafka_NewTopic_t*> topics;
+  const auto destroy = [&] {
+    for (rd_kafka_NewTopic_t* t : topics) rd_kafka_NewTopic_destroy(t);
+  };
+  for (const std::string& name : names) {
+    rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(name.c_str(), partitions, 1, errstr, sizeof(errstr));
+    if (topic == nullptr) {
+      destroy();
+      return absl::InvalidArgumentError(errstr);
+    }
+    topics.push_back(topic);
+    for (const auto& [k, v] : configs) {
+      if (rd_kafka_resp_err_t err = rd_kafka_NewTopic_set_config(topic, k.c_str(), v.c_str()); err) {
+        destroy();
+        return absl::InvalidArgumentError(absl::StrCat(k, "=", v, ": ", rd_kafka_err2str(err)));
+      }
     }
   }
   auto opts = MakeAdminOptions(rk->get(), RD_KAFKA_ADMIN_OP_CREATETOPICS, until);
   if (!opts.ok()) {
-    rd_kafka_NewTopic_destroy(topic);
+    destroy();
     return opts.status();
   }
   std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(rk->get()));
-  rd_kafka_CreateTopics(rk->get(), &topic, 1, opts->get(), queue.get());
-  rd_kafka_NewTopic_destroy(topic);
+  rd_kafka_CreateTopics(rk->get(), topics.data(), topics.size(), opts->get(), queue.get());
+  destroy();
   auto ev = PollResult(queue.get(), until);
   if (!ev.ok()) return ev.status();
   if (rd_kafka_event_error(ev->get())) {
-    return absl::UnavailableError(absl::StrCat("CreateTopics ", internal::Av(name), ": ", rd_kafka_event_error_string(ev->get())));
+    return absl::UnavailableError(absl::StrCat("CreateTopics ", what, ": ", rd_kafka_event_error_string(ev->get())));
   }
   const rd_kafka_CreateTopics_result_t* res = rd_kafka_event_CreateTopics_result(ev->get());
   size_t count = 0;
   const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(res, &count);
   for (size_t i = 0; i < count; ++i) {
     rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
+    const char* name = rd_kafka_topic_result_name(results[i]);
     if (err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-      return absl::AlreadyExistsError(absl::StrCat("topic ", internal::Av(name), " exists"));
+      return absl::AlreadyExistsError(absl::StrCat("topic ", name, " exists"));
     }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       const char* msg = rd_kafka_topic_result_error_string(results[i]);
-      return absl::InternalError(absl::StrCat("CreateTopics ", internal::Av(name), ": ", rd_kafka_err2name(err), ": ",
+      return absl::InternalError(absl::StrCat("CreateTopics ", name, ": ", rd_kafka_err2name(err), ": ",
                                               msg != nullptr ? msg : ""));
     }
   }
-  // The controller has it; wait until the broker serves every partition.
+  // The controller has them; wait until the broker serves every partition.
   absl::Status last = absl::DeadlineExceededError("no metadata");
   while (true) {
-    auto ready = TopicState(rk->get(), name, partitions, until);
+    auto ready = TopicsState(rk->get(), names, partitions, until);
     if (ready.ok() && *ready) return absl::OkStatus();
     if (!ready.ok()) last = ready.status();
     if (RemainingMs(until) == 0) {
       return absl::DeadlineExceededError(
-          absl::StrCat("topic ", internal::Av(name), " created but its partitions have no leader yet: ", last.message()));
+          absl::StrCat(what, " created but not every partition has a leader yet: ", last.message()));
     }
     usleep(20 * 1000);
   }
@@ -296,7 +315,7 @@ absl::Status KafkaBroker::DeleteTopic(std::string_view name, std::chrono::millis
     }
   }
   while (true) {
-    auto gone = TopicState(rk->get(), name, -1, until);
+    auto gone = TopicsState(rk->get(), {std::string(name)}, -1, until);
     if (gone.ok() && *gone) return absl::OkStatus();
     if (RemainingMs(until) == 0) return absl::DeadlineExceededError(absl::StrCat("topic ", internal::Av(name), " still listed"));
     usleep(20 * 1000);

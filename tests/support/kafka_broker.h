@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -66,6 +67,11 @@ class KafkaBroker {
   absl::Status CreateTopic(std::string_view name, int partitions = 1,
                            const std::map<std::string, std::string>& configs = {},
                            std::chrono::milliseconds deadline = std::chrono::seconds(30));
+  // The same for many topics at once (one CreateTopics request, one metadata request per wait): AlreadyExists
+  // naming the first that exists.
+  absl::Status CreateTopics(const std::vector<std::string>& names, int partitions = 1,
+                            const std::map<std::string, std::string>& configs = {},
+                            std::chrono::milliseconds deadline = std::chrono::seconds(60));
   absl::Status DeleteTopic(std::string_view name, std::chrono::milliseconds deadline = std::chrono::seconds(30));
 
  private:

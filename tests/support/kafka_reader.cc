@@ -90,22 +90,30 @@ absl::StatusOr<std::unique_ptr<KafkaReader>> KafkaReader::Create(const std::stri
   return std::unique_ptr<KafkaReader>(new KafkaReader(std::move(*rk)));
 }
 
-absl::StatusOr<int> KafkaReader::PartitionCount(std::string_view topic, std::chrono::milliseconds deadline) {
+absl::StatusOr<std::map<std::string, int, std::less<>>> KafkaReader::PartitionCounts(
+    std::chrono::milliseconds deadline) {
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err =
       rd_kafka_metadata(rk_.get(), 1, nullptr, &md, std::max(1, static_cast<int>(deadline.count())));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return absl::UnavailableError(absl::StrCat("metadata: ", rd_kafka_err2str(err)));
   }
-  int count = -1;
+  std::map<std::string, int, std::less<>> counts;
   for (int i = 0; i < md->topic_cnt; ++i) {
-    if (topic == md->topics[i].topic && md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      count = md->topics[i].partition_cnt;
+    if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topics[i].partition_cnt > 0) {
+      counts[md->topics[i].topic] = md->topics[i].partition_cnt;
     }
   }
   rd_kafka_metadata_destroy(md);
-  if (count <= 0) return absl::NotFoundError(absl::StrCat("topic ", internal::Av(topic), " does not exist"));
-  return count;
+  return counts;
+}
+
+absl::StatusOr<int> KafkaReader::PartitionCount(std::string_view topic, std::chrono::milliseconds deadline) {
+  auto counts = PartitionCounts(deadline);
+  if (!counts.ok()) return counts.status();
+  auto it = counts->find(topic);
+  if (it == counts->end()) return absl::NotFoundError(absl::StrCat("topic ", internal::Av(topic), " does not exist"));
+  return it->second;
 }
 
 absl::StatusOr<std::vector<std::string>> KafkaReader::ListTopics(std::chrono::milliseconds deadline) {
@@ -134,10 +142,19 @@ absl::Status KafkaReader::Assign(const std::string& topic, Clock::time_point unt
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(RemainingMs(until), 20)));
   }
+  if (!Track(topic, *partitions)) return absl::OkStatus();
+  return AssignTracked();
+}
+
+bool KafkaReader::Track(const std::string& topic, int partitions) {
   TopicState& state = topics_[topic];
-  if (state.partitions >= *partitions) return absl::OkStatus();
-  state.partitions = *partitions;
-  state.next_offset.resize(static_cast<size_t>(*partitions), RD_KAFKA_OFFSET_BEGINNING);
+  if (state.partitions >= partitions) return false;
+  state.partitions = partitions;
+  state.next_offset.resize(static_cast<size_t>(partitions), RD_KAFKA_OFFSET_BEGINNING);
+  return true;
+}
+
+absl::Status KafkaReader::AssignTracked() {
   // assign() replaces the whole assignment: list every topic, at the offsets to continue from.
   PartitionList list(rd_kafka_topic_partition_list_new(8));
   for (const auto& [name, st] : topics_) {
@@ -230,6 +247,44 @@ absl::StatusOr<std::vector<KafkaRecord>> KafkaReader::ReadAll(std::string_view t
     return true;
   };
   return ReadUntil(name, caught_up, std::chrono::milliseconds(std::max(RemainingMs(until), 0)));
+}
+
+absl::Status KafkaReader::ReadEachUntil(const std::vector<std::string>& topics, size_t count,
+                                        std::chrono::milliseconds deadline) {
+  const auto until = Clock::now() + deadline;
+  size_t missing = topics.size();
+  while (missing > 0) {
+    auto counts = PartitionCounts(std::chrono::milliseconds(std::clamp(RemainingMs(until), 1, 5000)));
+    missing = 0;
+    bool changed = false;
+    for (const std::string& topic : topics) {
+      auto it = counts.ok() ? counts->find(topic) : counts->end();
+      if (counts.ok() && it != counts->end()) {
+        changed = Track(topic, it->second) || changed;
+      } else {
+        ++missing;
+      }
+    }
+    if (changed) {
+      if (absl::Status s = AssignTracked(); !s.ok()) return s;
+    }
+    if (missing == 0) break;
+    if (RemainingMs(until) == 0) {
+      return absl::DeadlineExceededError(absl::StrCat(missing, " of ", topics.size(), " topics did not appear"));
+    }
+    PollOnce(std::chrono::milliseconds(std::min(RemainingMs(until), 100)));
+  }
+  while (true) {
+    size_t short_of = 0;
+    for (const std::string& topic : topics) short_of += topics_[topic].records.size() < count ? 1 : 0;
+    if (short_of == 0) return absl::OkStatus();
+    if (RemainingMs(until) == 0) {
+      return absl::DeadlineExceededError(absl::StrCat(short_of, " of ", topics.size(), " topics hold fewer than ",
+                                                      count, " records", last_error_.empty() ? "" : "; last consumer error: ",
+                                                      last_error_));
+    }
+    PollOnce(std::chrono::milliseconds(std::min(RemainingMs(until), 100)));
+  }
 }
 
 const std::vector<KafkaRecord>& KafkaReader::Records(std::string_view topic) {

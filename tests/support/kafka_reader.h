@@ -61,6 +61,11 @@ class KafkaReader {
   // holds now. The topic must exist.
   absl::StatusOr<std::vector<KafkaRecord>> ReadAll(std::string_view topic, std::chrono::milliseconds deadline);
 
+  // Several topics at once, for many topics (one metadata request per try, one assignment): waits for all of them
+  // to exist, then reads until each holds at least `count` records (Records(topic) has them). DeadlineExceeded
+  // naming how many topics are missing or short.
+  absl::Status ReadEachUntil(const std::vector<std::string>& topics, size_t count, std::chrono::milliseconds deadline);
+
   // The topic's records read so far.
   const std::vector<KafkaRecord>& Records(std::string_view topic);
 
@@ -82,6 +87,12 @@ class KafkaReader {
   explicit KafkaReader(RdKafkaPtr rk) : rk_(std::move(rk)) {}
   // Waits for the topic and (re)assigns when it is new or gained partitions.
   absl::Status Assign(const std::string& topic, std::chrono::steady_clock::time_point until);
+  // Partition counts of every topic in the cluster, from one metadata request.
+  absl::StatusOr<std::map<std::string, int, std::less<>>> PartitionCounts(std::chrono::milliseconds deadline);
+  // Notes a topic's partition count; false when nothing changed.
+  bool Track(const std::string& topic, int partitions);
+  // assign() with every tracked topic, at the offsets to continue from.
+  absl::Status AssignTracked();
   // Polls for up to `max_wait` and stores what arrives.
   void PollOnce(std::chrono::milliseconds max_wait);
 

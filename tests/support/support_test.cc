@@ -1,9 +1,13 @@
 // The test support itself: a real throwaway PostgreSQL and a real Kafka broker.
+#include <arpa/inet.h>
 #include <librdkafka/rdkafka.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -38,14 +42,29 @@ TEST(UtilTest, UniqueNamesAreDistinctAndValidIdentifiers) {
   EXPECT_LE(UniqueName(std::string(200, 'x')).size(), 63u);
 }
 
-TEST(UtilTest, FreePortsAreDistinct) {
+TEST(UtilTest, ClosedPortRefusesConnectionsAndCannotBeTaken) {
   std::set<int> ports;
-  for (int i = 0; i < 50; ++i) {
-    int p = FreePort();
-    EXPECT_GT(p, 1024);
-    ports.insert(p);
-  }
-  EXPECT_EQ(ports.size(), 50u);
+  for (int i = 0; i < 20; ++i) ports.insert(ClosedPort());
+  EXPECT_EQ(ports.size(), 20u);
+  const int port = *ports.begin();
+  ASSERT_GT(port, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(client, 0);
+  EXPECT_NE(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(errno, ECONNREFUSED);
+  close(client);
+  // A server that asks for the port (as PostgreSQL, Kafka and the relay do, with SO_REUSEADDR) does not get it.
+  int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(server, 0);
+  int yes = 1;
+  setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  EXPECT_NE(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(errno, EADDRINUSE);
+  close(server);
 }
 
 TEST(UtilTest, WaitForPollsUntilTrueAndFailsWithWhatOnTimeout) {

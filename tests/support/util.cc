@@ -14,9 +14,9 @@
 #include <fstream>
 #include <mutex>
 #include <random>
-#include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -46,27 +46,6 @@ uint64_t RandomU64() {
   return Rng()();
 }
 
-bool PortIsFree(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  // No SO_REUSEADDR: a port with connections in TIME_WAIT is skipped too.
-  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
-}
-
-int EphemeralLow() {
-  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
-  int lo = 0;
-  int hi = 0;
-  if (in >> lo >> hi) return lo;
-  return 32768;
-}
-
 }  // namespace
 
 std::string SourceDir() { return OUTBOX_SOURCE_DIR; }
@@ -91,36 +70,24 @@ std::string UniqueName(std::string_view prefix) {
   return clean + suffix;
 }
 
-int FreePort() {
+int ClosedPort() {
   static std::mutex mu;
-  static std::set<int> handed_out;
+  static std::vector<int> held;  // the bound sockets, open until the process exits
   std::lock_guard<std::mutex> lock(mu);
-  int lo = 20000;
-  int hi = 32767;
-  int eph = EphemeralLow();
-  if (eph > lo + 1000) hi = eph - 1;
-  for (int i = 0; i < 500; ++i) {
-    int port = lo + static_cast<int>(RandomU64() % static_cast<uint64_t>(hi - lo + 1));
-    if (handed_out.count(port)) continue;
-    if (PortIsFree(port)) {
-      handed_out.insert(port);
-      return port;
-    }
-  }
-  // Fall back to a kernel-chosen port.
+  // No SO_REUSEADDR: while this socket is bound, no other socket can bind the port, with or without that option.
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
-  int port = 0;
-  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "ClosedPort: " << std::strerror(errno);
+    if (fd >= 0) close(fd);
+    return 0;
   }
-  if (fd >= 0) close(fd);
-  handed_out.insert(port);
-  return port;
+  held.push_back(fd);
+  return ntohs(addr.sin_port);
 }
 
 bool PollUntil(const std::function<bool()>& condition, std::chrono::milliseconds deadline,

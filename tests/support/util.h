@@ -1,4 +1,4 @@
-// Small helpers shared by the tests: unique names, free ports, waiting for a condition with a deadline, files.
+// Small helpers shared by the tests: unique names, a port nothing answers on, waiting for a condition with a deadline, files.
 #pragma once
 
 #include <chrono>
@@ -18,9 +18,13 @@ std::string SourceDir();
 // At most 63 characters, so valid as a PostgreSQL slot, database or publication name and as a Kafka topic.
 std::string UniqueName(std::string_view prefix = "t");
 
-// A TCP port on 127.0.0.1 that nothing uses right now. Chosen at random below the kernel's ephemeral port
-// range, so outgoing connections do not take it before the caller binds it, and never twice in one process.
-int FreePort();
+// A TCP port on 127.0.0.1 where nothing listens, for tests of an unreachable server: a connection to it is refused
+// for the rest of this process. A socket of this process holds it, bound (by the kernel's choice) and never
+// listening, so no other server can take it meanwhile. There is no helper that hands out a port for a server to
+// bind later: between the pick and the bind another process's server could take it. Servers pick their own
+// (http.listen with port 0, scripts/pg-temp.sh and kafka-temp.sh choose and retry on a port taken) and the test
+// reads back the port they got.
+int ClosedPort();
 
 // Calls `condition` every `interval` until it returns true (then returns true) or `deadline` has passed. On
 // timeout it records a gtest failure naming `what` and returns false, so tests write
