@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The NATS e2e tests' second client (nats-py, not the NATS C client the relay uses): makes and reads streams.
+
+  nats_tool.py URL add-stream NAME SUBJECT [SUBJECT...] [--duplicate-window-s S] [--max-msg-size N]
+  nats_tool.py URL delete-stream NAME
+  nats_tool.py URL read NAME          every message of the stream, one JSON object a line:
+                                      {"seq", "subject", "headers": {name: value}, "data": text (latin-1 escaped)}
+  nats_tool.py URL count NAME         the stream's message count
+"""
+import asyncio
+import json
+import sys
+
+import nats
+from nats.js.api import StreamConfig
+from nats.js.errors import NotFoundError
+
+
+async def main(argv):
+    url, cmd, name = argv[0], argv[1], argv[2]
+    nc = await nats.connect(url, connect_timeout=5, max_reconnect_attempts=0)
+    js = nc.jetstream()
+    try:
+        if cmd == "add-stream":
+            subjects, window, max_msg = [], 120.0, -1
+            rest = argv[3:]
+            i = 0
+            while i < len(rest):
+                if rest[i] == "--duplicate-window-s":
+                    window = float(rest[i + 1]); i += 2
+                elif rest[i] == "--max-msg-size":
+                    max_msg = int(rest[i + 1]); i += 2
+                else:
+                    subjects.append(rest[i]); i += 1
+            try:
+                await js.delete_stream(name)
+            except NotFoundError:
+                pass
+            await js.add_stream(StreamConfig(name=name, subjects=subjects, duplicate_window=window,
+                                             max_msg_size=max_msg))
+        elif cmd == "delete-stream":
+            try:
+                await js.delete_stream(name)
+            except NotFoundError:
+                pass
+        elif cmd == "count":
+            info = await js.stream_info(name)
+            print(info.state.messages)
+        elif cmd == "read":
+            info = await js.stream_info(name)
+            last = info.state.last_seq
+            seq = info.state.first_seq
+            out = sys.stdout
+            while last and seq <= last:
+                try:
+                    m = await js.get_msg(name, seq)
+                except NotFoundError:
+                    seq += 1
+                    continue
+                headers = dict(m.headers or {})
+                out.write(json.dumps({"seq": m.seq, "subject": m.subject, "headers": headers,
+                                      "data": (m.data or b"").decode("latin-1")}) + "\n")
+                seq += 1
+        else:
+            print(f"unknown command {cmd}", file=sys.stderr)
+            return 2
+    finally:
+        await nc.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1:])))
