@@ -205,12 +205,17 @@ absl::StatusOr<std::unique_ptr<NatsSink>> NatsSink::Create(const Options& option
   if (!opts.ok()) return opts.status();
   sink->opts_ = *opts;
   NatsSink* self = sink.get();
-  natsOptions_SetRetryOnFailedConnect(self->opts_, true, &Callbacks::OnConnected, self);
   natsOptions_SetDisconnectedCB(self->opts_, &Callbacks::OnDisconnected, self);
   natsOptions_SetReconnectedCB(self->opts_, &Callbacks::OnConnected, self);
   natsOptions_SetClosedCB(self->opts_, &Callbacks::OnClosed, self);
   natsOptions_SetErrorHandler(self->opts_, &Callbacks::OnError, self);
+  // A first attempt without retrying, so that refused credentials or TLS fail the start by name; only a server that
+  // does not answer yet is retried in the background.
   natsStatus s = natsConnection_Connect(&self->nc_, self->opts_);
+  if (s != NATS_OK && ClassifyPublishResult(s, 0) == sinks::Outcome::kRetriable) {
+    natsOptions_SetRetryOnFailedConnect(self->opts_, true, &Callbacks::OnConnected, self);
+    s = natsConnection_Connect(&self->nc_, self->opts_);
+  }
   if (s == NATS_OK) {
     self->connected_ = true;
   } else if (s != NATS_NOT_YET_CONNECTED) {

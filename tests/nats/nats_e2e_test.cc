@@ -68,7 +68,8 @@ std::pair<int, std::string> Tool(const std::string& url, const std::vector<std::
 // A throwaway nats-server of a test's own (scripts/nats-temp.sh), for the tests that stop it.
 class OwnNatsServer {
  public:
-  OwnNatsServer() {
+  // `conf`: lines added to the server's configuration (NATS_TEMP_CONF).
+  explicit OwnNatsServer(std::string conf = "") : conf_(std::move(conf)) {
     auto dir = MakeTempDir("nats-own-");
     EXPECT_TRUE(dir.ok());
     dir_ = dir.value_or("/tmp/nats-own");
@@ -79,7 +80,8 @@ class OwnNatsServer {
     RemoveTree(dir_);
   }
   void Start() {
-    auto [rc, out] = Run("bash " + ShellQuote(OUTBOX_NATS_TEMP) + " start " + ShellQuote(dir_));
+    auto [rc, out] = Run("NATS_TEMP_CONF=" + ShellQuote(conf_) + " bash " + ShellQuote(OUTBOX_NATS_TEMP) + " start " +
+                         ShellQuote(dir_));
     ASSERT_EQ(rc, 0) << out;
     const size_t at = out.find("NATS_URL=");
     ASSERT_NE(at, std::string::npos) << out;
@@ -92,7 +94,7 @@ class OwnNatsServer {
   const std::string& url() const { return url_; }
 
  private:
-  std::string dir_, url_;
+  std::string conf_, dir_, url_;
 };
 
 class NatsE2E : public ::testing::Test {
@@ -111,7 +113,10 @@ class NatsE2E : public ::testing::Test {
   // to the shared server.
   void MakeHarness(const std::string& extra_yaml = "", std::optional<std::string> url = std::nullopt,
                    const std::vector<std::string>& stream_options = {}) {
-    if (url) url_ = *url;
+    if (url) {
+      url_ = *url;
+      own_server_ = true;  // its stream goes with it
+    }
     h_ = std::make_unique<RelayHarness>(pg_, "127.0.0.1:1", "");
     stream_ = absl::StrReplaceAll(h_->topic_prefix(), {{".", "_"}});
     for (char& c : stream_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -126,17 +131,19 @@ class NatsE2E : public ::testing::Test {
     std::ofstream(h_->config_path()) << yaml;
     std::vector<std::string> args = {"add-stream", stream_, h_->topic_prefix() + ".>"};
     args.insert(args.end(), stream_options.begin(), stream_options.end());
-    auto [rc, out] = Tool(url_, args);
+    auto [rc, out] = Tool(tool_url(), args);
     ASSERT_EQ(rc, 0) << out;
   }
   void TearDown() override {
-    if (h_ && !stream_.empty()) Tool(url_, {"delete-stream", stream_});
+    if (h_ && !stream_.empty() && !own_server_) Tool(tool_url(), {"delete-stream", stream_});
   }
 
+  // The URL nats_tool.py connects with (credentials in it when the server wants them).
+  const std::string& tool_url() const { return tool_url_.empty() ? url_ : tool_url_; }
   std::string dead_letter_subject() const { return h_->topic_prefix() + ".dead_letter"; }
 
   std::vector<NatsMessage> ReadStream() {
-    auto [rc, out] = Tool(url_, {"read", stream_});
+    auto [rc, out] = Tool(tool_url(), {"read", stream_});
     EXPECT_EQ(rc, 0) << out;
     std::vector<NatsMessage> messages;
     std::istringstream lines(out);
@@ -170,7 +177,7 @@ class NatsE2E : public ::testing::Test {
   }
 
   size_t Count() {
-    auto [rc, out] = Tool(url_, {"count", stream_});
+    auto [rc, out] = Tool(tool_url(), {"count", stream_});
     return rc == 0 ? std::strtoull(out.c_str(), nullptr, 10) : 0;
   }
 
@@ -208,6 +215,8 @@ class NatsE2E : public ::testing::Test {
   PgServer* pg_ = nullptr;
   std::unique_ptr<RelayHarness> h_;
   std::string stream_;
+  bool own_server_ = false;
+  std::string tool_url_;
 };
 
 TEST_F(NatsE2E, EveryCommittedEventArrivesOnceWithSubjectHeadersAndPayload) {
@@ -342,6 +351,7 @@ TEST_F(NatsE2E, KillNineUnderLoadLosesNothingAndTheServerDropsDuplicates) {
   loader.Start();
   const int cycles = std::getenv("OUTBOX_CHAOS_CYCLES") ? std::atoi(std::getenv("OUTBOX_CHAOS_CYCLES")) : 20;
   std::mt19937 rng(std::random_device{}());
+  Lsn first_confirmed, last_confirmed;
   for (int i = 0; i < cycles; ++i) {
     auto relay = h_->StartRelay();
     ASSERT_NE(relay, nullptr);
@@ -351,7 +361,10 @@ TEST_F(NatsE2E, KillNineUnderLoadLosesNothingAndTheServerDropsDuplicates) {
     ASSERT_TRUE(relay->Running()) << relay->Output();
     (void)relay->Kill(SIGKILL);
     (void)relay->Wait(10s);
+    last_confirmed = h_->ConfirmedFlush();
+    if (i == 0) first_confirmed = last_confirmed;
   }
+  EXPECT_GT(last_confirmed, first_confirmed) << "the relay confirms across kill -9 cycles";
   loader.Stop();
   ExpectLoadHealthy(loader, 100, "kill -9 chaos");
   auto relay = h_->StartRelay();
@@ -403,6 +416,26 @@ TEST_F(NatsE2E, ServerStoppedAndStartedUnderLoadLosesNothingAndResumes) {
       << relay->Output();
   ExpectNoLossNoDuplicatesInOrder(loader, ReadStream());
   EXPECT_TRUE(relay->Running()) << relay->Output();
+}
+
+TEST_F(NatsE2E, RefusedCredentialsAreFatalAndNamedAndTheRightOnesFromEnvWork) {
+  OwnNatsServer server("authorization { user: relay, password: right-nats-pass }");
+  tool_url_ = absl::StrReplaceAll(server.url(), {{"nats://", "nats://relay:right-nats-pass@"}});
+  MakeHarness("", server.url());
+  h_->Init();
+  std::string out;
+  EXPECT_EQ(h_->RunCommand({"run", "--set", "nats.user=relay", "--set", "nats.password=wrong-nats-pass"}, &out, 30s),
+            1)
+      << out;
+  EXPECT_NE(out.find("Authorization Violation"), std::string::npos) << out;
+  EXPECT_EQ(out.find("wrong-nats-pass"), std::string::npos) << "the password is masked: " << out;
+  // The right password, from the environment.
+  auto relay = h_->StartRelay({"--set", "nats.user=relay", "--set", "nats.password=${env:NATS_TEST_PASSWORD}"}, true,
+                              {{"NATS_TEST_PASSWORD", "right-nats-pass"}});
+  ASSERT_NE(relay, nullptr);
+  const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
+  ASSERT_TRUE(WaitForCount(1)) << relay->Output();
+  EXPECT_EQ(ReadStream().at(0).headers.at("id"), id);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 """
 import asyncio
 import json
+import socket
 import sys
+from urllib.parse import urlparse
 
 import nats
 from nats.js.api import StreamConfig
@@ -18,7 +20,14 @@ from nats.js.errors import NotFoundError
 
 async def main(argv):
     url, cmd, name = argv[0], argv[1], argv[2]
-    nc = await nats.connect(url, connect_timeout=5, max_reconnect_attempts=0)
+    # nats-py retries a refused connection on its own: a server that is down fails at once here instead.
+    hostport = urlparse(url)
+    socket.create_connection((hostport.hostname, hostport.port), timeout=5).close()
+
+    async def quiet(_):
+        pass
+
+    nc = await nats.connect(url, connect_timeout=5, allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet)
     js = nc.jetstream()
     try:
         if cmd == "add-stream":
@@ -70,4 +79,11 @@ async def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(sys.argv[1:])))
+    async def bounded():
+        # A server that is down or stuck must not hang a test: 30 s for any command.
+        return await asyncio.wait_for(main(sys.argv[1:]), 30)
+    try:
+        sys.exit(asyncio.run(bounded()))
+    except (asyncio.TimeoutError, OSError, nats.errors.Error) as e:
+        print(f"nats_tool: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
