@@ -186,6 +186,21 @@ class NatsE2E : public ::testing::Test {
                    200ms);
   }
 
+  // Waits until every event the loader committed is in the stream.
+  bool WaitForEveryCommitted(const Loader& loader) {
+    const std::set<std::string> committed = loader.committed();
+    return WaitFor(
+        [&] {
+          std::set<std::string> ids;
+          for (const NatsMessage& m : ReadStream()) ids.insert(m.headers.at("id"));
+          for (const std::string& id : committed) {
+            if (!ids.contains(id)) return false;
+          }
+          return true;
+        },
+        120s, "every committed event is in the stream", 500ms);
+  }
+
   // Every committed id arrived, each once (duplicates inside the window dropped by the server), and per key the
   // first occurrences keep the loader's step order.
   void ExpectNoLossNoDuplicatesInOrder(const Loader& loader, const std::vector<NatsMessage>& messages) {
@@ -368,17 +383,7 @@ TEST_F(NatsE2E, KillNineUnderLoadLosesNothingAndTheServerDropsDuplicates) {
   loader.Stop();
   ExpectLoadHealthy(loader, 100, "kill -9 chaos");
   auto relay = h_->StartRelay();
-  const size_t committed = loader.committed().size();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::set<std::string> ids;
-        for (const NatsMessage& m : ReadStream()) ids.insert(m.headers.at("id"));
-        size_t found = 0;
-        for (const std::string& id : loader.committed()) found += ids.contains(id);
-        return found == committed;
-      },
-      120s, "every committed event is in the stream", 500ms))
-      << relay->Output();
+  ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
   ExpectNoLossNoDuplicatesInOrder(loader, ReadStream());
 }
 
@@ -403,17 +408,7 @@ TEST_F(NatsE2E, ServerStoppedAndStartedUnderLoadLosesNothingAndResumes) {
   ASSERT_TRUE(WaitForCount(target)) << "resumes on its own: " << relay->Output();
   loader.Stop();
   ExpectLoadHealthy(loader, 100, "server outage");
-  const size_t committed = loader.committed().size();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        std::set<std::string> ids;
-        for (const NatsMessage& m : ReadStream()) ids.insert(m.headers.at("id"));
-        size_t found = 0;
-        for (const std::string& id : loader.committed()) found += ids.contains(id);
-        return found == committed;
-      },
-      120s, "every committed event is in the stream", 500ms))
-      << relay->Output();
+  ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
   ExpectNoLossNoDuplicatesInOrder(loader, ReadStream());
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
