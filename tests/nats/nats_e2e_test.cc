@@ -413,6 +413,30 @@ TEST_F(NatsE2E, ServerStoppedAndStartedUnderLoadLosesNothingAndResumes) {
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
 
+TEST_F(NatsE2E, AStreamDeletedWhileRunningIsRetriedUntilItIsBack) {
+  MakeHarness();
+  h_->Init();
+  auto relay = h_->StartRelay();
+  ASSERT_NE(relay, nullptr);
+  const std::string before = h_->InsertEvent("created", "k1", R"({"n":1})");
+  ASSERT_TRUE(WaitForCount(1)) << relay->Output();
+  ASSERT_EQ(Tool(tool_url(), {"delete-stream", stream_}).first, 0);
+  // No stream answers (no responders): retried with backoff, never dropped, /readyz 503 meanwhile.
+  const std::string during = h_->InsertEvent("created", "k1", R"({"n":2})");
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 503; }, 30s, "/readyz answers 503"))
+      << relay->Output();
+  ASSERT_EQ(Tool(tool_url(), {"add-stream", stream_, h_->topic_prefix() + ".>"}).first, 0);
+  const std::string after = h_->InsertEvent("created", "k1", R"({"n":3})");
+  ASSERT_TRUE(WaitForCount(2, 90s)) << relay->Output();
+  const auto messages = ReadStream();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].headers.at("id"), during);
+  EXPECT_EQ(messages[1].headers.at("id"), after);
+  EXPECT_TRUE(relay->Running()) << relay->Output();
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 200; }, 30s, "/readyz answers 200"));
+  (void)before;
+}
+
 TEST_F(NatsE2E, RefusedCredentialsAreFatalAndNamedAndTheRightOnesFromEnvWork) {
   OwnNatsServer server("authorization { user: relay, password: right-nats-pass }");
   tool_url_ = absl::StrReplaceAll(server.url(), {{"nats://", "nats://relay:right-nats-pass@"}});
