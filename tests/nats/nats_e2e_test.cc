@@ -345,9 +345,14 @@ TEST_F(NatsE2E, PoisonEventIsDeadLettered) {
   const std::string first = h_->InsertEvent("created", "k1", R"({"n":1})");
   const std::string big = h_->InsertEvent("created", "k1", "{\"blob\":\"" + std::string(4000, 'x') + "\"}");
   const std::string after = h_->InsertEvent("created", "k1", R"({"n":3})");
-  ASSERT_TRUE(WaitForCount(3)) << relay->Output();
+  // Larger than the server's max_payload (1 MiB by default): checked before publishing too.
+  const std::string huge = h_->InsertEvent("created", "k2", "{\"blob\":\"" + std::string(1100000, 'y') + "\"}");
+  ASSERT_TRUE(WaitForCount(4)) << relay->Output();
   const auto messages = ReadStream();
-  ASSERT_EQ(messages.size(), 3u);
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[3].subject, dead_letter_subject());
+  EXPECT_EQ(messages[3].headers.at("id"), huge);
+  EXPECT_NE(messages[3].headers.at("error").find("max_payload"), std::string::npos) << messages[3].headers.at("error");
   EXPECT_EQ(messages[0].headers.at("id"), first);
   EXPECT_EQ(messages[1].subject, dead_letter_subject());
   EXPECT_EQ(messages[1].headers.at("id"), big);
@@ -355,7 +360,7 @@ TEST_F(NatsE2E, PoisonEventIsDeadLettered) {
   EXPECT_TRUE(messages[1].headers.contains("source_lsn"));
   EXPECT_TRUE(messages[1].data.empty()) << "a record too large is dead-lettered without its value";
   EXPECT_EQ(messages[2].headers.at("id"), after);
-  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total\\{result=\"dead_lettered\"\\}").value_or(-1), 1);
+  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total\\{result=\"dead_lettered\"\\}").value_or(-1), 2);
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
 
