@@ -148,7 +148,9 @@ struct Callbacks {
   }
   static void OnDisconnected(natsConnection*, void* closure) {
     auto* self = static_cast<NatsSink*>(closure);
-    if (self->connected_.exchange(false)) Log()->warn("nats: disconnected from the server; reconnecting");
+    if (self->connected_.exchange(false) && !self->closing_) {
+      Log()->warn("nats: disconnected from the server; reconnecting");
+    }
     self->Wake();
   }
   static void OnConnected(natsConnection*, void* closure) {
@@ -249,6 +251,7 @@ NatsSink::~NatsSink() {
     if (js_PublishAsyncGetPendingList(&pending, js_) == NATS_OK) natsMsgList_Destroy(&pending);
   }
   if (nc_ != nullptr) {
+    closing_ = true;
     natsConnection_Close(nc_);
     // The closed callback is the client's last call on this sink: wait for it before freeing what it touches.
     absl::MutexLock lock(&mu_);

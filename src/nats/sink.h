@@ -116,6 +116,7 @@ class NatsSink final : public sinks::Sink {
   jsCtx* js_ = nullptr;
   int wake_fd_ = -1;
   std::atomic<bool> connected_{false};
+  std::atomic<bool> closing_{false};  // the destructor closes the connection (its disconnect is no news)
   bool stream_checked_ = false;
   StreamFacts facts_;
 

@@ -23,6 +23,7 @@
 #include "e2e/loader.h"
 #include "nlohmann/json.hpp"
 #include "support/util.h"
+#include "nats/nats_tool.h"
 
 namespace outbox::testing {
 namespace {
@@ -36,34 +37,6 @@ struct NatsMessage {
   std::map<std::string, std::string> headers;
   std::string data;
 };
-
-std::string ShellQuote(const std::string& s) { return "'" + absl::StrReplaceAll(s, {{"'", "'\\''"}}) + "'"; }
-
-std::string NatsPython() {
-  if (const char* py = std::getenv("OUTBOX_TEST_NATS_PY"); py != nullptr && *py != '\0') return py;
-  const char* cache = std::getenv("OUTBOX_RELAY_CACHE");
-  const std::string root = cache != nullptr && *cache != '\0' ? cache : std::string(std::getenv("HOME")) +
-                                                                           "/.cache/outbox-relay";
-  return root + "/nats-py-2.15.0/bin/python";
-}
-
-// Runs a command; its exit code and stdout.
-std::pair<int, std::string> Run(const std::string& command) {
-  std::string out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int rc = pclose(p);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
-}
-
-std::pair<int, std::string> Tool(const std::string& url, const std::vector<std::string>& args) {
-  std::string cmd = ShellQuote(NatsPython()) + " " + ShellQuote(OUTBOX_NATS_TOOL) + " " + ShellQuote(url);
-  for (const std::string& a : args) cmd += " " + ShellQuote(a);
-  return Run(cmd);
-}
 
 // A throwaway nats-server of a test's own (scripts/nats-temp.sh), for the tests that stop it.
 class OwnNatsServer {
@@ -100,11 +73,8 @@ class OwnNatsServer {
 class NatsE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* url = std::getenv("OUTBOX_TEST_NATS_URL");
-    if (url == nullptr || *url == '\0') {
-      GTEST_SKIP() << "OUTBOX_TEST_NATS_URL is not set: scripts/test.sh starts a nats-server -js and sets it";
-    }
-    url_ = url;
+    url_ = SharedNatsUrl();
+    if (url_.empty()) GTEST_SKIP() << kNoNatsServer;
     pg_ = PgServer::Shared();
     ASSERT_NE(pg_, nullptr);
   }
