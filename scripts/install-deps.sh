@@ -4,6 +4,8 @@
 #     protobuf, gtest)
 #   - librdkafka 2.8.0 built from Debian trixie's *source* package into a cached prefix (no trixie binaries)
 #   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
+#   - for the NATS JetStream tests: Debian's nats-server, and nats-py (a reader not built on the NATS C client) in a
+#     venv under the cache dir ($NATS_PY_VENV)
 # Idempotent: every step is skipped when its result is already there. Used by README, .ci/run and docker/.
 #
 #   scripts/install-deps.sh [--no-kafka]
@@ -30,6 +32,7 @@ DEB_PACKAGES=(
   libpq-dev postgresql-15 postgresql-client-15
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
+  libnats-dev
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev llvm
   maven openjdk-17-jre-headless bc procps iproute2
@@ -38,6 +41,7 @@ DEB_PACKAGES=(
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3
 )
 
+if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server python3-venv); fi
 apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
 # ---- librdkafka from trixie's source package -------------------------------------------------
@@ -68,6 +72,18 @@ if [ "$want_kafka" = 1 ]; then
     rm -rf "$pomdir"
   else
     log "Kafka $KAFKA_VERSION jars present in $KAFKA_LIB"
+  fi
+fi
+# ---- nats-py, the NATS tests' reader ----------------------------------------------------------
+if [ "$want_kafka" = 1 ]; then
+  if [ ! -f "$NATS_PY_VENV/.installed-$NATS_PY_VERSION" ]; then
+    log "installing nats-py $NATS_PY_VERSION into $NATS_PY_VENV"
+    rm -rf "$NATS_PY_VENV"
+    python3 -m venv "$NATS_PY_VENV"
+    "$NATS_PY_VENV/bin/pip" install -q "nats-py==$NATS_PY_VERSION"
+    touch "$NATS_PY_VENV/.installed-$NATS_PY_VERSION"
+  else
+    log "nats-py $NATS_PY_VERSION present in $NATS_PY_VENV"
   fi
 fi
 log "done"

@@ -140,6 +140,22 @@ std::string DumpConfig(const config::Config& c) {
     additional.push_back(Cat(f.column, ":", f.placement, ":", f.name));
   }
   kv.emplace_back("outbox.fields.additional", absl::StrJoin(additional, ","));
+  if (c.sink == config::SinkType::kNats) {
+    const config::NatsConfig& n = c.nats;
+    kv.emplace_back("sink.type", "nats");
+    kv.emplace_back("nats.url", n.url);
+    kv.emplace_back("nats.stream", n.stream);
+    kv.emplace_back("nats.user", n.user);
+    kv.emplace_back("nats.password", n.password.empty() ? "" : "****");
+    kv.emplace_back("nats.token", n.token.empty() ? "" : "****");
+    kv.emplace_back("nats.creds", n.creds);
+    kv.emplace_back("nats.tls.ca", n.tls_ca);
+    kv.emplace_back("nats.tls.cert", n.tls_cert);
+    kv.emplace_back("nats.tls.key", n.tls_key);
+    kv.emplace_back("nats.tls.hostname", n.tls_hostname);
+    kv.emplace_back("nats.ack_timeout_ms", Cat(n.ack_timeout_ms));
+    kv.emplace_back("nats.connect_timeout_ms", Cat(n.connect_timeout_ms));
+  }
   for (const auto& [key, value] : c.kafka) {
     kv.emplace_back(Cat("kafka.", key), kafka::IsSecretKey(key) ? "****" : value);
   }
@@ -330,6 +346,26 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
     return;
   }
   facts->slot = std::move(info);
+}
+
+// The NATS server answers and the stream exists (by name), binding the subjects the relay publishes to.
+void CheckNats(const config::Config& config, Report& report) {
+  auto facts = nats::ProbeStream(NatsOptions(config));
+  if (!facts.ok()) {
+    report.Problem(ToStd(facts.status().message()));
+    return;
+  }
+  report.Ok(Cat("the NATS server answers (", config.nats.url, "); stream ", config.nats.stream, " binds ",
+                absl::StrJoin(facts->subjects, ", "), " (max_payload ", facts->max_payload, ", duplicate_window ",
+                facts->duplicate_window_ms, " ms)"));
+  bool dead_letter_bound = false;
+  for (const std::string& pattern : facts->subjects) {
+    dead_letter_bound = dead_letter_bound || nats::SubjectMatches(pattern, config.delivery.dead_letter_topic);
+  }
+  if (config.delivery.on_error == config::OnError::kDeadLetter && !dead_letter_bound) {
+    report.Problem(Cat("delivery.dead_letter_topic: subject ", config.delivery.dead_letter_topic,
+                       " is not bound by stream ", config.nats.stream));
+  }
 }
 
 // The slot and the checkpoint, decided by the same check `run` takes before streaming (pg::CheckSlot). The gap check
@@ -550,10 +586,13 @@ int Check(const config::Config& config, std::ostream& out, std::ostream&) {
     CheckServer(config, **sql, report, &facts);
   }
 
-  auto producer = kafka::BuildProducerConfig(
-      config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
   bool broker_ok = false;
-  if (!producer.ok()) {
+  if (config.sink == config::SinkType::kNats) {
+    CheckNats(config, report);
+  } else if (auto producer = kafka::BuildProducerConfig(config.kafka, {config.delivery.max_inflight_events,
+                                                                       config.delivery.max_inflight_bytes},
+                                                        config.delivery.unsafe);
+             !producer.ok()) {
     report.Problem(ToStd(producer.status().message()));
   } else if (auto brokers = kafka::ProbeBroker(*producer, kBrokerProbeTimeoutMs); !brokers.ok()) {
     const auto servers = config.kafka.find("bootstrap.servers");

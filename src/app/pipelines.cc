@@ -21,6 +21,7 @@ namespace {
 
 // What `run` cannot honour is a usage error (exit 2), found before anything connects.
 absl::Status CheckRunnable(const config::Config& config) {
+  if (config.sink != config::SinkType::kKafka) return absl::OkStatus();
   auto producer = kafka::BuildProducerConfig(
       config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
   if (!producer.ok()) return producer.status();

@@ -5,6 +5,7 @@
 #include "kafka/checkpoint_store.h"
 #include "kafka/producer_config.h"
 #include "kafka/sink.h"
+#include "nats/sink.h"
 
 namespace outbox::app {
 namespace {
@@ -13,7 +14,33 @@ int64_t UnixMillis() { return delivery::SystemClock().UnixMillis(); }
 
 }  // namespace
 
+nats::Options NatsOptions(const config::Config& config) {
+  const config::NatsConfig& n = config.nats;
+  nats::Options o;
+  o.url = n.url;
+  o.stream = n.stream;
+  o.user = n.user;
+  o.password = n.password;
+  o.token = n.token;
+  o.creds = n.creds;
+  o.tls_ca = n.tls_ca;
+  o.tls_cert = n.tls_cert;
+  o.tls_key = n.tls_key;
+  o.tls_hostname = n.tls_hostname;
+  o.ack_timeout_ms = n.ack_timeout_ms;
+  o.connect_timeout_ms = n.connect_timeout_ms;
+  // Above the delivery bounds, with room for checkpoint-free dead letters: the core's bounds bind first.
+  o.max_pending = config.delivery.max_inflight_events + 1000;
+  o.name = config.pipeline.empty() ? "outbox-relay" : "outbox-relay." + config.pipeline;
+  return o;
+}
+
 absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler) {
+  if (config.sink == config::SinkType::kNats) {
+    auto sink = nats::NatsSink::Create(NatsOptions(config), handler);
+    if (!sink.ok()) return sink.status();
+    return std::unique_ptr<sinks::Sink>(std::move(*sink));
+  }
   auto conf = kafka::BuildProducerConfig(
       config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
   if (!conf.ok()) return conf.status();

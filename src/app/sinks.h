@@ -1,11 +1,12 @@
 // The sink and the checkpoint store of a pipeline, made from its configuration: the one place that knows which
-// implementations exist (today the Kafka sink, and the kafka, file and none stores).
+// implementations exist (the Kafka and the NATS JetStream sinks, and the kafka, file and none stores).
 #pragma once
 
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "config/config.h"
+#include "nats/sink.h"
 #include "sinks/checkpoint_store.h"
 #include "sinks/sink.h"
 
@@ -13,6 +14,9 @@ namespace outbox::app {
 
 // The pipeline's sink; its reports go to `handler`. Errors name the configuration key.
 absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler);
+
+// The NATS sink's options from nats.* (sink.type: nats).
+nats::Options NatsOptions(const config::Config& config);
 
 // The store of source.checkpoint. A store that writes through the sink (the kafka topic) is given it by Attach.
 std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config);

@@ -484,6 +484,39 @@ void ReadKafka(Reader& r, std::map<std::string, std::string>* kafka) {
   }
 }
 
+// sink.type and, for nats, the nats.* keys. With nats no kafka setting is required, and the checkpoint cannot live
+// in Kafka.
+void ReadSink(Reader& r, Config* config) {
+  r.Enum<SinkType>("sink.type", {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}}, &config->sink);
+  NatsConfig& n = config->nats;
+  r.String("nats.url", &n.url);
+  r.String("nats.stream", &n.stream);
+  r.String("nats.user", &n.user);
+  r.String("nats.password", &n.password);
+  r.String("nats.token", &n.token);
+  r.String("nats.creds", &n.creds);
+  r.String("nats.tls.ca", &n.tls_ca);
+  r.String("nats.tls.cert", &n.tls_cert);
+  r.String("nats.tls.key", &n.tls_key);
+  r.String("nats.tls.hostname", &n.tls_hostname);
+  r.Int("nats.ack_timeout_ms", 1, &n.ack_timeout_ms);
+  r.Int("nats.connect_timeout_ms", 1, &n.connect_timeout_ms);
+  if (config->sink != SinkType::kNats) return;
+  if (n.url.empty()) r.Error("nats.url", "required when sink.type is nats");
+  if (n.stream.empty()) r.Error("nats.stream", "required when sink.type is nats");
+  const bool has_user = !n.user.empty() || !n.password.empty();
+  if (!n.password.empty() && n.user.empty()) r.Error("nats.password", "needs nats.user");
+  if (int(has_user) + int(!n.token.empty()) + int(!n.creds.empty()) > 1) {
+    r.Error("nats.token", "give one of nats.user/nats.password, nats.token or nats.creds");
+  }
+  if (n.tls_cert.empty() != n.tls_key.empty()) {
+    r.Error(n.tls_cert.empty() ? "nats.tls.cert" : "nats.tls.key", "nats.tls.cert and nats.tls.key go together");
+  }
+  if (config->source.checkpoint == CheckpointStore::kKafka) {
+    r.Error("source.checkpoint", "kafka cannot be used with sink.type: nats (there is no Kafka): use file or none");
+  }
+}
+
 void ReadOps(Reader& r, Config* config) {
   r.String("http.listen", &config->http_listen);
   size_t colon = config->http_listen.rfind(':');
@@ -512,6 +545,9 @@ std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::s
   for (const auto& [name, value] : config.kafka) {
     if (IsSecretKafkaProperty(name) && !value.empty()) secrets.push_back(value);
   }
+  for (const std::string* value : {&config.nats.password, &config.nats.token}) {
+    if (!value->empty()) secrets.push_back(*value);
+  }
   std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
     return a.size() != b.size() ? a.size() > b.size() : a < b;
   });
@@ -525,7 +561,12 @@ absl::StatusOr<Config> BuildOne(RawTree tree, const Resolver& resolver) {
   Config config;
   ReadSource(r, &config.source);
   ReadOutbox(r, &config.outbox);
-  ReadKafka(r, &config.kafka);
+  ReadSink(r, &config);
+  if (config.sink == SinkType::kKafka) {
+    ReadKafka(r, &config.kafka);
+  } else {
+    r.Kafka(&config.kafka);  // accepted and unused
+  }
   ReadDelivery(r, &config.delivery);
   ReadOps(r, &config);
   ValidateSource(config.source, r);
@@ -544,7 +585,7 @@ constexpr absl::string_view kPipelines = "pipelines";
 constexpr absl::string_view kPipelinesPrefix = "pipelines.";
 constexpr size_t kMaxPipelineName = 64;
 // The sections a pipeline may set; http and log are the process's.
-constexpr absl::string_view kPipelineSections[] = {"source", "outbox", "kafka", "delivery"};
+constexpr absl::string_view kPipelineSections[] = {"source", "outbox", "kafka", "delivery", "sink", "nats"};
 
 bool IsLegalPipelineName(absl::string_view name) {
   return !name.empty() && name.size() <= kMaxPipelineName &&
@@ -580,7 +621,7 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
     const absl::string_view section = absl::string_view(key).substr(0, key.find('.'));
     if (std::find(std::begin(kPipelineSections), std::end(kPipelineSections), section) ==
         std::end(kPipelineSections)) {
-      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, kafka and delivery keys",
+      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, sink, kafka, nats and delivery keys",
                                       section == "http" || section == "log" ? " (http and log are top-level)" : ""));
       continue;
     }

@@ -20,6 +20,7 @@ enum class OnUpdate { kWarn, kError, kIgnore };
 enum class OnError { kHalt, kDeadLetter };
 enum class Format { kRaw, kCloudEvents, kProtobuf };
 enum class LogFormat { kText, kJson };
+enum class SinkType { kKafka, kNats };  // sink.type (SPEC.md §7; rabbitmq and http are not implemented yet)
 
 // One entry of outbox.fields.additional: "column:header[:name]".
 struct AdditionalField {
@@ -86,11 +87,31 @@ struct DeliveryConfig {
   bool unsafe = false;
 };
 
+// nats.* (sink.type: nats): a NATS JetStream stream that binds the records' subjects (the topic template's result).
+struct NatsConfig {
+  std::string url;     // nats://host:port, comma-separated for several servers; tls:// asks for TLS
+  std::string stream;  // the JetStream stream; it must exist (the relay never creates it)
+  // Credentials: user/password, or token, or a .creds file (JWT and NKey seed); at most one of the three.
+  std::string user;
+  std::string password;
+  std::string token;
+  std::string creds;  // path of a .creds file
+  // TLS: the CA file to verify the server with, and a client certificate and key for mutual TLS.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_hostname;  // the name expected in the server's certificate (default: the URL's host)
+  int64_t ack_timeout_ms = 10000;     // a publish not acknowledged this long is given up (the relay rewinds)
+  int64_t connect_timeout_ms = 2000;  // one connection attempt
+};
+
 struct Config {
   SourceConfig source;
+  SinkType sink = SinkType::kKafka;  // sink.type
   OutboxConfig outbox;
   // kafka.* passed to librdkafka as is (after the relay's defaults are applied by the kafka module).
   std::map<std::string, std::string> kafka;
+  NatsConfig nats;  // sink.type: nats
   DeliveryConfig delivery;
   std::string http_listen = "127.0.0.1:9188";
   std::string log_level = "info";

@@ -9,7 +9,7 @@
 namespace outbox::ops {
 namespace {
 
-constexpr const char* kLoggers[] = {"relay", "pg", "kafka", "http"};
+constexpr const char* kLoggers[] = {"relay", "pg", "kafka", "nats", "http"};
 constexpr char kMessageFlag = '*';
 constexpr char kPipelineFlag = '&';
 

@@ -786,3 +786,87 @@ TEST(Pipelines, ErrorsNameThePipelineAndTheKey) {
 
 }  // namespace
 }  // namespace outbox::config
+
+// sink.type: nats (issue 18).
+namespace outbox::config {
+namespace {
+
+constexpr char kNats[] = R"(source:
+  conninfo: "host=127.0.0.1 dbname=app"
+  slot: s
+  publication: p
+  checkpoint: file
+  checkpoint_file: /var/lib/relay/checkpoint
+sink:
+  type: nats
+nats:
+  url: "nats://127.0.0.1:4222"
+  stream: OUTBOX
+)";
+
+TEST(NatsConfig, MinimalNeedsNoKafkaSetting) {
+  auto c = LoadYaml(kNats, {}, FakeResolver());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->sink, SinkType::kNats);
+  EXPECT_EQ(c->nats.url, "nats://127.0.0.1:4222");
+  EXPECT_EQ(c->nats.stream, "OUTBOX");
+  EXPECT_EQ(c->nats.ack_timeout_ms, 10000);
+}
+
+TEST(NatsConfig, DefaultSinkIsKafka) {
+  auto c = LoadYaml(kMinimal, {}, FakeResolver());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->sink, SinkType::kKafka);
+}
+
+TEST(NatsConfig, UrlAndStreamAreRequired) {
+  auto c = LoadYaml(kNats, {{"nats.url", ""}, {"nats.stream", ""}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("nats.url: required when sink.type is nats"));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("nats.stream: required when sink.type is nats"));
+}
+
+TEST(NatsConfig, KafkaCheckpointIsRefusedNamingBothKeys) {
+  auto c = LoadYaml(kNats, {{"source.checkpoint", "kafka"}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("source.checkpoint: kafka cannot be used with sink.type: nats"));
+  EXPECT_TRUE(LoadYaml(kNats, {{"source.checkpoint", "none"}}, FakeResolver()).ok());
+}
+
+TEST(NatsConfig, UnknownSinkTypeNamesTheKey) {
+  auto c = LoadYaml(kNats, {{"sink.type", "carrier-pigeon"}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("sink.type: must be"));
+}
+
+TEST(NatsConfig, OneKindOfCredentials) {
+  auto c = LoadYaml(kNats, {{"nats.user", "relay"}, {"nats.password", "pw-value"}, {"nats.token", "tok-value"}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("nats.token: give one of"));
+  auto no_user = LoadYaml(kNats, {{"nats.password", "pw-value"}}, FakeResolver());
+  ASSERT_FALSE(no_user.ok());
+  EXPECT_THAT(std::string(no_user.status().message()), HasSubstr("nats.password: needs nats.user"));
+  auto half_tls = LoadYaml(kNats, {{"nats.tls.cert", "/c.pem"}}, FakeResolver());
+  ASSERT_FALSE(half_tls.ok());
+  EXPECT_THAT(std::string(half_tls.status().message()), HasSubstr("nats.tls.key"));
+}
+
+TEST(NatsConfig, PasswordAndTokenAreSecrets) {
+  auto c = LoadYaml(kNats, {{"nats.user", "relay"}, {"nats.password", "${env:NATS_PASSWORD}"}},
+                    FakeResolver({{"NATS_PASSWORD", "hunter2-nats"}}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->nats.password, "hunter2-nats");
+  EXPECT_EQ(Redact(*c, "connect failed for hunter2-nats"), "connect failed for ****");
+  auto t = LoadYaml(kNats, {{"nats.token", "plain-token-value"}}, FakeResolver());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(Redact(*t, "token plain-token-value"), "token ****");
+}
+
+TEST(NatsConfig, UnknownNatsKeyIsAnError) {
+  auto c = LoadYaml(std::string(kNats) + "  streem: X\n", {}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("unknown key \"nats.streem\""));
+}
+
+}  // namespace
+}  // namespace outbox::config

@@ -1,0 +1,436 @@
+// The relay against a real nats-server with JetStream (issue 18), read back with nats-py (tests/nats/nats_tool.py,
+// a client not built on the NATS C client the relay uses). Each test owns its stream, subjects, database and slot.
+// Skipped, with the reason, when OUTBOX_TEST_NATS_URL is not set (scripts/test.sh always starts a server and sets
+// it); the outage test starts a server of its own with scripts/nats-temp.sh.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "e2e/harness.h"
+#include "e2e/loader.h"
+#include "nlohmann/json.hpp"
+#include "support/util.h"
+#include "nats/nats_tool.h"
+
+namespace outbox::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One message of the stream as nats-py read it.
+struct NatsMessage {
+  uint64_t seq = 0;
+  std::string subject;
+  std::map<std::string, std::string> headers;
+  std::string data;
+};
+
+// A throwaway nats-server of a test's own (scripts/nats-temp.sh), for the tests that stop it.
+class OwnNatsServer {
+ public:
+  // `conf`: lines added to the server's configuration (NATS_TEMP_CONF).
+  explicit OwnNatsServer(std::string conf = "") : conf_(std::move(conf)) {
+    auto dir = MakeTempDir("nats-own-");
+    EXPECT_TRUE(dir.ok());
+    dir_ = dir.value_or("/tmp/nats-own");
+    Start();
+  }
+  ~OwnNatsServer() {
+    Run("bash " + ShellQuote(OUTBOX_NATS_TEMP) + " stop " + ShellQuote(dir_));
+    RemoveTree(dir_);
+  }
+  void Start() {
+    auto [rc, out] = Run("NATS_TEMP_CONF=" + ShellQuote(conf_) + " bash " + ShellQuote(OUTBOX_NATS_TEMP) + " start " +
+                         ShellQuote(dir_));
+    ASSERT_EQ(rc, 0) << out;
+    const size_t at = out.find("NATS_URL=");
+    ASSERT_NE(at, std::string::npos) << out;
+    url_ = out.substr(at + 9, out.find('\n', at) - at - 9);
+  }
+  void Stop() {
+    auto [rc, out] = Run("bash " + ShellQuote(OUTBOX_NATS_TEMP) + " stop " + ShellQuote(dir_));
+    ASSERT_EQ(rc, 0) << out;
+  }
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string conf_, dir_, url_;
+};
+
+class NatsE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    url_ = SharedNatsUrl();
+    if (url_.empty()) GTEST_SKIP() << kNoNatsServer;
+    pg_ = PgServer::Shared();
+    ASSERT_NE(pg_, nullptr);
+  }
+
+  // The harness with sink.type nats, a file checkpoint and a stream of its own binding <prefix>.>; `url` defaults
+  // to the shared server.
+  void MakeHarness(const std::string& extra_yaml = "", std::optional<std::string> url = std::nullopt,
+                   const std::vector<std::string>& stream_options = {}) {
+    if (url) {
+      url_ = *url;
+      own_server_ = true;  // its stream goes with it
+    }
+    h_ = std::make_unique<RelayHarness>(pg_, "127.0.0.1:1", "");
+    stream_ = absl::StrReplaceAll(h_->topic_prefix(), {{".", "_"}});
+    for (char& c : stream_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    auto text = ReadFile(h_->config_path());
+    ASSERT_TRUE(text.ok());
+    std::string yaml = absl::StrReplaceAll(
+        *text, {{"  checkpoint_topic: " + h_->checkpoint_topic() + "\n",
+                 "  checkpoint: file\n  checkpoint_file: " + h_->dir() + "/checkpoint.json\n"}});
+    yaml += "sink:\n  type: nats\nnats:\n  url: \"" + url_ + "\"\n  stream: " + stream_ +
+            "\n  ack_timeout_ms: 3000\ndelivery:\n  dead_letter_topic: " + dead_letter_subject() +
+            "\n  release_slot_after_ms: 8000\n" + extra_yaml;
+    std::ofstream(h_->config_path()) << yaml;
+    std::vector<std::string> args = {"add-stream", stream_, h_->topic_prefix() + ".>"};
+    args.insert(args.end(), stream_options.begin(), stream_options.end());
+    auto [rc, out] = Tool(tool_url(), args);
+    ASSERT_EQ(rc, 0) << out;
+  }
+  void TearDown() override {
+    if (h_ && !stream_.empty() && !own_server_) Tool(tool_url(), {"delete-stream", stream_});
+  }
+
+  // The URL nats_tool.py connects with (credentials in it when the server wants them).
+  const std::string& tool_url() const { return tool_url_.empty() ? url_ : tool_url_; }
+  std::string dead_letter_subject() const { return h_->topic_prefix() + ".dead_letter"; }
+
+  std::vector<NatsMessage> ReadStream() {
+    auto [rc, out] = Tool(tool_url(), {"read", stream_});
+    EXPECT_EQ(rc, 0) << out;
+    std::vector<NatsMessage> messages;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded()) {
+        ADD_FAILURE() << "not JSON: " << line;
+        continue;
+      }
+      NatsMessage m;
+      m.seq = j["seq"].get<uint64_t>();
+      m.subject = j["subject"].get<std::string>();
+      for (const auto& [k, v] : j["headers"].items()) m.headers[k] = v.get<std::string>();
+      // nats_tool.py writes the bytes as latin-1 code points.
+      for (uint32_t cp : [&] {
+             std::vector<uint32_t> cps;
+             const std::string s = j["data"].get<std::string>();
+             for (size_t i = 0; i < s.size();) {
+               const unsigned char c = s[i];
+               if (c < 0x80) { cps.push_back(c); i += 1; }
+               else { cps.push_back(((c & 0x1f) << 6) | (s[i + 1] & 0x3f)); i += 2; }
+             }
+             return cps;
+           }()) {
+        m.data.push_back(static_cast<char>(cp));
+      }
+      messages.push_back(std::move(m));
+    }
+    return messages;
+  }
+
+  size_t Count() {
+    auto [rc, out] = Tool(tool_url(), {"count", stream_});
+    return rc == 0 ? std::strtoull(out.c_str(), nullptr, 10) : 0;
+  }
+
+  bool WaitForCount(size_t n, std::chrono::milliseconds deadline = 60s) {
+    return WaitFor([&] { return Count() >= n; }, deadline, "the stream holds " + std::to_string(n) + " messages",
+                   200ms);
+  }
+
+  // Waits until every event the loader committed is in the stream.
+  bool WaitForEveryCommitted(const Loader& loader) {
+    const std::set<std::string> committed = loader.committed();
+    return WaitFor(
+        [&] {
+          std::set<std::string> ids;
+          for (const NatsMessage& m : ReadStream()) ids.insert(m.headers.at("id"));
+          for (const std::string& id : committed) {
+            if (!ids.contains(id)) return false;
+          }
+          return true;
+        },
+        120s, "every committed event is in the stream", 500ms);
+  }
+
+  // Every committed id arrived, each once (duplicates inside the window dropped by the server), and per key the
+  // first occurrences keep the loader's step order.
+  void ExpectNoLossNoDuplicatesInOrder(const Loader& loader, const std::vector<NatsMessage>& messages) {
+    std::map<std::string, int> seen;
+    std::map<std::string, int> last_step;
+    for (const NatsMessage& m : messages) {
+      const std::string& id = m.headers.at("id");
+      EXPECT_EQ(m.headers.at("Nats-Msg-Id"), id);
+      if (seen[id]++ > 0) continue;
+      const auto j = nlohmann::json::parse(m.data, nullptr, false);
+      ASSERT_FALSE(j.is_discarded()) << m.data;
+      const std::string key = j["key"].get<std::string>();
+      EXPECT_EQ(m.headers.at("key"), key);
+      const int step = j["step"].get<int>();
+      if (last_step.contains(key)) {
+        EXPECT_GT(step, last_step[key]) << "key " << key << " out of commit order";
+      }
+      last_step[key] = step;
+    }
+    size_t missing = 0;
+    for (const std::string& id : loader.committed()) missing += seen.contains(id) ? 0 : 1;
+    EXPECT_EQ(missing, 0u) << "of " << loader.committed().size() << " committed events";
+    for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << "event " << id << " stored " << n << " times";
+  }
+
+  std::string url_;
+  PgServer* pg_ = nullptr;
+  std::unique_ptr<RelayHarness> h_;
+  std::string stream_;
+  bool own_server_ = false;
+  std::string tool_url_;
+};
+
+TEST_F(NatsE2E, EveryCommittedEventArrivesOnceWithSubjectHeadersAndPayload) {
+  MakeHarness();
+  h_->Init();
+  auto relay = h_->StartRelay({"--set", "outbox.fields.additional=aggregatetype:header:kind"});
+  ASSERT_NE(relay, nullptr);
+  struct Expected {
+    std::string type, key, payload;
+  };
+  std::map<std::string, Expected> expected;
+  const auto id = [&] { return h_->Value("SELECT gen_random_uuid()").value_or(""); };
+  const auto insert = [&](const std::string& event_id, const std::string& type, const std::string& key,
+                          const std::string& payload) {
+    return "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES ('" + event_id + "', 'order', '" +
+           key + "', '" + type + "', '" + payload + "');";
+  };
+  const std::string a = id(), b = id(), c = id(), rolled = id(), sp_rolled = id(), kept = id(), deleted = id();
+  expected[a] = {"created", "o1", R"({"n": 1})"};
+  expected[b] = {"paid", "o1", R"({"n": 2})"};
+  expected[c] = {"created", "o2", R"({"n": 3})"};
+  expected[kept] = {"created", "o3", R"({"n": 5})"};
+  expected[deleted] = {"shipped", "o1", R"({"n": 6})"};
+  h_->Sql("BEGIN;" + insert(a, "created", "o1", R"({"n":1})") + insert(b, "paid", "o1", R"({"n":2})") +
+          insert(c, "created", "o2", R"({"n":3})") + "COMMIT;");
+  h_->Sql("BEGIN;" + insert(rolled, "created", "o9", R"({"n":4})") + "ROLLBACK;");
+  h_->Sql("BEGIN; SAVEPOINT s;" + insert(sp_rolled, "created", "o9", R"({"n":4})") + "ROLLBACK TO SAVEPOINT s;" +
+          insert(kept, "created", "o3", R"({"n":5})") + "COMMIT;");
+  h_->Sql("CREATE TABLE other (x int); INSERT INTO other VALUES (1);");
+  h_->Sql("BEGIN;" + insert(deleted, "shipped", "o1", R"({"n":6})") + "DELETE FROM outbox WHERE id = '" + deleted +
+          "'; COMMIT;");
+  // A last event: once it is stored, everything before it in commit order was relayed.
+  const std::string sentinel = id();
+  expected[sentinel] = {"created", "o4", R"({"n": 7})"};
+  h_->Sql(insert(sentinel, "created", "o4", R"({"n":7})"));
+  ASSERT_TRUE(WaitForCount(expected.size())) << relay->Output();
+
+  const std::vector<NatsMessage> messages = ReadStream();
+  ASSERT_EQ(messages.size(), expected.size()) << relay->Output();
+  std::set<std::string> seen;
+  for (const NatsMessage& m : messages) {
+    const std::string event_id = m.headers.count("id") ? m.headers.at("id") : "";
+    ASSERT_TRUE(expected.contains(event_id)) << "unexpected event " << event_id << " on " << m.subject;
+    EXPECT_TRUE(seen.insert(event_id).second) << "twice: " << event_id;
+    const Expected& e = expected[event_id];
+    EXPECT_EQ(m.subject, h_->Topic(e.type));
+    EXPECT_EQ(m.data, e.payload);
+    EXPECT_EQ(m.headers.at("key"), e.key);
+    EXPECT_EQ(m.headers.at("Nats-Msg-Id"), event_id);
+    EXPECT_EQ(m.headers.at("kind"), "order");
+    EXPECT_TRUE(m.headers.contains("source_lsn"));
+  }
+  EXPECT_FALSE(seen.contains(rolled));
+  EXPECT_FALSE(seen.contains(sp_rolled));
+  // o1's events in commit order within its subject (a then, on another subject, b).
+  EXPECT_EQ(messages.front().headers.at("id"), a);
+  EXPECT_TRUE(WaitFor([&] { return h_->ConfirmedFlush() >= Lsn::Parse(messages.back().headers.at("source_lsn")).value_or(Lsn(0)); },
+                      30s, "the slot confirms the last event"));
+  auto [code, body] = HttpGet(h_->http_port(), "/readyz");
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total").value_or(-1),
+            static_cast<double>(expected.size()));
+  (void)relay->Kill(SIGTERM);
+  EXPECT_EQ(relay->Wait(30s).value_or(-1), 0) << relay->Output();
+}
+
+TEST_F(NatsE2E, CheckAndRunRefuseAMissingStreamByName) {
+  MakeHarness();
+  h_->Init();
+  std::string out;
+  EXPECT_EQ(h_->RunCommand({"check", "--set", "nats.stream=NO_SUCH_STREAM"}, &out), 1) << out;
+  EXPECT_NE(out.find("stream \"NO_SUCH_STREAM\" does not exist"), std::string::npos) << out;
+  EXPECT_EQ(h_->RunCommand({"run", "--set", "nats.stream=NO_SUCH_STREAM"}, &out, 30s), 1) << out;
+  EXPECT_NE(out.find("stream \"NO_SUCH_STREAM\" does not exist"), std::string::npos) << out;
+  EXPECT_EQ(h_->RunCommand({"check"}, &out), 0) << out;
+  EXPECT_NE(out.find("stream " + stream_ + " binds"), std::string::npos) << out;
+}
+
+TEST_F(NatsE2E, PoisonEventHaltsAndIsNotConfirmed) {
+  MakeHarness("", std::nullopt, {"--max-msg-size", "2048"});
+  h_->Init();
+  auto relay = h_->StartRelay();
+  ASSERT_NE(relay, nullptr);
+  const std::string first = h_->InsertEvent("created", "k1", R"({"n":1})");
+  ASSERT_TRUE(WaitForCount(1)) << relay->Output();
+  const std::string big = h_->InsertEvent("created", "k1", "{\"blob\":\"" + std::string(4000, 'x') + "\"}");
+  const std::string after = h_->InsertEvent("created", "k1", R"({"n":3})");
+  const std::optional<int> rc = relay->Wait(60s);
+  ASSERT_TRUE(rc.has_value()) << relay->Output();
+  EXPECT_EQ(*rc, 1) << relay->Output();
+  EXPECT_NE(relay->Output().find(big), std::string::npos) << "the halt names the event: " << relay->Output();
+  EXPECT_NE(relay->Output().find("max_msg_size"), std::string::npos) << relay->Output();
+  const auto messages = ReadStream();
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].headers.at("id"), first);
+  // Not confirmed: a new run meets the same event and halts again.
+  auto again = h_->StartRelay({}, /*wait_active=*/false);
+  const std::optional<int> again_rc = again->Wait(60s);
+  ASSERT_TRUE(again_rc.has_value()) << again->Output();
+  EXPECT_EQ(*again_rc, 1) << again->Output();
+  EXPECT_NE(again->Output().find(big), std::string::npos) << again->Output();
+  EXPECT_EQ(Count(), 1u);
+  (void)after;
+}
+
+TEST_F(NatsE2E, PoisonEventIsDeadLettered) {
+  MakeHarness("", std::nullopt, {"--max-msg-size", "2048"});
+  h_->Init();
+  auto relay = h_->StartRelay({"--set", "delivery.on_error=dead_letter"});
+  ASSERT_NE(relay, nullptr);
+  const std::string first = h_->InsertEvent("created", "k1", R"({"n":1})");
+  const std::string big = h_->InsertEvent("created", "k1", "{\"blob\":\"" + std::string(4000, 'x') + "\"}");
+  const std::string after = h_->InsertEvent("created", "k1", R"({"n":3})");
+  // Larger than the server's max_payload (1 MiB by default): checked before publishing too.
+  const std::string huge = h_->InsertEvent("created", "k2", "{\"blob\":\"" + std::string(1100000, 'y') + "\"}");
+  ASSERT_TRUE(WaitForCount(4)) << relay->Output();
+  const auto messages = ReadStream();
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[3].subject, dead_letter_subject());
+  EXPECT_EQ(messages[3].headers.at("id"), huge);
+  EXPECT_NE(messages[3].headers.at("error").find("max_payload"), std::string::npos) << messages[3].headers.at("error");
+  EXPECT_EQ(messages[0].headers.at("id"), first);
+  EXPECT_EQ(messages[1].subject, dead_letter_subject());
+  EXPECT_EQ(messages[1].headers.at("id"), big);
+  EXPECT_NE(messages[1].headers.at("error").find("max_msg_size"), std::string::npos);
+  EXPECT_TRUE(messages[1].headers.contains("source_lsn"));
+  EXPECT_TRUE(messages[1].data.empty()) << "a record too large is dead-lettered without its value";
+  EXPECT_EQ(messages[2].headers.at("id"), after);
+  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total\\{result=\"dead_lettered\"\\}").value_or(-1), 2);
+  EXPECT_TRUE(relay->Running()) << relay->Output();
+}
+
+TEST_F(NatsE2E, KillNineUnderLoadLosesNothingAndTheServerDropsDuplicates) {
+  MakeHarness();
+  h_->Init();
+  Loader loader(pg_, h_->db(), "load");
+  loader.Start();
+  const int cycles = std::getenv("OUTBOX_CHAOS_CYCLES") ? std::atoi(std::getenv("OUTBOX_CHAOS_CYCLES")) : 20;
+  std::mt19937 rng(std::random_device{}());
+  Lsn first_confirmed, last_confirmed;
+  for (int i = 0; i < cycles; ++i) {
+    auto relay = h_->StartRelay();
+    ASSERT_NE(relay, nullptr);
+    // Kill it at a random point after it has stored some more.
+    const size_t target = Count() + 5 + rng() % 60;
+    PollUntil([&] { return Count() >= target || !relay->Running(); }, 20s, 50ms);
+    ASSERT_TRUE(relay->Running()) << relay->Output();
+    (void)relay->Kill(SIGKILL);
+    (void)relay->Wait(10s);
+    last_confirmed = h_->ConfirmedFlush();
+    if (i == 0) first_confirmed = last_confirmed;
+  }
+  EXPECT_GT(last_confirmed, first_confirmed) << "the relay confirms across kill -9 cycles";
+  loader.Stop();
+  ExpectLoadHealthy(loader, 100, "kill -9 chaos");
+  auto relay = h_->StartRelay();
+  ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
+  ExpectNoLossNoDuplicatesInOrder(loader, ReadStream());
+}
+
+TEST_F(NatsE2E, ServerStoppedAndStartedUnderLoadLosesNothingAndResumes) {
+  OwnNatsServer server;
+  MakeHarness("", server.url());
+  h_->Init();
+  Loader loader(pg_, h_->db(), "load");
+  loader.Start();
+  auto relay = h_->StartRelay();
+  ASSERT_NE(relay, nullptr);
+  ASSERT_TRUE(WaitForCount(50)) << relay->Output();
+  server.Stop();
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 503; }, 30s, "/readyz answers 503"));
+  // Events keep committing while the server is down.
+  const size_t before = loader.committed().size();
+  ASSERT_TRUE(WaitFor([&] { return loader.committed().size() >= before + 50; }, 30s, "the loader goes on"));
+  server.Start();
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 200; }, 60s, "/readyz answers 200"))
+      << relay->Output();
+  const size_t target = Count() + 50;
+  ASSERT_TRUE(WaitForCount(target)) << "resumes on its own: " << relay->Output();
+  loader.Stop();
+  ExpectLoadHealthy(loader, 100, "server outage");
+  ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
+  ExpectNoLossNoDuplicatesInOrder(loader, ReadStream());
+  EXPECT_TRUE(relay->Running()) << relay->Output();
+}
+
+TEST_F(NatsE2E, AStreamDeletedWhileRunningIsRetriedUntilItIsBack) {
+  MakeHarness();
+  h_->Init();
+  auto relay = h_->StartRelay();
+  ASSERT_NE(relay, nullptr);
+  const std::string before = h_->InsertEvent("created", "k1", R"({"n":1})");
+  ASSERT_TRUE(WaitForCount(1)) << relay->Output();
+  ASSERT_EQ(Tool(tool_url(), {"delete-stream", stream_}).first, 0);
+  // No stream answers (no responders): retried with backoff, never dropped, /readyz 503 meanwhile.
+  const std::string during = h_->InsertEvent("created", "k1", R"({"n":2})");
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 503; }, 30s, "/readyz answers 503"))
+      << relay->Output();
+  ASSERT_EQ(Tool(tool_url(), {"add-stream", stream_, h_->topic_prefix() + ".>"}).first, 0);
+  const std::string after = h_->InsertEvent("created", "k1", R"({"n":3})");
+  ASSERT_TRUE(WaitForCount(2, 90s)) << relay->Output();
+  const auto messages = ReadStream();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].headers.at("id"), during);
+  EXPECT_EQ(messages[1].headers.at("id"), after);
+  EXPECT_TRUE(relay->Running()) << relay->Output();
+  EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 200; }, 30s, "/readyz answers 200"));
+  (void)before;
+}
+
+TEST_F(NatsE2E, RefusedCredentialsAreFatalAndNamedAndTheRightOnesFromEnvWork) {
+  OwnNatsServer server("authorization { user: relay, password: right-nats-pass }");
+  tool_url_ = absl::StrReplaceAll(server.url(), {{"nats://", "nats://relay:right-nats-pass@"}});
+  MakeHarness("", server.url());
+  h_->Init();
+  std::string out;
+  EXPECT_EQ(h_->RunCommand({"run", "--set", "nats.user=relay", "--set", "nats.password=wrong-nats-pass"}, &out, 30s),
+            1)
+      << out;
+  EXPECT_NE(out.find("Authorization Violation"), std::string::npos) << out;
+  EXPECT_EQ(out.find("wrong-nats-pass"), std::string::npos) << "the password is masked: " << out;
+  // The right password, from the environment.
+  auto relay = h_->StartRelay({"--set", "nats.user=relay", "--set", "nats.password=${env:NATS_TEST_PASSWORD}"}, true,
+                              {{"NATS_TEST_PASSWORD", "right-nats-pass"}});
+  ASSERT_NE(relay, nullptr);
+  const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
+  ASSERT_TRUE(WaitForCount(1)) << relay->Output();
+  EXPECT_EQ(ReadStream().at(0).headers.at("id"), id);
+}
+
+}  // namespace
+}  // namespace outbox::testing

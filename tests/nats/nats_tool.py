@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The NATS e2e tests' second client (nats-py, not the NATS C client the relay uses): makes and reads streams.
+
+  nats_tool.py URL add-stream NAME SUBJECT [SUBJECT...] [--duplicate-window-s S] [--max-msg-size N]
+  nats_tool.py URL delete-stream NAME
+  nats_tool.py URL read NAME          every message of the stream, one JSON object a line:
+                                      {"seq", "subject", "headers": {name: value}, "data": text (latin-1 escaped)}
+  nats_tool.py URL count NAME         the stream's message count
+"""
+import asyncio
+import json
+import socket
+import sys
+from urllib.parse import urlparse
+
+import nats
+from nats.js.api import StreamConfig
+from nats.js.errors import NotFoundError
+
+
+async def main(argv):
+    url, cmd, name = argv[0], argv[1], argv[2]
+    # nats-py retries a refused connection on its own: a server that is down fails at once here instead.
+    hostport = urlparse(url)
+    socket.create_connection((hostport.hostname, hostport.port), timeout=5).close()
+
+    async def quiet(_):
+        pass
+
+    nc = await nats.connect(url, connect_timeout=5, allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet)
+    js = nc.jetstream()
+    try:
+        if cmd == "add-stream":
+            subjects, window, max_msg = [], 120.0, -1
+            rest = argv[3:]
+            i = 0
+            while i < len(rest):
+                if rest[i] == "--duplicate-window-s":
+                    window = float(rest[i + 1]); i += 2
+                elif rest[i] == "--max-msg-size":
+                    max_msg = int(rest[i + 1]); i += 2
+                else:
+                    subjects.append(rest[i]); i += 1
+            try:
+                await js.delete_stream(name)
+            except NotFoundError:
+                pass
+            await js.add_stream(StreamConfig(name=name, subjects=subjects, duplicate_window=window,
+                                             max_msg_size=max_msg))
+        elif cmd == "delete-stream":
+            try:
+                await js.delete_stream(name)
+            except NotFoundError:
+                pass
+        elif cmd == "count":
+            info = await js.stream_info(name)
+            print(info.state.messages)
+        elif cmd == "read":
+            info = await js.stream_info(name)
+            last = info.state.last_seq
+            seq = info.state.first_seq
+            out = sys.stdout
+            while last and seq <= last:
+                try:
+                    m = await js.get_msg(name, seq)
+                except NotFoundError:
+                    seq += 1
+                    continue
+                headers = dict(m.headers or {})
+                out.write(json.dumps({"seq": m.seq, "subject": m.subject, "headers": headers,
+                                      "data": (m.data or b"").decode("latin-1")}) + "\n")
+                seq += 1
+        else:
+            print(f"unknown command {cmd}", file=sys.stderr)
+            return 2
+    finally:
+        await nc.close()
+    return 0
+
+
+if __name__ == "__main__":
+    async def bounded():
+        # A server that is down or stuck must not hang a test: 30 s for any command.
+        return await asyncio.wait_for(main(sys.argv[1:]), 30)
+    try:
+        sys.exit(asyncio.run(bounded()))
+    except (asyncio.TimeoutError, OSError, nats.errors.Error) as e:
+        print(f"nats_tool: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
