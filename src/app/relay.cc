@@ -112,7 +112,9 @@ absl::Status Relay::Run() {
     while (!stopping() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     // After a broker outage, hold the slot released until the broker answers again.
     if (broker_down_) {
+      // A sink that fails fast (refused connection) must not make this spin.
       while (!stopping() && !sink_->CheckReachable(1000).ok()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
       broker_down_ = false;
     }
