@@ -7,13 +7,17 @@
 #   scripts/kafka-temp.sh kill DIR           SIGKILL (a crash; the next start recovers the logs)
 #   scripts/kafka-temp.sh restart DIR        stop, then start on the same ports and data
 #   scripts/kafka-temp.sh status DIR         exit 0 when running
-#   scripts/kafka-temp.sh env DIR            print KAFKA_BOOTSTRAP=127.0.0.1:<port>
+#   scripts/kafka-temp.sh env DIR            print KAFKA_BOOTSTRAP=127.0.0.1:<port> (and KAFKA_SASL_BOOTSTRAP=...)
 #
 # Jars come from $KAFKA_LIB (scripts/versions.sh, filled by scripts/install-deps.sh). Without PORT, `start` re-uses
 # the ports of an earlier start of DIR, or picks free ones (retrying with others if they were taken meanwhile).
 # Files in DIR: server.properties, log4j2.properties, server.log (WARN, plus the start line), kafka.out (JVM
 # stdout/stderr), kafka.pid, ports, data/. Environment:
 #   KAFKA_TEMP_PROPERTIES   lines appended to server.properties (on every start), e.g. $'message.max.bytes=2000000'
+#   KAFKA_TEMP_SASL         1: a second listener, SASL_PLAINTEXT with SCRAM-SHA-256 and SCRAM-SHA-512, on a port of
+#                           its own (start and env then also print KAFKA_SASL_BOOTSTRAP=127.0.0.1:<port>). No user
+#                           exists: create one with the Admin API (AlterUserScramCredentials) on the PLAINTEXT
+#                           listener. No authorizer: an authenticated user may do anything.
 #   KAFKA_TEMP_HEAP_OPTS    default "-Xms256m -Xmx512m"
 #   KAFKA_TEMP_LOG_LEVEL    server.log's level, default WARN
 #   KAFKA_TEMP_START_TIMEOUT_S  default 90
@@ -73,17 +77,23 @@ java_cp() {
 }
 
 write_config() {
-  local bport="$1" cport="$2"
+  local bport="$1" cport="$2" sport="${3:-}" listeners advertised
+  listeners="PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport"
+  advertised="PLAINTEXT://127.0.0.1:$bport"
+  if [ -n "$sport" ]; then
+    listeners="$listeners,SASL_PLAINTEXT://127.0.0.1:$sport"
+    advertised="$advertised,SASL_PLAINTEXT://127.0.0.1:$sport"
+  fi
   cat > "$DIR/server.properties" <<EOF
 # written by scripts/kafka-temp.sh on every start
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$bport
+listeners=$listeners
+advertised.listeners=$advertised
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
 log.dirs=$DIR/data
 num.partitions=1
 default.replication.factor=1
@@ -107,8 +117,15 @@ background.threads=2
 num.recovery.threads.per.data.dir=1
 log.cleaner.threads=1
 log.cleaner.dedupe.buffer.size=33554432
-${KAFKA_TEMP_PROPERTIES:-}
 EOF
+  if [ -n "$sport" ]; then
+    cat >> "$DIR/server.properties" <<EOF
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+EOF
+  fi
+  printf '%s\n' "${KAFKA_TEMP_PROPERTIES:-}" >> "$DIR/server.properties"
   cat > "$DIR/log4j2.properties" <<EOF
 # written by scripts/kafka-temp.sh: WARN and above to server.log, plus the start line the script waits for
 status = warn
@@ -224,19 +241,20 @@ launch() {
 }
 
 cmd_start() {
-  local want_port="${1:-}" bport cport fixed=0 attempt rc
+  local want_port="${1:-}" bport cport sport="" fixed=0 attempt rc
   if running; then cmd_env; return 0; fi
   if [ -n "$want_port" ]; then
     bport="$want_port"; fixed=1
     if [ -f "$DIR/ports" ]; then cport="$(cut -d' ' -f2 "$DIR/ports")"; else cport="$(free_port "$bport")"; fi
   elif [ -f "$DIR/ports" ]; then
-    read -r bport cport < "$DIR/ports"; fixed=1
+    read -r bport cport sport < "$DIR/ports"; fixed=1
   else
     bport="$(free_port)"; cport="$(free_port "$bport")"
   fi
+  if [ "${KAFKA_TEMP_SASL:-0}" = 1 ] && [ -z "$sport" ]; then sport="$(free_port "$bport")"; fi
   for attempt in 1 2 3 4 5; do
-    echo "$bport $cport" > "$DIR/ports"
-    write_config "$bport" "$cport"
+    echo "$bport $cport${sport:+ $sport}" > "$DIR/ports"
+    write_config "$bport" "$cport" "$sport"
     format_storage
     rc=0; launch "$bport" "$cport" || rc=$?
     if [ "$rc" = 0 ]; then
@@ -246,9 +264,10 @@ cmd_start() {
     fi
     if [ "$rc" = 3 ] && [ "$fixed" = 0 ] && [ "$attempt" -lt 5 ]; then
       bport="$(free_port)"; cport="$(free_port "$bport")"
+      if [ -n "$sport" ]; then sport="$(free_port "$bport")"; fi
       continue
     fi
-    [ "$rc" = 3 ] && echo "kafka-temp: port $bport or $cport is in use" >&2
+    [ "$rc" = 3 ] && echo "kafka-temp: port $bport, $cport${sport:+ or $sport} is in use" >&2
     exit 1
   done
 }
@@ -290,8 +309,10 @@ wait_gone() {
 
 cmd_env() {
   [ -f "$DIR/ports" ] || die "$DIR was never started"
-  local bport; bport="$(cut -d' ' -f1 "$DIR/ports")"
+  local bport cport sport
+  read -r bport cport sport < "$DIR/ports"
   echo "KAFKA_BOOTSTRAP=127.0.0.1:$bport"
+  if [ -n "$sport" ]; then echo "KAFKA_SASL_BOOTSTRAP=127.0.0.1:$sport"; fi
 }
 
 [ $# -ge 2 ] || usage

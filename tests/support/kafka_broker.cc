@@ -116,6 +116,7 @@ absl::Status KafkaBroker::RunScript(const std::vector<std::string>& args, std::s
   argv.insert(argv.end(), args.begin(), args.end());
   std::map<std::string, std::string> env = {{"KAFKA_TEMP_OWNER_PID", std::to_string(getpid())}};
   if (!options_.extra_properties.empty()) env["KAFKA_TEMP_PROPERTIES"] = options_.extra_properties;
+  if (options_.sasl) env["KAFKA_TEMP_SASL"] = "1";
   auto result = RunCommand(argv, kScriptDeadline, env);
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
@@ -179,7 +180,9 @@ absl::Status KafkaBroker::Start() {
   std::string out;
   if (absl::Status s = RunScript(args, &out); !s.ok()) return s;
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
-    if (absl::ConsumePrefix(&line, "KAFKA_BOOTSTRAP=")) {
+    if (absl::ConsumePrefix(&line, "KAFKA_SASL_BOOTSTRAP=")) {
+      sasl_bootstrap_ = std::string(absl::StripAsciiWhitespace(line));
+    } else if (absl::ConsumePrefix(&line, "KAFKA_BOOTSTRAP=")) {
       bootstrap_ = std::string(absl::StripAsciiWhitespace(line));
       if (size_t colon = bootstrap_.rfind(':'); colon != std::string::npos) {
         (void)absl::SimpleAtoi(absl::string_view(bootstrap_).substr(colon + 1), &port_);
@@ -282,6 +285,45 @@ absl::Status KafkaBroker::CreateTopics(const std::vector<std::string>& names, in
     }
     usleep(20 * 1000);
   }
+}
+
+absl::Status KafkaBroker::UpsertScramUser(const std::string& user, const std::string& password,
+                                         std::chrono::milliseconds deadline) {
+  const auto until = Clock::now() + deadline;
+  auto rk = NewKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap_}});
+  if (!rk.ok()) return rk.status();
+  rd_kafka_UserScramCredentialAlteration_t* upsert = rd_kafka_UserScramCredentialUpsertion_new(
+      user.c_str(), RD_KAFKA_SCRAM_MECHANISM_SHA_256, 4096, reinterpret_cast<const unsigned char*>(password.data()),
+      password.size(), nullptr, 0);
+  // This operation takes a request timeout only (MakeAdminOptions sets an operation timeout too).
+  std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDeleter> opts(
+      rd_kafka_AdminOptions_new(rk->get(), RD_KAFKA_ADMIN_OP_ALTERUSERSCRAMCREDENTIALS));
+  char errstr[512];
+  if (rd_kafka_AdminOptions_set_request_timeout(opts.get(), std::max(RemainingMs(until), 1), errstr, sizeof(errstr))) {
+    rd_kafka_UserScramCredentialAlteration_destroy(upsert);
+    return absl::InternalError(errstr);
+  }
+  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(rk->get()));
+  rd_kafka_AlterUserScramCredentials(rk->get(), &upsert, 1, opts.get(), queue.get());
+  rd_kafka_UserScramCredentialAlteration_destroy(upsert);
+  auto ev = PollResult(queue.get(), until);
+  if (!ev.ok()) return ev.status();
+  if (rd_kafka_event_error(ev->get())) {
+    return absl::UnavailableError(absl::StrCat("AlterUserScramCredentials ", user, ": ",
+                                               rd_kafka_event_error_string(ev->get())));
+  }
+  size_t count = 0;
+  const rd_kafka_AlterUserScramCredentials_result_response_t** responses =
+      rd_kafka_AlterUserScramCredentials_result_responses(rd_kafka_event_AlterUserScramCredentials_result(ev->get()),
+                                                          &count);
+  for (size_t i = 0; i < count; ++i) {
+    if (const rd_kafka_error_t* error = rd_kafka_AlterUserScramCredentials_result_response_error(responses[i])) {
+      if (rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return absl::InternalError(absl::StrCat("AlterUserScramCredentials ", user, ": ", rd_kafka_error_string(error)));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status KafkaBroker::DeleteTopic(std::string_view name, std::chrono::milliseconds deadline) {

@@ -29,6 +29,7 @@ class KafkaBroker {
   struct Options {
     int port = 0;                  // the broker port; 0: a free one (the controller port is always chosen)
     std::string extra_properties;  // server.properties lines appended (KAFKA_TEMP_PROPERTIES)
+    bool sasl = false;             // a second listener, SASL_PLAINTEXT with SCRAM (KAFKA_TEMP_SASL): sasl_bootstrap()
   };
 
   // Formats a fresh temp dir and starts the broker (about 2 to 5 s here).
@@ -49,6 +50,8 @@ class KafkaBroker {
   // "127.0.0.1:<port>".
   const std::string& bootstrap() const { return bootstrap_; }
   int port() const { return port_; }
+  // "127.0.0.1:<port>" of the SASL_PLAINTEXT listener (SCRAM-SHA-256 and -512) with Options.sasl, else "".
+  const std::string& sasl_bootstrap() const { return sasl_bootstrap_; }
   const std::string& dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/server.log"; }
   bool external() const { return dir_.empty(); }
@@ -74,6 +77,11 @@ class KafkaBroker {
                             std::chrono::milliseconds deadline = std::chrono::seconds(60));
   absl::Status DeleteTopic(std::string_view name, std::chrono::milliseconds deadline = std::chrono::seconds(30));
 
+  // Creates the SCRAM-SHA-256 user `user` with `password`, or sets its password (Admin API over the PLAINTEXT
+  // listener). Authentication on sasl_bootstrap() takes it from then on.
+  absl::Status UpsertScramUser(const std::string& user, const std::string& password,
+                               std::chrono::milliseconds deadline = std::chrono::seconds(30));
+
  private:
   KafkaBroker(std::string dir, Options options) : dir_(std::move(dir)), options_(std::move(options)) {}
   absl::Status RunScript(const std::vector<std::string>& args, std::string* out);
@@ -81,6 +89,7 @@ class KafkaBroker {
   std::string dir_;  // empty for an external broker
   Options options_;
   std::string bootstrap_;
+  std::string sasl_bootstrap_;
   int port_ = 0;
   bool running_ = false;
 };
