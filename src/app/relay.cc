@@ -97,7 +97,11 @@ absl::Status Relay::Run() {
     }
     const bool standby = ReasonOf(st) == StatusReason::kStandby;
     const bool was_standby = metrics_->standby.exchange(standby ? 1 : 0) == 1;
-    metrics_->SetNotReadyReason(standby ? Cat("standby: ", st.message()) : std::string(st.message()));
+    sink_->Poll(0);  // serves the client's error events: what it last said about the broker
+    const std::string broker = sink_->unreachable_reason();
+    metrics_->SetNotReadyReason(standby   ? Cat("standby: ", st.message())
+                                : broker.empty() ? std::string(st.message())
+                                                 : Cat(st.message(), " (the broker: ", broker, ")"));
     if (Clock::now() - started > std::chrono::seconds(30)) backoff = kInitialBackoff;
     const auto wait = standby ? kStandbyRetry : backoff;
     if (standby) {

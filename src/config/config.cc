@@ -345,6 +345,12 @@ void ReadSource(Reader& r, SourceConfig* source) {
 }
 
 void ValidateSource(const SourceConfig& source, Reader& r) {
+  if (source.messages && source.streaming) {
+    r.Error("source.messages",
+            "cannot be used with source.streaming: PostgreSQL streams a logical message written in a savepoint with "
+            "its top-level transaction's xid, so a message of a savepoint that rolls back could not be dropped and "
+            "would be published; turn one of them off");
+  }
   if (source.receive_timeout_ms < 2 * source.status_interval_ms) {
     r.Error("source.receive_timeout_ms",
             absl::StrCat(source.receive_timeout_ms, " is less than twice source.status_interval_ms (",

@@ -732,7 +732,8 @@ void DeliveryCore::UpdateGauges() {
       sink_ && sink_->reachable() && !(AwaitingBroker() && now - last_progress_ > std::chrono::seconds(5));
   metrics_->broker_reachable = reachable;
   if (!reachable) {
-    metrics_->SetNotReadyReason("broker unreachable");
+    const std::string why = sink_ ? sink_->unreachable_reason() : std::string();
+    metrics_->SetNotReadyReason(why.empty() ? std::string("broker unreachable") : Cat("broker unreachable: ", why));
   } else if (metrics_->streaming) {
     metrics_->SetNotReadyReason("");
   }

@@ -297,12 +297,16 @@ absl::Status KafkaSink::CheckReachable(int timeout_ms) {
     return absl::UnavailableError(Cat("broker metadata: ", rd_kafka_err2str(err)));
   }
   all_brokers_down_ = false;
+  last_error_.clear();
   return absl::OkStatus();
 }
 
 void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   auto* self = static_cast<KafkaSink*>(opaque);
-  if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) self->all_brokers_down_ = false;
+  if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    self->all_brokers_down_ = false;
+    self->last_error_.clear();
+  }
   if (self->handler_ == nullptr) return;
   sinks::Report r;
   r.origin = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(msg->_private));
@@ -346,6 +350,10 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
 void KafkaSink::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
   auto* self = static_cast<KafkaSink*>(opaque);
   if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) self->all_brokers_down_ = true;
+  // "All brokers are down" says less than the error before it (a refused authentication, a TLS failure): keep that.
+  if (err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || self->last_error_.empty()) {
+    self->last_error_ = Cat(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), ": ", reason);
+  }
   spdlog::get("kafka") ? spdlog::get("kafka")->warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason)
                        : spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
 }

@@ -86,6 +86,8 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   absl::Status FatalError() const override;
   // False while librdkafka reports every broker down (set by the error callback, cleared by a delivery success).
   bool reachable() const override { return !all_brokers_down_; }
+  // librdkafka's last error event (its code's name and words), until a delivery or a probe succeeds.
+  std::string unreachable_reason() const override { return last_error_; }
   // Metadata request to the cluster: OK when a broker answers within the timeout (blocks; not on the hot path).
   absl::Status CheckReachable(int timeout_ms) override;
   int64_t message_max_bytes() const { return message_max_bytes_; }
@@ -128,6 +130,7 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   int wake_read_ = -1;
   int wake_write_ = -1;
   bool all_brokers_down_ = false;
+  std::string last_error_;
   int64_t message_max_bytes_ = 1000000;
 };
 

@@ -108,6 +108,9 @@ class Sink {
   virtual absl::Status FatalError() const = 0;
   // False while the client knows every broker to be down.
   virtual bool reachable() const = 0;
+  // What the client last said about reaching the broker (a refused authentication, a transport error); "" when
+  // nothing is known. For /readyz and the reconnect log.
+  virtual std::string unreachable_reason() const { return {}; }
   // Asks the broker for an answer within the timeout (blocks; not on the hot path). OK when it answered.
   virtual absl::Status CheckReachable(int timeout_ms) = 0;
 };

@@ -130,7 +130,7 @@ source:
   checkpoint_file: /var/lib/relay/cp
   instance: relay-a
   status_interval_ms: 250
-  messages: yes
+  messages: no  # (yes with streaming is refused: Config.MessagesWithStreamingAreRefusedNamingBothKeys)
   message_prefixes: [outbox, billing]
   streaming: true
 outbox:
@@ -174,7 +174,7 @@ log:
   EXPECT_EQ(c.source.checkpoint_file, "/var/lib/relay/cp");
   EXPECT_EQ(c.source.instance, "relay-a");
   EXPECT_EQ(c.source.status_interval_ms, 250);
-  EXPECT_TRUE(c.source.messages);
+  EXPECT_FALSE(c.source.messages);
   EXPECT_THAT(c.source.message_prefixes, ElementsAre("outbox", "billing"));
   EXPECT_TRUE(c.source.streaming);
   EXPECT_EQ(c.outbox.table, "events.outbox_events");
@@ -227,6 +227,20 @@ INSTANTIATE_TEST_SUITE_P(Config, RequiredKey,
                                            MissingCase{"publication:", "source.publication: required"},
                                            MissingCase{"bootstrap.servers:", "kafka.bootstrap.servers: required"}),
                          [](const auto& info) { return KeyOf(info.param.expected); });
+
+TEST(Config, MessagesWithStreamingAreRefusedNamingBothKeys) {
+  const std::string error = ErrorOf(Load(kMinimal, {{"source.messages", "true"}, {"source.streaming", "true"}}));
+  EXPECT_THAT(error, HasSubstr("source.messages: cannot be used with source.streaming"));
+  EXPECT_THAT(error, HasSubstr("savepoint"));
+  EXPECT_TRUE(Load(kMinimal, {{"source.messages", "true"}}).ok());
+  EXPECT_TRUE(Load(kMinimal, {{"source.streaming", "true"}}).ok());
+}
+
+TEST(Config, ReceiveTimeoutBelowTwiceTheStatusIntervalIsRefused) {
+  const std::string error =
+      ErrorOf(Load(kMinimal, {{"source.status_interval_ms", "1000"}, {"source.receive_timeout_ms", "1500"}}));
+  EXPECT_THAT(error, HasSubstr("source.receive_timeout_ms: 1500 is less than twice source.status_interval_ms"));
+}
 
 TEST(Config, EmptyRequiredValueIsMissing) {
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.slot", ""}})), "source.slot: required");
