@@ -110,9 +110,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams
   static constexpr std::pair<const char*, const char*> kNetworkDefaults[] = {
       {"connect_timeout", "10"},  {"keepalives", "1"},       {"keepalives_idle", "10"},
       {"keepalives_interval", "5"}, {"keepalives_count", "3"}, {"tcp_user_timeout", "30000"}};
-  for (const auto& [key, value] : kNetworkDefaults) {
-    const bool set = std::any_of(params.begin(), params.end(), [&](const auto& p) { return p.first == key; });
-    if (!set) params.emplace_back(key, value);
+  for (const auto& setting : kNetworkDefaults) {
+    const std::string_view key = setting.first;
+    const bool set = std::any_of(params.begin(), params.end(), [key](const auto& p) { return p.first == key; });
+    if (!set) params.emplace_back(setting.first, setting.second);
   }
   if (replication) params.emplace_back("replication", "database");
   if (!has_app_name) params.emplace_back("application_name", application_name);
