@@ -282,6 +282,10 @@ TEST_F(CoreTest, BehindSourceIsTheAgeOfTheOldestUnacknowledgedTransactionAndZero
   Start();
   EXPECT_EQ(core_->BehindSourceSeconds(), 0.0);
   Tx(0x2000, {"a"});  // committed at kPgTime
+  // A later transaction, committed 10 s after the first: the first one's age counts (the oldest unacknowledged).
+  ASSERT_TRUE(Send(pg::Begin{Lsn(0x3000), kPgTime + 10'000'000, xid_++}).ok());
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "b")).ok());
+  ASSERT_TRUE(Send(pg::Commit{0, Lsn(0x3000), Lsn(0x3010), kPgTime + 10'000'000}).ok());
   const double at_commit = (clock_.UnixMillis() - PgTimeToUnixMicros(kPgTime) / 1000) / 1000.0;
   EXPECT_NEAR(core_->BehindSourceSeconds(), at_commit, 0.01);
   clock_.Advance(5000ms);
