@@ -276,12 +276,6 @@ void KafkaSink::DrainWakeup() {
 
 void KafkaSink::Purge() { rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT); }
 
-absl::Status KafkaSink::Flush(int timeout_ms) {
-  rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms);
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
-  return absl::DeadlineExceededError(Cat(rd_kafka_outq_len(rk_), " records still waiting for the broker"));
-}
-
 absl::Status KafkaSink::FatalError() const {
   char errstr[512];
   rd_kafka_resp_err_t err = rd_kafka_fatal_error(rk_, errstr, sizeof errstr);

@@ -80,8 +80,6 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   // Drops every queued and in-flight record (each still gets a delivery report with _PURGE_*).
   void Purge() override;
   size_t Outstanding() const override;
-  // Waits for every record's delivery report, up to the timeout.
-  absl::Status Flush(int timeout_ms);
   // The idempotent producer's fatal error, if one was raised.
   absl::Status FatalError() const override;
   // False while librdkafka reports every broker down (set by the error callback, cleared by a delivery success).
@@ -90,7 +88,6 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   std::string unreachable_reason() const override { return last_error_; }
   // Metadata request to the cluster: OK when a broker answers within the timeout (blocks; not on the hot path).
   absl::Status CheckReachable(int timeout_ms) override;
-  int64_t message_max_bytes() const { return message_max_bytes_; }
   // A topic's configuration as far as it limits records (DescribeConfigs; the first record to a topic asks for it).
   struct TopicLimits {
     std::optional<int64_t> max_message_bytes;

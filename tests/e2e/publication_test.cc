@@ -29,10 +29,14 @@ class Publication : public SharedServicesTest {
     EXPECT_TRUE(reader_->ReadUntil(h.Topic("Before"), 1, 30s).ok()) << (*relay)->Output();
     return h.Value("SELECT pubname FROM pg_publication").value_or("?");
   }
-  // Busy writes to another table (what the idle advance would follow), then the relay's exit.
-  void ExpectFatalNamingIt(RelayHarness& h, ChildProcess& relay, const std::string& pub, const Lsn missed) {
+  // Busy writes to another table while the relay runs: what the idle advance would follow.
+  static void WriteElsewhere(RelayHarness& h, ChildProcess& relay) {
     h.Sql("CREATE TABLE IF NOT EXISTS busy (t text)");
     for (int i = 0; i < 20 && relay.Running(); ++i) h.Sql("INSERT INTO busy SELECT 'x' FROM generate_series(1, 100)");
+  }
+  // Busy writes elsewhere, then the relay's exit.
+  void ExpectFatalNamingIt(RelayHarness& h, ChildProcess& relay, const std::string& pub, const Lsn missed) {
+    WriteElsewhere(h, relay);
     EXPECT_EQ(relay.Wait(30s), 1) << relay.Output();
     EXPECT_NE(relay.Output().find("publication \"" + pub + "\""), std::string::npos) << relay.Output();
     EXPECT_NE(relay.Output().find("changed while the relay ran"), std::string::npos) << relay.Output();
@@ -63,8 +67,7 @@ TEST_F(Publication, PublicationDroppedWhileRunningIsFatalNamingIt) {
   const Lsn before_missed = h.CurrentWal();
   h.InsertEvent("Missed", "k", "{}");
   // PostgreSQL 15 also ends the stream with "publication ... does not exist"; either way the relay names it.
-  h.Sql("CREATE TABLE IF NOT EXISTS busy (t text)");
-  for (int i = 0; i < 20 && relay->Running(); ++i) h.Sql("INSERT INTO busy SELECT 'x' FROM generate_series(1, 100)");
+  WriteElsewhere(h, *relay);
   EXPECT_EQ(relay->Wait(30s), 1) << relay->Output();
   EXPECT_NE(relay->Output().find("publication \"" + pub + "\" does not exist"), std::string::npos) << relay->Output();
   EXPECT_LT(h.ConfirmedFlush(), before_missed) << "the slot was confirmed past an event the stream no longer carried";
