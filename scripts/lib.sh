@@ -15,8 +15,10 @@ apt_install_missing() {
   done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "[$tag] installing Debian packages: ${missing[*]}"
-    $SUDO apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # Waits for another apt run (a second install script on the same machine) instead of failing on its lock.
+    $SUDO apt-get -o DPkg::Lock::Timeout=900 update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends \
+      "${missing[@]}"
   else
     echo "[$tag] Debian packages present"
   fi
