@@ -6,6 +6,8 @@
 #   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
 #   - for the NATS JetStream tests: Debian's nats-server, and nats-py (a reader not built on the NATS C client) in a
 #     venv under the cache dir ($NATS_PY_VENV)
+#   - for the deployment files' tests: promtool (Debian's prometheus) and Helm built with `go install` from the Go
+#     module proxy ($HELM_BIN)
 # Idempotent: every step is skipped when its result is already there. Used by README, .ci/run and docker/.
 #
 #   scripts/install-deps.sh [--no-kafka]
@@ -41,7 +43,7 @@ DEB_PACKAGES=(
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3
 )
 
-if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server python3-venv); fi
+if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server python3-venv prometheus); fi
 apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
 # ---- librdkafka from trixie's source package -------------------------------------------------
@@ -84,6 +86,17 @@ if [ "$want_kafka" = 1 ]; then
     touch "$NATS_PY_VENV/.installed-$NATS_PY_VERSION"
   else
     log "nats-py $NATS_PY_VERSION present in $NATS_PY_VENV"
+  fi
+fi
+# ---- Helm, for the chart's tests (tests/deploy) -------------------------------------------------
+if [ "$want_kafka" = 1 ]; then
+  if [ ! -x "$HELM_BIN" ]; then
+    command -v go >/dev/null || { echo "install-deps: Helm is built with Go, and no go is on PATH" >&2; exit 1; }
+    log "building Helm $HELM_VERSION from the Go module proxy into $(dirname "$HELM_BIN")"
+    mkdir -p "$(dirname "$HELM_BIN")"
+    GOBIN="$(dirname "$HELM_BIN")" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  else
+    log "Helm $HELM_VERSION present in $(dirname "$HELM_BIN")"
   fi
 fi
 log "done"

@@ -21,3 +21,7 @@ PG17_DSC_SHA256=bf148ae423a982707c3f60672c3a072ef62b701bd9f5df847d9f4b8c9b3e3b18
 PG17_CACHE_ROOT="$CACHE_ROOT"
 if [ -z "${OUTBOX_RELAY_CACHE:-}" ] && [ "$(id -u)" = 0 ]; then PG17_CACHE_ROOT=/var/cache/outbox-relay; fi
 PG17_PREFIX="$PG17_CACHE_ROOT/postgresql-$PG17_VERSION"
+# The deployment files' tests (tests/deploy): Helm built from the Go module proxy with the machine's Go, and
+# promtool from Debian's prometheus package.
+HELM_VERSION=v3.22.0
+HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin/helm"

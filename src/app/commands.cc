@@ -612,4 +612,30 @@ int Check(const config::Config& config, std::ostream& out, std::ostream&) {
   return kExitFatal;
 }
 
+int CheckOffline(const config::Config& config, const std::vector<std::string>& unresolved, std::ostream& out) {
+  out << "config: valid\n" << DumpConfig(config);
+  Report report(config, out);
+  // The producer settings are validated by librdkafka itself, which needs no broker for it.
+  if (config.sink == config::SinkType::kKafka) {
+    if (auto producer = kafka::BuildProducerConfig(config.kafka, {config.delivery.max_inflight_events,
+                                                                  config.delivery.max_inflight_bytes},
+                                                   config.delivery.unsafe);
+        !producer.ok()) {
+      report.Problem(ToStd(producer.status().message()));
+    } else {
+      report.Ok("the producer settings are accepted");
+    }
+  }
+  report.Info("offline: PostgreSQL and the broker were not contacted");
+  if (!unresolved.empty()) {
+    report.Info(Cat("offline: not resolvable here, checked with a stand-in value: ", absl::StrJoin(unresolved, ", ")));
+  }
+  if (report.problems() == 0) {
+    out << "ok: no problem found\n";
+    return kExitOk;
+  }
+  out << report.problems() << " problem(s) found\n";
+  return kExitUsage;
+}
+
 }  // namespace outbox::app

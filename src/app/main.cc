@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   std::string start_lsn;
   std::string pipeline;
-  bool accept_gap = false, print = false, create_table = false, json = false;
+  bool accept_gap = false, print = false, create_table = false, json = false, offline = false;
 
   auto add_common = [&](CLI::App* cmd) {
     cmd->add_option("-c,--config", config_path, "relay.yaml")->required();
@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
   add_common(status);
   status->add_flag("--json", json, "JSON output");
   CLI::App* check = app.add_subcommand("check", "validate the config and the connections");
+  check->add_flag("--offline", offline,
+                  "the config alone: contact nothing; a ${env:}/${file:} that is not here gets a stand-in value");
   add_common(check);
   app.add_subcommand("version", "print the version");
 
@@ -85,7 +87,15 @@ int main(int argc, char** argv) {
   bool sets_ok = true;
   const auto overrides = ParseSets(sets, &sets_ok);
   if (!sets_ok) return kExitUsage;
-  auto config = outbox::config::LoadFile(config_path, overrides, outbox::config::SystemResolver());
+  std::vector<std::string> unresolved;
+  const bool check_offline = app.got_subcommand("check") && offline;
+  if (check_offline && !outbox::config::SystemResolver().file(config_path).has_value()) {
+    std::cerr << "outbox-relay: " << config_path << ": cannot read the config file\n";
+    return kExitUsage;
+  }
+  auto config = outbox::config::LoadFile(
+      config_path, overrides,
+      check_offline ? outbox::config::OfflineResolver(&unresolved) : outbox::config::SystemResolver());
   if (!config.ok()) {
     std::cerr << "outbox-relay: " << config.status().message() << "\n";
     return kExitUsage;
@@ -110,7 +120,8 @@ int main(int argc, char** argv) {
 
   outbox::app::PipelineSelection selection;
   if (!pipeline.empty()) selection.only = pipeline;
-  outbox::app::CommandOptions command_options{.print = print, .create_table = create_table, .json = json};
+  outbox::app::CommandOptions command_options{.print = print, .create_table = create_table, .json = json,
+                                              .offline = check_offline, .unresolved = unresolved};
   using outbox::app::Command;
   for (const auto& [name, command] : {std::pair{"init", Command::kInit}, std::pair{"status", Command::kStatus},
                                       std::pair{"check", Command::kCheck}}) {

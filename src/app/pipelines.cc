@@ -133,7 +133,7 @@ int RunCommand(Command command, const config::Config& config, const PipelineSele
     switch (command) {
       case Command::kInit: return Init(p, options.print, options.create_table, o, err);
       case Command::kStatus: return Status(p, options.json, o, err);
-      case Command::kCheck: return Check(p, o, err);
+      case Command::kCheck: return options.offline ? CheckOffline(p, options.unresolved, o) : Check(p, o, err);
     }
     return kExitUsage;
   };

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "app/relay.h"
 #include "config/config.h"
@@ -32,6 +33,8 @@ int RunPipelines(const config::Config& config, const RunOptions& options, const 
 enum class Command { kInit, kStatus, kCheck };
 struct CommandOptions {
   bool print = false, create_table = false, json = false;
+  bool offline = false;                 // check --offline
+  std::vector<std::string> unresolved;  // with offline: the references config::OfflineResolver stood in for
 };
 // init, status or check over the selected pipelines; the highest exit code wins. With several pipelines, text
 // output has a "== pipeline <name> ==" heading per pipeline and `status --json` prints

@@ -136,6 +136,11 @@ struct Resolver {
   std::function<std::optional<std::string>(const std::string& path)> file;
 };
 Resolver SystemResolver();  // getenv and reading the file (trailing newline stripped)
+// For `check --offline` (a config rendered for a pod, checked where its Secrets are not mounted): SystemResolver
+// where the variable or file exists; any other reference resolves to kOfflineStandIn and is appended to
+// `*unresolved` as written ("${file:/path}"). `unresolved` must outlive the resolver.
+inline constexpr const char* kOfflineStandIn = "offline-stand-in";
+Resolver OfflineResolver(std::vector<std::string>* unresolved);
 
 // Parses YAML text, applies overrides ("a.b" -> "c", in order; the last wins), substitutes ${env:}/${file:},
 // applies defaults and validates. Unknown keys outside `kafka.*` are errors naming the key.

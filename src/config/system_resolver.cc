@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -43,5 +44,17 @@ std::optional<std::string> ReadFile(const std::string& path) {
 }  // namespace
 
 Resolver SystemResolver() { return Resolver{.env = GetEnv, .file = ReadFile}; }
+
+Resolver OfflineResolver(std::vector<std::string>* unresolved) {
+  const auto stand_in = [unresolved](std::string reference, std::optional<std::string> value) {
+    if (value.has_value()) return value;
+    unresolved->push_back(std::move(reference));
+    return std::optional<std::string>(kOfflineStandIn);
+  };
+  return Resolver{
+      .env = [stand_in](const std::string& name) { return stand_in("${env:" + name + "}", GetEnv(name)); },
+      .file = [stand_in](const std::string& path) { return stand_in("${file:" + path + "}", ReadFile(path)); },
+  };
+}
 
 }  // namespace outbox::config

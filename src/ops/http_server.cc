@@ -21,14 +21,22 @@ HttpServer::HttpServer(std::vector<PipelineMetrics> pipelines, Redactor redact)
 
 namespace {
 
-// /readyz: one pipeline's state, or all of them (ready only when every one is).
+// /readyz: one pipeline's state, or all of them (ready only when every one is). With ?standby=ok a healthy standby
+// counts as ready too (an orchestrator's readiness probe: the standby pod of a pair must not hold a rollout back);
+// plain /readyz stays what alerting reads: 200 only while streaming.
 void Readyz(const std::vector<PipelineMetrics>& pipelines, const Redactor& redact, const httplib::Request& req,
             httplib::Response& res) {
   const auto why = [&](const Metrics::Readiness& r) { return redact ? redact(r.reason) : r.reason; };
+  const bool standby_ok = req.get_param_value("standby") == "ok";
+  const auto answer = [&](const Metrics::Readiness& r) {
+    if (r.ready) return std::string("ready");
+    return standby_ok && r.standby ? why(r) : Cat("not ready: ", why(r));  // the reason says "standby: ..."
+  };
+  const auto counts = [&](const Metrics::Readiness& r) { return r.ready || (standby_ok && r.standby); };
   if (pipelines.size() == 1 && pipelines[0].pipeline.empty()) {
     const Metrics::Readiness r = pipelines[0].metrics->readiness();
-    res.status = r.ready ? 200 : 503;
-    res.set_content(r.ready ? "ready\n" : Cat("not ready: ", why(r), "\n"), "text/plain");
+    res.status = counts(r) ? 200 : 503;
+    res.set_content(Cat(answer(r), "\n"), "text/plain");
     return;
   }
   const std::string only = req.get_param_value("pipeline");
@@ -38,8 +46,8 @@ void Readyz(const std::vector<PipelineMetrics>& pipelines, const Redactor& redac
     if (!only.empty() && p.pipeline != only) continue;
     found = true;
     const Metrics::Readiness r = p.metrics->readiness();
-    all_ready = all_ready && r.ready;
-    Append(&body, "pipeline ", p.pipeline, ": ", r.ready ? "ready" : Cat("not ready: ", why(r)), "\n");
+    all_ready = all_ready && counts(r);
+    Append(&body, "pipeline ", p.pipeline, ": ", answer(r), "\n");
   }
   if (!found) {
     res.status = 404;

@@ -61,7 +61,7 @@ Metrics::Readiness Metrics::readiness() const {
     return {false, stopped_.empty() ? "the replication loop is not running" : Cat("stopped: ", stopped_)};
   }
   const std::string reason = not_ready_reason();
-  if (!streaming.load()) return {false, reason.empty() ? "not streaming" : reason};
+  if (!streaming.load()) return {false, reason.empty() ? "not streaming" : reason, standby.load() == 1};
   if (!broker_reachable.load()) return {false, reason.empty() ? "broker unreachable" : reason};
   // The slot is past max_slot_wal_keep_size (unreserved: invalidated at the next checkpoint unless it catches up).
   if (const int st = slot_wal_status.load(); st == SlotWalStatusIndex("unreserved") || st == SlotWalStatusIndex("lost")) {

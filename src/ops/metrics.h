@@ -72,6 +72,7 @@ struct Metrics {
   struct Readiness {
     bool ready = false;
     std::string reason;
+    bool standby = false;  // not ready only because another relay streams the slot and this one waits for it
   };
   Readiness readiness() const;
 

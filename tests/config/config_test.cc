@@ -684,6 +684,36 @@ TEST(SystemResolver, ReadsEnvironmentAndFilesStrippingTrailingNewlines) {
   ::unsetenv("OUTBOX_CONFIG_TEST_SLOT");
 }
 
+TEST(OfflineResolver, ResolvesWhatExistsAndStandsInForTheRestListingIt) {
+  std::string path = absl::StrCat(::testing::TempDir(), "/config_test_offline_", ::getpid());
+  {
+    std::ofstream out(path);
+    out << "present\n";
+  }
+  ASSERT_EQ(::setenv("OUTBOX_CONFIG_TEST_SET", "env_slot", 1), 0);
+  ::unsetenv("OUTBOX_CONFIG_TEST_UNSET");
+  std::vector<std::string> unresolved;
+  Resolver resolver = OfflineResolver(&unresolved);
+  absl::StatusOr<Config> loaded =
+      LoadYaml(kMinimal,
+               {{"source.slot", "${env:OUTBOX_CONFIG_TEST_SET}"},
+                {"kafka.sasl.username", absl::StrCat("${file:", path, "}")},
+                {"kafka.sasl.password", "${file:/var/run/secrets/outbox/kafka-password}"},
+                {"source.conninfo", "host=db password=${env:OUTBOX_CONFIG_TEST_UNSET}"}},
+               resolver);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->source.slot, "env_slot");
+  EXPECT_EQ(loaded->kafka.at("sasl.username"), "present");
+  EXPECT_EQ(loaded->kafka.at("sasl.password"), kOfflineStandIn);
+  EXPECT_EQ(loaded->source.conninfo, absl::StrCat("host=db password=", kOfflineStandIn));
+  EXPECT_THAT(unresolved, ::testing::UnorderedElementsAre("${file:/var/run/secrets/outbox/kafka-password}",
+                                                          "${env:OUTBOX_CONFIG_TEST_UNSET}"));
+  // A stand-in is masked like any other resolved secret.
+  EXPECT_EQ(Redact(*loaded, absl::StrCat("pw ", kOfflineStandIn)), "pw ****");
+  std::remove(path.c_str());
+  ::unsetenv("OUTBOX_CONFIG_TEST_SET");
+}
+
 // Found by config_fuzz: an alias inside its own anchor recursed until the stack overflowed.
 TEST(ConfigFuzzFindings, AliasInsideItsOwnAnchorIsAnErrorNotACrash) {
   auto config = LoadYaml("a: &a\n  b: *a\n", {}, FakeResolver());

@@ -60,6 +60,49 @@ TEST(HttpServer, ReadyzIs200OnlyWhileStreamingWithTheBrokerReachableAndSaysWhyNo
   EXPECT_EQ(r.body, "ready\n");
 }
 
+// ?standby=ok (the chart's readiness probe): a waiting standby counts as ready; plain /readyz still does not, and
+// nothing else that is not ready (starting, reconnecting, stopped) counts.
+TEST(HttpServer, ReadyzWithStandbyOkCountsOnlyAHealthyStandbyAsReady) {
+  Metrics metrics;
+  HttpServer server(&metrics);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  EXPECT_EQ(Get(server.port(), "/readyz?standby=ok").status, 503) << "the loop is not running";
+  metrics.loop_running = true;
+  metrics.SetNotReadyReason("could not connect to the server");
+  Response r = Get(server.port(), "/readyz?standby=ok");
+  EXPECT_EQ(r.status, 503) << "reconnecting is not a standby";
+  EXPECT_EQ(r.body, "not ready: could not connect to the server\n");
+  metrics.standby = 1;
+  metrics.SetNotReadyReason("standby: replication slot \"s\" is active for PID 42");
+  r = Get(server.port(), "/readyz?standby=ok");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "standby: replication slot \"s\" is active for PID 42\n");
+  EXPECT_EQ(Get(server.port(), "/readyz").status, 503) << "plain /readyz is what alerting reads: streaming only";
+  EXPECT_EQ(Get(server.port(), "/readyz?standby=no").status, 503);
+  metrics.SetStopped("fatal: the slot was dropped");
+  metrics.loop_running = false;
+  EXPECT_EQ(Get(server.port(), "/readyz?standby=ok").status, 503) << "a stopped loop is never ready";
+}
+
+TEST(HttpServer, ReadyzWithStandbyOkOverSeveralPipelines) {
+  Metrics alpha, beta;
+  for (Metrics* m : {&alpha, &beta}) m->loop_running = true;
+  alpha.streaming = true;
+  alpha.broker_reachable = true;
+  beta.standby = 1;
+  beta.SetNotReadyReason("standby: replication slot \"b\" is active for PID 7");
+  HttpServer server({{"alpha", &alpha}, {"beta", &beta}});
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  Response r = Get(server.port(), "/readyz?standby=ok");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ready\npipeline alpha: ready\npipeline beta: standby: replication slot \"b\" is active for PID 7\n");
+  EXPECT_EQ(Get(server.port(), "/readyz").status, 503);
+  EXPECT_EQ(Get(server.port(), "/readyz?pipeline=beta&standby=ok").status, 200);
+  beta.standby = 0;
+  beta.SetNotReadyReason("could not connect to the server");
+  EXPECT_EQ(Get(server.port(), "/readyz?standby=ok").status, 503);
+}
+
 TEST(HttpServer, ReadyzReasonGoesThroughTheRedactor) {
   Metrics metrics;
   metrics.loop_running = true;
