@@ -43,7 +43,7 @@ DEB_PACKAGES=(
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3
 )
 
-if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server python3-venv prometheus); fi
+if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server python3-venv prometheus python3-yaml systemd); fi
 apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
 # ---- librdkafka from trixie's source package -------------------------------------------------

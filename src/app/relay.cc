@@ -42,6 +42,8 @@ Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, c
       core_(config_, &clock_, metrics_),
       store_(MakeCheckpointStore(config_)) {
   core_.WatchPublication();
+  metrics_->inflight_events_limit = config_.delivery.max_inflight_events;
+  metrics_->inflight_bytes_limit = config_.delivery.max_inflight_bytes;
 }
 
 Relay::~Relay() = default;

@@ -44,6 +44,9 @@ struct Metrics {
   std::atomic<uint64_t> server_wal_lsn{0};
   std::atomic<int64_t> inflight_events{0};
   std::atomic<int64_t> inflight_bytes{0};
+  // The delivery bounds (delivery.max_inflight_events / _bytes), so that a dashboard can draw in-flight against them.
+  std::atomic<int64_t> inflight_events_limit{0};
+  std::atomic<int64_t> inflight_bytes_limit{0};
   std::atomic<double> oldest_inflight_age_seconds{0};
   std::atomic<uint64_t> reconnects{0};
   std::atomic<int> standby{0};

@@ -4,7 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
+#include <iterator>
 #include <regex>
+#include <set>
+
+#include "absl/strings/str_split.h"
+#include "common/strings.h"
 
 #include "app/app_test_util.h"
 #include "common/lsn.h"
@@ -152,6 +158,11 @@ TEST_F(Observability, ReadyzSaysWhyWhileAStandbyWaits) {
   EXPECT_TRUE(std::regex_search(reason, std::regex("^not ready: standby: .*is active for PID \\d+")))
       << reason;
   EXPECT_EQ(HttpGet(standby_port, "/healthz").first, 200) << "a standby's loop runs";
+  // The chart's readiness probe: a healthy standby is ready there (and the streaming relay too).
+  std::tie(code, reason) = HttpGet(standby_port, "/readyz?standby=ok");
+  EXPECT_EQ(code, 200) << reason;
+  EXPECT_TRUE(std::regex_search(reason, std::regex("^standby: .*is active for PID \\d+"))) << reason;
+  EXPECT_EQ(HttpGet(h.http_port(), "/readyz?standby=ok").first, 200);
   EXPECT_EQ(Scrape(standby_port, "outbox_relay_ready"), 0);
   EXPECT_EQ(HttpGet(h.http_port(), "/readyz").first, 200);
   // The same http.listen twice is refused, not shared (a port in use is an error).
@@ -164,6 +175,65 @@ TEST_F(Observability, ReadyzSaysWhyWhileAStandbyWaits) {
     ASSERT_TRUE(c->Kill(SIGTERM).ok());
     EXPECT_EQ(c->Wait(60s), 0) << c->Output();
   }
+}
+
+// The alert rules and the dashboard (deploy/) name only series a live relay exports: a PromQL selector over a
+// missing name is just empty, so a renamed metric would silently disable an alert. Every outbox_relay_* name in
+// those files, and every label="value" equality they match on, is checked against /metrics of a relay that has
+// streamed an event and read its slot's health.
+TEST_F(Observability, DeployFilesNameOnlySeriesTheRelayExports) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "source.slot_check_ms=100"});
+  ASSERT_NE(relay, nullptr);
+  const int port = h.http_port();
+  h.InsertEvent("Created", "k", "{}");
+  ASSERT_TRUE(WaitForSample(port, kPublished, 1));
+  ASSERT_TRUE(WaitFor([&] { return Scrape(port, "outbox_relay_slot_wal_status{status=\"reserved\"}") == 1; }, 30s,
+                      "the slot's health was read"));
+  const std::string body = HttpGet(port, "/metrics").second;
+  std::set<std::string> names;
+  std::set<std::string> label_pairs;  // name{label="value"} of every sample
+  const std::regex sample_re("^(outbox_relay_[a-z0-9_]+)(\\{([^}]*)\\})? ");
+  const std::regex label_re("([a-z_]+)=\"([^\"]*)\"");
+  for (const absl::string_view piece : absl::StrSplit(body, '\n')) {
+    const std::string line(piece);
+    std::smatch m;
+    if (!std::regex_search(line, m, sample_re)) continue;
+    const std::string name = m[1];
+    names.insert(name);
+    const std::string labels = m[3];
+    for (std::sregex_iterator it(labels.begin(), labels.end(), label_re), end; it != end; ++it) {
+      label_pairs.insert(Cat(name, "{", (*it)[1].str(), "=\"", (*it)[2].str(), "\"}"));
+    }
+  }
+  ASSERT_GT(names.size(), 20u) << body;
+
+  const std::regex use_re("(outbox_relay_[a-z0-9_]+)(\\{([^}]*)\\})?");
+  const std::regex matcher_re("([a-z_]+)=\\\\?\"([^\"\\\\]*)\\\\?\"");
+  int checked = 0;
+  for (const char* file : {"deploy/prometheus/outbox-relay-rules.yaml", "deploy/grafana/outbox-relay.json"}) {
+    std::ifstream in(Cat(OUTBOX_SOURCE_DIR, "/", file));
+    ASSERT_TRUE(in.good()) << file;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (std::sregex_iterator it(text.begin(), text.end(), use_re), end; it != end; ++it) {
+      const std::string name = (*it)[1];
+      ++checked;
+      EXPECT_TRUE(names.count(name)) << file << " uses " << name << ", which /metrics does not export";
+      // Equality matchers (label="value", or label=\"value\" inside JSON) name a value a sample has; job and
+      // pipeline come from the scrape and the config, not the relay.
+      const std::string matchers = (*it)[3];
+      for (std::sregex_iterator mt(matchers.begin(), matchers.end(), matcher_re), mend; mt != mend; ++mt) {
+        const std::string label = (*mt)[1];
+        if (label == "job" || label == "pipeline" || label == "instance") continue;
+        const std::string pair = Cat(name, "{", label, "=\"", (*mt)[2].str(), "\"}");
+        EXPECT_TRUE(label_pairs.count(pair)) << file << " matches " << pair << ", which /metrics has no sample of";
+      }
+    }
+  }
+  EXPECT_GT(checked, 20) << "the deploy files name the relay's metrics";
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(60s), 0) << relay->Output();
 }
 
 TEST_F(Observability, DeadLettersAreCountedAndJsonLogsParseLineByLine) {
