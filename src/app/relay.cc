@@ -161,6 +161,7 @@ absl::Status Relay::Session() {
   const bool skipping = options_.start_lsn.has_value();
   start.start_lsn = skipping ? *options_.start_lsn : Lsn(0);
   if (absl::Status st = (*conn)->StartReplication(start); !st.ok()) return st;
+  own_walsender_pid_ = (*conn)->backend_pid();
   core_.StartSession(*system, start.proto_version, decision->confirmed, decision->checkpointed);
   metrics_->standby = 0;
   metrics_->streaming = true;
@@ -179,6 +180,11 @@ absl::StatusOr<pg::SlotDecision> Relay::PrepareSlot(pg::ReplicationConnection& c
   const std::string& slot_name = config_.source.slot;
   auto slot = conn.ReadSlot(slot_name);
   if (!slot.ok()) return slot.status();
+  if (*slot && (*slot)->active && own_walsender_pid_ && (*slot)->active_pid == *own_walsender_pid_ &&
+      EndOwnOldWalsender(*own_walsender_pid_)) {
+    slot = conn.ReadSlot(slot_name);
+    if (!slot.ok()) return slot.status();
+  }
   // Another relay streams the slot: wait as a standby without reading the checkpoint on every retry.
   if (absl::Status st = pg::CheckSlotFree(slot_name, *slot); !st.ok()) return st;
   // Read the slot first, then the checkpoint (a live relay writes its checkpoint before it confirms).
@@ -314,10 +320,10 @@ absl::Status Relay::CheckPublication(bool now) {
     watch_ = std::move(*conn);
   }
   const auto [schema, table] = config::SplitTableName(config_.outbox.table);
-  auto rows = watch_->Exec(pg::PublicationCoverageSql(config_.source.publication, schema, table), kWatchTimeoutMs);
+  auto rows = watch_->Exec(pg::PublicationCoverageSql(config_.source.publication, schema, table), WatchTimeoutMs());
   if (!rows.ok()) {
     watch_.reset();
-    return rows.status();
+    return absl::Status(rows.status().code(), Cat("the publication watch's connection: ", rows.status().message()));
   }
   if (absl::Status st = pg::PublicationCoverage(*rows, config_.source.publication, Cat(schema, ".", table), true);
       !st.ok()) {
@@ -328,10 +334,44 @@ absl::Status Relay::CheckPublication(bool now) {
   return absl::OkStatus();
 }
 
+// The plain connection's queries run on the loop thread: a silent connection must not hold the loop longer than
+// half the receive timeout (the replication stream's own silence bound), and never more than kWatchTimeoutMs.
+int Relay::WatchTimeoutMs() const {
+  return static_cast<int>(std::clamp<int64_t>(config_.source.receive_timeout_ms / 2, 1000, kWatchTimeoutMs));
+}
+
+bool Relay::EndOwnOldWalsender(int64_t pid) {
+  auto conn = pg::SqlConnection::Connect(config_.source.conninfo, config_.pipeline.empty()
+                                                                      ? "outbox-relay takeover"
+                                                                      : Cat("outbox-relay.", config_.pipeline, " takeover"));
+  if (!conn.ok()) {
+    Log()->warn("could not end this relay's previous walsender (PID {}): {}", pid, conn.status().message());
+    return false;
+  }
+  auto ended = (*conn)->Exec(pg::TerminateOwnWalsenderSql(config_.source.slot, pid), WatchTimeoutMs());
+  if (!ended.ok() || ended->empty()) {
+    if (!ended.ok()) Log()->warn("could not end this relay's previous walsender (PID {}): {}", pid, ended.status().message());
+    return false;
+  }
+  Log()->info("ended this relay's previous walsender (PID {}), which still held slot {} after its connection was lost",
+              pid, config_.source.slot);
+  own_walsender_pid_.reset();
+  // The backend exits asynchronously: wait (bounded) until the slot is released.
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (!stopping() && Clock::now() < until) {
+    auto rows = (*conn)->Exec(pg::SlotHealthSql(config_.source.slot), WatchTimeoutMs());
+    if (!rows.ok()) break;
+    const std::optional<pg::SlotHealth> health = pg::ParseSlotHealth(*rows);
+    if (!health || !health->active) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 void Relay::CheckSlotHealth() {
   if (!watch_ || Clock::now() - slot_checked_at_ < std::chrono::milliseconds(config_.source.slot_check_ms)) return;
   slot_checked_at_ = Clock::now();
-  auto rows = watch_->Exec(pg::SlotHealthSql(config_.source.slot), kWatchTimeoutMs);
+  auto rows = watch_->Exec(pg::SlotHealthSql(config_.source.slot), WatchTimeoutMs());
   if (!rows.ok()) {
     Log()->warn("reading the slot's health: {}", rows.status().message());
     watch_.reset();

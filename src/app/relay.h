@@ -60,6 +60,11 @@ class Relay {
   absl::Status CheckPublication(bool now);
   // Slot health for the metrics (every source.slot_check_ms, on the watch's connection). Errors only log.
   void CheckSlotHealth();
+  // The slot is held by this relay's previous walsender (own_walsender_pid_), which the server keeps until its
+  // wal_sender_timeout after the connection died silently: end that backend, and only it, over a plain
+  // connection, and wait briefly for the slot to be released. Returns whether it was ended.
+  bool EndOwnOldWalsender(int64_t pid);
+  int WatchTimeoutMs() const;
   // Writes the checkpoint `lsn` and waits for it to be durable (start and stop only).
   absl::Status WriteCheckpointNow(Lsn lsn, int timeout_ms);
   absl::Status Shutdown(pg::ReplicationStream* stream);
@@ -83,6 +88,7 @@ class Relay {
   std::chrono::steady_clock::time_point watched_at_{};
   std::chrono::steady_clock::time_point slot_checked_at_{};
   pg::SystemInfo system_;      // IDENTIFY_SYSTEM of the current connection
+  std::optional<int64_t> own_walsender_pid_;  // the walsender of the last session that started streaming
   bool slot_checked_ = false;  // a session's slot and gap checks passed
   bool broker_down_ = false;   // the slot was released for the broker: wait until it answers before reconnecting
   // Producers recreated in a row, and the core's acknowledgements when the last one was made.

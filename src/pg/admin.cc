@@ -40,6 +40,12 @@ absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view 
   return absl::OkStatus();
 }
 
+std::string TerminateOwnWalsenderSql(std::string_view slot, int64_t pid) {
+  return Cat("SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a JOIN pg_replication_slots s ON s.active_pid = "
+             "a.pid WHERE a.pid = ", pid, " AND a.backend_type = 'walsender' AND a.usename = current_user AND "
+             "s.slot_name = ", QuoteLiteral(slot));
+}
+
 std::string SlotHealthSql(std::string_view slot) {
   return Cat("SELECT coalesce(wal_status, ''), safe_wal_size, (pg_current_wal_lsn() - restart_lsn)::bigint, active "
              "FROM pg_replication_slots WHERE slot_name = ", QuoteLiteral(slot));

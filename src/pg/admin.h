@@ -42,6 +42,11 @@ std::string PublicationCoverageSql(std::string_view publication, std::string_vie
 absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
                                  std::string_view qualified_table, bool while_running);
 
+// Ends this relay's own previous walsender when it still holds `slot` (a dead connection the server has not
+// noticed yet: it would keep the slot until wal_sender_timeout). Only a walsender of the connecting role with
+// exactly that PID and holding exactly that slot is ended; the query returns one row if it was, none otherwise.
+std::string TerminateOwnWalsenderSql(std::string_view slot, int64_t pid);
+
 // Slot health: wal_status, safe_wal_size, retained WAL (current position - restart_lsn), active.
 struct SlotHealth {
   std::string wal_status;

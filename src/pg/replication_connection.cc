@@ -164,6 +164,7 @@ void ReplicationConnection::FreeBuffer() {
 }
 
 int ReplicationConnection::server_version() const { return PQserverVersion(conn_); }
+int64_t ReplicationConnection::backend_pid() const { return PQbackendPID(conn_); }
 int ReplicationConnection::socket() const { return PQsocket(conn_); }
 
 absl::Status ReplicationConnection::LastError(std::string_view what) const {

@@ -78,6 +78,7 @@ class ReplicationConnection {
   // ALTER_REPLICATION_SLOT slot (FAILOVER true): PostgreSQL 17+.
   absl::Status SetSlotFailover(const std::string& slot);
   int server_version() const;
+  int64_t backend_pid() const;  // the server process (the walsender) of this connection
 
   absl::Status StartReplication(const StartOptions& options);
 

@@ -15,6 +15,7 @@
 #include "e2e/harness.h"
 #include "e2e/loader.h"
 #include "support/kafka_broker.h"
+#include "support/fault_proxy.h"
 #include "support/kafka_reader.h"
 #include "support/pg_server.h"
 #include "support/util.h"
@@ -382,6 +383,135 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
   EXPECT_TRUE(standby->Running()) << standby->Output();
   ExpectStopsCleanly(*standby);
   ExpectStopsCleanly(*active);
+}
+
+// The relay's PostgreSQL connections through a FaultProxy of the test's own (the loader writes directly).
+struct ProxiedPg {
+  std::unique_ptr<FaultProxy> proxy;
+  // --set arguments that point the relay's conninfo at the proxy.
+  std::vector<std::string> Args(const FaultHarness& h) const {
+    return {"--set", "source.conninfo=host=127.0.0.1 port=" + std::to_string(proxy->port()) + " user=postgres dbname=" +
+                         h.db()};
+  }
+};
+
+ProxiedPg ProxyTo(PgServer* pg) {
+  auto proxy = FaultProxy::Start("127.0.0.1", pg->port());
+  EXPECT_TRUE(proxy.ok()) << proxy.status();
+  return {proxy.ok() ? std::move(*proxy) : nullptr};
+}
+
+std::optional<double> Metric(int port, const std::string& series) {
+  const std::string body = HttpGet(port, "/metrics").second;
+  const size_t at = body.find("\n" + series + " ");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(body.substr(at + series.size() + 2));
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// A partition that drops packets without a reset, mid-stream: the connection stays open and silent. The relay
+// must see it within source.receive_timeout_ms (503 meanwhile), reconnect, end its own old walsender (which the
+// server would keep, holding the slot, until wal_sender_timeout: 60 s here) and go on with nothing lost.
+TEST(Reliability, BlackholedPostgresConnectionIsDetectedAndTheSlotRetakenWithinTheReceiveTimeout) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  FaultHarness h(pg, broker->bootstrap(), "Blackhole");
+  ProxiedPg link = ProxyTo(pg);
+  ASSERT_NE(link.proxy, nullptr);
+  constexpr auto kReceiveTimeout = 3s;
+  auto relay = h.StartRelay(Concat(link.Args(h), {"--set", "source.receive_timeout_ms=3000"}));
+  ASSERT_NE(relay, nullptr);
+  h.loader().Start();
+  ASSERT_TRUE(WaitFor([&] { return Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}") >= 200; },
+                      30s, "events flow through the proxy"));
+  const std::string old_pid = h.Value("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() +
+                                      "'").value_or("");
+  ASSERT_FALSE(old_pid.empty());
+  link.proxy->Blackhole();
+  const auto cut = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(h.http_port(), "/readyz").first == 503; }, kReceiveTimeout + 5s,
+                      "/readyz 503 once the silent connection is found dead"));
+  const std::string why = HttpGet(h.http_port(), "/readyz").second;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const auto pid = h.Value("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'");
+        return HttpGet(h.http_port(), "/readyz").first == 200 && pid && !pid->empty() && *pid != old_pid;
+      },
+      kReceiveTimeout + 20s, "streaming again on a new walsender"));
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - cut);
+  std::cout << "[ figures  ] blackholed replication connection: streaming again after " << took.count()
+            << " ms (receive_timeout_ms 3000, wal_sender_timeout 60 s); /readyz said: " << why;
+  // Without ending its own old walsender the relay would wait as a "standby" of itself for wal_sender_timeout.
+  EXPECT_LT(took, kReceiveTimeout + 10s);
+  // Found by the replication stream's silence (source.receive_timeout_ms) or by the publication watch's query on
+  // the plain connection (bounded by half of it), whichever comes first.
+  EXPECT_TRUE(why.find("receive_timeout_ms") != std::string::npos ||
+              why.find("publication watch's connection: no answer") != std::string::npos)
+      << why;
+  EXPECT_GE(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(0), 1);
+  EXPECT_NE(relay->Output().find("ended this relay's previous walsender (PID " + old_pid + ")"), std::string::npos)
+      << relay->Output();
+  h.StopLoadAndExpectCleanDelivery(60s, "replication connection blackholed");
+  ExpectStopsCleanly(*relay);
+}
+
+// Resets of every relay connection to PostgreSQL (replication and plain) at random moments under load.
+TEST(Reliability, PostgresConnectionsResetAtRandomMomentsLoseNothing) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  FaultHarness h(pg, broker->bootstrap(), "Resets");
+  ProxiedPg link = ProxyTo(pg);
+  ASSERT_NE(link.proxy, nullptr);
+  auto relay = h.StartRelay(link.Args(h));
+  ASSERT_NE(relay, nullptr);
+  h.loader().Start();
+  std::mt19937 random(std::random_device{}());
+  const int resets = EnvInt("OUTBOX_CHAOS_CYCLES", 5);
+  for (int i = 0; i < resets; ++i) {
+    const double published = Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          return Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0) > published;
+        },
+        60s, "events flow before reset " + std::to_string(i)));
+    Sleep(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 700)(random)));
+    link.proxy->ResetAll();
+  }
+  h.StopLoadAndExpectCleanDelivery(90s, std::to_string(resets) + " resets of the PostgreSQL connections");
+  EXPECT_GE(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(0), 1);
+  EXPECT_GE(link.proxy->accepted(), resets) << "the relay reconnected through the proxy after the resets";
+  ExpectStopsCleanly(*relay);
+}
+
+// A slow link (latency and a bandwidth limit) is slow, not dead: no reconnect, and everything arrives.
+TEST(Reliability, SlowPostgresLinkDeliversEverythingWithoutReconnecting) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  FaultHarness h(pg, broker->bootstrap(), "Slow");
+  ProxiedPg link = ProxyTo(pg);
+  ASSERT_NE(link.proxy, nullptr);
+  auto relay = h.StartRelay(Concat(link.Args(h), {"--set", "source.receive_timeout_ms=3000"}));
+  ASSERT_NE(relay, nullptr);
+  link.proxy->SetDelay(100ms);
+  link.proxy->SetBandwidth(64 * 1024);
+  h.loader().Start();
+  ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 1000; }, 60s, "load under way"));
+  const size_t written = h.loader().transactions();
+  // Events still arrive over the slow link, and the status updates keep the slot confirmed forward.
+  ASSERT_TRUE(WaitFor(
+      [&] { return Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0) >= 500; }, 60s,
+      "events arrive over the slow link"));
+  link.proxy->Heal();
+  h.StopLoadAndExpectCleanDelivery(90s, "slow link (100 ms, 64 KiB/s) for " + std::to_string(written) + " events");
+  EXPECT_EQ(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0) << relay->Output();
+  ExpectStopsCleanly(*relay);
 }
 
 TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
