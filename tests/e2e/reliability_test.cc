@@ -514,6 +514,42 @@ TEST(Reliability, SlowPostgresLinkDeliversEverythingWithoutReconnecting) {
   ExpectStopsCleanly(*relay);
 }
 
+// The relay's connections to a broker of the test's own that advertises a FaultProxy in front of it go silent
+// mid-stream (new connections still get through). librdkafka finds a silent connection by socket.timeout.ms
+// (5 s here; 60 s is librdkafka's default) and reconnects; the idempotent producer resends what was not acked:
+// nothing lost, per-key order kept, delivery again within socket.timeout.ms plus a margin.
+TEST(Reliability, BlackholedBrokerConnectionIsReplacedWithinTheSocketTimeout) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  auto proxy = FaultProxy::Start("127.0.0.1", 0);
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  const std::string proxied = "127.0.0.1:" + std::to_string((*proxy)->port());
+  auto broker = KafkaBroker::Create(
+      KafkaBroker::Options{.extra_properties = "advertised.listeners=PLAINTEXT://" + proxied});
+  ASSERT_TRUE(broker.ok()) << broker.status();
+  (*proxy)->SetUpstreamPort((*broker)->port());
+  FaultHarness h(pg, proxied, "KafkaBlackhole");
+  auto relay = h.StartRelay({"--set", "kafka.socket.timeout.ms=5000"});
+  ASSERT_NE(relay, nullptr);
+  h.loader().Start();
+  const std::string published = "outbox_relay_events_total{result=\"published\"}";
+  ASSERT_TRUE(WaitFor([&] { return Metric(h.http_port(), published).value_or(0) >= 200; }, 60s,
+                      "events flow through the proxy"));
+  (*proxy)->Blackhole();
+  const auto cut = std::chrono::steady_clock::now();
+  const double at_cut = Metric(h.http_port(), published).value_or(0);
+  ASSERT_TRUE(WaitFor([&] { return Metric(h.http_port(), published).value_or(0) > at_cut + 100; }, 5s + 25s,
+                      "acknowledgements again on a new broker connection"));
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - cut);
+  std::cout << "[ figures  ] blackholed broker connections: acknowledged again after " << took.count()
+            << " ms (kafka.socket.timeout.ms 5000)\n";
+  (*proxy)->Heal();  // the test's own reader was cut off too
+  h.StopLoadAndExpectCleanDelivery(90s, "broker connections blackholed");
+  EXPECT_EQ(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0)
+      << "a broker fault is not a replication reconnect";
+  ExpectStopsCleanly(*relay);
+}
+
 TEST(Reliability, FatalProducerErrorRecreatesTheProducerWithoutLoss) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();

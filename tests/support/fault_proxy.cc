@@ -309,7 +309,7 @@ void FaultProxy::Run() {
       while (true) {
         const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (client < 0) break;
-        const int upstream = ConnectUpstream(upstream_host_, upstream_port_);
+        const int upstream = upstream_port_ > 0 ? ConnectUpstream(upstream_host_, upstream_port_) : -1;
         if (upstream < 0) {
           CloseWithReset(client);
           continue;

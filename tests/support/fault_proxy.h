@@ -20,7 +20,10 @@ namespace outbox::testing {
 class FaultProxy {
  public:
   // Listens on 127.0.0.1 (a port the kernel picks) and forwards each connection to upstream_host:upstream_port.
+  // An upstream port of 0 is set later with SetUpstreamPort (a server that must advertise the proxy's port, such
+  // as a Kafka broker's advertised.listeners, starts after the proxy); until then connections are reset.
   static absl::StatusOr<std::unique_ptr<FaultProxy>> Start(const std::string& upstream_host, int upstream_port);
+  void SetUpstreamPort(int port) { upstream_port_ = port; }
   ~FaultProxy();
   FaultProxy(const FaultProxy&) = delete;
   FaultProxy& operator=(const FaultProxy&) = delete;
@@ -61,7 +64,7 @@ class FaultProxy {
   const int listen_fd_;
   const int port_;
   const std::string upstream_host_;
-  const int upstream_port_;
+  std::atomic<int> upstream_port_;
   const int wake_read_, wake_write_;
   mutable std::mutex mu_;
   Control control_;
