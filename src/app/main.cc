@@ -147,6 +147,9 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // A file size limit (RLIMIT_FSIZE) reached while writing a spill file must fail that write (EFBIG: a rewind,
+  // then fatal naming the file), not kill the relay with SIGXFSZ.
+  signal(SIGXFSZ, SIG_IGN);
   outbox::app::test_hooks::InstallFromEnvironment();
 
   return outbox::app::RunPipelines(*config, options, selection, &g_stop, redact);

@@ -186,7 +186,6 @@ absl::Status StreamBuffers::Add(uint32_t xid, BufferedEvent event) {
       return IoFailure(Cat("could not write spill file ", txn.spill_path, ": ", std::strerror(errno)));
     }
     ++txn.spilled_events;
-    io_failures_ = 0;
     return absl::OkStatus();
   }
   const size_t bytes = event.Bytes();
@@ -212,7 +211,6 @@ absl::Status StreamBuffers::Spill(uint32_t xid, Txn& txn) {
       return IoFailure(Cat("could not write spill file ", txn.spill_path, ": ", std::strerror(errno)));
     }
   }
-  io_failures_ = 0;
   txn.spilled_events += txn.events.size();
   memory_bytes_ -= txn.bytes;
   txn.bytes = 0;
@@ -263,6 +261,10 @@ absl::StatusOr<std::unique_ptr<StreamBuffers::Replay>> StreamBuffers::TakeForRep
     if (std::fflush(txn.spill) != 0) {
       return IoFailure(Cat("could not write spill file ", txn.spill_path, ": ", std::strerror(errno)));
     }
+    // Only a spill file written to its end counts as success: fwrite buffers, so a file system that fills up
+    // fails a later write of the same file, and a success counted at the first write would reset the count on
+    // every attempt (rewinding forever instead of stopping after kMaxSpillFailures).
+    io_failures_ = 0;
     std::rewind(txn.spill);
     replay->file = txn.spill;
     replay->path = txn.spill_path;

@@ -55,8 +55,8 @@ class StreamBuffers {
   size_t memory_bytes() const { return memory_bytes_; }
   size_t spilled_transactions() const;
   uint64_t spills() const { return spills_; }  // transactions spilled to a file so far
-  // Spill-file writes that failed in a row (reset by one that succeeds; not by Clear): the relay rewinds on such
-  // a failure, and gives up after a few in a row.
+  // Spill-file failures in a row (reset by a spill file written to its end and flushed; not by Clear): the relay
+  // rewinds on such a failure, and gives up after a few in a row.
   int consecutive_io_failures() const { return io_failures_; }
   // Spill files of processes that are gone, removed when this was constructed.
   int stale_files_removed() const { return stale_files_removed_; }

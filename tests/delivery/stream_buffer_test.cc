@@ -1,6 +1,10 @@
 // StreamBuffers: order, subtransaction aborts, spilling past the memory bound, cleanup of spill files.
 #include "delivery/stream_buffer.h"
 
+#include <sys/resource.h>
+
+#include <csignal>
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -185,7 +189,37 @@ TEST_F(StreamBuffersTest, SpillFailuresAreCountedAndNameTheFile) {
   b.Clear();
   std::filesystem::create_directory(dir_ + "/gone");
   EXPECT_TRUE(b.Add(7, Event(7, "c")).ok());
-  EXPECT_EQ(b.consecutive_io_failures(), 0);
+  EXPECT_EQ(b.consecutive_io_failures(), 2) << "a spill file only begun is no success yet";
+  ASSERT_TRUE(b.TakeForReplay(7).ok());
+  EXPECT_EQ(b.consecutive_io_failures(), 0) << "a spill file written to its end is";
+}
+
+// A file system that fills up while a spill file grows (here: RLIMIT_FSIZE, with SIGXFSZ ignored as the relay does):
+// the first writes land in stdio's buffer and succeed, a later one fails. Each such attempt counts, so the relay
+// stops after a few instead of rewinding forever (found by Streaming.SpillFileSystemFull...: the count was reset by
+// the buffered first write of every attempt).
+TEST_F(StreamBuffersTest, AFileSystemThatFillsUpMidFileCountsEveryAttempt) {
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+  StreamBuffers b(1, dir_);
+  int attempts = 0;
+  for (uint32_t xid = 10; xid < 13; ++xid) {
+    struct rlimit small = saved;
+    small.rlim_cur = 64 * 1024;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+    absl::Status st;
+    for (int i = 0; i < 10000 && st.ok(); ++i) st = b.Add(xid, Event(xid, "e" + std::to_string(i), 200));
+    setrlimit(RLIMIT_FSIZE, &saved);
+    ASSERT_FALSE(st.ok()) << "a 64 KiB file size limit must fail a 2 MB spill";
+    EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable);
+    EXPECT_NE(st.message().find("File too large"), std::string::npos) << st;
+    ++attempts;
+    EXPECT_EQ(b.consecutive_io_failures(), attempts);
+    b.Clear();  // the rewind: the partial file is removed, never replayed
+    EXPECT_EQ(FilesInDir(), 0u);
+  }
+  signal(SIGXFSZ, old_handler);
 }
 
 }  // namespace

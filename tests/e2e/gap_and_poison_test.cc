@@ -374,9 +374,14 @@ TEST(LostSlot, InvalidatedSlotIsFatal) {
         return h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'") == "lost";
       },
       120s, "the slot is invalidated", 10ms));
+  const std::string confirmed =
+      h.Value("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'").value_or("?");
   std::string out;
   EXPECT_EQ(h.RunCommand({"run"}, &out), 1);
+  // Fatal at start, naming the cause, the setting and where the lost range begins.
   EXPECT_NE(out.find("invalidated"), std::string::npos) << out;
+  EXPECT_NE(out.find("max_slot_wal_keep_size"), std::string::npos) << out;
+  EXPECT_NE(out.find("events after " + confirmed + " are gone"), std::string::npos) << out;
   EXPECT_EQ(h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'"), "lost")
       << "the relay must not recreate a lost slot";
 }

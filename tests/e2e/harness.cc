@@ -80,7 +80,9 @@ std::unique_ptr<ChildProcess> RelayHarness::StartRelay(const std::vector<std::st
                                                        const std::map<std::string, std::string>& env) {
   ProcessOptions o;
   o.env = env;
-  o.argv = {OUTBOX_RELAY_BIN, "run", "-c", config_path_};
+  o.argv = command_prefix_;
+  for (const char* word : {OUTBOX_RELAY_BIN, "run", "-c"}) o.argv.push_back(word);
+  o.argv.push_back(config_path_);
   o.argv.insert(o.argv.end(), extra_args.begin(), extra_args.end());
   o.output_path = dir_ + "/relay-" + std::to_string(++relay_runs_) + ".log";
   auto child = ChildProcess::Spawn(o);

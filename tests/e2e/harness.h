@@ -36,6 +36,10 @@ class RelayHarness {
   std::unique_ptr<ChildProcess> StartRelay(const std::vector<std::string>& extra_args = {}, bool wait_active = true,
                                           const std::map<std::string, std::string>& env = {});
 
+  // Words put before the relay's command line by StartRelay, e.g. {"prlimit", "--fsize=262144"} (it must exec the
+  // relay, so that the child's PID is the relay's).
+  void set_command_prefix(std::vector<std::string> prefix) { command_prefix_ = std::move(prefix); }
+
   // A second relay of this config beside the first (a standby), not waiting for the slot: on an HTTP port of its
   // own, returned in `*http_port` (0 when it exited first); http_port() stays the first relay's.
   std::unique_ptr<ChildProcess> StartSecondRelay(const std::vector<std::string>& extra_args, int* http_port);
@@ -74,6 +78,7 @@ class RelayHarness {
   std::string db_, slot_, publication_, topic_prefix_, dir_, config_path_;
   int http_port_ = 0;
   int relay_runs_ = 0;
+  std::vector<std::string> command_prefix_;
 };
 
 // A test on the shared PostgreSQL and Kafka broker, with a reader of that broker.

@@ -197,6 +197,49 @@ TEST(Streaming, SpillDirectoryThatKeepsFailingIsFatalNamingTheFile) {
       << relay->Output();
 }
 
+// The spill file system full (here: a file size limit, RLIMIT_FSIZE, which the relay meets as EFBIG since it
+// ignores SIGXFSZ) while a large streamed transaction spills: the relay rewinds (the partial spill file is never
+// replayed), five times, then stops naming the file; nothing of the transaction is confirmed, and a relay without
+// the limit then delivers every event of it exactly once, in order.
+TEST(Streaming, SpillFileSystemFullRewindsThenStopsNamingTheFileAndLosesNothing) {
+  auto harness = StreamingHarness();
+  ASSERT_NE(harness, nullptr);
+  RelayHarness& h = *harness;
+  PgServer* pg = h.pg();
+  auto spill = MakeTempDir("spill-full-");
+  ASSERT_TRUE(spill.ok());
+  const std::vector<std::string> args = {"--set", "source.streaming=true", "--set", "source.spill_dir=" + *spill,
+                                         "--set", "delivery.max_inflight_bytes=262144"};
+  h.set_command_prefix({"prlimit", "--fsize=196608"});  // 192 KiB per file: the relay's log stays below it
+  auto limited = h.StartRelay(args);
+  ASSERT_NE(limited, nullptr);
+  auto conn = pg->Connect(h.db());
+  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE(conn->Exec("BEGIN").ok());
+  ASSERT_TRUE(conn->Exec(InsertRows("Full", "f", 1, 4000)).ok());
+  ASSERT_TRUE(conn->Exec("COMMIT").ok());
+  EXPECT_EQ(limited->Wait(120s), 1) << limited->Output();
+  const std::string out = limited->Output();
+  EXPECT_NE(out.find("could not write spill file " + *spill + "/outbox-relay-"), std::string::npos) << out;
+  EXPECT_NE(out.find("File too large (5 times in a row"), std::string::npos) << out;
+
+  // Had the stopped relay confirmed the transaction (or replayed a partial spill file), this relay would not get
+  // all of it from the slot.
+  h.set_command_prefix({});
+  auto relay = h.StartRelay(args);
+  ASSERT_NE(relay, nullptr);
+  auto reader = KafkaReader::Create(h.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  auto records = (*reader)->ReadUntil(h.Topic("Full"), 4000, 120s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  EXPECT_EQ(records->size(), 4000u) << "every event once";
+  EXPECT_EQ(CheckDelivery(*records, {}, {}).order_violations, 0u);
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+  EXPECT_TRUE(std::filesystem::is_empty(*spill)) << "spill files left behind";
+  RemoveTree(*spill);
+}
+
 // source.messages with source.streaming is refused (config): PostgreSQL streams a transactional message written in a
 // savepoint with its top-level transaction's xid (seen on the wire: a message with xid 0x10d4, then a Stream Abort
 // with xid 0x10d4, subxid 0x10d5), so a rolled-back savepoint's message could not be told apart and would be
