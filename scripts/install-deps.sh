@@ -91,10 +91,13 @@ fi
 # ---- Helm, for the chart's tests (tests/deploy) -------------------------------------------------
 if [ "$want_kafka" = 1 ]; then
   if [ ! -x "$HELM_BIN" ]; then
-    command -v go >/dev/null || { echo "install-deps: Helm is built with Go, and no go is on PATH" >&2; exit 1; }
-    log "building Helm $HELM_VERSION from the Go module proxy into $(dirname "$HELM_BIN")"
+    # The machine's Go (its image puts it in /usr/local/go, on PATH only for login shells).
+    GO="$(command -v go || true)"
+    if [ -z "$GO" ] && [ -x /usr/local/go/bin/go ]; then GO=/usr/local/go/bin/go; fi
+    [ -n "$GO" ] || { echo "install-deps: Helm is built with Go, and there is no go on PATH or in /usr/local/go" >&2; exit 1; }
+    log "building Helm $HELM_VERSION from the Go module proxy with $("$GO" version) into $(dirname "$HELM_BIN")"
     mkdir -p "$(dirname "$HELM_BIN")"
-    GOBIN="$(dirname "$HELM_BIN")" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+    GOBIN="$(dirname "$HELM_BIN")" "$GO" install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   else
     log "Helm $HELM_VERSION present in $(dirname "$HELM_BIN")"
   fi
