@@ -133,11 +133,6 @@ void FaultProxy::Wake() {
   [[maybe_unused]] ssize_t n = write(wake_write_, &c, 1);
 }
 
-FaultProxy::Control FaultProxy::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return control_;
-}
-
 namespace {
 // Waits (bounded) until the loop has applied the control generation `wanted`.
 void AwaitApplied(const std::atomic<uint64_t>& applied, uint64_t wanted) {
@@ -146,63 +141,43 @@ void AwaitApplied(const std::atomic<uint64_t>& applied, uint64_t wanted) {
 }
 }  // namespace
 
-void FaultProxy::Blackhole(bool new_ones) {
+void FaultProxy::Update(const std::function<void(Control&, uint64_t generation)>& change) {
   uint64_t g;
   {
     std::lock_guard<std::mutex> lock(mu_);
     g = ++generation_;
-    control_.blackhole_generation = g;
-    control_.blackhole_new = new_ones;
+    change(control_, g);
   }
   Wake();
   AwaitApplied(applied_, g);
+}
+
+void FaultProxy::Blackhole(bool new_ones) {
+  Update([new_ones](Control& c, uint64_t g) {
+    c.blackhole_generation = g;
+    c.blackhole_new = new_ones;
+  });
 }
 
 void FaultProxy::ResetAll() {
-  uint64_t g;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    g = ++generation_;
-    control_.reset_generation = g;
-  }
-  Wake();
-  AwaitApplied(applied_, g);
+  Update([](Control& c, uint64_t g) { c.reset_generation = g; });
 }
 
 void FaultProxy::SetDelay(std::chrono::milliseconds delay) {
-  uint64_t g;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    g = ++generation_;
-    control_.delay = delay;
-  }
-  Wake();
-  AwaitApplied(applied_, g);
+  Update([delay](Control& c, uint64_t) { c.delay = delay; });
 }
 
 void FaultProxy::SetBandwidth(int64_t bytes_per_second) {
-  uint64_t g;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    g = ++generation_;
-    control_.bytes_per_second = bytes_per_second;
-  }
-  Wake();
-  AwaitApplied(applied_, g);
+  Update([bytes_per_second](Control& c, uint64_t) { c.bytes_per_second = bytes_per_second; });
 }
 
 void FaultProxy::Heal() {
-  uint64_t g;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    g = ++generation_;
-    control_.blackhole_generation = 0;
-    control_.blackhole_new = false;
-    control_.delay = std::chrono::milliseconds(0);
-    control_.bytes_per_second = 0;
-  }
-  Wake();
-  AwaitApplied(applied_, g);
+  Update([](Control& c, uint64_t) {
+    c.blackhole_generation = 0;
+    c.blackhole_new = false;
+    c.delay = std::chrono::milliseconds(0);
+    c.bytes_per_second = 0;
+  });
 }
 
 void FaultProxy::Run() {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,7 +60,8 @@ class FaultProxy {
   FaultProxy(int listen_fd, int port, std::string host, int upstream_port, int wake_read, int wake_write);
   void Run();
   void Wake();
-  Control Snapshot() const;
+  // Changes the control under the lock (with the new generation), wakes the loop and waits until it applied it.
+  void Update(const std::function<void(Control&, uint64_t generation)>& change);
 
   const int listen_fd_;
   const int port_;
