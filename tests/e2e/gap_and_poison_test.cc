@@ -386,6 +386,40 @@ TEST(LostSlot, InvalidatedSlotIsFatal) {
       << "the relay must not recreate a lost slot";
 }
 
+// The slot invalidated while a relay holds it: the relay is frozen (SIGSTOP, as a long GC pause or a stalled
+// broker would keep it from confirming) while WAL past max_slot_wal_keep_size is written and checkpointed; the
+// server invalidates the slot and ends its walsender. Resumed, the relay must stop (exit 1) naming the
+// invalidation, never stream on or recreate the slot.
+TEST(LostSlot, SlotInvalidatedWhileTheRelayRunsIsFatal) {
+  auto pg = PgServer::Create(PgServer::Options{.extra_conf = "max_slot_wal_keep_size=32MB\nmax_wal_size=64MB"});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  RelayHarness h(pg->get(), broker->bootstrap());
+  h.Init();
+  h.Sql("CREATE TABLE filler (id bigserial, pad text)");
+  auto relay = h.StartRelay({"--set", "source.slot_check_ms=200"});
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Before", "k", "{}");
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_events_total") >= 1; }, 30s,
+                      "the relay streams"));
+  ASSERT_TRUE(relay->Kill(SIGSTOP).ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        h.Sql("INSERT INTO filler (pad) SELECT repeat('x', 1000) FROM generate_series(1, 20000)");
+        h.Sql("CHECKPOINT");
+        return h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'") == "lost";
+      },
+      120s, "the slot is invalidated while the relay holds it", 10ms));
+  ASSERT_TRUE(relay->Kill(SIGCONT).ok());
+  EXPECT_EQ(relay->Wait(90s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("was invalidated (wal_status lost, max_slot_wal_keep_size exceeded)"),
+            std::string::npos)
+      << relay->Output();
+  EXPECT_EQ(h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'"), "lost")
+      << "the relay must not recreate a lost slot";
+}
+
 class Poison : public Gap {};
 
 TEST_F(Poison, IllegalTopicIsDeadLetteredAndTheRelayGoesOn) {
