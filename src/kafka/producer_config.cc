@@ -33,6 +33,10 @@ absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
       {"partitioner", "murmur2_random"},
       {"compression.type", "lz4"},
       {"linger.ms", "5"},
+      // A topic the broker auto-creates at its first record can take longer than librdkafka's 30 s to appear in
+      // the metadata when many are created at once (3,000 in one transaction took about 90 s here); past this
+      // librdkafka fails its records as an unknown topic, which the relay must take as a permanent error.
+      {"topic.metadata.propagation.max.ms", "300000"},
       {"queue.buffering.max.messages", Cat(max_messages)},
       {"queue.buffering.max.kbytes", Cat(max_kbytes)},
       {"client.id", "outbox-relay"},

@@ -37,6 +37,7 @@ TEST(BuildProducerConfig, AppliesTheRelaysDefaults) {
   EXPECT_EQ(conf->at("partitioner"), "murmur2_random");
   EXPECT_EQ(conf->at("compression.type"), "lz4");
   EXPECT_EQ(conf->at("linger.ms"), "5");
+  EXPECT_EQ(conf->at("topic.metadata.propagation.max.ms"), "300000");
 }
 
 TEST(BuildProducerConfig, QueueLimitsAreAboveTheDeliveryBounds) {
