@@ -157,7 +157,7 @@ std::string DumpConfig(const config::Config& c) {
     kv.emplace_back("nats.connect_timeout_ms", Cat(n.connect_timeout_ms));
   }
   for (const auto& [key, value] : c.kafka) {
-    kv.emplace_back(Cat("kafka.", key), kafka::IsSecretKey(key) ? "****" : value);
+    kv.emplace_back(Cat("kafka.", key), config::IsSecretProperty(key) ? "****" : value);
   }
   std::string out;
   for (const auto& [key, value] : kv) {

@@ -537,19 +537,13 @@ void ReadOps(Reader& r, Config* config) {
   r.Enum<LogFormat>("log.format", {{"text", LogFormat::kText}, {"json", LogFormat::kJson}}, &config->log_format);
 }
 
-// librdkafka properties whose values are credentials.
-bool IsSecretKafkaProperty(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  return absl::EndsWith(lower, "password") || absl::EndsWith(lower, "secret") || lower == "ssl.key.pem";
-}
-
 // Every secret once, longest first.
 std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::string> secrets) {
   for (std::string& password : internal::ConninfoPasswords(config.source.conninfo)) {
     secrets.push_back(std::move(password));
   }
   for (const auto& [name, value] : config.kafka) {
-    if (IsSecretKafkaProperty(name) && !value.empty()) secrets.push_back(value);
+    if (IsSecretProperty(name) && !value.empty()) secrets.push_back(value);
   }
   for (const std::string* value : {&config.nats.password, &config.nats.token}) {
     if (!value->empty()) secrets.push_back(*value);
@@ -686,6 +680,12 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
 }
 
 }  // namespace
+
+bool IsSecretProperty(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(std::string(name));
+  return absl::EndsWith(lower, "password") || absl::EndsWith(lower, "secret") || lower == "ssl.key.pem" ||
+         lower == "ssl_key" || lower == "sasl.oauthbearer.config";
+}
 
 namespace internal {
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -155,6 +156,11 @@ absl::StatusOr<Config> LoadFile(const std::string& path,
 
 // The pipelines to run: `config.pipelines`, or `config` itself when the file has none.
 std::vector<const Config*> PipelinesOf(const Config& config);
+
+// Whether a kafka.* (librdkafka) property holds a credential: every property librdkafka documents as sensitive
+// (*password, *secret, ssl.key.pem, ssl_key, sasl.oauthbearer.config). The one predicate for every place that masks
+// (check, the config dump) or collects values for redaction (logs, errors, /readyz).
+bool IsSecretProperty(std::string_view name);
 
 // Replaces every secret of `config` (and any password=... in a conninfo) in `text` with "****".
 std::string Redact(const Config& config, std::string text);

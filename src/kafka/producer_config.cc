@@ -109,10 +109,4 @@ absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
   return conf;
 }
 
-bool IsSecretKey(const std::string& key) {
-  return absl::EndsWith(key, "password") || absl::EndsWith(key, ".secret") ||
-         absl::StrContains(key, "sasl.oauthbearer.client.secret") || key == "ssl.key.pem" ||
-         key == "sasl.oauthbearer.config";
-}
-
 }  // namespace outbox::kafka

@@ -36,7 +36,4 @@ int64_t MinQueueKbytes(const ProducerBounds& bounds);
 absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
     const std::map<std::string, std::string>& user, const ProducerBounds& bounds, bool unsafe);
 
-// True for kafka keys whose value is a secret (never logged).
-bool IsSecretKey(const std::string& key);
-
 }  // namespace outbox::kafka

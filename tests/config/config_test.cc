@@ -684,6 +684,33 @@ TEST(SystemResolver, ReadsEnvironmentAndFilesStrippingTrailingNewlines) {
   ::unsetenv("OUTBOX_CONFIG_TEST_SLOT");
 }
 
+// One predicate decides what is secret, for the config dump (`check`) and for redaction alike.
+TEST(IsSecretProperty, RecognizesEveryCredentialLibrdkafkaDocumentsAsSensitive) {
+  for (const char* key : {"sasl.password", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password",
+                          "sasl.oauthbearer.client.secret", "ssl.key.pem", "ssl_key", "sasl.oauthbearer.config",
+                          "SASL.PASSWORD"}) {
+    EXPECT_TRUE(IsSecretProperty(key)) << key;
+  }
+  for (const char* key : {"bootstrap.servers", "sasl.username", "sasl.mechanism", "security.protocol",
+                          "ssl.ca.location", "ssl.certificate.location", "client.id", "acks",
+                          "sasl.oauthbearer.client.id"}) {
+    EXPECT_FALSE(IsSecretProperty(key)) << key;
+  }
+}
+
+// Review (issue 13): sasl.oauthbearer.config was masked in `check` but not collected for redaction, so its value
+// could reach a log line or an error.
+TEST(Redact, MasksEverySecretKafkaPropertyIncludingTheOauthbearerConfig) {
+  auto loaded = LoadYaml(kMinimal,
+                         {{"kafka.sasl.oauthbearer.config", "principal=relay secret=oauth-s3cret"},
+                          {"kafka.ssl.key.pem", "-----BEGIN KEY-----pemdata"},
+                          {"kafka.sasl.oauthbearer.client.secret", "client-s3cret"}},
+                         FakeResolver());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(Redact(*loaded, "a: principal=relay secret=oauth-s3cret b: -----BEGIN KEY-----pemdata c: client-s3cret"),
+            "a: **** b: **** c: ****");
+}
+
 TEST(OfflineResolver, ResolvesWhatExistsAndStandsInForTheRestListingIt) {
   std::string path = absl::StrCat(::testing::TempDir(), "/config_test_offline_", ::getpid());
   {

@@ -175,20 +175,5 @@ TEST(BuildProducerConfig, UnsafeAcceptsEveryBreakingSettingTogether) {
   for (const auto& [key, value] : user) EXPECT_EQ(conf->at(key), value) << key;
 }
 
-TEST(IsSecretKey, RecognizesPasswordsAndSecrets) {
-  for (const char* key : {"sasl.password", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password",
-                          "sasl.oauthbearer.client.secret", "ssl.key.pem", "sasl.oauthbearer.config"}) {
-    EXPECT_TRUE(IsSecretKey(key)) << key;
-  }
-}
-
-TEST(IsSecretKey, LeavesOrdinaryKeysVisible) {
-  for (const char* key : {"bootstrap.servers", "sasl.username", "sasl.mechanism", "security.protocol",
-                          "ssl.ca.location", "ssl.certificate.location", "client.id", "acks",
-                          "sasl.oauthbearer.client.id"}) {
-    EXPECT_FALSE(IsSecretKey(key)) << key;
-  }
-}
-
 }  // namespace
 }  // namespace outbox::kafka
