@@ -6,6 +6,8 @@
 #   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
 #   - for the NATS JetStream tests: Debian's nats-server, and nats-py (a reader not built on the NATS C client) in a
 #     venv under the cache dir ($NATS_PY_VENV)
+#   - for the RabbitMQ tests: Debian's rabbitmq-server, and pika (a reader not built on librabbitmq) in a venv under
+#     the cache dir ($PIKA_VENV)
 # Idempotent: every step is skipped when its result is already there. Used by README, .ci/run and docker/.
 #
 #   scripts/install-deps.sh [--no-kafka]
@@ -32,7 +34,7 @@ DEB_PACKAGES=(
   libpq-dev postgresql-15 postgresql-client-15
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
-  libnats-dev
+  libnats-dev librabbitmq-dev
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev llvm
   maven openjdk-17-jre-headless bc procps iproute2
@@ -41,7 +43,7 @@ DEB_PACKAGES=(
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3
 )
 
-if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server python3-venv); fi
+if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server rabbitmq-server python3-venv); fi
 apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
 # ---- librdkafka from trixie's source package -------------------------------------------------
@@ -84,6 +86,18 @@ if [ "$want_kafka" = 1 ]; then
     touch "$NATS_PY_VENV/.installed-$NATS_PY_VERSION"
   else
     log "nats-py $NATS_PY_VERSION present in $NATS_PY_VENV"
+  fi
+fi
+# ---- pika, the RabbitMQ tests' reader ----------------------------------------------------------
+if [ "$want_kafka" = 1 ]; then
+  if [ ! -f "$PIKA_VENV/.installed-$PIKA_VERSION" ]; then
+    log "installing pika $PIKA_VERSION into $PIKA_VENV"
+    rm -rf "$PIKA_VENV"
+    python3 -m venv "$PIKA_VENV"
+    "$PIKA_VENV/bin/pip" install -q "pika==$PIKA_VERSION"
+    touch "$PIKA_VENV/.installed-$PIKA_VERSION"
+  else
+    log "pika $PIKA_VERSION present in $PIKA_VENV"
   fi
 fi
 log "done"
