@@ -5,7 +5,7 @@
                                                       each binding key (default "#")
   rmq_tool.py URL delete EXCHANGE QUEUE    deletes both (missing ones are fine)
   rmq_tool.py URL delete-exchange EXCHANGE
-  rmq_tool.py URL drain QUEUE              takes (and acks) every message waiting, one JSON object a line:
+  rmq_tool.py URL drain QUEUE              takes (and acks) the messages waiting when it starts, one JSON object a line:
                                            {"exchange", "routing_key", "headers": {name: value or null},
                                             "properties": {...}, "body": text (latin-1)}
 """
@@ -42,11 +42,15 @@ def main(argv):
             ch.exchange_delete(argv[2])
         elif cmd == "drain":
             out = sys.stdout
+            # What waits now, not what keeps coming (a relay publishing under load would never let it end).
+            waiting = ch.queue_declare(argv[2], passive=True).method.message_count
             ch.basic_qos(prefetch_count=2000)
             last = None
-            for method, props, body in ch.consume(argv[2], inactivity_timeout=0.2):
+            taken = 0
+            for method, props, body in ([] if waiting == 0 else ch.consume(argv[2], inactivity_timeout=2)):
                 if method is None:
                     break
+                taken += 1
                 headers = {k: text(v) for k, v in (props.headers or {}).items()}
                 p = {"message_id": props.message_id, "content_type": props.content_type,
                      "delivery_mode": props.delivery_mode, "timestamp": props.timestamp}
@@ -56,6 +60,8 @@ def main(argv):
                 last = method.delivery_tag
                 if last % 1000 == 0:
                     ch.basic_ack(last, multiple=True)
+                if taken >= waiting:
+                    break
             if last is not None:
                 ch.basic_ack(last, multiple=True)
             ch.cancel()
