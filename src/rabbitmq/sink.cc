@@ -16,6 +16,7 @@
 
 #include "absl/time/clock.h"
 #include "common/strings.h"
+#include "sinks/handoff.h"
 #include "spdlog/spdlog.h"
 
 namespace outbox::rabbitmq {
@@ -312,20 +313,11 @@ RabbitMqSink::~RabbitMqSink() {
   if (io_wake_fd_ >= 0) close(io_wake_fd_);
 }
 
-void RabbitMqSink::Wake() {
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
-}
+void RabbitMqSink::Wake() { sinks::SignalEventFd(wake_fd_); }
 
-void RabbitMqSink::WakeIo() {
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(io_wake_fd_, &one, sizeof one);
-}
+void RabbitMqSink::WakeIo() { sinks::SignalEventFd(io_wake_fd_); }
 
-void RabbitMqSink::DrainWakeup() {
-  uint64_t value;
-  [[maybe_unused]] ssize_t n = read(wake_fd_, &value, sizeof value);
-}
+void RabbitMqSink::DrainWakeup() { sinks::DrainEventFd(wake_fd_); }
 
 void RabbitMqSink::Complete(std::vector<Settled> settled) {
   if (settled.empty()) return;
@@ -665,16 +657,7 @@ void RabbitMqSink::Serve(Completion& c) {
 }
 
 int RabbitMqSink::Poll(int timeout_ms) {
-  std::deque<Completion> batch;
-  {
-    absl::MutexLock lock(&mu_);
-    if (done_.empty() && timeout_ms > 0) {
-      mu_.AwaitWithTimeout(absl::Condition(
-                               +[](std::deque<Completion>* d) { return !d->empty(); }, &done_),
-                           absl::Milliseconds(timeout_ms));
-    }
-    batch.swap(done_);
-  }
+  std::deque<Completion> batch = sinks::TakeCompletions(mu_, done_, timeout_ms);
   for (Completion& c : batch) Serve(c);
   return static_cast<int>(batch.size());
 }
