@@ -28,6 +28,7 @@ constexpr int kPublishBatch = 256;   // publishes between two reads of the socke
 constexpr int kIdleWaitMs = 200;     // the I/O thread's longest wait (heartbeats are serviced at least this often)
 constexpr int kMaxBackoffMs = 2000;
 constexpr int kFrameMax = 131072;
+constexpr absl::Duration kRecheckMissing = absl::Seconds(5);
 
 std::shared_ptr<spdlog::logger> Log() {
   auto l = spdlog::get("rabbitmq");
@@ -434,6 +435,7 @@ void RabbitMqSink::IoMain(std::unique_ptr<Connection> c) {
         Exchange& e = exchanges_[check[i]];
         e.state = st.ok() ? ExchangeState::kExists : ExchangeState::kMissing;
         e.error = st.ok() ? "" : std::string(st.message());
+        e.checked = absl::Now();
         if (!st.ok()) Log()->warn("rabbitmq: {}", st.message());
         continue;
       }
@@ -610,7 +612,12 @@ sinks::ProduceResult RabbitMqSink::Produce(const Record& record, uint64_t origin
       } else if (it->second.state == ExchangeState::kChecking) {
         return ProduceResult::Full();
       } else if (it->second.state == ExchangeState::kMissing) {
-        return ProduceResult::Rejected(Reason::kTopic, it->second.error);
+        if (absl::Now() - it->second.checked < kRecheckMissing) {
+          return ProduceResult::Rejected(Reason::kTopic, it->second.error);
+        }
+        it->second.state = ExchangeState::kChecking;  // created since? ask again
+        to_check_.push_back(exchange);
+        asked = true;
       }
     }
     if (asked) {  // the I/O thread checks it; the core retries from its loop

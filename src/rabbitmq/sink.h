@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/record.h"
 #include "rabbitmq/rules.h"
 #include "sinks/key_gate.h"
@@ -101,6 +102,7 @@ class RabbitMqSink final : public sinks::Sink {
   struct Exchange {
     ExchangeState state = ExchangeState::kChecking;
     std::string error;
+    absl::Time checked;  // a missing exchange is checked again after kRecheckMissing (it may have been created)
   };
   class Connection;  // the I/O thread's librabbitmq connection (sink.cc)
   friend absl::Status ProbeExchanges(const Options& options, const std::vector<std::string>& exchanges);
