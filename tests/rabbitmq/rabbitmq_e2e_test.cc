@@ -146,6 +146,19 @@ class RabbitMqE2E : public ::testing::Test {
         },
         120s, "every committed event is in the queue", 500ms);
   }
+  // For a failed wait: how many committed ids are missing, whether the slot confirmed past them (a loss) or not (a
+  // stall), and what the relay says about itself.
+  std::string Diagnose(const Loader& loader) {
+    std::set<std::string> ids;
+    for (const Message& m : Drain()) ids.insert(m.message_id);
+    size_t missing = 0;
+    for (const std::string& id : loader.committed()) missing += ids.contains(id) ? 0 : 1;
+    auto [code, body] = HttpGet(h_->http_port(), "/readyz");
+    return "missing " + std::to_string(missing) + " of " + std::to_string(loader.committed().size()) +
+           "; slot confirmed " + h_->ConfirmedFlush().ToString() + ", server at " + h_->CurrentWal().ToString() +
+           "; /readyz " + std::to_string(code) + " " + body + "; inflight_events " +
+           std::to_string(MetricValue(h_->http_port(), "outbox_relay_inflight_events").value_or(-1));
+  }
   // Every committed id arrived, and per key the first occurrences keep the loader's step order (a rewind may
   // repeat a suffix; consumers deduplicate on the id).
   void ExpectNoLossInOrder(const Loader& loader) {
@@ -369,7 +382,7 @@ TEST_F(RabbitMqE2E, KillNineUnderLoadLosesNothingAndKeepsKeyOrder) {
   loader.Stop();
   ExpectLoadHealthy(loader, 100, "kill -9 chaos");
   auto relay = h_->StartRelay();
-  ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
+  ASSERT_TRUE(WaitForEveryCommitted(loader)) << Diagnose(loader) << "\n" << relay->Output();
   ExpectNoLossInOrder(loader);
 }
 
@@ -393,7 +406,7 @@ TEST_F(RabbitMqE2E, BrokerStoppedAndStartedUnderLoadLosesNothingAndResumes) {
   ASSERT_TRUE(WaitForCount(target)) << "resumes on its own: " << relay->Output();
   loader.Stop();
   ExpectLoadHealthy(loader, 100, "broker outage");
-  ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
+  ASSERT_TRUE(WaitForEveryCommitted(loader)) << Diagnose(loader) << "\n" << relay->Output();
   ExpectNoLossInOrder(loader);
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
@@ -436,7 +449,7 @@ TEST_F(RabbitMqE2E, MemoryAlarmBlocksPublishingNotTheLoopAndClears) {
       << relay->Output();
   loader.Stop();
   ExpectLoadHealthy(loader, 100, "memory alarm");
-  ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
+  ASSERT_TRUE(WaitForEveryCommitted(loader)) << Diagnose(loader) << "\n" << relay->Output();
   ExpectNoLossInOrder(loader);
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
