@@ -8,6 +8,8 @@
 #     venv under the cache dir ($NATS_PY_VENV)
 #   - for the deployment files' tests: promtool (Debian's prometheus) and Helm built with `go install` from the Go
 #     module proxy ($HELM_BIN)
+#   - for the RabbitMQ tests: Debian's rabbitmq-server, and pika (a reader not built on librabbitmq) in a venv under
+#     the cache dir ($PIKA_VENV)
 # Idempotent: every step is skipped when its result is already there. Used by README, .ci/run and docker/.
 #
 #   scripts/install-deps.sh [--no-kafka]
@@ -34,7 +36,7 @@ DEB_PACKAGES=(
   libpq-dev postgresql-15 postgresql-client-15
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
-  libnats-dev
+  libnats-dev librabbitmq-dev
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev llvm
   maven openjdk-17-jre-headless bc procps iproute2
@@ -43,7 +45,7 @@ DEB_PACKAGES=(
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3
 )
 
-if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server python3-venv prometheus python3-yaml systemd); fi
+if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server rabbitmq-server python3-venv prometheus python3-yaml systemd); fi
 apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
 # ---- librdkafka from trixie's source package -------------------------------------------------
@@ -100,6 +102,18 @@ if [ "$want_kafka" = 1 ]; then
     GOBIN="$(dirname "$HELM_BIN")" "$GO" install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   else
     log "Helm $HELM_VERSION present in $(dirname "$HELM_BIN")"
+  fi
+fi
+# ---- pika, the RabbitMQ tests' reader ----------------------------------------------------------
+if [ "$want_kafka" = 1 ]; then
+  if [ ! -f "$PIKA_VENV/.installed-$PIKA_VERSION" ]; then
+    log "installing pika $PIKA_VERSION into $PIKA_VENV"
+    rm -rf "$PIKA_VENV"
+    python3 -m venv "$PIKA_VENV"
+    "$PIKA_VENV/bin/pip" install -q "pika==$PIKA_VERSION"
+    touch "$PIKA_VENV/.installed-$PIKA_VERSION"
+  else
+    log "pika $PIKA_VERSION present in $PIKA_VENV"
   fi
 fi
 log "done"

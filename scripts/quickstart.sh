@@ -2,8 +2,10 @@
 # The README's first command: on a fresh Debian machine, install what is missing, build, start a throwaway
 # PostgreSQL and a local single-node Kafka (KRaft), create the outbox table, publication and slot, run the relay,
 # insert sample events, show them arriving in their topics through a consumer, and stop everything cleanly.
+# With --sink rabbitmq: a throwaway RabbitMQ node instead of Kafka, an exchange `outbox` (topic) with a queue bound
+# to it, read back with pika.
 #
-#   scripts/quickstart.sh [--events N]
+#   scripts/quickstart.sh [--events N] [--sink kafka|rabbitmq]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -11,12 +13,15 @@ ROOT="$(cd "$HERE/.." && pwd)"
 source "$HERE/versions.sh"
 
 EVENTS=20
+SINK=kafka
 while [ $# -gt 0 ]; do
   case "$1" in
     --events) EVENTS="$2"; shift 2 ;;
+    --sink) SINK="$2"; shift 2 ;;
     *) echo "quickstart: unknown option $1" >&2; exit 2 ;;
   esac
 done
+case "$SINK" in kafka|rabbitmq) ;; *) echo "quickstart: --sink must be kafka or rabbitmq" >&2; exit 2 ;; esac
 
 say() { echo "==> $*"; }
 t0=$(date +%s.%N)
@@ -38,6 +43,7 @@ cleanup() {
   set +e
   [ -n "$relay_pid" ] && kill -TERM "$relay_pid" 2>/dev/null && wait "$relay_pid" 2>/dev/null
   bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
+  bash "$HERE/rabbitmq-temp.sh" stop "$WORK/rabbitmq" >/dev/null 2>&1
   bash "$HERE/pg-temp.sh" stop "$WORK/pg" >/dev/null 2>&1
   rm -rf "$WORK"
 }
@@ -45,9 +51,33 @@ trap cleanup EXIT
 
 say "starting a throwaway PostgreSQL (wal_level=logical)"
 eval "$(bash "$HERE/pg-temp.sh" start "$WORK/pg" | grep '^PGPORT=')"
+psql() { command psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres "$@"; }
+if [ "$SINK" = rabbitmq ]; then
+  say "starting a throwaway RabbitMQ node"
+  eval "$(bash "$HERE/rabbitmq-temp.sh" start "$WORK/rabbitmq" | grep '^RABBITMQ_URL=')"
+  rmq_tool() { "$PIKA_VENV/bin/python" "$ROOT/tests/rabbitmq/rmq_tool.py" "$RABBITMQ_URL" "$@"; }
+  say "declaring the exchange outbox (topic) and the queue outbox.events bound to it with #"
+  rmq_tool setup outbox outbox.events '#'
+  cat > "$WORK/relay.yaml" <<YAML
+source:
+  conninfo: "host=127.0.0.1 port=$PGPORT dbname=postgres user=postgres"
+  slot: outbox_relay
+  publication: outbox_pub
+  checkpoint: file
+  checkpoint_file: "$WORK/checkpoint.json"
+outbox:
+  table: public.outbox
+sink:
+  type: rabbitmq
+rabbitmq:
+  url: "$RABBITMQ_URL"
+  exchange: outbox
+http:
+  listen: "127.0.0.1:0"
+YAML
+else
 say "starting a single-node Kafka $KAFKA_VERSION (KRaft)"
 eval "$(bash "$HERE/kafka-temp.sh" start "$WORK/kafka" | grep '^KAFKA_BOOTSTRAP=')"
-psql() { command psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres "$@"; }
 
 cat > "$WORK/relay.yaml" <<YAML
 source:
@@ -61,6 +91,7 @@ kafka:
 http:
   listen: "127.0.0.1:0"
 YAML
+fi
 
 say "outbox-relay init --create-table"
 "$RELAY" init -c "$WORK/relay.yaml" --create-table
@@ -86,11 +117,23 @@ INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload)
 ROLLBACK;
 SQL
 
+if [ "$SINK" = rabbitmq ]; then
+  say "reading the queue outbox.events (routing keys outbox.event.OrderCreated and outbox.event.OrderPaid)"
+  : > "$WORK/records.txt"
+  deadline=$((SECONDS + 60))
+  while [ "$(wc -l < "$WORK/records.txt")" -lt "$EVENTS" ] && [ $SECONDS -lt $deadline ]; do
+    rmq_tool drain outbox.events >> "$WORK/records.txt" || true
+    sleep 0.2
+  done
+  head -n 3 "$WORK/records.txt" | cut -c1-300; echo "   ..."
+  got=$(grep -c '"routing_key": "outbox.event' "$WORK/records.txt" || true)
+else
 say "reading the topics outbox.event.OrderCreated and outbox.event.OrderPaid"
 "$CONSUME" --bootstrap "$KAFKA_BOOTSTRAP" --topic outbox.event.OrderCreated --topic outbox.event.OrderPaid \
   --count "$EVENTS" --timeout-ms 60000 > "$WORK/records.txt" || true
 head -n 6 "$WORK/records.txt"; echo "   ..."
 got=$(grep -c '^outbox.event' "$WORK/records.txt" || true)
+fi
 t_arrived=$(date +%s.%N)
 if grep -q rolled-back "$WORK/records.txt"; then echo "quickstart: a rolled-back event arrived" >&2; exit 1; fi
 

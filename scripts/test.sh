@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command (and what .ci/run calls): installs what is missing, builds with -Werror, then runs
-# the whole test suite (unit, integration, e2e) with ctest. One PostgreSQL, one Kafka broker and one nats-server
-# (JetStream) are started for
+# the whole test suite (unit, integration, e2e) with ctest. One PostgreSQL, one Kafka broker, one nats-server
+# (JetStream) and one rabbitmq-server node are started for
 # the run and shared by the tests that do not restart them (each test owns its own database, slot and topics);
 # tests that stop or restart a server start their own.
 #
@@ -29,6 +29,7 @@ cleanup() {
   set +e
   bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
   bash "$HERE/nats-temp.sh" stop "$WORK/nats" >/dev/null 2>&1
+  bash "$HERE/rabbitmq-temp.sh" stop "$WORK/rabbitmq" >/dev/null 2>&1
   bash "$HERE/pg-temp.sh" stop "$WORK/pg" >/dev/null 2>&1
   rm -rf "$WORK"
 }
@@ -40,7 +41,9 @@ export OUTBOX_TEST_PG_PORT="$PGPORT"
 eval "$(bash "$HERE/nats-temp.sh" start "$WORK/nats" | grep '^NATS_URL=')"
 export OUTBOX_TEST_KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP"
 export OUTBOX_TEST_NATS_URL="$NATS_URL" OUTBOX_TEST_NATS_PY="$NATS_PY_VENV/bin/python"
-echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP, NATS on $NATS_URL"
+eval "$(bash "$HERE/rabbitmq-temp.sh" start "$WORK/rabbitmq" | grep '^RABBITMQ_URL=')"
+export OUTBOX_TEST_RABBITMQ_URL="$RABBITMQ_URL" OUTBOX_TEST_PIKA_PY="$PIKA_VENV/bin/python"
+echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP, NATS on $NATS_URL, RabbitMQ on $RABBITMQ_URL"
 
 # Debezium's connector (cached; from Maven Central) for the side-by-side test, which then may not skip.
 if [ "${OUTBOX_SKIP_DEBEZIUM:-0}" != 1 ]; then

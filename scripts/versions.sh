@@ -10,6 +10,9 @@ KAFKA_LIB="$CACHE_ROOT/kafka-$KAFKA_VERSION/lib"
 # The NATS tests read the stream back with nats-py (not built on the NATS C client the relay uses).
 NATS_PY_VERSION=2.15.0
 NATS_PY_VENV="$CACHE_ROOT/nats-py-$NATS_PY_VERSION"
+# The RabbitMQ tests read the queues back with pika (not built on librabbitmq, which the relay uses).
+PIKA_VERSION=1.3.2
+PIKA_VENV="$CACHE_ROOT/pika-$PIKA_VERSION"
 # PostgreSQL 17 for the version-matrix tests (scripts/install-pg17.sh builds it from trixie's source package).
 # The mirror's trixie index may list a newer upload than its pool serves; the pinned .dsc hash lets the build
 # fetch this one from the pool (scripts/lib.sh, trixie_source).

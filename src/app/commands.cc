@@ -156,6 +156,23 @@ std::string DumpConfig(const config::Config& c) {
     kv.emplace_back("nats.ack_timeout_ms", Cat(n.ack_timeout_ms));
     kv.emplace_back("nats.connect_timeout_ms", Cat(n.connect_timeout_ms));
   }
+  if (c.sink == config::SinkType::kRabbitMq) {
+    const config::RabbitMqConfig& q = c.rabbitmq;
+    kv.emplace_back("sink.type", "rabbitmq");
+    kv.emplace_back("rabbitmq.url", q.url);  // a password in it is redacted below
+    kv.emplace_back("rabbitmq.user", q.user);
+    kv.emplace_back("rabbitmq.password", q.password.empty() ? "" : "****");
+    kv.emplace_back("rabbitmq.exchange", q.exchange);
+    kv.emplace_back("rabbitmq.routing_key", q.routing_key);
+    kv.emplace_back("rabbitmq.dead_letter_exchange", q.dead_letter_exchange);
+    kv.emplace_back("rabbitmq.content_type", q.content_type);
+    kv.emplace_back("rabbitmq.tls.ca", q.tls_ca);
+    kv.emplace_back("rabbitmq.tls.cert", q.tls_cert);
+    kv.emplace_back("rabbitmq.tls.key", q.tls_key);
+    kv.emplace_back("rabbitmq.tls.verify", q.tls_verify ? "true" : "false");
+    kv.emplace_back("rabbitmq.heartbeat_s", Cat(q.heartbeat_s));
+    kv.emplace_back("rabbitmq.connect_timeout_ms", Cat(q.connect_timeout_ms));
+  }
   for (const auto& [key, value] : c.kafka) {
     kv.emplace_back(Cat("kafka.", key), config::IsSecretProperty(key) ? "****" : value);
   }
@@ -366,6 +383,30 @@ void CheckNats(const config::Config& config, Report& report) {
     report.Problem(Cat("delivery.dead_letter_topic: subject ", config.delivery.dead_letter_topic,
                        " is not bound by stream ", config.nats.stream));
   }
+}
+
+// The broker answers and the exchanges exist: rabbitmq.exchange (and the dead letters' when delivery.on_error is
+// dead_letter) when it is no template; a template's exchanges are checked by `run` before their first publish.
+void CheckRabbitMq(const config::Config& config, Report& report) {
+  const config::RabbitMqConfig& q = config.rabbitmq;
+  std::vector<std::string> exchanges;
+  const auto add = [&](const std::string& name) {
+    if (name.find("${") == std::string::npos) {
+      exchanges.push_back(name);
+    } else {
+      report.Info(Cat("exchange template ", name, " is checked per exchange when the relay first publishes to it"));
+    }
+  };
+  add(q.exchange);
+  if (config.delivery.on_error == config::OnError::kDeadLetter && !q.dead_letter_exchange.empty()) {
+    add(q.dead_letter_exchange);
+  }
+  if (absl::Status st = rabbitmq::ProbeExchanges(RabbitMqOptions(config), exchanges); !st.ok()) {
+    report.Problem(ToStd(st.message()));
+    return;
+  }
+  report.Ok(Cat("the RabbitMQ broker answers (", q.url, ")",
+                exchanges.empty() ? "" : Cat("; exchange ", absl::StrJoin(exchanges, ", "), " exists")));
 }
 
 // The slot and the checkpoint, decided by the same check `run` takes before streaming (pg::CheckSlot). The gap check
@@ -589,6 +630,8 @@ int Check(const config::Config& config, std::ostream& out, std::ostream&) {
   bool broker_ok = false;
   if (config.sink == config::SinkType::kNats) {
     CheckNats(config, report);
+  } else if (config.sink == config::SinkType::kRabbitMq) {
+    CheckRabbitMq(config, report);
   } else if (auto producer = kafka::BuildProducerConfig(config.kafka, {config.delivery.max_inflight_events,
                                                                        config.delivery.max_inflight_bytes},
                                                         config.delivery.unsafe);

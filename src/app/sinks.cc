@@ -35,9 +35,35 @@ nats::Options NatsOptions(const config::Config& config) {
   return o;
 }
 
+rabbitmq::Options RabbitMqOptions(const config::Config& config) {
+  const config::RabbitMqConfig& q = config.rabbitmq;
+  rabbitmq::Options o;
+  o.url = q.url;
+  o.user = q.user;
+  o.password = q.password;
+  o.exchange = q.exchange;
+  o.routing_key = q.routing_key;
+  o.dead_letter_exchange = q.dead_letter_exchange;
+  o.dead_letter_topic = config.delivery.dead_letter_topic;
+  o.content_type = q.content_type;
+  o.tls_ca = q.tls_ca;
+  o.tls_cert = q.tls_cert;
+  o.tls_key = q.tls_key;
+  o.tls_verify = q.tls_verify;
+  o.heartbeat_s = static_cast<int>(q.heartbeat_s);
+  o.connect_timeout_ms = q.connect_timeout_ms;
+  o.name = config.pipeline.empty() ? "outbox-relay" : "outbox-relay." + config.pipeline;
+  return o;
+}
+
 absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler) {
   if (config.sink == config::SinkType::kNats) {
     auto sink = nats::NatsSink::Create(NatsOptions(config), handler);
+    if (!sink.ok()) return sink.status();
+    return std::unique_ptr<sinks::Sink>(std::move(*sink));
+  }
+  if (config.sink == config::SinkType::kRabbitMq) {
+    auto sink = rabbitmq::RabbitMqSink::Create(RabbitMqOptions(config), handler);
     if (!sink.ok()) return sink.status();
     return std::unique_ptr<sinks::Sink>(std::move(*sink));
   }

@@ -1,5 +1,5 @@
 // The sink and the checkpoint store of a pipeline, made from its configuration: the one place that knows which
-// implementations exist (the Kafka and the NATS JetStream sinks, and the kafka, file and none stores).
+// implementations exist (the Kafka, NATS JetStream and RabbitMQ sinks, and the kafka, file and none stores).
 #pragma once
 
 #include <memory>
@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "config/config.h"
 #include "nats/sink.h"
+#include "rabbitmq/sink.h"
 #include "sinks/checkpoint_store.h"
 #include "sinks/sink.h"
 
@@ -17,6 +18,8 @@ absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& conf
 
 // The NATS sink's options from nats.* (sink.type: nats).
 nats::Options NatsOptions(const config::Config& config);
+// The RabbitMQ sink's options from rabbitmq.* (sink.type: rabbitmq).
+rabbitmq::Options RabbitMqOptions(const config::Config& config);
 
 // The store of source.checkpoint. A store that writes through the sink (the kafka topic) is given it by Attach.
 std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config);

@@ -13,6 +13,7 @@ OwnedRecord OwnedRecord::Of(const Record& record) {
   OwnedRecord o;
   o.topic = record.topic;
   o.event_id = record.event_id;
+  o.route_value = record.route_value;
   if (record.key) o.key = std::string(*record.key);
   if (record.value) o.value = std::string(*record.value);
   o.headers.reserve(record.headers.size());
@@ -28,6 +29,7 @@ Record OwnedRecord::View() const {
   Record r;
   r.topic = topic;
   r.event_id = event_id;
+  r.route_value = route_value;
   if (key) r.key = *key;
   if (value) r.value = *value;
   r.headers.reserve(headers.size());

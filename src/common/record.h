@@ -26,6 +26,7 @@ struct Record {
   int64_t timestamp_ms = 0;               // Unix epoch milliseconds; 0 = the sink's (broker's) time
   std::optional<int32_t> partition;       // a partition hint; nullopt = the sink's partitioner decides
   std::string_view event_id;              // the id column's text (for errors and logs); empty when NULL
+  std::string_view route_value;           // the route column's value (${routedByValue}) for a sink's own templates
   size_t Bytes() const;                   // topic + key + value + headers (an estimate; sinks know their framing)
   // Key + value bytes, as the ack tracker and the delivery report count them.
   size_t PayloadBytes() const { return (key ? key->size() : 0) + (value ? value->size() : 0); }
@@ -34,7 +35,7 @@ struct Record {
 // A Record that owns its bytes: for a record kept past the mapper's next Map call (one the sink had no room for,
 // a dead letter built from a delivery report).
 struct OwnedRecord {
-  std::string topic, event_id;
+  std::string topic, event_id, route_value;
   std::optional<std::string> key, value;
   std::vector<std::pair<std::string, std::optional<std::string>>> headers;
   int64_t timestamp_ms = 0;

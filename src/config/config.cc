@@ -490,10 +490,46 @@ void ReadKafka(Reader& r, std::map<std::string, std::string>* kafka) {
   }
 }
 
+// The rabbitmq.* keys; required ones only when sink.type is rabbitmq.
+void ReadRabbitMq(Reader& r, Config* config) {
+  RabbitMqConfig& q = config->rabbitmq;
+  r.String("rabbitmq.url", &q.url);
+  r.String("rabbitmq.user", &q.user);
+  r.String("rabbitmq.password", &q.password);
+  r.String("rabbitmq.exchange", &q.exchange);
+  r.String("rabbitmq.routing_key", &q.routing_key);
+  r.String("rabbitmq.dead_letter_exchange", &q.dead_letter_exchange);
+  r.String("rabbitmq.content_type", &q.content_type);
+  r.String("rabbitmq.tls.ca", &q.tls_ca);
+  r.String("rabbitmq.tls.cert", &q.tls_cert);
+  r.String("rabbitmq.tls.key", &q.tls_key);
+  r.Bool("rabbitmq.tls.verify", &q.tls_verify);
+  r.Int("rabbitmq.heartbeat_s", 0, &q.heartbeat_s);
+  r.Int("rabbitmq.connect_timeout_ms", 1, &q.connect_timeout_ms);
+  if (config->sink != SinkType::kRabbitMq) return;
+  if (q.url.empty()) r.Error("rabbitmq.url", "required when sink.type is rabbitmq");
+  if (!q.url.empty() && !absl::StartsWith(q.url, "amqp://") && !absl::StartsWith(q.url, "amqps://")) {
+    r.Error("rabbitmq.url", "must start with amqp:// or amqps://");
+  }
+  if (q.exchange.empty()) r.Error("rabbitmq.exchange", "required when sink.type is rabbitmq");
+  if (q.routing_key.empty()) r.Error("rabbitmq.routing_key", "must not be empty");
+  if (q.tls_cert.empty() != q.tls_key.empty()) {
+    r.Error(q.tls_cert.empty() ? "rabbitmq.tls.cert" : "rabbitmq.tls.key",
+            "rabbitmq.tls.cert and rabbitmq.tls.key go together");
+  }
+  if (config->source.checkpoint == CheckpointStore::kKafka) {
+    r.Error("source.checkpoint",
+            "kafka cannot be used with sink.type: rabbitmq (there is no Kafka): use file or none");
+  }
+}
+
 // sink.type and, for nats, the nats.* keys. With nats no kafka setting is required, and the checkpoint cannot live
 // in Kafka.
 void ReadSink(Reader& r, Config* config) {
-  r.Enum<SinkType>("sink.type", {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}}, &config->sink);
+  r.Enum<SinkType>("sink.type",
+                   {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq}},
+                   &config->sink);
+  ReadRabbitMq(r, config);
   NatsConfig& n = config->nats;
   r.String("nats.url", &n.url);
   r.String("nats.stream", &n.stream);
@@ -537,6 +573,18 @@ void ReadOps(Reader& r, Config* config) {
   r.Enum<LogFormat>("log.format", {{"text", LogFormat::kText}, {"json", LogFormat::kJson}}, &config->log_format);
 }
 
+// The password of an amqp://user:password@host URL ("" when it has none).
+std::string UrlPassword(absl::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == absl::string_view::npos) return {};
+  absl::string_view rest = url.substr(scheme + 3);
+  const size_t at = rest.rfind('@');
+  if (at == absl::string_view::npos) return {};
+  const absl::string_view userinfo = rest.substr(0, at);
+  const size_t colon = userinfo.find(':');
+  return colon == absl::string_view::npos ? std::string() : std::string(userinfo.substr(colon + 1));
+}
+
 // Every secret once, longest first.
 std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::string> secrets) {
   for (std::string& password : internal::ConninfoPasswords(config.source.conninfo)) {
@@ -545,9 +593,10 @@ std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::s
   for (const auto& [name, value] : config.kafka) {
     if (IsSecretProperty(name) && !value.empty()) secrets.push_back(value);
   }
-  for (const std::string* value : {&config.nats.password, &config.nats.token}) {
+  for (const std::string* value : {&config.nats.password, &config.nats.token, &config.rabbitmq.password}) {
     if (!value->empty()) secrets.push_back(*value);
   }
+  if (std::string p = UrlPassword(config.rabbitmq.url); !p.empty()) secrets.push_back(std::move(p));
   std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
     return a.size() != b.size() ? a.size() > b.size() : a < b;
   });
@@ -585,7 +634,8 @@ constexpr absl::string_view kPipelines = "pipelines";
 constexpr absl::string_view kPipelinesPrefix = "pipelines.";
 constexpr size_t kMaxPipelineName = 64;
 // The sections a pipeline may set; http and log are the process's.
-constexpr absl::string_view kPipelineSections[] = {"source", "outbox", "kafka", "delivery", "sink", "nats"};
+constexpr absl::string_view kPipelineSections[] = {"source", "outbox", "kafka", "delivery", "sink", "nats",
+                                                     "rabbitmq"};
 
 bool IsLegalPipelineName(absl::string_view name) {
   return !name.empty() && name.size() <= kMaxPipelineName &&
@@ -621,7 +671,7 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
     const absl::string_view section = absl::string_view(key).substr(0, key.find('.'));
     if (std::find(std::begin(kPipelineSections), std::end(kPipelineSections), section) ==
         std::end(kPipelineSections)) {
-      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, sink, kafka, nats and delivery keys",
+      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, sink, kafka, nats, rabbitmq and delivery keys",
                                       section == "http" || section == "log" ? " (http and log are top-level)" : ""));
       continue;
     }

@@ -21,7 +21,7 @@ enum class OnUpdate { kWarn, kError, kIgnore };
 enum class OnError { kHalt, kDeadLetter };
 enum class Format { kRaw, kCloudEvents, kProtobuf };
 enum class LogFormat { kText, kJson };
-enum class SinkType { kKafka, kNats };  // sink.type (SPEC.md §7; rabbitmq and http are not implemented yet)
+enum class SinkType { kKafka, kNats, kRabbitMq };  // sink.type (SPEC.md §7; http is not implemented yet)
 
 // One entry of outbox.fields.additional: "column:header[:name]".
 struct AdditionalField {
@@ -106,6 +106,26 @@ struct NatsConfig {
   int64_t connect_timeout_ms = 2000;  // one connection attempt
 };
 
+// rabbitmq.* (sink.type: rabbitmq): publisher-confirmed, persistent, mandatory publishes to an exchange.
+struct RabbitMqConfig {
+  std::string url;  // amqp://[user:password@]host[:port][/vhost], or amqps:// for TLS
+  std::string user;      // overrides the URL's (default guest)
+  std::string password;  // overrides the URL's
+  // Templates over ${routedByValue} (the route column's value) and ${topic} (outbox.route.topic's result, or
+  // delivery.dead_letter_topic for a dead letter). The exchange must exist (the relay never declares it).
+  std::string exchange;
+  std::string routing_key = "${topic}";
+  std::string dead_letter_exchange;  // where dead letters go ("" = rabbitmq.exchange), with routing key
+                                     // delivery.dead_letter_topic
+  std::string content_type = "application/json";
+  std::string tls_ca;    // the CA file to verify the broker with (amqps://)
+  std::string tls_cert;  // a client certificate and key for mutual TLS
+  std::string tls_key;
+  bool tls_verify = true;  // verify the broker's certificate and host name
+  int64_t heartbeat_s = 10;            // the AMQP heartbeat asked for (0 = none)
+  int64_t connect_timeout_ms = 5000;   // one connection attempt, and each handshake step
+};
+
 struct Config {
   SourceConfig source;
   SinkType sink = SinkType::kKafka;  // sink.type
@@ -113,6 +133,7 @@ struct Config {
   // kafka.* passed to librdkafka as is (after the relay's defaults are applied by the kafka module).
   std::map<std::string, std::string> kafka;
   NatsConfig nats;  // sink.type: nats
+  RabbitMqConfig rabbitmq;  // sink.type: rabbitmq
   DeliveryConfig delivery;
   std::string http_listen = "127.0.0.1:9188";
   std::string log_level = "info";

@@ -155,20 +155,4 @@ absl::Status CheckHeaders(const Record& record) {
   return absl::OkStatus();
 }
 
-bool KeyGate::TryAcquire(std::string_view subject, const std::optional<std::string_view>& key, std::string* token) {
-  token->clear();
-  if (!key) return true;
-  token->reserve(subject.size() + 1 + key->size());
-  token->append(subject).push_back('\0');
-  token->append(*key);
-  const bool inserted = keys_.insert(*token).second;
-  if (inserted) return true;
-  token->clear();
-  return false;
-}
-
-void KeyGate::Release(const std::string& token) {
-  if (!token.empty()) keys_.erase(token);
-}
-
 }  // namespace outbox::nats

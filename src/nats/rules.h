@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "common/record.h"
+#include "sinks/key_gate.h"
 #include "sinks/sink.h"
 
 namespace outbox::nats {
@@ -41,19 +41,7 @@ size_t MessageBytes(const Record& record);
 // Header names and values the protocol can carry (no CR, LF or NUL; names without ':' or spaces).
 absl::Status CheckHeaders(const Record& record);
 
-// At most one unacknowledged record per (subject, key) in flight: a second record of a key whose first is not
-// acknowledged waits (the sink answers kFull, the core holds it and retries from its loop). Then a failed publish
-// can never be overtaken by a later record of its key that the server acked. Null keys are not gated. Loop thread.
-class KeyGate {
- public:
-  // True (and the key taken) when no record of this key is in flight; `token` is what Release takes.
-  bool TryAcquire(std::string_view subject, const std::optional<std::string_view>& key, std::string* token);
-  void Release(const std::string& token);
-  void Clear() { keys_.clear(); }
-  size_t size() const { return keys_.size(); }
-
- private:
-  absl::flat_hash_set<std::string> keys_;
-};
+// At most one unacknowledged record per (subject, key) in flight (sinks/key_gate.h).
+using KeyGate = sinks::KeyGate;
 
 }  // namespace outbox::nats

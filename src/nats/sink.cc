@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/strings.h"
+#include "sinks/handoff.h"
 #include "spdlog/spdlog.h"
 
 namespace outbox::nats {
@@ -263,15 +264,9 @@ NatsSink::~NatsSink() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-void NatsSink::Wake() {
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
-}
+void NatsSink::Wake() { sinks::SignalEventFd(wake_fd_); }
 
-void NatsSink::DrainWakeup() {
-  uint64_t value;
-  [[maybe_unused]] ssize_t n = read(wake_fd_, &value, sizeof value);
-}
+void NatsSink::DrainWakeup() { sinks::DrainEventFd(wake_fd_); }
 
 absl::Status NatsSink::CheckStream() {
   auto facts = ReadStream(nc_, js_, options_.stream);
@@ -397,16 +392,7 @@ void NatsSink::Serve(Completion& c) {
 }
 
 int NatsSink::Poll(int timeout_ms) {
-  std::deque<Completion> batch;
-  {
-    absl::MutexLock lock(&mu_);
-    if (done_.empty() && timeout_ms > 0) {
-      mu_.AwaitWithTimeout(absl::Condition(
-                               +[](std::deque<Completion>* d) { return !d->empty(); }, &done_),
-                           absl::Milliseconds(timeout_ms));
-    }
-    batch.swap(done_);
-  }
+  std::deque<Completion> batch = sinks::TakeCompletions(mu_, done_, timeout_ms);
   for (Completion& c : batch) Serve(c);
   return static_cast<int>(batch.size());
 }

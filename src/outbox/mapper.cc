@@ -380,6 +380,7 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   }
   Record& r = s_.record;
   r.topic = s_.topic;
+  r.route_value = s_.routed_value;
   r.event_id = s_.id.text;
   r.key = s_.key.null ? std::nullopt : std::optional<std::string_view>(s_.key.text);
   if (s_.payload.null || (config_.tombstone_on_empty_payload && s_.payload.text.empty())) {

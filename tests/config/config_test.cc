@@ -941,3 +941,80 @@ TEST(NatsConfig, UnknownNatsKeyIsAnError) {
 
 }  // namespace
 }  // namespace outbox::config
+
+// sink.type: rabbitmq (issue 17).
+namespace outbox::config {
+namespace {
+
+constexpr char kRabbitMq[] = R"(source:
+  conninfo: "host=127.0.0.1 dbname=app"
+  slot: s
+  publication: p
+  checkpoint: file
+  checkpoint_file: /var/lib/relay/checkpoint
+sink:
+  type: rabbitmq
+rabbitmq:
+  url: "amqp://127.0.0.1:5672/"
+  exchange: outbox
+)";
+
+TEST(RabbitMqConfig, MinimalNeedsNoKafkaSettingAndHasTheDefaults) {
+  auto c = LoadYaml(kRabbitMq, {}, FakeResolver());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->sink, SinkType::kRabbitMq);
+  EXPECT_EQ(c->rabbitmq.exchange, "outbox");
+  EXPECT_EQ(c->rabbitmq.routing_key, "${topic}");
+  EXPECT_EQ(c->rabbitmq.content_type, "application/json");
+  EXPECT_EQ(c->rabbitmq.heartbeat_s, 10);
+  EXPECT_TRUE(c->rabbitmq.tls_verify);
+}
+
+TEST(RabbitMqConfig, UrlAndExchangeAreRequiredAndTheUrlIsAmqp) {
+  auto c = LoadYaml(kRabbitMq, {{"rabbitmq.url", ""}, {"rabbitmq.exchange", ""}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("rabbitmq.url: required when sink.type is rabbitmq"));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("rabbitmq.exchange: required when sink.type is rabbitmq"));
+  auto http = LoadYaml(kRabbitMq, {{"rabbitmq.url", "http://127.0.0.1:15672"}}, FakeResolver());
+  ASSERT_FALSE(http.ok());
+  EXPECT_THAT(std::string(http.status().message()), HasSubstr("rabbitmq.url: must start with amqp://"));
+  auto half_tls = LoadYaml(kRabbitMq, {{"rabbitmq.tls.key", "/k.pem"}}, FakeResolver());
+  ASSERT_FALSE(half_tls.ok());
+  EXPECT_THAT(std::string(half_tls.status().message()), HasSubstr("rabbitmq.tls.cert"));
+}
+
+TEST(RabbitMqConfig, KafkaCheckpointIsRefusedNamingBothKeys) {
+  auto c = LoadYaml(kRabbitMq, {{"source.checkpoint", "kafka"}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("source.checkpoint: kafka cannot be used with sink.type: rabbitmq"));
+  EXPECT_TRUE(LoadYaml(kRabbitMq, {{"source.checkpoint", "none"}}, FakeResolver()).ok());
+}
+
+TEST(RabbitMqConfig, PasswordsAreSecretsInTheKeyAndInTheUrl) {
+  auto c = LoadYaml(kRabbitMq, {{"rabbitmq.password", "${env:RMQ_PASSWORD}"}},
+                    FakeResolver({{"RMQ_PASSWORD", "hunter2-rmq"}}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rabbitmq.password, "hunter2-rmq");
+  EXPECT_EQ(Redact(*c, "login failed for hunter2-rmq"), "login failed for ****");
+  auto u = LoadYaml(kRabbitMq, {{"rabbitmq.url", "amqp://relay:in-url-secret@rabbit:5672/v"}}, FakeResolver());
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(Redact(*u, "amqp://relay:in-url-secret@rabbit:5672/v"), "amqp://relay:****@rabbit:5672/v");
+}
+
+TEST(RabbitMqConfig, TemplatesKeepRoutedByValue) {
+  auto c = LoadYaml(kRabbitMq, {{"rabbitmq.exchange", "ex.${routedByValue}"}, {"rabbitmq.routing_key", "${routedByValue}.v1"}},
+                    FakeResolver());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rabbitmq.exchange, "ex.${routedByValue}");
+  EXPECT_EQ(c->rabbitmq.routing_key, "${routedByValue}.v1");
+}
+
+TEST(RabbitMqConfig, UnknownRabbitMqKeyIsAnError) {
+  auto c = LoadYaml(std::string(kRabbitMq) + "  exchang: X\n", {}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("unknown key \"rabbitmq.exchang\""));
+}
+
+}  // namespace
+}  // namespace outbox::config

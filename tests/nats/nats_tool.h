@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_replace.h"
+#include "support/shell.h"
 
 namespace outbox::testing {
 
@@ -21,7 +21,6 @@ inline std::string SharedNatsUrl() {
 inline constexpr char kNoNatsServer[] =
     "OUTBOX_TEST_NATS_URL is not set: scripts/test.sh starts a nats-server -js and sets it";
 
-inline std::string ShellQuote(const std::string& s) { return "'" + absl::StrReplaceAll(s, {{"'", "'\\''"}}) + "'"; }
 
 inline std::string NatsPython() {
   if (const char* py = std::getenv("OUTBOX_TEST_NATS_PY"); py != nullptr && *py != '\0') return py;
@@ -29,18 +28,6 @@ inline std::string NatsPython() {
   const std::string root = cache != nullptr && *cache != '\0' ? cache : std::string(std::getenv("HOME")) +
                                                                            "/.cache/outbox-relay";
   return root + "/nats-py-2.15.0/bin/python";
-}
-
-// Runs a command; its exit code and stdout.
-inline std::pair<int, std::string> Run(const std::string& command) {
-  std::string out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int rc = pclose(p);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
 }
 
 inline std::pair<int, std::string> Tool(const std::string& url, const std::vector<std::string>& args) {
