@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's first command: on a fresh Debian machine, install what is missing, build, start a throwaway
 # PostgreSQL and a local single-node Kafka (KRaft), create the outbox table, publication and slot, run the relay,
-# insert sample events, show them arriving in their topics through a consumer, and stop everything cleanly.
+# insert sample events, show them arriving in their topics through a consumer, and stop everything cleanly. With
+# --sink http, no Kafka: the relay POSTs the events to a local webhook receiver (scripts/webhook-receiver.py).
 #
-#   scripts/quickstart.sh [--events N]
+#   scripts/quickstart.sh [--events N] [--sink kafka|http]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -11,9 +12,11 @@ ROOT="$(cd "$HERE/.." && pwd)"
 source "$HERE/versions.sh"
 
 EVENTS=20
+SINK=kafka
 while [ $# -gt 0 ]; do
   case "$1" in
     --events) EVENTS="$2"; shift 2 ;;
+    --sink) SINK="$2"; shift 2 ;;
     *) echo "quickstart: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -34,9 +37,11 @@ CONSUME="$BUILD/tools/outbox-consume"
 WORK="$(mktemp -d /tmp/outbox-quickstart.XXXXXX)"
 chmod 755 "$WORK"
 relay_pid=""
+receiver_pid=""
 cleanup() {
   set +e
   [ -n "$relay_pid" ] && kill -TERM "$relay_pid" 2>/dev/null && wait "$relay_pid" 2>/dev/null
+  [ -n "$receiver_pid" ] && kill -TERM "$receiver_pid" 2>/dev/null && wait "$receiver_pid" 2>/dev/null
   bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
   bash "$HERE/pg-temp.sh" stop "$WORK/pg" >/dev/null 2>&1
   rm -rf "$WORK"
@@ -45,8 +50,26 @@ trap cleanup EXIT
 
 say "starting a throwaway PostgreSQL (wal_level=logical)"
 eval "$(bash "$HERE/pg-temp.sh" start "$WORK/pg" | grep '^PGPORT=')"
-say "starting a single-node Kafka $KAFKA_VERSION (KRaft)"
-eval "$(bash "$HERE/kafka-temp.sh" start "$WORK/kafka" | grep '^KAFKA_BOOTSTRAP=')"
+case "$SINK" in
+  kafka)
+    say "starting a single-node Kafka $KAFKA_VERSION (KRaft)"
+    eval "$(bash "$HERE/kafka-temp.sh" start "$WORK/kafka" | grep '^KAFKA_BOOTSTRAP=')"
+    SINK_YAML="kafka:
+  bootstrap.servers: \"$KAFKA_BOOTSTRAP\""
+    ;;
+  http)
+    say "starting a webhook receiver (scripts/webhook-receiver.py)"
+    : > "$WORK/requests.txt"
+    python3 "$HERE/webhook-receiver.py" "$WORK/receiver.port" "$WORK/requests.txt" &
+    receiver_pid=$!
+    for _ in $(seq 1 100); do [ -s "$WORK/receiver.port" ] && break; sleep 0.1; done
+    SINK_YAML="sink:
+  type: http
+http_sink:
+  url: \"http://127.0.0.1:$(cat "$WORK/receiver.port")/events/\${routedByValue}\""
+    ;;
+  *) echo "quickstart: --sink is kafka or http, got $SINK" >&2; exit 2 ;;
+esac
 psql() { command psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres "$@"; }
 
 cat > "$WORK/relay.yaml" <<YAML
@@ -54,10 +77,10 @@ source:
   conninfo: "host=127.0.0.1 port=$PGPORT dbname=postgres user=postgres"
   slot: outbox_relay
   publication: outbox_pub
+$( [ "$SINK" = http ] && printf '  checkpoint: file\n  checkpoint_file: %s\n' "$WORK/checkpoint.json" )
 outbox:
   table: public.outbox
-kafka:
-  bootstrap.servers: "$KAFKA_BOOTSTRAP"
+$SINK_YAML
 http:
   listen: "127.0.0.1:0"
 YAML
@@ -86,11 +109,19 @@ INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload)
 ROLLBACK;
 SQL
 
-say "reading the topics outbox.event.OrderCreated and outbox.event.OrderPaid"
-"$CONSUME" --bootstrap "$KAFKA_BOOTSTRAP" --topic outbox.event.OrderCreated --topic outbox.event.OrderPaid \
-  --count "$EVENTS" --timeout-ms 60000 > "$WORK/records.txt" || true
-head -n 6 "$WORK/records.txt"; echo "   ..."
-got=$(grep -c '^outbox.event' "$WORK/records.txt" || true)
+if [ "$SINK" = http ]; then
+  say "waiting for the POSTs to /events/OrderCreated and /events/OrderPaid"
+  for _ in $(seq 1 600); do [ "$(grep -c '^/events/' "$WORK/requests.txt")" -ge "$EVENTS" ] && break; sleep 0.1; done
+  cp "$WORK/requests.txt" "$WORK/records.txt"
+  head -n 6 "$WORK/records.txt"; echo "   ..."
+  got=$(grep -c '^/events/' "$WORK/records.txt" || true)
+else
+  say "reading the topics outbox.event.OrderCreated and outbox.event.OrderPaid"
+  "$CONSUME" --bootstrap "$KAFKA_BOOTSTRAP" --topic outbox.event.OrderCreated --topic outbox.event.OrderPaid \
+    --count "$EVENTS" --timeout-ms 60000 > "$WORK/records.txt" || true
+  head -n 6 "$WORK/records.txt"; echo "   ..."
+  got=$(grep -c '^outbox.event' "$WORK/records.txt" || true)
+fi
 t_arrived=$(date +%s.%N)
 if grep -q rolled-back "$WORK/records.txt"; then echo "quickstart: a rolled-back event arrived" >&2; exit 1; fi
 

@@ -404,6 +404,8 @@ int HttpSink::Serve() {
       r.error_name = d.error_name;
       r.event_id = p.record.event_id;
       r.source_lsn = p.source_lsn;
+      // Too large for the receiver: the dead letter goes without the body (it would not fit either).
+      if (d.reason == sinks::Reason::kTooLarge) p.record.value.reset();
       r.rejected = &p.record;
     }
     handler_->OnReport(r);
