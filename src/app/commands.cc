@@ -165,6 +165,7 @@ std::string DumpConfig(const config::Config& c) {
     kv.emplace_back("http_sink.timeout_ms", Cat(h.timeout_ms));
     kv.emplace_back("http_sink.connect_timeout_ms", Cat(h.connect_timeout_ms));
     kv.emplace_back("http_sink.max_in_flight", Cat(h.max_in_flight));
+    kv.emplace_back("http_sink.batch_max_events", Cat(h.batch_max_events));
     kv.emplace_back("http_sink.retry_backoff_ms", Cat(h.retry_backoff_ms));
     kv.emplace_back("http_sink.retry_backoff_max_ms", Cat(h.retry_backoff_max_ms));
     kv.emplace_back("http_sink.retry_after_max_ms", Cat(h.retry_after_max_ms));

@@ -46,6 +46,7 @@ http::Options HttpOptions(const config::Config& config) {
   o.timeout_ms = h.timeout_ms;
   o.connect_timeout_ms = h.connect_timeout_ms;
   o.max_in_flight = static_cast<size_t>(h.max_in_flight);
+  o.batch_max_events = static_cast<size_t>(h.batch_max_events);
   o.backoff = {std::chrono::milliseconds(h.retry_backoff_ms), std::chrono::milliseconds(h.retry_backoff_max_ms),
                std::chrono::milliseconds(h.retry_after_max_ms)};
   o.bearer_token = h.bearer_token;

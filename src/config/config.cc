@@ -499,6 +499,7 @@ void ReadHttpSink(Reader& r, Config* config) {
   r.Int("http_sink.timeout_ms", 1, &h.timeout_ms);
   r.Int("http_sink.connect_timeout_ms", 1, &h.connect_timeout_ms);
   r.Int("http_sink.max_in_flight", 1, &h.max_in_flight);
+  r.Int("http_sink.batch_max_events", 1, &h.batch_max_events);
   r.Int("http_sink.retry_backoff_ms", 1, &h.retry_backoff_ms);
   r.Int("http_sink.retry_backoff_max_ms", 1, &h.retry_backoff_max_ms);
   r.Int("http_sink.retry_after_max_ms", 0, &h.retry_after_max_ms);

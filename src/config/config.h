@@ -114,7 +114,8 @@ struct HttpSinkConfig {
   std::string key_header = "Outbox-Key";          // the header that carries the record's key ("": none)
   int64_t timeout_ms = 10000;         // one request, connect to the last byte of the answer
   int64_t connect_timeout_ms = 2000;  // one connection attempt
-  int64_t max_in_flight = 16;         // requests at once (different keys; a key has at most one)
+  int64_t max_in_flight = 16;         // requests at once (different keys; a key has at most one event out)
+  int64_t batch_max_events = 1;       // events in one request; above 1 a JSON array (one URL per batch)
   int64_t retry_backoff_ms = 100;       // the first retry's wait, doubled per attempt...
   int64_t retry_backoff_max_ms = 5000;  // ...up to this
   int64_t retry_after_max_ms = 60000;   // a Retry-After answer is honoured up to this

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/strings.h"
+#include "nlohmann/json.hpp"
 
 namespace outbox::http {
 
@@ -164,6 +165,44 @@ absl::Status CheckHeaders(const Record& record) {
     return absl::InvalidArgumentError("the key contains a line break or NUL, which an HTTP header cannot carry");
   }
   return absl::OkStatus();
+}
+
+std::string BatchBody(const std::vector<const OwnedRecord*>& records) {
+  std::string out = "[";
+  for (const OwnedRecord* r : records) {
+    nlohmann::json head = nlohmann::json::object();
+    head["id"] = r->event_id;
+    head["topic"] = r->topic;
+    head["key"] = r->key ? nlohmann::json(*r->key) : nlohmann::json(nullptr);
+    nlohmann::json headers = nlohmann::json::object();
+    for (const auto& [name, value] : r->headers) headers[name] = value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+    head["headers"] = std::move(headers);
+    std::string element = head.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    element.pop_back();  // the closing brace: "value" is appended as text
+    Append(&element, ",\"value\":");
+    if (!r->value) {
+      element += "null";
+    } else if (nlohmann::json::accept(*r->value)) {
+      element += *r->value;  // its exact text, never re-serialized
+    } else {
+      element += nlohmann::json(*r->value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    Append(&out, out.size() > 1 ? "," : "", element, "}");
+  }
+  return out + "]";
+}
+
+std::string BatchIdempotencyKey(const std::vector<std::string_view>& ids) {
+  if (ids.size() == 1) return std::string(ids[0]);
+  uint64_t h = 14695981039346656037ULL;
+  for (std::string_view id : ids) {
+    for (unsigned char c : id) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;  // between ids (a byte that text ids do not hold)
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) hex[i] = kHex[h & 15];
+  return Cat("batch-", ids.size(), "-", hex);
 }
 
 std::chrono::milliseconds BackoffFor(const BackoffPolicy& policy, int failures,

@@ -62,6 +62,14 @@ std::string Origin(std::string_view url);
 // Header names HTTP can carry (an RFC 9110 token) and values without CR, LF or NUL; the error names the header.
 absl::Status CheckHeaders(const Record& record);
 
+// A batch's body (http_sink.batch_max_events > 1): a JSON array with one object per record, in the order given:
+// {"id": the event id, "topic", "key" (null for none), "headers": {name: value or null}, "value"}; a value that is
+// JSON goes in as its exact text, any other as a JSON string, a null value as null.
+std::string BatchBody(const std::vector<const OwnedRecord*>& records);
+// A batch's Idempotency-Key: the same ids in the same order always give the same key ("batch-<n>-<16 hex digits>",
+// FNV-1a over the ids); a batch of one is its event's id.
+std::string BatchIdempotencyKey(const std::vector<std::string_view>& ids);
+
 // Percent-encodes everything but RFC 3986's unreserved characters.
 std::string PercentEncode(std::string_view text);
 

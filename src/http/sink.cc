@@ -20,7 +20,7 @@
 namespace outbox::http {
 namespace {
 
-static_assert(CURL_ERROR_SIZE == 256, "HttpSink::Pending::error is CURL_ERROR_SIZE bytes");
+static_assert(CURL_ERROR_SIZE == 256, "HttpSink::Transfer::error is CURL_ERROR_SIZE bytes");
 constexpr size_t kAnswerBytes = 300;  // of an error answer's body, kept for the error text
 
 std::shared_ptr<spdlog::logger> Log() {
@@ -152,7 +152,8 @@ HttpSink::HttpSink(const Options& options, sinks::ReportHandler* handler)
     : options_(options),
       url_(options.url, options.route_topic),
       handler_(handler),
-      dispatcher_(options.backoff, std::max<size_t>(1, options.max_in_flight)) {}
+      dispatcher_(options.backoff,
+                  std::max<size_t>(1, options.max_in_flight) * std::max<size_t>(1, options.batch_max_events)) {}
 
 absl::StatusOr<std::unique_ptr<HttpSink>> HttpSink::Create(const Options& options, sinks::ReportHandler* handler) {
   GlobalInit();
@@ -186,7 +187,7 @@ absl::Status HttpSink::Init() {
 
 HttpSink::~HttpSink() {
   handler_ = nullptr;
-  for (auto& [seq, p] : pending_) Release(p);
+  while (!transfers_.empty()) Release(transfers_.begin()->first);
   if (multi_ != nullptr) curl_multi_cleanup(multi_);
   for (int fd : {epoll_fd_, timer_fd_, kick_fd_}) {
     if (fd >= 0) close(fd);
@@ -240,104 +241,151 @@ sinks::ProduceResult HttpSink::Produce(const Record& record, uint64_t origin) {
   return sinks::ProduceResult::Ok();
 }
 
-void HttpSink::Start(uint64_t seq) {
-  auto it = pending_.find(seq);
-  if (it == pending_.end()) return;
-  Pending& p = it->second;
-  Release(p);
-  CURL* easy = curl_easy_init();
-  if (easy == nullptr) {
-    dispatcher_.Retry(seq, Clock::now(), std::nullopt);
+void HttpSink::StartReady() {
+  const std::vector<uint64_t> ready = dispatcher_.TakeReady(Clock::now());
+  if (options_.batch_max_events <= 1) {
+    for (uint64_t seq : ready) Start({seq});
     return;
   }
-  const OwnedRecord& r = p.record;
+  // Batches by URL, in the order the events became ready.
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> batches;
+  for (uint64_t seq : ready) {
+    auto it = pending_.find(seq);
+    if (it == pending_.end()) continue;
+    auto batch = std::find_if(batches.begin(), batches.end(), [&](const auto& b) {
+      return b.first == it->second.url && b.second.size() < options_.batch_max_events;
+    });
+    if (batch == batches.end()) {
+      batches.emplace_back(it->second.url, std::vector<uint64_t>{});
+      batch = batches.end() - 1;
+    }
+    batch->second.push_back(seq);
+  }
+  for (const auto& batch : batches) Start(batch.second);
+}
+
+void HttpSink::Start(const std::vector<uint64_t>& seqs) {
+  std::vector<Pending*> records;
+  for (uint64_t seq : seqs) {
+    auto it = pending_.find(seq);
+    if (it != pending_.end()) records.push_back(&it->second);
+  }
+  if (records.empty()) return;
+  CURL* easy = curl_easy_init();
+  if (easy == nullptr) {
+    for (uint64_t seq : seqs) dispatcher_.Retry(seq, Clock::now(), std::nullopt);
+    return;
+  }
+  Transfer& t = transfers_[easy];
+  t.seqs = seqs;
+  t.url = records[0]->url;
   curl_slist* headers = nullptr;
   const auto add = [&](const std::string& line) { headers = curl_slist_append(headers, line.c_str()); };
-  if (!r.event_id.empty()) add(Cat(kIdempotencyKey, ": ", r.event_id));
-  if (!HasHeader(r, "content-type") && !options_.content_type.empty()) {
-    add(Cat("Content-Type: ", options_.content_type));
-  }
-  if (r.key && !options_.key_header.empty()) add(Cat(options_.key_header, ": ", *r.key));
-  for (const auto& [name, value] : r.headers) {
-    if (Reserved(name)) continue;
-    // "name;" is how curl sends a header with an empty value.
-    add(value && !value->empty() ? Cat(name, ": ", *value) : Cat(name, ";"));
+  std::string_view body;
+  if (options_.batch_max_events > 1) {
+    // A batch (also of one): the records, headers and ids inside the JSON array.
+    std::vector<const OwnedRecord*> batch;
+    std::vector<std::string_view> ids;
+    for (const Pending* p : records) {
+      batch.push_back(&p->record);
+      ids.push_back(p->record.event_id);
+    }
+    t.body = BatchBody(batch);
+    body = t.body;
+    add(Cat(kIdempotencyKey, ": ", BatchIdempotencyKey(ids)));
+    add("Content-Type: application/json");
+    add(Cat("Outbox-Batch-Size: ", batch.size()));
+  } else {
+    const OwnedRecord& r = records[0]->record;
+    if (r.value) body = *r.value;
+    if (!r.event_id.empty()) add(Cat(kIdempotencyKey, ": ", r.event_id));
+    if (!HasHeader(r, "content-type") && !options_.content_type.empty()) {
+      add(Cat("Content-Type: ", options_.content_type));
+    }
+    if (r.key && !options_.key_header.empty()) add(Cat(options_.key_header, ": ", *r.key));
+    for (const auto& [name, value] : r.headers) {
+      if (Reserved(name)) continue;
+      // "name;" is how curl sends a header with an empty value.
+      add(value && !value->empty() ? Cat(name, ": ", *value) : Cat(name, ";"));
+    }
   }
   add("Expect:");  // no 100-continue round trip
-  p.headers = headers;
-  p.answer.clear();
-  ApplyCommon(easy, options_, p.error);
-  curl_easy_setopt(easy, CURLOPT_URL, p.url.c_str());
+  t.headers = headers;
+  ApplyCommon(easy, options_, t.error);
+  curl_easy_setopt(easy, CURLOPT_URL, t.url.c_str());
   curl_easy_setopt(easy, CURLOPT_POST, 1L);
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, r.value ? r.value->data() : "");
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.value ? r.value->size() : 0));
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.empty() ? "" : body.data());
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &CurlCallbacks::OnWrite);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &p.answer);
-  p.easy = easy;
-  seq_of_[easy] = seq;
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t.answer);
+  for (Pending* p : records) p->easy = easy;
   curl_multi_add_handle(multi_, easy);
 }
 
-void HttpSink::Release(Pending& p) {
-  if (p.easy != nullptr) {
-    curl_multi_remove_handle(multi_, p.easy);
-    seq_of_.erase(p.easy);
-    curl_easy_cleanup(p.easy);
-    p.easy = nullptr;
+void HttpSink::Release(CURL* easy) {
+  auto it = transfers_.find(easy);
+  if (it == transfers_.end()) return;
+  curl_multi_remove_handle(multi_, easy);
+  curl_easy_cleanup(easy);
+  if (it->second.headers != nullptr) curl_slist_free_all(it->second.headers);
+  for (uint64_t seq : it->second.seqs) {
+    auto p = pending_.find(seq);
+    if (p != pending_.end() && p->second.easy == easy) p->second.easy = nullptr;
   }
-  if (p.headers != nullptr) {
-    curl_slist_free_all(p.headers);
-    p.headers = nullptr;
-  }
+  transfers_.erase(it);
 }
 
 void HttpSink::Finish(CURL* easy, int curl_code) {
-  auto at = seq_of_.find(easy);
-  if (at == seq_of_.end()) return;
-  const uint64_t seq = at->second;
-  Pending& p = pending_.at(seq);
+  auto at = transfers_.find(easy);
+  if (at == transfers_.end()) return;
+  const Transfer& transfer = at->second;
+  const std::vector<uint64_t> seqs = transfer.seqs;
   long status = 0;
   curl_off_t retry_after_s = 0;
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry_after_s);
-  const std::string curl_error = curl_code == CURLE_OK ? "" : CurlError(curl_code, p.error);
-  Release(p);
+  const std::string curl_error = curl_code == CURLE_OK ? "" : CurlError(curl_code, transfer.error);
+  const std::string answer(absl::StripAsciiWhitespace(transfer.answer));
+  const std::string described =
+      Cat("POST ", transfer.url, seqs.size() > 1 ? Cat(" (a batch of ", seqs.size(), ")") : "", ": ",
+          curl_code == CURLE_OK ? Cat("HTTP ", status) : curl_error, answer.empty() ? "" : ": ", answer);
+  Release(easy);  // `transfer` is gone from here on
   const Verdict verdict = Classify(curl_code, status);
-  const std::string what = curl_code == CURLE_OK ? Cat("HTTP ", status) : curl_error;
-  const auto describe = [&] {
-    std::string answer(absl::StripAsciiWhitespace(p.answer));
-    return Cat("POST ", p.url, ": ", what, answer.empty() ? "" : ": ", answer);
-  };
-  switch (verdict) {
-    case Verdict::kAck:
-      dispatcher_.Done(seq);
-      done_.push_back(Done{seq, sinks::Outcome::kAcked, sinks::Reason::kNone, {}, {}});
-      return;
-    case Verdict::kRetry: {
-      std::optional<std::chrono::milliseconds> retry_after;
-      if (curl_code == CURLE_OK && retry_after_s > 0) retry_after = std::chrono::seconds(retry_after_s);
+  const bool batch = seqs.size() > 1;
+  if (verdict == Verdict::kRetry) {
+    std::optional<std::chrono::milliseconds> retry_after;
+    if (curl_code == CURLE_OK && retry_after_s > 0) retry_after = std::chrono::seconds(retry_after_s);
+    last_failure_ = described;
+    for (uint64_t seq : seqs) {
       const auto wait = dispatcher_.Retry(seq, Clock::now(), retry_after);
       ++retries_;
-      last_failure_ = describe();
       const int failures = dispatcher_.failures(seq);
       if ((failures & (failures - 1)) == 0) {  // the 1st, 2nd, 4th, 8th... failure of an event
-        Log()->warn("http: event id={} failed ({} time(s)), retrying in {} ms: {}", p.record.event_id, failures,
-                    wait.count(), last_failure_);
+        Log()->warn("http: event id={} failed ({} time(s)), retrying in {} ms: {}", pending_.at(seq).record.event_id,
+                    failures, wait.count(), described);
       }
-      return;
     }
-    case Verdict::kReject:
-      dispatcher_.Done(seq);
-      done_.push_back(Done{seq, sinks::Outcome::kRejectedEvent,
-                           status == 413 ? sinks::Reason::kTooLarge : sinks::Reason::kNone,
-                           Cat("the receiver refused it: ", describe()), Cat("HTTP_", status)});
-      return;
-    case Verdict::kFatal:
-      dispatcher_.Done(seq);
-      if (fatal_.ok()) fatal_ = absl::FailedPreconditionError(Cat("http: ", describe()));
-      done_.push_back(Done{seq, sinks::Outcome::kFatal, sinks::Reason::kNone, describe(), CurlCodeName(curl_code)});
-      return;
+    return;
+  }
+  for (uint64_t seq : seqs) {
+    dispatcher_.Done(seq);
+    switch (verdict) {
+      case Verdict::kAck:
+        done_.push_back(Done{seq, sinks::Outcome::kAcked, sinks::Reason::kNone, {}, {}});
+        break;
+      case Verdict::kReject:
+        done_.push_back(Done{seq, batch ? sinks::Outcome::kRejectedBatch : sinks::Outcome::kRejectedEvent,
+                             status == 413 ? sinks::Reason::kTooLarge : sinks::Reason::kNone,
+                             Cat("the receiver refused it: ", described), Cat("HTTP_", status)});
+        break;
+      case Verdict::kFatal:
+        if (fatal_.ok()) fatal_ = absl::FailedPreconditionError(Cat("http: ", described));
+        done_.push_back(Done{seq, sinks::Outcome::kFatal, sinks::Reason::kNone, described, CurlCodeName(curl_code)});
+        break;
+      case Verdict::kRetry:
+        break;
+    }
   }
 }
 
@@ -373,10 +421,9 @@ void HttpSink::Step() {
         progress = true;
       }
     }
-    for (uint64_t seq : dispatcher_.TakeReady(Clock::now())) {
-      Start(seq);
-      progress = true;
-    }
+    const size_t before = transfers_.size();
+    StartReady();
+    progress = progress || transfers_.size() != before;
     if (!progress) break;
   }
   ArmTimer();
@@ -429,8 +476,7 @@ int HttpSink::Poll(int timeout_ms) {
 }
 
 void HttpSink::Purge() {
-  for (auto& [seq, p] : pending_) Release(p);
-  seq_of_.clear();
+  while (!transfers_.empty()) Release(transfers_.begin()->first);
   dispatcher_.Clear();
   done_.clear();
   for (const auto& [seq, p] : pending_) {

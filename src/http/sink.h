@@ -8,7 +8,9 @@
 //
 // A 2xx acks; 408, 429, 5xx and no answer retry the same request with capped backoff (honouring Retry-After),
 // forever, the key's later events waiting (reachable() is false meanwhile; the core's release_slot_after_ms
-// applies); any other answer rejects the event for good (kRejectedEvent; 413 as kTooLarge). Owned by the loop
+// applies); any other answer rejects the event for good (kRejectedEvent; 413 as kTooLarge). With batch_max_events
+// above 1, the events ready for one URL go in one request (a JSON array, rules.h BatchBody), answered together; a
+// batch refused for good is kRejectedBatch for each of its events (the core halts naming them). Owned by the loop
 // thread; every call on it, and no thread of its own (libcurl's resolver may use one internally; it never touches
 // the sink).
 #pragma once
@@ -44,7 +46,8 @@ struct Options {
   std::string key_header = "Outbox-Key";
   int64_t timeout_ms = 10000;
   int64_t connect_timeout_ms = 2000;
-  size_t max_in_flight = 16;
+  size_t max_in_flight = 16;     // requests at once
+  size_t batch_max_events = 1;   // records in one request (more than 1: a JSON array)
   BackoffPolicy backoff;
   std::string bearer_token, user, password;
   std::string tls_ca, tls_cert, tls_key;
@@ -92,9 +95,15 @@ class HttpSink final : public sinks::Sink {
     std::string url;
     std::string source_lsn;
     size_t bytes = 0;
-    CURL* easy = nullptr;  // its request in flight, if any
+    CURL* easy = nullptr;  // the request it is in, if any
+  };
+  // One request in flight: one record, or a batch of records for the same URL.
+  struct Transfer {
+    std::vector<uint64_t> seqs;
+    std::string url;
+    std::string body;  // a batch's JSON array (a single record's body is its value, not copied)
     curl_slist* headers = nullptr;
-    std::string answer;    // the first bytes of the last answer's body (for errors)
+    std::string answer;    // the first bytes of the answer's body (for errors)
     char error[256] = {};  // curl's error buffer (CURL_ERROR_SIZE)
   };
   // A report waiting for Poll to serve it.
@@ -109,9 +118,11 @@ class HttpSink final : public sinks::Sink {
   absl::Status Init();
   // One round of I/O without waiting: sockets, curl's timer, finished transfers, new requests.
   void Step();
-  void Start(uint64_t seq);
+  // Starts the requests for the events the dispatcher hands out (batched by URL up to batch_max_events).
+  void StartReady();
+  void Start(const std::vector<uint64_t>& seqs);
   void Finish(CURL* easy, int curl_code);
-  void Release(Pending& p);
+  void Release(CURL* easy);
   void ArmTimer();
   void Kick();
   int Serve();
@@ -126,7 +137,7 @@ class HttpSink final : public sinks::Sink {
   std::optional<Clock::time_point> curl_due_;  // curl's timer
   Dispatcher dispatcher_;
   std::unordered_map<uint64_t, Pending> pending_;  // node-stable: curl holds pointers into it
-  absl::flat_hash_map<CURL*, uint64_t> seq_of_;
+  std::unordered_map<CURL*, Transfer> transfers_;  // node-stable: curl holds pointers into them
   std::deque<Done> done_;
   absl::Status fatal_;
   std::string last_failure_;

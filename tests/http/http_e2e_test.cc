@@ -504,6 +504,57 @@ TEST_F(HttpE2E, ReceiverDownLongerThanTheReleaseIntervalLosesNothing) {
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
 
+// http_sink.batch_max_events: the events ready together for one URL go in one request, a JSON array whose elements
+// carry their event ids; the request's Idempotency-Key is derived from them; a key still has one event out at once.
+TEST_F(HttpE2E, BatchesCarryEveryEventWithItsIdAndKeepPerKeyOrder) {
+  MakeHarness(receiver_.url(), "  batch_max_events: 10\n  max_in_flight: 2\n");
+  h_->Init();
+  auto relay = h_->StartRelay();
+  ASSERT_NE(relay, nullptr);
+  std::string sql = "BEGIN;";
+  std::map<std::string, int> steps;
+  for (int e = 0; e < 40; ++e) {
+    const std::string key = "k" + std::to_string(e % 8);
+    sql += "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'load', '" +
+           key + "', 'batched', '{\"key\":\"" + key + "\",\"step\":" + std::to_string(steps[key]++) + "}');";
+  }
+  h_->Sql(sql + "COMMIT;");
+  std::map<std::string, int> last_step;
+  std::set<std::string> ids;
+  size_t requests = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        last_step.clear();
+        ids.clear();
+        requests = 0;
+        for (const Seen& s : receiver_.Delivered()) {
+          ++requests;
+          const auto array = s.Json();
+          if (!array.is_array()) return false;
+          std::vector<std::string> batch_ids;
+          for (const auto& element : array) {
+            const std::string key = element["key"].get<std::string>();
+            const int step = element["value"]["step"].get<int>();
+            EXPECT_EQ(element["headers"]["id"], element["id"]);
+            EXPECT_TRUE(!last_step.contains(key) || step > last_step[key]) << "key " << key << " out of order";
+            last_step[key] = step;
+            batch_ids.push_back(element["id"].get<std::string>());
+            ids.insert(batch_ids.back());
+          }
+          EXPECT_EQ(s.Header("outbox-batch-size"), std::to_string(array.size()));
+          const std::string expected_key = batch_ids.size() == 1 ? batch_ids[0] : "batch-";
+          EXPECT_EQ(s.Header("idempotency-key").rfind(expected_key, 0), 0u) << s.Header("idempotency-key");
+        }
+        return ids.size() >= 40;
+      },
+      60s, "40 events delivered in batches", 100ms))
+      << relay->Output();
+  EXPECT_EQ(ids.size(), 40u);
+  EXPECT_LT(requests, 40u) << "events were batched";
+  for (const auto& [key, step] : last_step) EXPECT_EQ(step, 4) << key;
+  ExpectStopsCleanly(*relay);
+}
+
 // HTTPS through nginx with the CA file, a bearer token from the environment (masked in the output), and `check`
 // telling a CA that does not verify the server.
 TEST_F(HttpE2E, HttpsThroughNginxWithTheCaFileAndABearerToken) {

@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "nlohmann/json.hpp"
+
 namespace outbox::http {
 namespace {
 
@@ -160,6 +162,47 @@ TEST(HttpDispatcher, RandomRetriesNeverReorderAKey) {
   }
   EXPECT_EQ(d.size(), 0u);
   EXPECT_EQ(acked, added);
+}
+
+}  // namespace
+}  // namespace outbox::http
+
+namespace outbox::http {
+namespace {
+
+TEST(HttpBatch, BodyIsAnArrayWithEachEventsIdAndItsValueVerbatim) {
+  OwnedRecord a, b, c;
+  a.event_id = "id-a";
+  a.topic = "t.created";
+  a.key = "k1";
+  a.value = R"({"n": 1,  "x":[1,2]})";
+  a.headers = {{"id", "id-a"}, {"source_lsn", "0/16"}};
+  b.event_id = "id-b";
+  b.topic = "t.created";
+  b.value = "not json";
+  c.event_id = "id-c";
+  c.topic = "t.created";
+  c.key = "k2";
+  c.headers = {{"x", std::nullopt}};
+  const std::string body = BatchBody({&a, &b, &c});
+  EXPECT_EQ(body,
+            R"([{"headers":{"id":"id-a","source_lsn":"0/16"},"id":"id-a","key":"k1","topic":"t.created",)"
+            R"("value":{"n": 1,  "x":[1,2]}},)"
+            R"({"headers":{},"id":"id-b","key":null,"topic":"t.created","value":"not json"},)"
+            R"({"headers":{"x":null},"id":"id-c","key":"k2","topic":"t.created","value":null}])");
+  const auto parsed = nlohmann::json::parse(body, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded());
+  EXPECT_EQ(parsed.size(), 3u);
+}
+
+TEST(HttpBatch, IdempotencyKeyIsDerivedFromTheIdsInOrder) {
+  EXPECT_EQ(BatchIdempotencyKey({"only"}), "only");
+  const std::string ab = BatchIdempotencyKey({"a", "b"});
+  EXPECT_EQ(ab, BatchIdempotencyKey({"a", "b"}));
+  EXPECT_TRUE(ab.starts_with("batch-2-")) << ab;
+  EXPECT_NE(ab, BatchIdempotencyKey({"b", "a"}));
+  EXPECT_NE(ab, BatchIdempotencyKey({"ab"}));
+  EXPECT_NE(BatchIdempotencyKey({"a", "bc"}), BatchIdempotencyKey({"ab", "c"}));
 }
 
 }  // namespace
