@@ -224,13 +224,13 @@ void Dispatcher::Add(uint64_t seq, const std::optional<std::string>& key) {
   if (k.queue.size() == 1) Ready(token);
 }
 
-std::vector<uint64_t> Dispatcher::TakeReady(Clock::time_point now) {
+std::vector<uint64_t> Dispatcher::TakeReady(Clock::time_point now, size_t limit) {
   while (!waiting_.empty() && waiting_.begin()->first <= now) {
     Ready(waiting_.begin()->second);
     waiting_.erase(waiting_.begin());
   }
   std::vector<uint64_t> out;
-  while (!ready_.empty() && in_flight_ < max_in_flight_) {
+  while (!ready_.empty() && in_flight_ < max_in_flight_ && out.size() < limit) {
     const std::string token = std::move(ready_.front());
     ready_.pop_front();
     auto it = keys_.find(token);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdint>
 #include <deque>
 #include <optional>
 #include <set>
@@ -95,8 +96,8 @@ class Dispatcher {
 
   // Queues event `seq` behind its key's earlier ones; `key` nullopt: no key (no order with anything).
   void Add(uint64_t seq, const std::optional<std::string>& key);
-  // The events to send now, marked in flight.
-  std::vector<uint64_t> TakeReady(Clock::time_point now);
+  // The events to send now (at most `limit`), marked in flight.
+  std::vector<uint64_t> TakeReady(Clock::time_point now, size_t limit = SIZE_MAX);
   // The event's request ended with an ack, or with a permanent rejection: its key moves on.
   void Done(uint64_t seq);
   // The event's request failed for a reason a later attempt may cure: it is sent again after the returned wait.

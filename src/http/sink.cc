@@ -242,7 +242,11 @@ sinks::ProduceResult HttpSink::Produce(const Record& record, uint64_t origin) {
 }
 
 void HttpSink::StartReady() {
-  const std::vector<uint64_t> ready = dispatcher_.TakeReady(Clock::now());
+  // max_in_flight counts requests: only as many events as the free requests can carry are taken.
+  const size_t requests = std::max<size_t>(1, options_.max_in_flight);
+  if (transfers_.size() >= requests) return;
+  const size_t batch = std::max<size_t>(1, options_.batch_max_events);
+  const std::vector<uint64_t> ready = dispatcher_.TakeReady(Clock::now(), (requests - transfers_.size()) * batch);
   if (options_.batch_max_events <= 1) {
     for (uint64_t seq : ready) Start({seq});
     return;

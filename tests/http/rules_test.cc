@@ -125,7 +125,10 @@ TEST(HttpDispatcher, AtMostMaxInFlightAtOnce) {
   EXPECT_EQ(d.TakeReady(t0), (std::vector<uint64_t>{1, 2}));
   d.Done(2);
   EXPECT_EQ(d.TakeReady(t0), (std::vector<uint64_t>{3}));
-  EXPECT_EQ(d.Clear(), (std::vector<uint64_t>{1, 3, 4, 5}));
+  d.Done(1);
+  EXPECT_EQ(d.TakeReady(t0, 0), (std::vector<uint64_t>{})) << "the caller's limit (free requests) binds too";
+  EXPECT_EQ(d.TakeReady(t0, 1), (std::vector<uint64_t>{4}));
+  EXPECT_EQ(d.Clear(), (std::vector<uint64_t>{3, 4, 5}));
   EXPECT_EQ(d.size(), 0u);
   EXPECT_EQ(d.in_flight(), 0u);
 }
