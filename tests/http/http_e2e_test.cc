@@ -453,6 +453,12 @@ TEST_F(HttpE2E, PoisonEventIsDeadLetteredAndItsKeyGoesOn) {
 
 TEST_F(HttpE2E, KillNineUnderLoadLosesNothing) {
   MakeHarness(receiver_.url());
+  // A receiver that takes its time (and now and then answers 503), so that every kill lands with requests in
+  // flight and retries pending: a relay that confirmed what was sent but not yet answered would lose them.
+  receiver_.SetRule([](const Seen& s, int attempt) {
+    const size_t h = std::hash<std::string>()(s.Header("idempotency-key"));
+    return Reply(attempt == 1 && h % 10 == 0 ? 503 : 200, std::nullopt, std::chrono::milliseconds(1 + h % 8));
+  });
   h_->Init();
   Loader loader(pg_, h_->db(), "load");
   loader.Start();
