@@ -46,6 +46,9 @@ DEB_PACKAGES=(
 )
 
 if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server rabbitmq-server python3-venv prometheus python3-yaml systemd); fi
+# The HTTP sink's HTTPS tests: Debian's nginx in front of the tests' receiver (scripts/nginx-temp.sh), openssl for
+# the throwaway CA.
+DEB_PACKAGES+=(nginx openssl)
 apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
 # ---- librdkafka from trixie's source package -------------------------------------------------

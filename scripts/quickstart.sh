@@ -3,9 +3,10 @@
 # PostgreSQL and a local single-node Kafka (KRaft), create the outbox table, publication and slot, run the relay,
 # insert sample events, show them arriving in their topics through a consumer, and stop everything cleanly.
 # With --sink rabbitmq: a throwaway RabbitMQ node instead of Kafka, an exchange `outbox` (topic) with a queue bound
-# to it, read back with pika.
+# to it, read back with pika. With --sink http, no broker: the relay POSTs the events to a local webhook receiver
+# (scripts/webhook-receiver.py).
 #
-#   scripts/quickstart.sh [--events N] [--sink kafka|rabbitmq]
+#   scripts/quickstart.sh [--events N] [--sink kafka|rabbitmq|http]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     *) echo "quickstart: unknown option $1" >&2; exit 2 ;;
   esac
 done
-case "$SINK" in kafka|rabbitmq) ;; *) echo "quickstart: --sink must be kafka or rabbitmq" >&2; exit 2 ;; esac
+case "$SINK" in kafka|rabbitmq|http) ;; *) echo "quickstart: --sink must be kafka, rabbitmq or http" >&2; exit 2 ;; esac
 
 say() { echo "==> $*"; }
 t0=$(date +%s.%N)
@@ -39,9 +40,11 @@ CONSUME="$BUILD/tools/outbox-consume"
 WORK="$(mktemp -d /tmp/outbox-quickstart.XXXXXX)"
 chmod 755 "$WORK"
 relay_pid=""
+receiver_pid=""
 cleanup() {
   set +e
   [ -n "$relay_pid" ] && kill -TERM "$relay_pid" 2>/dev/null && wait "$relay_pid" 2>/dev/null
+  [ -n "$receiver_pid" ] && kill -TERM "$receiver_pid" 2>/dev/null && wait "$receiver_pid" 2>/dev/null
   bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
   bash "$HERE/rabbitmq-temp.sh" stop "$WORK/rabbitmq" >/dev/null 2>&1
   bash "$HERE/pg-temp.sh" stop "$WORK/pg" >/dev/null 2>&1
@@ -72,6 +75,28 @@ sink:
 rabbitmq:
   url: "$RABBITMQ_URL"
   exchange: outbox
+http:
+  listen: "127.0.0.1:0"
+YAML
+elif [ "$SINK" = http ]; then
+  say "starting a webhook receiver (scripts/webhook-receiver.py)"
+  : > "$WORK/requests.txt"
+  python3 "$HERE/webhook-receiver.py" "$WORK/receiver.port" "$WORK/requests.txt" &
+  receiver_pid=$!
+  for _ in $(seq 1 100); do [ -s "$WORK/receiver.port" ] && break; sleep 0.1; done
+  cat > "$WORK/relay.yaml" <<YAML
+source:
+  conninfo: "host=127.0.0.1 port=$PGPORT dbname=postgres user=postgres"
+  slot: outbox_relay
+  publication: outbox_pub
+  checkpoint: file
+  checkpoint_file: "$WORK/checkpoint.json"
+outbox:
+  table: public.outbox
+sink:
+  type: http
+http_sink:
+  url: "http://127.0.0.1:$(cat "$WORK/receiver.port")/events/\${routedByValue}"
 http:
   listen: "127.0.0.1:0"
 YAML
@@ -127,6 +152,12 @@ if [ "$SINK" = rabbitmq ]; then
   done
   head -n 3 "$WORK/records.txt" | cut -c1-300; echo "   ..."
   got=$(grep -c '"routing_key": "outbox.event' "$WORK/records.txt" || true)
+elif [ "$SINK" = http ]; then
+  say "waiting for the POSTs to /events/OrderCreated and /events/OrderPaid"
+  for _ in $(seq 1 600); do [ "$(grep -c '^/events/' "$WORK/requests.txt")" -ge "$EVENTS" ] && break; sleep 0.1; done
+  cp "$WORK/requests.txt" "$WORK/records.txt"
+  head -n 6 "$WORK/records.txt"; echo "   ..."
+  got=$(grep -c '^/events/' "$WORK/records.txt" || true)
 else
 say "reading the topics outbox.event.OrderCreated and outbox.event.OrderPaid"
 "$CONSUME" --bootstrap "$KAFKA_BOOTSTRAP" --topic outbox.event.OrderCreated --topic outbox.event.OrderPaid \

@@ -173,6 +173,27 @@ std::string DumpConfig(const config::Config& c) {
     kv.emplace_back("rabbitmq.heartbeat_s", Cat(q.heartbeat_s));
     kv.emplace_back("rabbitmq.connect_timeout_ms", Cat(q.connect_timeout_ms));
   }
+  if (c.sink == config::SinkType::kHttp) {
+    const config::HttpSinkConfig& h = c.http_sink;
+    kv.emplace_back("sink.type", "http");
+    kv.emplace_back("http_sink.url", h.url);
+    kv.emplace_back("http_sink.content_type", h.content_type);
+    kv.emplace_back("http_sink.key_header", h.key_header);
+    kv.emplace_back("http_sink.timeout_ms", Cat(h.timeout_ms));
+    kv.emplace_back("http_sink.connect_timeout_ms", Cat(h.connect_timeout_ms));
+    kv.emplace_back("http_sink.max_in_flight", Cat(h.max_in_flight));
+    kv.emplace_back("http_sink.batch_max_events", Cat(h.batch_max_events));
+    kv.emplace_back("http_sink.retry_backoff_ms", Cat(h.retry_backoff_ms));
+    kv.emplace_back("http_sink.retry_backoff_max_ms", Cat(h.retry_backoff_max_ms));
+    kv.emplace_back("http_sink.retry_after_max_ms", Cat(h.retry_after_max_ms));
+    kv.emplace_back("http_sink.bearer_token", h.bearer_token.empty() ? "" : "****");
+    kv.emplace_back("http_sink.user", h.user);
+    kv.emplace_back("http_sink.password", h.password.empty() ? "" : "****");
+    kv.emplace_back("http_sink.tls.ca", h.tls_ca);
+    kv.emplace_back("http_sink.tls.cert", h.tls_cert);
+    kv.emplace_back("http_sink.tls.key", h.tls_key);
+    kv.emplace_back("http_sink.check_url", h.check_url);
+  }
   for (const auto& [key, value] : c.kafka) {
     kv.emplace_back(Cat("kafka.", key), config::IsSecretProperty(key) ? "****" : value);
   }
@@ -409,6 +430,18 @@ void CheckRabbitMq(const config::Config& config, Report& report) {
                 exchanges.empty() ? "" : Cat("; exchange ", absl::StrJoin(exchanges, ", "), " exists")));
 }
 
+// The HTTP endpoint answers a HEAD (http_sink.check_url, or the URL's origin), over TLS with the configured CA.
+void CheckHttp(const config::Config& config, Report& report) {
+  const http::Options options = HttpOptions(config);
+  const std::string url = options.check_url.empty() ? http::Origin(options.url) : options.check_url;
+  long status = 0;
+  if (absl::Status st = http::Probe(options, url, kBrokerProbeTimeoutMs, &status); !st.ok()) {
+    report.Problem(Cat("the HTTP endpoint does not answer: ", st.message()));
+    return;
+  }
+  report.Ok(Cat("the HTTP endpoint answers (HEAD ", url, ": HTTP ", status, ")"));
+}
+
 // The slot and the checkpoint, decided by the same check `run` takes before streaming (pg::CheckSlot). The gap check
 // needs the server's identity (the replication connection) and the store (for Kafka, the broker answering).
 void CheckSlotAndCheckpoint(const config::Config& config, const ServerFacts& facts, bool broker_ok, Report& report) {
@@ -632,6 +665,8 @@ int Check(const config::Config& config, std::ostream& out, std::ostream&) {
     CheckNats(config, report);
   } else if (config.sink == config::SinkType::kRabbitMq) {
     CheckRabbitMq(config, report);
+  } else if (config.sink == config::SinkType::kHttp) {
+    CheckHttp(config, report);
   } else if (auto producer = kafka::BuildProducerConfig(config.kafka, {config.delivery.max_inflight_events,
                                                                        config.delivery.max_inflight_bytes},
                                                         config.delivery.unsafe);

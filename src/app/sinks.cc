@@ -4,6 +4,7 @@
 #include "delivery/clock.h"
 #include "kafka/checkpoint_store.h"
 #include "kafka/producer_config.h"
+#include "http/sink.h"
 #include "kafka/sink.h"
 #include "nats/sink.h"
 
@@ -56,7 +57,38 @@ rabbitmq::Options RabbitMqOptions(const config::Config& config) {
   return o;
 }
 
+http::Options HttpOptions(const config::Config& config) {
+  const config::HttpSinkConfig& h = config.http_sink;
+  http::Options o;
+  o.url = h.url;
+  o.route_topic = config.outbox.route_topic;
+  o.content_type = h.content_type;
+  o.key_header = h.key_header;
+  o.timeout_ms = h.timeout_ms;
+  o.connect_timeout_ms = h.connect_timeout_ms;
+  o.max_in_flight = static_cast<size_t>(h.max_in_flight);
+  o.batch_max_events = static_cast<size_t>(h.batch_max_events);
+  o.backoff = {std::chrono::milliseconds(h.retry_backoff_ms), std::chrono::milliseconds(h.retry_backoff_max_ms),
+               std::chrono::milliseconds(h.retry_after_max_ms)};
+  o.bearer_token = h.bearer_token;
+  o.user = h.user;
+  o.password = h.password;
+  o.tls_ca = h.tls_ca;
+  o.tls_cert = h.tls_cert;
+  o.tls_key = h.tls_key;
+  o.check_url = h.check_url;
+  // Above the delivery bounds, with room for dead letters: the core's bounds bind first.
+  o.max_queued = static_cast<size_t>(config.delivery.max_inflight_events) + 1000;
+  o.user_agent = config.pipeline.empty() ? "outbox-relay" : "outbox-relay." + config.pipeline;
+  return o;
+}
+
 absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler) {
+  if (config.sink == config::SinkType::kHttp) {
+    auto sink = http::HttpSink::Create(HttpOptions(config), handler);
+    if (!sink.ok()) return sink.status();
+    return std::unique_ptr<sinks::Sink>(std::move(*sink));
+  }
   if (config.sink == config::SinkType::kNats) {
     auto sink = nats::NatsSink::Create(NatsOptions(config), handler);
     if (!sink.ok()) return sink.status();

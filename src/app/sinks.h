@@ -1,11 +1,13 @@
 // The sink and the checkpoint store of a pipeline, made from its configuration: the one place that knows which
-// implementations exist (the Kafka, NATS JetStream and RabbitMQ sinks, and the kafka, file and none stores).
+// implementations exist (the Kafka, NATS JetStream, RabbitMQ and HTTP webhook sinks, and the kafka, file and none
+// stores).
 #pragma once
 
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "config/config.h"
+#include "http/sink.h"
 #include "nats/sink.h"
 #include "rabbitmq/sink.h"
 #include "sinks/checkpoint_store.h"
@@ -20,6 +22,9 @@ absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& conf
 nats::Options NatsOptions(const config::Config& config);
 // The RabbitMQ sink's options from rabbitmq.* (sink.type: rabbitmq).
 rabbitmq::Options RabbitMqOptions(const config::Config& config);
+
+// The HTTP sink's options from http_sink.* (sink.type: http).
+http::Options HttpOptions(const config::Config& config);
 
 // The store of source.checkpoint. A store that writes through the sink (the kafka topic) is given it by Attach.
 std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config);

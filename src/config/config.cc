@@ -523,13 +523,74 @@ void ReadRabbitMq(Reader& r, Config* config) {
   }
 }
 
+// http_sink.*, checked when sink.type is http. The checkpoint cannot live in Kafka.
+void ReadHttpSink(Reader& r, Config* config) {
+  HttpSinkConfig& h = config->http_sink;
+  r.String("http_sink.url", &h.url);
+  r.String("http_sink.content_type", &h.content_type);
+  r.String("http_sink.key_header", &h.key_header);
+  r.Int("http_sink.timeout_ms", 1, &h.timeout_ms);
+  r.Int("http_sink.connect_timeout_ms", 1, &h.connect_timeout_ms);
+  r.Int("http_sink.max_in_flight", 1, &h.max_in_flight);
+  r.Int("http_sink.batch_max_events", 1, &h.batch_max_events);
+  r.Int("http_sink.retry_backoff_ms", 1, &h.retry_backoff_ms);
+  r.Int("http_sink.retry_backoff_max_ms", 1, &h.retry_backoff_max_ms);
+  r.Int("http_sink.retry_after_max_ms", 0, &h.retry_after_max_ms);
+  r.String("http_sink.bearer_token", &h.bearer_token);
+  r.String("http_sink.user", &h.user);
+  r.String("http_sink.password", &h.password);
+  r.String("http_sink.tls.ca", &h.tls_ca);
+  r.String("http_sink.tls.cert", &h.tls_cert);
+  r.String("http_sink.tls.key", &h.tls_key);
+  r.String("http_sink.check_url", &h.check_url);
+  if (config->sink != SinkType::kHttp) return;
+  const auto is_http_url = [](absl::string_view u) {
+    return absl::StartsWith(u, "http://") || absl::StartsWith(u, "https://");
+  };
+  if (h.url.empty()) {
+    r.Error("http_sink.url", "required when sink.type is http");
+  } else if (!is_http_url(h.url)) {
+    r.Error("http_sink.url", absl::StrCat("must start with http:// or https://, got ", Quoted(h.url)));
+  }
+  if (!h.check_url.empty() && !is_http_url(h.check_url)) {
+    r.Error("http_sink.check_url", absl::StrCat("must start with http:// or https://, got ", Quoted(h.check_url)));
+  }
+  if (absl::StrContains(h.url, kRoutedByValue) && !config->outbox.route_topic_regex.empty()) {
+    r.Error("http_sink.url", "${routedByValue} needs outbox.route.topic as a template (not a regex replacement): "
+                             "use ${topic}");
+  }
+  if (absl::StrContains(h.url, kRoutedByValue) && config->outbox.route_topic_regex.empty()) {
+    const std::vector<absl::string_view> parts = absl::StrSplit(config->outbox.route_topic, kRoutedByValue);
+    if (parts.size() != 2) {
+      r.Error("http_sink.url", absl::StrCat("${routedByValue} needs outbox.route.topic to hold it exactly once (got ",
+                                            Quoted(config->outbox.route_topic), "): use ${topic}"));
+    }
+  }
+  if (h.retry_backoff_max_ms < h.retry_backoff_ms) {
+    r.Error("http_sink.retry_backoff_max_ms", "must be at least http_sink.retry_backoff_ms");
+  }
+  if (!h.password.empty() && h.user.empty()) r.Error("http_sink.password", "needs http_sink.user");
+  if (!h.bearer_token.empty() && !h.user.empty()) {
+    r.Error("http_sink.bearer_token", "give one of http_sink.bearer_token or http_sink.user/http_sink.password");
+  }
+  if (h.tls_cert.empty() != h.tls_key.empty()) {
+    r.Error(h.tls_cert.empty() ? "http_sink.tls.cert" : "http_sink.tls.key",
+            "http_sink.tls.cert and http_sink.tls.key go together");
+  }
+  if (config->source.checkpoint == CheckpointStore::kKafka) {
+    r.Error("source.checkpoint", "kafka cannot be used with sink.type: http (there is no Kafka): use file or none");
+  }
+}
+
 // sink.type and, for nats, the nats.* keys. With nats no kafka setting is required, and the checkpoint cannot live
 // in Kafka.
 void ReadSink(Reader& r, Config* config) {
   r.Enum<SinkType>("sink.type",
-                   {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq}},
+                   {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq},
+                    {"http", SinkType::kHttp}},
                    &config->sink);
   ReadRabbitMq(r, config);
+  ReadHttpSink(r, config);
   NatsConfig& n = config->nats;
   r.String("nats.url", &n.url);
   r.String("nats.stream", &n.stream);
@@ -593,7 +654,8 @@ std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::s
   for (const auto& [name, value] : config.kafka) {
     if (IsSecretProperty(name) && !value.empty()) secrets.push_back(value);
   }
-  for (const std::string* value : {&config.nats.password, &config.nats.token, &config.rabbitmq.password}) {
+  for (const std::string* value : {&config.nats.password, &config.nats.token, &config.rabbitmq.password,
+                                    &config.http_sink.password, &config.http_sink.bearer_token}) {
     if (!value->empty()) secrets.push_back(*value);
   }
   if (std::string p = UrlPassword(config.rabbitmq.url); !p.empty()) secrets.push_back(std::move(p));
@@ -635,7 +697,7 @@ constexpr absl::string_view kPipelinesPrefix = "pipelines.";
 constexpr size_t kMaxPipelineName = 64;
 // The sections a pipeline may set; http and log are the process's.
 constexpr absl::string_view kPipelineSections[] = {"source", "outbox", "kafka", "delivery", "sink", "nats",
-                                                     "rabbitmq"};
+                                                   "rabbitmq", "http_sink"};
 
 bool IsLegalPipelineName(absl::string_view name) {
   return !name.empty() && name.size() <= kMaxPipelineName &&
@@ -671,7 +733,7 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
     const absl::string_view section = absl::string_view(key).substr(0, key.find('.'));
     if (std::find(std::begin(kPipelineSections), std::end(kPipelineSections), section) ==
         std::end(kPipelineSections)) {
-      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, sink, kafka, nats, rabbitmq and delivery keys",
+      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, sink, kafka, nats, rabbitmq, http_sink and delivery keys",
                                       section == "http" || section == "log" ? " (http and log are top-level)" : ""));
       continue;
     }

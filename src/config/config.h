@@ -21,7 +21,7 @@ enum class OnUpdate { kWarn, kError, kIgnore };
 enum class OnError { kHalt, kDeadLetter };
 enum class Format { kRaw, kCloudEvents, kProtobuf };
 enum class LogFormat { kText, kJson };
-enum class SinkType { kKafka, kNats, kRabbitMq };  // sink.type (SPEC.md §7; http is not implemented yet)
+enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
 
 // One entry of outbox.fields.additional: "column:header[:name]".
 struct AdditionalField {
@@ -126,6 +126,32 @@ struct RabbitMqConfig {
   int64_t connect_timeout_ms = 5000;   // one connection attempt, and each handshake step
 };
 
+// http_sink.* (sink.type: http): one POST per event to a URL made from a template.
+struct HttpSinkConfig {
+  // The URL template: ${routedByValue} is the route column's value (recovered from the record's topic, which
+  // outbox.route.topic made from it), ${topic} the record's topic. http:// or https://.
+  std::string url;
+  std::string content_type = "application/json";  // unless the record carries a content-type header
+  std::string key_header = "Outbox-Key";          // the header that carries the record's key ("": none)
+  int64_t timeout_ms = 10000;         // one request, connect to the last byte of the answer
+  int64_t connect_timeout_ms = 2000;  // one connection attempt
+  int64_t max_in_flight = 16;         // requests at once (different keys; a key has at most one event out)
+  int64_t batch_max_events = 1;       // events in one request; above 1 a JSON array (one URL per batch)
+  int64_t retry_backoff_ms = 100;       // the first retry's wait, doubled per attempt...
+  int64_t retry_backoff_max_ms = 5000;  // ...up to this
+  int64_t retry_after_max_ms = 60000;   // a Retry-After answer is honoured up to this
+  // Credentials (at most one kind): a bearer token, or basic auth.
+  std::string bearer_token;
+  std::string user;
+  std::string password;
+  // TLS: the CA file to verify the server with, and a client certificate and key for mutual TLS.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  // What `check` and the reconnect after a release ask (HEAD): default the url's scheme://host:port/.
+  std::string check_url;
+};
+
 struct Config {
   SourceConfig source;
   SinkType sink = SinkType::kKafka;  // sink.type
@@ -134,6 +160,7 @@ struct Config {
   std::map<std::string, std::string> kafka;
   NatsConfig nats;  // sink.type: nats
   RabbitMqConfig rabbitmq;  // sink.type: rabbitmq
+  HttpSinkConfig http_sink;  // sink.type: http
   DeliveryConfig delivery;
   std::string http_listen = "127.0.0.1:9188";
   std::string log_level = "info";

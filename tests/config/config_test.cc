@@ -1018,3 +1018,79 @@ TEST(RabbitMqConfig, UnknownRabbitMqKeyIsAnError) {
 
 }  // namespace
 }  // namespace outbox::config
+
+// sink.type: http (issue 19).
+namespace outbox::config {
+namespace {
+
+constexpr char kHttp[] = R"(source:
+  conninfo: "host=127.0.0.1 dbname=app"
+  slot: s
+  publication: p
+  checkpoint: file
+  checkpoint_file: /var/lib/relay/checkpoint
+sink:
+  type: http
+http_sink:
+  url: "https://hooks.example.com/events/${routedByValue}"
+)";
+
+TEST(HttpSinkConfig, MinimalNeedsNoKafkaSettingAndHasDefaults) {
+  auto c = LoadYaml(kHttp, {}, FakeResolver());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->sink, SinkType::kHttp);
+  EXPECT_EQ(c->http_sink.url, "https://hooks.example.com/events/${routedByValue}");
+  EXPECT_EQ(c->http_sink.content_type, "application/json");
+  EXPECT_EQ(c->http_sink.max_in_flight, 16);
+  EXPECT_EQ(c->http_sink.timeout_ms, 10000);
+}
+
+TEST(HttpSinkConfig, UrlIsRequiredAndMustBeHttp) {
+  auto c = LoadYaml(kHttp, {{"http_sink.url", ""}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("http_sink.url: required when sink.type is http"));
+  auto ftp = LoadYaml(kHttp, {{"http_sink.url", "ftp://h/x"}}, FakeResolver());
+  ASSERT_FALSE(ftp.ok());
+  EXPECT_THAT(std::string(ftp.status().message()), HasSubstr("http_sink.url: must start with http:// or https://"));
+}
+
+TEST(HttpSinkConfig, KafkaCheckpointAndMixedCredentialsAreRefusedByName) {
+  auto c = LoadYaml(kHttp, {{"source.checkpoint", "kafka"}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("source.checkpoint: kafka cannot be used with sink.type: http"));
+  auto both = LoadYaml(kHttp, {{"http_sink.bearer_token", "a-long-token"}, {"http_sink.user", "relay"}}, FakeResolver());
+  ASSERT_FALSE(both.ok());
+  EXPECT_THAT(std::string(both.status().message()), HasSubstr("http_sink.bearer_token: give one of"));
+  auto half_tls = LoadYaml(kHttp, {{"http_sink.tls.key", "/k.pem"}}, FakeResolver());
+  ASSERT_FALSE(half_tls.ok());
+  EXPECT_THAT(std::string(half_tls.status().message()), HasSubstr("http_sink.tls.cert"));
+}
+
+TEST(HttpSinkConfig, RoutedByValueNeedsATemplateThatHoldsItOnce) {
+  auto c = LoadYaml(kHttp, {{"outbox.route.topic", "fixed_topic"}}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("http_sink.url: ${routedByValue} needs outbox.route.topic"));
+  EXPECT_TRUE(LoadYaml(kHttp, {{"outbox.route.topic", "fixed_topic"}, {"http_sink.url", "http://h/${topic}"}},
+                       FakeResolver())
+                  .ok());
+}
+
+TEST(HttpSinkConfig, TokenAndPasswordAreSecrets) {
+  auto c = LoadYaml(kHttp, {{"http_sink.bearer_token", "${env:HOOK_TOKEN}"}},
+                    FakeResolver({{"HOOK_TOKEN", "hook-token-value"}}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->http_sink.bearer_token, "hook-token-value");
+  EXPECT_EQ(Redact(*c, "401 for hook-token-value"), "401 for ****");
+  auto p = LoadYaml(kHttp, {{"http_sink.user", "relay"}, {"http_sink.password", "plain-hook-password"}}, FakeResolver());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(Redact(*p, "auth plain-hook-password"), "auth ****");
+}
+
+TEST(HttpSinkConfig, UnknownHttpSinkKeyIsAnError) {
+  auto c = LoadYaml(std::string(kHttp) + "  timout_ms: 5\n", {}, FakeResolver());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("http_sink.timout_ms"));
+}
+
+}  // namespace
+}  // namespace outbox::config
