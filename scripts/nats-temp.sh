@@ -62,7 +62,9 @@ CONF
     echo $! > "$DIR/nats.pid"
     deadline=$((SECONDS + START_TIMEOUT_S))
     until serving; do
-      running || die "nats-server exited: $(tail -5 "$DIR/nats.log")"
+      # kill -0, not running(): for a moment after the fork the child is still this shell (its cmdline does not
+      # name server.conf yet), which running() would take for an exited server.
+      kill -0 "$(server_pid)" 2>/dev/null || die "nats-server exited: $(tail -5 "$DIR/nats.log")"
       [ $SECONDS -lt $deadline ] || die "nats-server did not serve within ${START_TIMEOUT_S} s"
       sleep 0.1
     done
