@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_replace.h"
@@ -403,10 +404,17 @@ TEST_F(NatsE2E, AStreamDeletedWhileRunningIsRetriedUntilItIsBack) {
   ASSERT_EQ(Tool(tool_url(), {"add-stream", stream_, h_->topic_prefix() + ".>"}).first, 0);
   const std::string after = h_->InsertEvent("created", "k1", R"({"n":3})");
   ASSERT_TRUE(WaitForCount(2, 90s)) << relay->Output();
+  // At least once: a publish retried across the stream's return may be stored twice (CI once saw three messages).
+  // What must hold: both events, in commit order by first occurrence, and nothing else (the deleted stream's
+  // event is gone with it).
   const auto messages = ReadStream();
-  ASSERT_EQ(messages.size(), 2u);
-  EXPECT_EQ(messages[0].headers.at("id"), during);
-  EXPECT_EQ(messages[1].headers.at("id"), after);
+  std::vector<std::string> first_seen;
+  for (const auto& m : messages) {
+    const std::string id = m.headers.at("id");
+    EXPECT_TRUE(id == during || id == after) << "unexpected message " << id;
+    if (std::find(first_seen.begin(), first_seen.end(), id) == first_seen.end()) first_seen.push_back(id);
+  }
+  EXPECT_EQ(first_seen, (std::vector<std::string>{during, after}));
   EXPECT_TRUE(relay->Running()) << relay->Output();
   EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 200; }, 30s, "/readyz answers 200"));
   (void)before;
