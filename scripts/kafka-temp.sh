@@ -38,23 +38,8 @@ JAVA="${JAVA:-java}"
 die() { echo "kafka-temp: $*" >&2; exit 1; }
 usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-# A port below the ephemeral range (so client sockets do not take it between the check and the bind), not in use.
-free_port() {
-  local lo=20000 hi=32767 p i eph_lo=""
-  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
-    read -r eph_lo _ < /proc/sys/net/ipv4/ip_local_port_range || true
-    if [ -n "$eph_lo" ] && [ "$eph_lo" -gt $((lo + 1000)) ]; then hi=$((eph_lo - 1)); fi
-  fi
-  for i in $(seq 1 200); do
-    p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
-    [ "$p" != "${1:-}" ] || continue
-    if command -v ss >/dev/null 2>&1; then
-      [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] || continue
-    fi
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  die "no free port found"
-}
+# shellcheck source=scripts/lib.sh
+source "$HERE/lib.sh"  # free_port
 
 abs_dir() {
   if [ "$1" = start ]; then mkdir -p "$2"; fi

@@ -2,6 +2,7 @@
 #
 #   apt_install_missing LOG_TAG PACKAGE...     apt-get install the Debian packages that are not installed yet
 #   trixie_source PACKAGE VERSION DEST         download and unpack Debian trixie's *source* package into DEST
+#   free_port [EXCLUDE]                        print a free TCP port on 127.0.0.1 (the *-temp.sh server scripts)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -53,4 +54,25 @@ trixie_source() {
     done < <(sed -n '/^Checksums-Sha256:/,/^[A-Z]/{/^ /p}' "$dest/$dsc")
   fi
   (cd "$dest" && dpkg-source --no-check -x "./$dsc" src >/dev/null)
+}
+
+# A port below the ephemeral range (so client sockets do not take it between the check and the bind), not in use,
+# and not EXCLUDE (a port just picked for another listener of the same server). The server scripts bind it and
+# retry with another when the bind fails (another process may take it between the pick and the bind).
+free_port() {
+  local lo=20000 hi=32767 p i eph_lo=""
+  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
+    read -r eph_lo _ < /proc/sys/net/ipv4/ip_local_port_range || true
+    if [ -n "${eph_lo:-}" ] && [ "$eph_lo" -gt $((lo + 1000)) ]; then hi=$((eph_lo - 1)); fi
+  fi
+  for i in $(seq 1 200); do
+    p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
+    [ "$p" != "${1:-}" ] || continue
+    if command -v ss >/dev/null 2>&1; then
+      [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] || continue
+    fi
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  echo "free_port: no free port found" >&2
+  return 1
 }

@@ -16,17 +16,8 @@ START_TIMEOUT_S="${NATS_TEMP_START_TIMEOUT_S:-20}"
 die() { echo "nats-temp: $*" >&2; exit 1; }
 usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-free_port() {
-  local p i
-  for i in $(seq 1 200); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 12000))
-    if command -v ss >/dev/null 2>&1; then
-      [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] || continue
-    fi
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  die "no free port found"
-}
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # free_port
 
 [ $# -ge 2 ] || usage
 CMD="$1"
