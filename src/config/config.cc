@@ -517,13 +517,9 @@ void ReadRabbitMq(Reader& r, Config* config) {
     r.Error(q.tls_cert.empty() ? "rabbitmq.tls.cert" : "rabbitmq.tls.key",
             "rabbitmq.tls.cert and rabbitmq.tls.key go together");
   }
-  if (config->source.checkpoint == CheckpointStore::kKafka) {
-    r.Error("source.checkpoint",
-            "kafka cannot be used with sink.type: rabbitmq (there is no Kafka): use file or none");
-  }
 }
 
-// http_sink.*, checked when sink.type is http. The checkpoint cannot live in Kafka.
+// http_sink.*, checked when sink.type is http.
 void ReadHttpSink(Reader& r, Config* config) {
   HttpSinkConfig& h = config->http_sink;
   r.String("http_sink.url", &h.url);
@@ -577,20 +573,10 @@ void ReadHttpSink(Reader& r, Config* config) {
     r.Error(h.tls_cert.empty() ? "http_sink.tls.cert" : "http_sink.tls.key",
             "http_sink.tls.cert and http_sink.tls.key go together");
   }
-  if (config->source.checkpoint == CheckpointStore::kKafka) {
-    r.Error("source.checkpoint", "kafka cannot be used with sink.type: http (there is no Kafka): use file or none");
-  }
 }
 
-// sink.type and, for nats, the nats.* keys. With nats no kafka setting is required, and the checkpoint cannot live
-// in Kafka.
-void ReadSink(Reader& r, Config* config) {
-  r.Enum<SinkType>("sink.type",
-                   {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq},
-                    {"http", SinkType::kHttp}},
-                   &config->sink);
-  ReadRabbitMq(r, config);
-  ReadHttpSink(r, config);
+// The nats.* keys; required ones only when sink.type is nats.
+void ReadNats(Reader& r, Config* config) {
   NatsConfig& n = config->nats;
   r.String("nats.url", &n.url);
   r.String("nats.stream", &n.stream);
@@ -615,8 +601,24 @@ void ReadSink(Reader& r, Config* config) {
   if (n.tls_cert.empty() != n.tls_key.empty()) {
     r.Error(n.tls_cert.empty() ? "nats.tls.cert" : "nats.tls.key", "nats.tls.cert and nats.tls.key go together");
   }
-  if (config->source.checkpoint == CheckpointStore::kKafka) {
-    r.Error("source.checkpoint", "kafka cannot be used with sink.type: nats (there is no Kafka): use file or none");
+}
+
+// sink.type and every sink's keys. Only the kafka sink needs kafka settings, and only with it can the checkpoint live
+// in Kafka.
+void ReadSink(Reader& r, Config* config) {
+  r.Enum<SinkType>("sink.type",
+                   {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq},
+                    {"http", SinkType::kHttp}},
+                   &config->sink);
+  ReadNats(r, config);
+  ReadRabbitMq(r, config);
+  ReadHttpSink(r, config);
+  if (config->sink != SinkType::kKafka && config->source.checkpoint == CheckpointStore::kKafka) {
+    const char* name = config->sink == SinkType::kNats       ? "nats"
+                       : config->sink == SinkType::kRabbitMq ? "rabbitmq"
+                                                             : "http";
+    r.Error("source.checkpoint",
+            absl::StrCat("kafka cannot be used with sink.type: ", name, " (there is no Kafka): use file or none"));
   }
 }
 
@@ -733,7 +735,9 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
     const absl::string_view section = absl::string_view(key).substr(0, key.find('.'));
     if (std::find(std::begin(kPipelineSections), std::end(kPipelineSections), section) ==
         std::end(kPipelineSections)) {
-      problems.push_back(absl::StrCat(path, ": a pipeline sets only source, outbox, sink, kafka, nats, rabbitmq, http_sink and delivery keys",
+      problems.push_back(absl::StrCat(path,
+                                      ": a pipeline sets only source, outbox, sink, kafka, nats, rabbitmq, http_sink "
+                                      "and delivery keys",
                                       section == "http" || section == "log" ? " (http and log are top-level)" : ""));
       continue;
     }
