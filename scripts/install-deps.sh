@@ -81,17 +81,23 @@ if [ "$want_kafka" = 1 ]; then
     log "Kafka $KAFKA_VERSION jars present in $KAFKA_LIB"
   fi
 fi
-# ---- nats-py, the NATS tests' reader ----------------------------------------------------------
-if [ "$want_kafka" = 1 ]; then
-  if [ ! -f "$NATS_PY_VENV/.installed-$NATS_PY_VERSION" ]; then
-    log "installing nats-py $NATS_PY_VERSION into $NATS_PY_VENV"
-    rm -rf "$NATS_PY_VENV"
-    python3 -m venv "$NATS_PY_VENV"
-    "$NATS_PY_VENV/bin/pip" install -q "nats-py==$NATS_PY_VERSION"
-    touch "$NATS_PY_VENV/.installed-$NATS_PY_VERSION"
-  else
-    log "nats-py $NATS_PY_VERSION present in $NATS_PY_VENV"
+# ---- the tests' readers from PyPI, each in a venv of its own (clients not built on the C libraries the relay uses)
+# py_venv PACKAGE VERSION VENV: pip-installs PACKAGE==VERSION into VENV, unless that version is there already.
+py_venv() {
+  local package="$1" version="$2" venv="$3"
+  if [ -f "$venv/.installed-$version" ]; then
+    log "$package $version present in $venv"
+    return 0
   fi
+  log "installing $package $version into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "$package==$version"
+  touch "$venv/.installed-$version"
+}
+if [ "$want_kafka" = 1 ]; then
+  py_venv nats-py "$NATS_PY_VERSION" "$NATS_PY_VENV"  # the NATS tests' reader
+  py_venv pika "$PIKA_VERSION" "$PIKA_VENV"           # the RabbitMQ tests' reader
 fi
 # ---- Helm, for the chart's tests (tests/deploy) -------------------------------------------------
 if [ "$want_kafka" = 1 ]; then
@@ -105,18 +111,6 @@ if [ "$want_kafka" = 1 ]; then
     GOBIN="$(dirname "$HELM_BIN")" "$GO" install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   else
     log "Helm $HELM_VERSION present in $(dirname "$HELM_BIN")"
-  fi
-fi
-# ---- pika, the RabbitMQ tests' reader ----------------------------------------------------------
-if [ "$want_kafka" = 1 ]; then
-  if [ ! -f "$PIKA_VENV/.installed-$PIKA_VERSION" ]; then
-    log "installing pika $PIKA_VERSION into $PIKA_VENV"
-    rm -rf "$PIKA_VENV"
-    python3 -m venv "$PIKA_VENV"
-    "$PIKA_VENV/bin/pip" install -q "pika==$PIKA_VERSION"
-    touch "$PIKA_VENV/.installed-$PIKA_VERSION"
-  else
-    log "pika $PIKA_VERSION present in $PIKA_VENV"
   fi
 fi
 log "done"
