@@ -55,68 +55,51 @@ trap cleanup EXIT
 say "starting a throwaway PostgreSQL (wal_level=logical)"
 eval "$(bash "$HERE/pg-temp.sh" start "$WORK/pg" | grep '^PGPORT=')"
 psql() { command psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres "$@"; }
+# The sink's part of relay.yaml; without Kafka the checkpoint lives in a file.
 if [ "$SINK" = rabbitmq ]; then
   say "starting a throwaway RabbitMQ node"
   eval "$(bash "$HERE/rabbitmq-temp.sh" start "$WORK/rabbitmq" | grep '^RABBITMQ_URL=')"
   rmq_tool() { "$PIKA_VENV/bin/python" "$ROOT/tests/rabbitmq/rmq_tool.py" "$RABBITMQ_URL" "$@"; }
   say "declaring the exchange outbox (topic) and the queue outbox.events bound to it with #"
   rmq_tool setup outbox outbox.events '#'
-  cat > "$WORK/relay.yaml" <<YAML
-source:
-  conninfo: "host=127.0.0.1 port=$PGPORT dbname=postgres user=postgres"
-  slot: outbox_relay
-  publication: outbox_pub
-  checkpoint: file
-  checkpoint_file: "$WORK/checkpoint.json"
-outbox:
-  table: public.outbox
-sink:
+  sink_yaml="sink:
   type: rabbitmq
 rabbitmq:
-  url: "$RABBITMQ_URL"
-  exchange: outbox
-http:
-  listen: "127.0.0.1:0"
-YAML
+  url: \"$RABBITMQ_URL\"
+  exchange: outbox"
 elif [ "$SINK" = http ]; then
   say "starting a webhook receiver (scripts/webhook-receiver.py)"
   : > "$WORK/requests.txt"
   python3 "$HERE/webhook-receiver.py" "$WORK/receiver.port" "$WORK/requests.txt" &
   receiver_pid=$!
   for _ in $(seq 1 100); do [ -s "$WORK/receiver.port" ] && break; sleep 0.1; done
-  cat > "$WORK/relay.yaml" <<YAML
-source:
-  conninfo: "host=127.0.0.1 port=$PGPORT dbname=postgres user=postgres"
-  slot: outbox_relay
-  publication: outbox_pub
-  checkpoint: file
-  checkpoint_file: "$WORK/checkpoint.json"
-outbox:
-  table: public.outbox
-sink:
+  sink_yaml="sink:
   type: http
 http_sink:
-  url: "http://127.0.0.1:$(cat "$WORK/receiver.port")/events/\${routedByValue}"
-http:
-  listen: "127.0.0.1:0"
-YAML
+  url: \"http://127.0.0.1:$(cat "$WORK/receiver.port")/events/\${routedByValue}\""
 else
-say "starting a single-node Kafka $KAFKA_VERSION (KRaft)"
-eval "$(bash "$HERE/kafka-temp.sh" start "$WORK/kafka" | grep '^KAFKA_BOOTSTRAP=')"
-
+  say "starting a single-node Kafka $KAFKA_VERSION (KRaft)"
+  eval "$(bash "$HERE/kafka-temp.sh" start "$WORK/kafka" | grep '^KAFKA_BOOTSTRAP=')"
+  sink_yaml="kafka:
+  bootstrap.servers: \"$KAFKA_BOOTSTRAP\""
+fi
+checkpoint_yaml=""
+if [ "$SINK" != kafka ]; then
+  checkpoint_yaml="  checkpoint: file
+  checkpoint_file: \"$WORK/checkpoint.json\""
+fi
 cat > "$WORK/relay.yaml" <<YAML
 source:
   conninfo: "host=127.0.0.1 port=$PGPORT dbname=postgres user=postgres"
   slot: outbox_relay
   publication: outbox_pub
+$checkpoint_yaml
 outbox:
   table: public.outbox
-kafka:
-  bootstrap.servers: "$KAFKA_BOOTSTRAP"
+$sink_yaml
 http:
   listen: "127.0.0.1:0"
 YAML
-fi
 
 say "outbox-relay init --create-table"
 "$RELAY" init -c "$WORK/relay.yaml" --create-table
