@@ -358,6 +358,19 @@ TEST(ClusterSwitch, ReconnectToAnotherClusterIsFatalAndConfirmsNothingThere) {
   EXPECT_EQ(slot_position(), before) << "the old cluster's position was confirmed to the new one";
 }
 
+// Writes WAL past max_slot_wal_keep_size (the server is started with 32 MB) and checkpoints until the server has
+// invalidated the harness's slot.
+bool WriteWalUntilTheSlotIsLost(RelayHarness& h) {
+  h.Sql("CREATE TABLE IF NOT EXISTS filler (id bigserial, pad text)");
+  return WaitFor(
+      [&] {
+        h.Sql("INSERT INTO filler (pad) SELECT repeat('x', 1000) FROM generate_series(1, 20000)");
+        h.Sql("CHECKPOINT");
+        return h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'") == "lost";
+      },
+      120s, "the slot is invalidated", 10ms);
+}
+
 TEST(LostSlot, InvalidatedSlotIsFatal) {
   auto pg = PgServer::Create(PgServer::Options{.extra_conf = "max_slot_wal_keep_size=32MB\nmax_wal_size=64MB"});
   ASSERT_TRUE(pg.ok()) << pg.status();
@@ -365,15 +378,8 @@ TEST(LostSlot, InvalidatedSlotIsFatal) {
   ASSERT_NE(broker, nullptr);
   RelayHarness h(pg->get(), broker->bootstrap());
   h.Init();
-  h.Sql("CREATE TABLE filler (id bigserial, pad text)");
   // Write WAL past max_slot_wal_keep_size while no relay reads the slot, then checkpoint: the slot is lost.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        h.Sql("INSERT INTO filler (pad) SELECT repeat('x', 1000) FROM generate_series(1, 20000)");
-        h.Sql("CHECKPOINT");
-        return h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'") == "lost";
-      },
-      120s, "the slot is invalidated", 10ms));
+  ASSERT_TRUE(WriteWalUntilTheSlotIsLost(h));
   const std::string confirmed =
       h.Value("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'").value_or("?");
   std::string out;
@@ -397,20 +403,13 @@ TEST(LostSlot, SlotInvalidatedWhileTheRelayRunsIsFatal) {
   ASSERT_NE(broker, nullptr);
   RelayHarness h(pg->get(), broker->bootstrap());
   h.Init();
-  h.Sql("CREATE TABLE filler (id bigserial, pad text)");
   auto relay = h.StartRelay({"--set", "source.slot_check_ms=200"});
   ASSERT_NE(relay, nullptr);
   h.InsertEvent("Before", "k", "{}");
   ASSERT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_events_total") >= 1; }, 30s,
                       "the relay streams"));
   ASSERT_TRUE(relay->Kill(SIGSTOP).ok());
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        h.Sql("INSERT INTO filler (pad) SELECT repeat('x', 1000) FROM generate_series(1, 20000)");
-        h.Sql("CHECKPOINT");
-        return h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'") == "lost";
-      },
-      120s, "the slot is invalidated while the relay holds it", 10ms));
+  ASSERT_TRUE(WriteWalUntilTheSlotIsLost(h));
   ASSERT_TRUE(relay->Kill(SIGCONT).ok());
   EXPECT_EQ(relay->Wait(90s), 1) << relay->Output();
   EXPECT_NE(relay->Output().find("was invalidated (wal_status lost, max_slot_wal_keep_size exceeded)"),
