@@ -1,5 +1,5 @@
 // Helpers shared by the tests of the outbox-relay binary's commands and operations surface: running a command
-// with stdout and stderr apart, rewriting the harness's config, reading samples out of /metrics, and the OS user
+// with stdout and stderr apart, rewriting the harness's config, and the OS user
 // a throwaway PostgreSQL runs as.
 #pragma once
 
@@ -99,25 +99,6 @@ inline void AddKafkaKeys(const RelayHarness& h, const std::vector<std::pair<std:
   }
   ASSERT_TRUE(added) << "no kafka section in " << h.config_path();
   WriteText(h.config_path(), out);
-}
-
-// The value of the sample `series` (a name with its labels as rendered, e.g.
-// `outbox_relay_events_total{result="published"}`) in a text exposition; nullopt when absent.
-inline std::optional<double> Sample(const std::string& exposition, const std::string& series) {
-  std::istringstream in(exposition);
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() > series.size() && line.starts_with(series) && line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return std::nullopt;
-}
-
-// The current value of a series on the relay's /metrics; nullopt when the relay does not answer.
-inline std::optional<double> Scrape(int port, const std::string& series) {
-  auto [code, body] = HttpGet(port, "/metrics");
-  if (code != 200) return std::nullopt;
-  return Sample(body, series);
 }
 
 // The OS user scripts/pg-temp.sh runs a throwaway server as (empty when this process is not root).

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "pg/admin.h"
 #include "support/util.h"
@@ -199,6 +200,22 @@ std::pair<int, std::string> HttpGet(int port, const std::string& path) {
   auto res = client.Get(path.c_str());
   if (!res) return {0, ""};
   return {res->status, res->body};
+}
+
+std::optional<double> Sample(const std::string& exposition, const std::string& series) {
+  std::istringstream in(exposition);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > series.size() && line.starts_with(series) && line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Scrape(int port, const std::string& series) {
+  auto [code, body] = HttpGet(port, "/metrics");
+  if (code != 200) return std::nullopt;
+  return Sample(body, series);
 }
 
 std::optional<double> MetricValue(int port, const std::string& name) {

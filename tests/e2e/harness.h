@@ -104,6 +104,12 @@ void ExpectStopsCleanly(ChildProcess& relay, std::chrono::milliseconds deadline 
 // GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.
 std::pair<int, std::string> HttpGet(int port, const std::string& path);
 
+// The value of the sample `series` (a name with its labels as rendered, e.g.
+// `outbox_relay_events_total{result="published"}`) in a text exposition; nullopt when absent.
+std::optional<double> Sample(const std::string& exposition, const std::string& series);
+// The current value of a series on the relay's /metrics; nullopt when the relay does not answer.
+std::optional<double> Scrape(int port, const std::string& series);
+
 // The value of the first sample of metric `name` (any labels) at http://127.0.0.1:<port>/metrics; nullopt when
 // nothing answers or the metric is absent (so a check on it cannot pass blind).
 std::optional<double> MetricValue(int port, const std::string& name);

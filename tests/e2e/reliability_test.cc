@@ -401,13 +401,6 @@ ProxiedPg ProxyTo(PgServer* pg) {
   return {proxy.ok() ? std::move(*proxy) : nullptr};
 }
 
-std::optional<double> Metric(int port, const std::string& series) {
-  const std::string body = HttpGet(port, "/metrics").second;
-  const size_t at = body.find("\n" + series + " ");
-  if (at == std::string::npos) return std::nullopt;
-  return std::stod(body.substr(at + series.size() + 2));
-}
-
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -427,7 +420,7 @@ TEST(Reliability, BlackholedPostgresConnectionIsDetectedAndTheSlotRetakenWithinT
   auto relay = h.StartRelay(Concat(link.Args(h), {"--set", "source.receive_timeout_ms=3000"}));
   ASSERT_NE(relay, nullptr);
   h.loader().Start();
-  ASSERT_TRUE(WaitFor([&] { return Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}") >= 200; },
+  ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), "outbox_relay_events_total{result=\"published\"}") >= 200; },
                       30s, "events flow through the proxy"));
   const std::string old_pid = h.Value("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() +
                                       "'").value_or("");
@@ -453,7 +446,7 @@ TEST(Reliability, BlackholedPostgresConnectionIsDetectedAndTheSlotRetakenWithinT
   EXPECT_TRUE(why.find("receive_timeout_ms") != std::string::npos ||
               why.find("publication watch's connection: no answer") != std::string::npos)
       << why;
-  EXPECT_GE(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(0), 1);
+  EXPECT_GE(Scrape(h.http_port(), "outbox_relay_reconnects_total").value_or(0), 1);
   EXPECT_NE(relay->Output().find("ended this relay's previous walsender (PID " + old_pid + ")"), std::string::npos)
       << relay->Output();
   h.StopLoadAndExpectCleanDelivery(60s, "replication connection blackholed");
@@ -474,17 +467,17 @@ TEST(Reliability, PostgresConnectionsResetAtRandomMomentsLoseNothing) {
   std::mt19937 random(std::random_device{}());
   const int resets = EnvInt("OUTBOX_CHAOS_CYCLES", 5);
   for (int i = 0; i < resets; ++i) {
-    const double published = Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0);
+    const double published = Scrape(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0);
     ASSERT_TRUE(WaitFor(
         [&] {
-          return Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0) > published;
+          return Scrape(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0) > published;
         },
         60s, "events flow before reset " + std::to_string(i)));
     Sleep(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 700)(random)));
     link.proxy->ResetAll();
   }
   h.StopLoadAndExpectCleanDelivery(90s, std::to_string(resets) + " resets of the PostgreSQL connections");
-  EXPECT_GE(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(0), 1);
+  EXPECT_GE(Scrape(h.http_port(), "outbox_relay_reconnects_total").value_or(0), 1);
   EXPECT_GE(link.proxy->accepted(), resets) << "the relay reconnected through the proxy after the resets";
   ExpectStopsCleanly(*relay);
 }
@@ -506,11 +499,11 @@ TEST(Reliability, SlowPostgresLinkDeliversEverythingWithoutReconnecting) {
   const size_t written = h.loader().transactions();
   // Events still arrive over the slow link, and the status updates keep the slot confirmed forward.
   ASSERT_TRUE(WaitFor(
-      [&] { return Metric(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0) >= 500; }, 60s,
+      [&] { return Scrape(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0) >= 500; }, 60s,
       "events arrive over the slow link"));
   link.proxy->Heal();
   h.StopLoadAndExpectCleanDelivery(90s, "slow link (100 ms, 64 KiB/s) for " + std::to_string(written) + " events");
-  EXPECT_EQ(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0) << relay->Output();
+  EXPECT_EQ(Scrape(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0) << relay->Output();
   ExpectStopsCleanly(*relay);
 }
 
@@ -533,19 +526,19 @@ TEST(Reliability, BlackholedBrokerConnectionIsReplacedWithinTheSocketTimeout) {
   ASSERT_NE(relay, nullptr);
   h.loader().Start();
   const std::string published = "outbox_relay_events_total{result=\"published\"}";
-  ASSERT_TRUE(WaitFor([&] { return Metric(h.http_port(), published).value_or(0) >= 200; }, 60s,
+  ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), published).value_or(0) >= 200; }, 60s,
                       "events flow through the proxy"));
   (*proxy)->Blackhole();
   const auto cut = std::chrono::steady_clock::now();
-  const double at_cut = Metric(h.http_port(), published).value_or(0);
-  ASSERT_TRUE(WaitFor([&] { return Metric(h.http_port(), published).value_or(0) > at_cut + 100; }, 5s + 25s,
+  const double at_cut = Scrape(h.http_port(), published).value_or(0);
+  ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), published).value_or(0) > at_cut + 100; }, 5s + 25s,
                       "acknowledgements again on a new broker connection"));
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - cut);
   std::cout << "[ figures  ] blackholed broker connections: acknowledged again after " << took.count()
             << " ms (kafka.socket.timeout.ms 5000)\n";
   (*proxy)->Heal();  // the test's own reader was cut off too
   h.StopLoadAndExpectCleanDelivery(90s, "broker connections blackholed");
-  EXPECT_EQ(Metric(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0)
+  EXPECT_EQ(Scrape(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0)
       << "a broker fault is not a replication reconnect";
   ExpectStopsCleanly(*relay);
 }
