@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "e2e/core_cases.h"
 #include "e2e/harness.h"
 #include "e2e/loader.h"
 #include "nlohmann/json.hpp"
@@ -259,29 +260,9 @@ TEST_F(HttpE2E, EveryCommittedEventIsPostedOnceWithHeadersAndBody) {
   h_->Init();
   auto relay = h_->StartRelay({"--set", "outbox.fields.additional=aggregatetype:header:kind"});
   ASSERT_NE(relay, nullptr);
-  struct Expected {
-    std::string type, key, payload;
-  };
-  std::map<std::string, Expected> expected;
-  const auto id = [&] { return h_->Value("SELECT gen_random_uuid()").value_or(""); };
-  const auto insert = [&](const std::string& event_id, const std::string& type, const std::string& key,
-                          const std::string& payload) {
-    return "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES ('" + event_id + "', 'order', '" +
-           key + "', '" + type + "', '" + payload + "');";
-  };
-  const std::string a = id(), b = id(), c = id(), rolled = id(), sp_rolled = id(), kept = id();
-  expected[a] = {"created", "o1", R"({"n": 1})"};
-  expected[b] = {"paid", "o1", R"({"n": 2})"};
-  expected[c] = {"created", "o2", R"({"n": 3})"};
-  expected[kept] = {"created", "o3", R"({"n": 5})"};
-  h_->Sql("BEGIN;" + insert(a, "created", "o1", R"({"n":1})") + insert(b, "paid", "o1", R"({"n":2})") +
-          insert(c, "created", "o2", R"({"n":3})") + "COMMIT;");
-  h_->Sql("BEGIN;" + insert(rolled, "created", "o9", R"({"n":4})") + "ROLLBACK;");
-  h_->Sql("BEGIN; SAVEPOINT s;" + insert(sp_rolled, "created", "o9", R"({"n":4})") + "ROLLBACK TO SAVEPOINT s;" +
-          insert(kept, "created", "o3", R"({"n":5})") + "COMMIT;");
-  const std::string sentinel = id();
-  expected[sentinel] = {"created", "o4", R"({"n": 7})"};
-  h_->Sql(insert(sentinel, "created", "o4", R"({"n":7})"));
+  const CoreCases cases = WriteCoreCases(*h_);
+  const std::map<std::string, ExpectedEvent>& expected = cases.expected;
+  const std::string &a = cases.a, &b = cases.b, &rolled = cases.rolled, &sp_rolled = cases.sp_rolled, &sentinel = cases.sentinel;
   ASSERT_TRUE(WaitForDelivered(expected.size())) << relay->Output();
 
   const std::vector<Seen> seen = receiver_.seen();
@@ -290,7 +271,7 @@ TEST_F(HttpE2E, EveryCommittedEventIsPostedOnceWithHeadersAndBody) {
   for (const Seen& s : seen) {
     const std::string event_id = s.Header("idempotency-key");
     ASSERT_TRUE(expected.contains(event_id)) << "unexpected event " << event_id << " at " << s.path;
-    const Expected& e = expected[event_id];
+    const ExpectedEvent& e = expected.at(event_id);
     EXPECT_EQ(s.method, "POST");
     EXPECT_EQ(s.path, "/events/" + e.type);
     EXPECT_EQ(s.body, e.payload);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "e2e/core_cases.h"
 #include "e2e/harness.h"
 #include "e2e/loader.h"
 #include "nlohmann/json.hpp"
@@ -195,40 +196,16 @@ class RabbitMqE2E : public ::testing::Test {
   std::vector<Message> received_;
 };
 
-std::string Insert(const std::string& id, const std::string& type, const std::string& key,
-                   const std::string& payload) {
-  return "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES ('" + id + "', 'order', '" + key +
-         "', '" + type + "', '" + payload + "');";
-}
-
 TEST_F(RabbitMqE2E, EveryCommittedEventArrivesOnceWithPropertiesHeadersAndBody) {
   MakeHarness("", std::nullopt, {"rk.#"});
   h_->Init();
   auto relay = h_->StartRelay({"--set", "outbox.fields.additional=aggregatetype:header:kind", "--set",
                                "rabbitmq.routing_key=rk.${routedByValue}"});
   ASSERT_NE(relay, nullptr);
-  struct Expected {
-    std::string type, key, payload;
-  };
-  std::map<std::string, Expected> expected;
-  const auto id = [&] { return h_->Value("SELECT gen_random_uuid()").value_or(""); };
-  const std::string a = id(), b = id(), c = id(), rolled = id(), sp_rolled = id(), kept = id(), deleted = id();
-  expected[a] = {"created", "o1", R"({"n": 1})"};
-  expected[b] = {"paid", "o1", R"({"n": 2})"};
-  expected[c] = {"created", "o2", R"({"n": 3})"};
-  expected[kept] = {"created", "o3", R"({"n": 5})"};
-  expected[deleted] = {"shipped", "o1", R"({"n": 6})"};
   const int64_t before = static_cast<int64_t>(std::time(nullptr));
-  h_->Sql("BEGIN;" + Insert(a, "created", "o1", R"({"n":1})") + Insert(b, "paid", "o1", R"({"n":2})") +
-          Insert(c, "created", "o2", R"({"n":3})") + "COMMIT;");
-  h_->Sql("BEGIN;" + Insert(rolled, "created", "o9", R"({"n":4})") + "ROLLBACK;");
-  h_->Sql("BEGIN; SAVEPOINT s;" + Insert(sp_rolled, "created", "o9", R"({"n":4})") + "ROLLBACK TO SAVEPOINT s;" +
-          Insert(kept, "created", "o3", R"({"n":5})") + "COMMIT;");
-  h_->Sql("BEGIN;" + Insert(deleted, "shipped", "o1", R"({"n":6})") + "DELETE FROM outbox WHERE id = '" + deleted +
-          "'; COMMIT;");
-  const std::string sentinel = id();
-  expected[sentinel] = {"created", "o4", R"({"n": 7})"};
-  h_->Sql(Insert(sentinel, "created", "o4", R"({"n":7})"));
+  const CoreCases cases = WriteCoreCases(*h_);
+  const std::map<std::string, ExpectedEvent>& expected = cases.expected;
+  const std::string &a = cases.a, &b = cases.b, &c = cases.c, &rolled = cases.rolled, &sp_rolled = cases.sp_rolled, &sentinel = cases.sentinel;
   ASSERT_TRUE(WaitForCount(expected.size())) << relay->Output();
 
   const std::vector<Message> messages = Drain();
@@ -237,7 +214,7 @@ TEST_F(RabbitMqE2E, EveryCommittedEventArrivesOnceWithPropertiesHeadersAndBody) 
   for (const Message& m : messages) {
     ASSERT_TRUE(expected.contains(m.message_id)) << "unexpected event " << m.message_id << " to " << m.routing_key;
     EXPECT_TRUE(seen.insert(m.message_id).second) << "twice: " << m.message_id;
-    const Expected& e = expected[m.message_id];
+    const ExpectedEvent& e = expected.at(m.message_id);
     EXPECT_EQ(m.exchange, exchange_);
     EXPECT_EQ(m.routing_key, "rk." + e.type);
     EXPECT_EQ(m.body, e.payload);
