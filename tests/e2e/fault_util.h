@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -72,35 +73,50 @@ struct DeliveryCheck {
   size_t order_violations = 0;
 };
 
+// One delivered message as any sink's reader sees it: the event id, the record's key, its value.
+struct DeliveredEvent {
+  std::string id;
+  std::optional<std::string> key;
+  std::string value;
+};
+
 // Every committed id arrived; nothing outside committed+uncertain arrived; the first occurrences of each key's
 // events carry increasing steps (payload {"key":..,"step":N}).
-inline DeliveryCheck CheckDelivery(const std::vector<KafkaRecord>& records, const std::set<std::string>& committed,
-                                   const std::set<std::string>& uncertain) {
+inline DeliveryCheck CheckDeliveredEvents(const std::vector<DeliveredEvent>& events,
+                                          const std::set<std::string>& committed,
+                                          const std::set<std::string>& uncertain) {
   DeliveryCheck c;
-  c.records = records.size();
+  c.records = events.size();
   std::set<std::string> seen;
   std::map<std::string, int> last_step;
   static const std::regex kStep("\"step\": (\\d+)");
-  for (const KafkaRecord& r : records) {
-    const std::string id = HeaderValue(r, "id");
-    if (!committed.count(id) && !uncertain.count(id)) ++c.unexpected;
-    if (!seen.insert(id).second) {
+  for (const DeliveredEvent& e : events) {
+    if (!committed.count(e.id) && !uncertain.count(e.id)) ++c.unexpected;
+    if (!seen.insert(e.id).second) {
       ++c.duplicates;
       continue;
     }
     std::smatch m;
-    const std::string value = r.value.value_or("");
-    if (r.key && std::regex_search(value, m, kStep)) {
+    if (e.key && std::regex_search(e.value, m, kStep)) {
       const int step = std::stoi(m[1]);
-      auto it = last_step.find(*r.key);
+      auto it = last_step.find(*e.key);
       if (it != last_step.end() && step <= it->second) ++c.order_violations;
-      last_step[*r.key] = step;
+      last_step[*e.key] = step;
     }
   }
   for (const std::string& id : committed) {
     if (!seen.count(id)) ++c.lost;
   }
   return c;
+}
+
+// The same over Kafka records (the id header, the record's key and value).
+inline DeliveryCheck CheckDelivery(const std::vector<KafkaRecord>& records, const std::set<std::string>& committed,
+                                   const std::set<std::string>& uncertain) {
+  std::vector<DeliveredEvent> events;
+  events.reserve(records.size());
+  for (const KafkaRecord& r : records) events.push_back({HeaderValue(r, "id"), r.key, r.value.value_or("")});
+  return CheckDeliveredEvents(events, committed, uncertain);
 }
 
 inline int EnvInt(const char* name, int fallback) {

@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "e2e/core_cases.h"
+#include "e2e/fault_util.h"
 #include "e2e/harness.h"
 #include "e2e/loader.h"
 #include "nlohmann/json.hpp"
@@ -229,25 +230,19 @@ class HttpE2E : public ::testing::Test {
   // Every committed id was delivered, and per key the first deliveries keep the loader's step order. (A rewind
   // may send a suffix again; the receiver deduplicates on Idempotency-Key.)
   void ExpectNoLossInOrder(const Loader& loader) {
-    std::map<std::string, int> last_step;
-    std::set<std::string> ids;
+    std::vector<DeliveredEvent> events;
     for (const Seen& s : receiver_.Delivered()) {
       const std::string id = s.Header("idempotency-key");
       EXPECT_EQ(s.Header("id"), id);
-      ids.insert(id);
       const auto j = s.Json();
       ASSERT_FALSE(j.is_discarded()) << s.body;
-      const std::string key = j["key"].get<std::string>();
-      EXPECT_EQ(s.Header("outbox-key"), key);
-      const int step = j["step"].get<int>();
-      if (last_step.contains(key)) {
-        EXPECT_GT(step, last_step[key]) << "key " << key << " out of commit order";
-      }
-      last_step[key] = step;
+      EXPECT_EQ(s.Header("outbox-key"), j["key"].get<std::string>());
+      events.push_back({id, s.Header("outbox-key"), s.body});
     }
-    size_t missing = 0;
-    for (const std::string& id : loader.committed()) missing += ids.contains(id) ? 0 : 1;
-    EXPECT_EQ(missing, 0u) << "of " << loader.committed().size() << " committed events";
+    const DeliveryCheck c = CheckDeliveredEvents(events, loader.committed(), loader.uncertain());
+    EXPECT_EQ(c.lost, 0u) << "of " << loader.committed().size() << " committed events";
+    EXPECT_EQ(c.order_violations, 0u) << "first deliveries out of commit order";
+    EXPECT_EQ(c.unexpected, 0u) << "events that were never committed";
   }
 
   PgServer* pg_ = nullptr;

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "e2e/core_cases.h"
+#include "e2e/fault_util.h"
 #include "e2e/harness.h"
 #include "e2e/loader.h"
 #include "nlohmann/json.hpp"
@@ -176,26 +177,20 @@ class NatsE2E : public ::testing::Test {
   // Every committed id arrived, each once (duplicates inside the window dropped by the server), and per key the
   // first occurrences keep the loader's step order.
   void ExpectNoLossNoDuplicatesInOrder(const Loader& loader, const std::vector<NatsMessage>& messages) {
-    std::map<std::string, int> seen;
-    std::map<std::string, int> last_step;
+    std::vector<DeliveredEvent> events;
     for (const NatsMessage& m : messages) {
       const std::string& id = m.headers.at("id");
       EXPECT_EQ(m.headers.at("Nats-Msg-Id"), id);
-      if (seen[id]++ > 0) continue;
       const auto j = nlohmann::json::parse(m.data, nullptr, false);
       ASSERT_FALSE(j.is_discarded()) << m.data;
-      const std::string key = j["key"].get<std::string>();
-      EXPECT_EQ(m.headers.at("key"), key);
-      const int step = j["step"].get<int>();
-      if (last_step.contains(key)) {
-        EXPECT_GT(step, last_step[key]) << "key " << key << " out of commit order";
-      }
-      last_step[key] = step;
+      EXPECT_EQ(m.headers.at("key"), j["key"].get<std::string>());
+      events.push_back({id, m.headers.at("key"), m.data});
     }
-    size_t missing = 0;
-    for (const std::string& id : loader.committed()) missing += seen.contains(id) ? 0 : 1;
-    EXPECT_EQ(missing, 0u) << "of " << loader.committed().size() << " committed events";
-    for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << "event " << id << " stored " << n << " times";
+    const DeliveryCheck c = CheckDeliveredEvents(events, loader.committed(), loader.uncertain());
+    EXPECT_EQ(c.lost, 0u) << "of " << loader.committed().size() << " committed events";
+    EXPECT_EQ(c.order_violations, 0u) << "first occurrences out of commit order";
+    EXPECT_EQ(c.unexpected, 0u) << "events that were never committed";
+    EXPECT_EQ(c.duplicates, 0u) << "the stream's duplicate window drops a republished event";
   }
 
   std::string url_;

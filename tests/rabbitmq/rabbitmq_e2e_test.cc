@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "e2e/core_cases.h"
+#include "e2e/fault_util.h"
 #include "e2e/harness.h"
 #include "e2e/loader.h"
 #include "nlohmann/json.hpp"
@@ -163,29 +164,19 @@ class RabbitMqE2E : public ::testing::Test {
   // Every committed id arrived, and per key the first occurrences keep the loader's step order (a rewind may
   // repeat a suffix; consumers deduplicate on the id).
   void ExpectNoLossInOrder(const Loader& loader) {
-    std::set<std::string> seen;
-    std::map<std::string, int> last_step;
-    size_t duplicates = 0;
+    std::vector<DeliveredEvent> events;
     for (const Message& m : received_) {
       EXPECT_EQ(m.header("id"), m.message_id);
-      if (!seen.insert(m.message_id).second) {
-        ++duplicates;
-        continue;
-      }
       const auto j = nlohmann::json::parse(m.body, nullptr, false);
       ASSERT_FALSE(j.is_discarded()) << m.body;
-      const std::string key = j["key"].get<std::string>();
-      EXPECT_EQ(m.header("key"), key);
-      const int step = j["step"].get<int>();
-      if (last_step.contains(key)) {
-        EXPECT_GT(step, last_step[key]) << "key " << key << " out of commit order";
-      }
-      last_step[key] = step;
+      EXPECT_EQ(m.header("key"), j["key"].get<std::string>());
+      events.push_back({m.message_id, m.header("key"), m.body});
     }
-    size_t missing = 0;
-    for (const std::string& id : loader.committed()) missing += seen.contains(id) ? 0 : 1;
-    EXPECT_EQ(missing, 0u) << "of " << loader.committed().size() << " committed events";
-    std::cout << "received " << received_.size() << " messages, " << duplicates << " duplicates\n";
+    const DeliveryCheck c = CheckDeliveredEvents(events, loader.committed(), loader.uncertain());
+    EXPECT_EQ(c.lost, 0u) << "of " << loader.committed().size() << " committed events";
+    EXPECT_EQ(c.order_violations, 0u) << "first occurrences out of commit order";
+    EXPECT_EQ(c.unexpected, 0u) << "events that were never committed";
+    std::cout << "received " << received_.size() << " messages, " << c.duplicates << " duplicates\n";
   }
 
   std::string url_;
