@@ -11,8 +11,8 @@
 
 namespace outbox::testing {
 
-Loader::Loader(PgServer* pg, std::string db, std::string type, int keys)
-    : pg_(pg), db_(std::move(db)), type_(std::move(type)), keys_(keys) {}
+Loader::Loader(PgServer* pg, std::string db, std::string type, int keys, int max_events_per_second)
+    : pg_(pg), db_(std::move(db)), type_(std::move(type)), keys_(keys), max_events_per_second_(max_events_per_second) {}
 
 Loader::~Loader() { Stop(); }
 
@@ -67,6 +67,8 @@ void ExpectLoadHealthy(const Loader& loader, size_t min_committed, const std::st
 void Loader::Run() {
   std::optional<PgConnection> conn;
   uint64_t n = 0;
+  uint64_t events_written = 0;
+  const auto started = std::chrono::steady_clock::now();
   while (!stop_) {
     if (!conn) {
       auto c = pg_->Connect(db_);
@@ -114,7 +116,16 @@ void Loader::Run() {
     }
     ++n;
     ++transactions_;
-    if (n % 20 == 0) PollUntil([&] { return stop_.load(); }, std::chrono::milliseconds(5));
+    events_written += ids.size();
+    if (max_events_per_second_ > 0) {
+      // Not ahead of the pace: wait (interruptibly) until this many events are due.
+      const auto due = started + std::chrono::microseconds(events_written * 1000000 / max_events_per_second_);
+      PollUntil([&] { return stop_.load() || std::chrono::steady_clock::now() >= due; },
+                std::chrono::duration_cast<std::chrono::milliseconds>(due - std::chrono::steady_clock::now()) +
+                    std::chrono::milliseconds(1));
+    } else if (n % 20 == 0) {
+      PollUntil([&] { return stop_.load(); }, std::chrono::milliseconds(5));
+    }
   }
 }
 

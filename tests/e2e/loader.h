@@ -20,7 +20,9 @@ namespace outbox::testing {
 
 class Loader {
  public:
-  Loader(PgServer* pg, std::string db, std::string type, int keys = 10);
+  // `max_events_per_second` (0: as fast as it goes) paces the load for a sink slower than the loader, so that the
+  // backlog a test leaves stays within what its final wait can drain.
+  Loader(PgServer* pg, std::string db, std::string type, int keys = 10, int max_events_per_second = 0);
   ~Loader();
   void Start();
   void Stop();
@@ -38,6 +40,7 @@ class Loader {
   PgServer* pg_;
   std::string db_, type_;
   int keys_;
+  int max_events_per_second_;
   std::atomic<bool> stop_{false};
   std::atomic<size_t> transactions_{0};
   std::thread thread_;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,13 @@ namespace outbox::testing {
 namespace {
 
 using namespace std::chrono_literals;
+
+// The load: a key has one request out at a time (and the chaos receiver answers in 1-8 ms, failing every tenth
+// first attempt), so the relay's rate grows with the keys, and the receiver's own threads bound it (a few hundred
+// events a second here). An unpaced loader on an idle machine left a backlog still draining after the final wait's
+// 120 s; paced, the backlog stays within it.
+constexpr int kLoadKeys = 100;
+constexpr int kLoadEventsPerSecond = 300;
 using SteadyClock = std::chrono::steady_clock;
 
 // What the receiver answers one request with.
@@ -436,7 +444,7 @@ TEST_F(HttpE2E, KillNineUnderLoadLosesNothing) {
     return Reply(attempt == 1 && h % 10 == 0 ? 503 : 200, std::nullopt, std::chrono::milliseconds(1 + h % 8));
   });
   h_->Init();
-  Loader loader(pg_, h_->db(), "load");
+  Loader loader(pg_, h_->db(), "load", kLoadKeys, kLoadEventsPerSecond);
   loader.Start();
   const int cycles = std::getenv("OUTBOX_CHAOS_CYCLES") ? std::atoi(std::getenv("OUTBOX_CHAOS_CYCLES")) : 20;
   std::mt19937 rng(std::random_device{}());
@@ -455,8 +463,14 @@ TEST_F(HttpE2E, KillNineUnderLoadLosesNothing) {
   EXPECT_GT(last_confirmed, first_confirmed) << "the relay confirms across kill -9 cycles";
   loader.Stop();
   ExpectLoadHealthy(loader, 100, "kill -9 chaos");
+  const auto drain_start = std::chrono::steady_clock::now();
   auto relay = h_->StartRelay();
   ASSERT_TRUE(WaitForEveryCommitted(loader)) << relay->Output();
+  std::cout << "[ figures  ] " << cycles << " kill -9 cycles, " << loader.committed().size()
+            << " events committed; the last relay delivered the rest in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - drain_start)
+                   .count()
+            << " ms\n";
   ExpectNoLossInOrder(loader);
 }
 
@@ -465,7 +479,7 @@ TEST_F(HttpE2E, KillNineUnderLoadLosesNothing) {
 TEST_F(HttpE2E, ReceiverDownLongerThanTheReleaseIntervalLosesNothing) {
   MakeHarness(receiver_.url());
   h_->Init();
-  Loader loader(pg_, h_->db(), "load");
+  Loader loader(pg_, h_->db(), "load", kLoadKeys, kLoadEventsPerSecond);
   loader.Start();
   auto relay = h_->StartRelay({"--set", "delivery.release_slot_after_ms=2000"});
   ASSERT_NE(relay, nullptr);

@@ -35,6 +35,10 @@ using namespace std::chrono_literals;
 // The load's keys: one unconfirmed message per key is in flight (a confirm waits for the broker's fsync), so the
 // relay's rate grows with the keys; 100 keeps it above the loader's on a busy 2-core machine.
 constexpr int kLoadKeys = 100;
+// The loads are paced: alone here the relay drains about 1,300 events/s into the node, but under CI's parallel
+// tests a confirm (the broker's fsync) takes much longer, and an unpaced loader left a backlog that outlasted the
+// final wait. Paced, the backlog a test leaves is bounded by the pace, not by the machine's load.
+constexpr int kLoadEventsPerSecond = 300;
 
 // One message as pika read it.
 struct Message {
@@ -330,7 +334,7 @@ TEST_F(RabbitMqE2E, UnroutableAndMissingExchangeEventsAreDeadLettered) {
 TEST_F(RabbitMqE2E, KillNineUnderLoadLosesNothingAndKeepsKeyOrder) {
   MakeHarness();
   h_->Init();
-  Loader loader(pg_, h_->db(), "load", kLoadKeys);
+  Loader loader(pg_, h_->db(), "load", kLoadKeys, kLoadEventsPerSecond);
   loader.Start();
   const int cycles = std::getenv("OUTBOX_CHAOS_CYCLES") ? std::atoi(std::getenv("OUTBOX_CHAOS_CYCLES")) : 20;
   std::mt19937 rng(std::random_device{}());
@@ -358,7 +362,7 @@ TEST_F(RabbitMqE2E, BrokerStoppedAndStartedUnderLoadLosesNothingAndResumes) {
   OwnRabbitMq node;
   MakeHarness("", node.url());
   h_->Init();
-  Loader loader(pg_, h_->db(), "load", kLoadKeys);
+  Loader loader(pg_, h_->db(), "load", kLoadKeys, kLoadEventsPerSecond);
   loader.Start();
   auto relay = h_->StartRelay();
   ASSERT_NE(relay, nullptr);
@@ -383,7 +387,7 @@ TEST_F(RabbitMqE2E, MemoryAlarmBlocksPublishingNotTheLoopAndClears) {
   OwnRabbitMq node;
   MakeHarness("", node.url());
   h_->Init();
-  Loader loader(pg_, h_->db(), "load", kLoadKeys);
+  Loader loader(pg_, h_->db(), "load", kLoadKeys, kLoadEventsPerSecond);
   loader.Start();
   auto relay = h_->StartRelay({"--set", "source.status_interval_ms=200", "--set",
                                "delivery.release_slot_after_ms=600000"});
