@@ -400,10 +400,12 @@ http:
             return {}
         m = {}
         for line in text.splitlines():
-            if line.startswith("outbox_relay_confirmed_lsn "):
-                m["confirmed"] = int(float(line.split()[1]))
-            elif line.startswith('outbox_relay_events_total{result="published"}'):
-                m["published"] = int(float(line.split()[1]))
+            # Samples carry sink="..." (and pipeline="..." when named) before their own labels.
+            name, _, value = line.rpartition(" ")
+            if name == "outbox_relay_confirmed_lsn" or name.startswith("outbox_relay_confirmed_lsn{"):
+                m["confirmed"] = int(float(value))
+            elif name.startswith("outbox_relay_events_total{") and 'result="published"' in name:
+                m["published"] = int(float(value))
         return m
 
     def start_relay(self, name, slot, prefix, bootstrap, dbname="bench"):

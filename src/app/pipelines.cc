@@ -80,7 +80,7 @@ int RunPipelines(const config::Config& config, const RunOptions& options, const 
   std::vector<ops::PipelineMetrics> labelled;
   for (size_t i = 0; i < all.size(); ++i) {
     running[i].config = all[i];
-    labelled.push_back({all[i]->pipeline, running[i].metrics.get()});
+    labelled.push_back({all[i]->pipeline, running[i].metrics.get(), std::string(config::SinkTypeName(all[i]->sink))});
   }
   ops::HttpServer http(labelled, redact);
   if (absl::Status st = http.Start(config.http_listen); !st.ok()) {

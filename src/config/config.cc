@@ -614,11 +614,9 @@ void ReadSink(Reader& r, Config* config) {
   ReadRabbitMq(r, config);
   ReadHttpSink(r, config);
   if (config->sink != SinkType::kKafka && config->source.checkpoint == CheckpointStore::kKafka) {
-    const char* name = config->sink == SinkType::kNats       ? "nats"
-                       : config->sink == SinkType::kRabbitMq ? "rabbitmq"
-                                                             : "http";
-    r.Error("source.checkpoint",
-            absl::StrCat("kafka cannot be used with sink.type: ", name, " (there is no Kafka): use file or none"));
+    r.Error("source.checkpoint", absl::StrCat("kafka cannot be used with sink.type: ",
+                                              std::string(SinkTypeName(config->sink)),
+                                              " (there is no Kafka): use file or none"));
   }
 }
 
@@ -796,6 +794,20 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
 }
 
 }  // namespace
+
+std::string_view SinkTypeName(SinkType sink) {
+  switch (sink) {
+    case SinkType::kKafka:
+      return "kafka";
+    case SinkType::kNats:
+      return "nats";
+    case SinkType::kRabbitMq:
+      return "rabbitmq";
+    case SinkType::kHttp:
+      return "http";
+  }
+  return "kafka";
+}
 
 bool IsSecretProperty(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(std::string(name));

@@ -22,6 +22,8 @@ enum class OnError { kHalt, kDeadLetter };
 enum class Format { kRaw, kCloudEvents, kProtobuf };
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
+// The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.
+std::string_view SinkTypeName(SinkType sink);
 
 // One entry of outbox.fields.additional: "column:header[:name]".
 struct AdditionalField {

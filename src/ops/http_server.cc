@@ -14,7 +14,7 @@
 namespace outbox::ops {
 
 HttpServer::HttpServer(const Metrics* metrics, Redactor redact)
-    : HttpServer(std::vector<PipelineMetrics>{{"", metrics}}, std::move(redact)) {}
+    : HttpServer(std::vector<PipelineMetrics>{{"", metrics, ""}}, std::move(redact)) {}
 
 HttpServer::HttpServer(std::vector<PipelineMetrics> pipelines, Redactor redact)
     : pipelines_(std::move(pipelines)), redact_(std::move(redact)) {}

@@ -70,7 +70,7 @@ Metrics::Readiness Metrics::readiness() const {
   return {true, ""};
 }
 
-std::string Metrics::Render() const { return RenderMetrics({{"", this}}); }
+std::string Metrics::Render() const { return RenderMetrics({{"", this, ""}}); }
 
 namespace {
 
@@ -177,7 +177,8 @@ std::string RenderMetrics(const std::vector<PipelineMetrics>& pipelines) {
   std::string out;
   std::vector<std::string> labels;
   for (const PipelineMetrics& p : pipelines) {
-    labels.push_back(p.pipeline.empty() ? "" : Cat("pipeline=\"", p.pipeline, "\","));
+    labels.push_back(Cat(p.pipeline.empty() ? "" : Cat("pipeline=\"", p.pipeline, "\","),
+                         p.sink.empty() ? "" : Cat("sink=\"", p.sink, "\",")));
   }
   for (const Family& family : Families()) {
     Append(&out, "# HELP outbox_relay_", family.name, " ", family.help, "\n# TYPE outbox_relay_", family.name, " ",

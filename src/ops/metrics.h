@@ -88,14 +88,16 @@ struct Metrics {
   std::string stopped_ ABSL_GUARDED_BY(mu_);
 };
 
-// One pipeline's metrics and its name (empty: the only pipeline, rendered without a label).
+// One pipeline's metrics, its name (empty: the only pipeline, rendered without a label) and the sink type it feeds
+// (sink.type: kafka, nats, rabbitmq, http; empty: no label).
 struct PipelineMetrics {
   std::string pipeline;
   const Metrics* metrics = nullptr;
+  std::string sink;
 };
 
 // Every pipeline's metrics in one exposition: each family once, a sample per pipeline labelled
-// pipeline="<name>" (no label for a lone unnamed pipeline).
+// pipeline="<name>" (no label for a lone unnamed pipeline) and sink="<sink.type>", before the family's own labels.
 std::string RenderMetrics(const std::vector<PipelineMetrics>& pipelines);
 
 }  // namespace outbox::ops

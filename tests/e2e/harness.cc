@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
 #include "pg/admin.h"
 #include "support/util.h"
@@ -202,12 +204,52 @@ std::pair<int, std::string> HttpGet(int port, const std::string& path) {
   return {res->status, res->body};
 }
 
+namespace {
+
+// A series as the text exposition writes it, `name{k="v",...}`: its name and labels (nullopt when malformed).
+struct Series {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+std::optional<Series> ParseSeries(std::string_view text) {
+  Series s;
+  const size_t brace = text.find('{');
+  s.name = std::string(text.substr(0, brace));
+  if (brace == std::string_view::npos) return s;
+  size_t i = brace + 1;
+  while (i < text.size() && text[i] != '}') {
+    const size_t eq = text.find("=\"", i);
+    if (eq == std::string_view::npos) return std::nullopt;
+    std::string key(text.substr(i, eq - i)), value;
+    for (i = eq + 2; i < text.size() && text[i] != '"'; ++i) {
+      if (text[i] == '\\' && i + 1 < text.size()) ++i;
+      value += text[i];
+    }
+    if (i >= text.size()) return std::nullopt;
+    s.labels[key] = value;
+    ++i;                                       // the closing quote
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+  return s;
+}
+
+}  // namespace
+
 std::optional<double> Sample(const std::string& exposition, const std::string& series) {
+  const std::optional<Series> wanted = ParseSeries(series);
+  if (!wanted) return std::nullopt;
   std::istringstream in(exposition);
   for (std::string line; std::getline(in, line);) {
-    if (line.size() > series.size() && line.starts_with(series) && line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    const std::optional<Series> have = ParseSeries(std::string_view(line).substr(0, space));
+    if (!have || have->name != wanted->name) continue;
+    const bool all = std::ranges::all_of(wanted->labels, [&](const auto& label) {
+      auto it = have->labels.find(label.first);
+      return it != have->labels.end() && it->second == label.second;
+    });
+    if (all) return std::stod(line.substr(space + 1));
   }
   return std::nullopt;
 }

@@ -104,8 +104,10 @@ void ExpectStopsCleanly(ChildProcess& relay, std::chrono::milliseconds deadline 
 // GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.
 std::pair<int, std::string> HttpGet(int port, const std::string& path);
 
-// The value of the sample `series` (a name with its labels as rendered, e.g.
-// `outbox_relay_events_total{result="published"}`) in a text exposition; nullopt when absent.
+// The value of the first sample of `series` (a name with some of its labels, e.g.
+// `outbox_relay_events_total{result="published"}`) in a text exposition: a sample of that name that carries every
+// label given, with its value, whatever other labels it has (the relay adds sink="...", and pipeline="..." when
+// named); nullopt when there is none.
 std::optional<double> Sample(const std::string& exposition, const std::string& series);
 // The current value of a series on the relay's /metrics; nullopt when the relay does not answer.
 std::optional<double> Scrape(int port, const std::string& series);

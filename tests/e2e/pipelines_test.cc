@@ -75,11 +75,7 @@ class PipelinesTest : public SharedServicesTest {
 
   // The value of a labelled sample in /metrics, -1 when absent.
   double Metric(const std::string& name, const std::string& pipeline) {
-    auto [code, body] = HttpGet(http_port_, "/metrics");
-    if (code != 200) return -1;
-    std::smatch m;
-    const std::regex line("(^|\n)" + name + "\\{pipeline=\"" + pipeline + "\"\\} ([0-9.e+-]+)");
-    return std::regex_search(body, m, line) ? std::stod(m[2]) : -1;
+    return Scrape(http_port_, name + "{pipeline=\"" + pipeline + "\"}").value_or(-1);
   }
 
   // Every id of `ids` is in `topic`.

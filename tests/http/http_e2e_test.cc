@@ -431,7 +431,7 @@ TEST_F(HttpE2E, PoisonEventIsDeadLetteredAndItsKeyGoesOn) {
   EXPECT_EQ(dead->body, R"({"poison": true})");
   EXPECT_NE(dead->Header("error").find("HTTP 422"), std::string::npos) << dead->Header("error");
   EXPECT_FALSE(dead->Header("source_lsn").empty());
-  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total\\{result=\"dead_lettered\"\\}").value_or(-1), 1);
+  EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"http\",result=\"dead_lettered\"}").value_or(-1), 1);
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
 

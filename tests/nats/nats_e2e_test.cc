@@ -302,7 +302,7 @@ TEST_F(NatsE2E, PoisonEventIsDeadLettered) {
   EXPECT_TRUE(messages[1].headers.contains("source_lsn"));
   EXPECT_TRUE(messages[1].data.empty()) << "a record too large is dead-lettered without its value";
   EXPECT_EQ(messages[2].headers.at("id"), after);
-  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total\\{result=\"dead_lettered\"\\}").value_or(-1), 2);
+  EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"nats\",result=\"dead_lettered\"}").value_or(-1), 2);
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
 

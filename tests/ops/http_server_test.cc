@@ -91,7 +91,7 @@ TEST(HttpServer, ReadyzWithStandbyOkOverSeveralPipelines) {
   alpha.broker_reachable = true;
   beta.standby = 1;
   beta.SetNotReadyReason("standby: replication slot \"b\" is active for PID 7");
-  HttpServer server({{"alpha", &alpha}, {"beta", &beta}});
+  HttpServer server({{"alpha", &alpha, ""}, {"beta", &beta, ""}});
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   Response r = Get(server.port(), "/readyz?standby=ok");
   EXPECT_EQ(r.status, 200);
@@ -162,7 +162,7 @@ TEST(HttpServer, SeveralPipelinesAreReadyOnlyTogetherAndOneCanBeAskedFor) {
     m->streaming = true;
     m->broker_reachable = true;
   }
-  HttpServer server({{"alpha", &alpha}, {"beta", &beta}});
+  HttpServer server({{"alpha", &alpha, ""}, {"beta", &beta, ""}});
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   const int port = server.port();
   EXPECT_EQ(Get(port, "/readyz").status, 200);

@@ -252,7 +252,7 @@ TEST(Metrics, SeveralPipelinesShareEachFamilyAndLabelEverySample) {
   beta.reconnects = 2;
   alpha.loop_running = true;
   alpha.commit_to_ack_seconds.Observe(0.002);
-  const auto f = Parse(RenderMetrics({{"alpha", &alpha}, {"beta", &beta}}));  // Parse fails on a family twice
+  const auto f = Parse(RenderMetrics({{"alpha", &alpha, ""}, {"beta", &beta, ""}}));  // Parse fails on a family twice
   const Family& events = f.at("outbox_relay_events_total");
   EXPECT_EQ(Value(events, "outbox_relay_events_total", {{"pipeline", "alpha"}, {"result", "published"}}), 7);
   EXPECT_EQ(Value(events, "outbox_relay_events_total", {{"pipeline", "beta"}, {"result", "published"}}), 3);
@@ -268,6 +268,31 @@ TEST(Metrics, SeveralPipelinesShareEachFamilyAndLabelEverySample) {
   for (const auto& [name, family] : f) {
     for (const Sample& s : family.samples) EXPECT_TRUE(s.labels.contains("pipeline")) << s.name;
   }
+}
+
+TEST(Metrics, EverySampleCarriesItsPipelinesSinkType) {
+  Metrics kafka, rabbit;
+  kafka.events_published = 5;
+  rabbit.events_published = 2;
+  rabbit.commit_to_ack_seconds.Observe(0.002);
+  const auto f = Parse(RenderMetrics({{"orders", &kafka, "kafka"}, {"billing", &rabbit, "rabbitmq"}}));
+  const Family& events = f.at("outbox_relay_events_total");
+  EXPECT_EQ(Value(events, "outbox_relay_events_total",
+                  {{"pipeline", "orders"}, {"sink", "kafka"}, {"result", "published"}}), 5);
+  EXPECT_EQ(Value(events, "outbox_relay_events_total",
+                  {{"pipeline", "billing"}, {"sink", "rabbitmq"}, {"result", "published"}}), 2);
+  EXPECT_EQ(Value(f.at("outbox_relay_commit_to_ack_seconds"), "outbox_relay_commit_to_ack_seconds_bucket",
+                  {{"pipeline", "billing"}, {"sink", "rabbitmq"}, {"le", "0.0025"}}), 1);
+  for (const auto& [name, family] : f) {
+    for (const Sample& s : family.samples) {
+      ASSERT_TRUE(s.labels.contains("sink")) << s.name;
+      EXPECT_EQ(s.labels.at("sink"), s.labels.at("pipeline") == "orders" ? "kafka" : "rabbitmq") << s.name;
+    }
+  }
+  // A lone pipeline is labelled with its sink alone.
+  const auto lone = Parse(RenderMetrics({{"", &rabbit, "http"}}));
+  EXPECT_EQ(Value(lone.at("outbox_relay_events_total"), "outbox_relay_events_total",
+                  {{"sink", "http"}, {"result", "published"}}), 2);
 }
 
 TEST(Metrics, AStoppedLoopSaysWhyInReadiness) {

@@ -238,7 +238,7 @@ TEST_F(RabbitMqE2E, EveryCommittedEventArrivesOnceWithPropertiesHeadersAndBody) 
       "the slot confirms the last event"));
   auto [code, body] = HttpGet(h_->http_port(), "/readyz");
   EXPECT_EQ(code, 200) << body;
-  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total\\{result=\"published\"\\}").value_or(-1),
+  EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"rabbitmq\",result=\"published\"}").value_or(-1),
             static_cast<double>(expected.size()));
   (void)relay->Kill(SIGTERM);
   EXPECT_EQ(relay->Wait(30s).value_or(-1), 0) << relay->Output();
@@ -303,7 +303,7 @@ TEST_F(RabbitMqE2E, UnroutableAndMissingExchangeEventsAreDeadLettered) {
   EXPECT_EQ(received_[0].message_id, missing);
   EXPECT_NE(received_[0].header("error").find("does not exist"), std::string::npos) << received_[0].header("error");
   EXPECT_TRUE(received_[0].headers.contains("source_lsn"));
-  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total\\{result=\"dead_lettered\"\\}").value_or(-1), 1);
+  EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"rabbitmq\",result=\"dead_lettered\"}").value_or(-1), 1);
   (void)relay->Kill(SIGTERM);
   ASSERT_EQ(relay->Wait(30s).value_or(-1), 0) << relay->Output();
 
