@@ -3,9 +3,13 @@
 // what a sink must deliver of it: each committed event once, none of the rolled-back ones.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <string>
 
+#include "common/lsn.h"
 #include "e2e/harness.h"
 
 namespace outbox::testing {
@@ -53,6 +57,21 @@ inline CoreCases WriteCoreCases(const RelayHarness& h) {
         deleted + "'; COMMIT;");
   h.Sql(InsertOutboxRow(w.sentinel, "created", "o4", R"({"n":7})"));
   return w;
+}
+
+// `status --json` while a relay of any sink holds the slot: status reads PostgreSQL alone, so it answers the same for
+// every sink (exit 0, the slot active, confirmed at least through `confirmed`, which the caller saw confirmed).
+inline void ExpectStatusShowsTheActiveSlot(RelayHarness& h, Lsn confirmed) {
+  std::string out;
+  ASSERT_EQ(h.RunCommand({"status", "--json"}, &out), 0) << out;
+  ASSERT_NE(out.find('{'), std::string::npos) << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(j.value("slot", ""), h.slot()) << out;
+  EXPECT_EQ(j.value("active", false), true) << out;
+  const absl::StatusOr<Lsn> status_confirmed = Lsn::Parse(j.value("confirmed_flush_lsn", ""));
+  ASSERT_TRUE(status_confirmed.ok()) << out;
+  EXPECT_GE(*status_confirmed, confirmed) << out;
 }
 
 }  // namespace outbox::testing

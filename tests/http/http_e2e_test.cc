@@ -300,9 +300,10 @@ TEST_F(HttpE2E, EveryCommittedEventIsPostedOnceWithHeadersAndBody) {
   EXPECT_LT(first_of(a), first_of(b));
   const Lsn sentinel_lsn = Lsn::Parse(seen[first_of(sentinel)].Header("source_lsn")).value_or(Lsn(0));
   EXPECT_TRUE(WaitFor([&] { return h_->ConfirmedFlush() >= sentinel_lsn; }, 30s, "the slot confirms the last event"));
+  ExpectStatusShowsTheActiveSlot(*h_, sentinel_lsn);
   auto [code, body] = HttpGet(h_->http_port(), "/readyz");
   EXPECT_EQ(code, 200) << body;
-  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total").value_or(-1),
+  EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"http\",result=\"published\"}").value_or(-1),
             static_cast<double>(expected.size()));
   ExpectStopsCleanly(*relay);
 }

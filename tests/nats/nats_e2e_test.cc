@@ -230,11 +230,12 @@ TEST_F(NatsE2E, EveryCommittedEventArrivesOnceWithSubjectHeadersAndPayload) {
   EXPECT_FALSE(seen.contains(sp_rolled));
   // o1's events in commit order within its subject (a then, on another subject, b).
   EXPECT_EQ(messages.front().headers.at("id"), a);
-  EXPECT_TRUE(WaitFor([&] { return h_->ConfirmedFlush() >= Lsn::Parse(messages.back().headers.at("source_lsn")).value_or(Lsn(0)); },
-                      30s, "the slot confirms the last event"));
+  const Lsn last_lsn = Lsn::Parse(messages.back().headers.at("source_lsn")).value_or(Lsn(0));
+  EXPECT_TRUE(WaitFor([&] { return h_->ConfirmedFlush() >= last_lsn; }, 30s, "the slot confirms the last event"));
+  ExpectStatusShowsTheActiveSlot(*h_, last_lsn);
   auto [code, body] = HttpGet(h_->http_port(), "/readyz");
   EXPECT_EQ(code, 200) << body;
-  EXPECT_EQ(MetricValue(h_->http_port(), "outbox_relay_events_total").value_or(-1),
+  EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"nats\",result=\"published\"}").value_or(-1),
             static_cast<double>(expected.size()));
   (void)relay->Kill(SIGTERM);
   EXPECT_EQ(relay->Wait(30s).value_or(-1), 0) << relay->Output();

@@ -233,9 +233,9 @@ TEST_F(RabbitMqE2E, EveryCommittedEventArrivesOnceWithPropertiesHeadersAndBody) 
   EXPECT_EQ(messages[1].message_id, b);
   EXPECT_EQ(messages[2].message_id, c);
   EXPECT_EQ(messages.back().message_id, sentinel);
-  EXPECT_TRUE(WaitFor(
-      [&] { return h_->ConfirmedFlush() >= Lsn::Parse(messages.back().header("source_lsn")).value_or(Lsn(0)); }, 30s,
-      "the slot confirms the last event"));
+  const Lsn last_lsn = Lsn::Parse(messages.back().header("source_lsn")).value_or(Lsn(0));
+  EXPECT_TRUE(WaitFor([&] { return h_->ConfirmedFlush() >= last_lsn; }, 30s, "the slot confirms the last event"));
+  ExpectStatusShowsTheActiveSlot(*h_, last_lsn);
   auto [code, body] = HttpGet(h_->http_port(), "/readyz");
   EXPECT_EQ(code, 200) << body;
   EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"rabbitmq\",result=\"published\"}").value_or(-1),
