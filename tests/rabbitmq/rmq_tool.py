@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The RabbitMQ e2e tests' second client (pika, not librabbitmq, which the relay uses): makes and drains queues.
 
-  rmq_tool.py URL setup EXCHANGE QUEUE [BINDING...]   a durable topic exchange and a durable queue bound to it with
-                                                      each binding key (default "#")
+  rmq_tool.py URL setup EXCHANGE QUEUE [--max-length=N] [BINDING...]
+                                           a durable topic exchange and a durable queue bound to it with each binding
+                                           key (default "#"); with --max-length the queue holds at most N messages and
+                                           the broker nacks publishes beyond them (x-overflow: reject-publish)
   rmq_tool.py URL delete EXCHANGE QUEUE    deletes both (missing ones are fine)
   rmq_tool.py URL delete-exchange EXCHANGE
   rmq_tool.py URL drain QUEUE              takes (and acks) the messages waiting when it starts, one JSON object a line:
@@ -30,10 +32,14 @@ def main(argv):
     ch = conn.channel()
     try:
         if cmd == "setup":
-            exchange, queue = argv[2], argv[3]
+            exchange, queue, rest = argv[2], argv[3], argv[4:]
+            arguments = None
+            if rest and rest[0].startswith("--max-length="):
+                arguments = {"x-max-length": int(rest[0].split("=", 1)[1]), "x-overflow": "reject-publish"}
+                rest = rest[1:]
             ch.exchange_declare(exchange, exchange_type="topic", durable=True)
-            ch.queue_declare(queue, durable=True)
-            for key in argv[4:] or ["#"]:
+            ch.queue_declare(queue, durable=True, arguments=arguments)
+            for key in rest or ["#"]:
                 ch.queue_bind(queue, exchange, routing_key=key)
         elif cmd == "delete":
             ch.exchange_delete(argv[2])
