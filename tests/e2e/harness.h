@@ -26,7 +26,12 @@ class RelayHarness {
   RelayHarness(PgServer* pg, std::string bootstrap, std::string extra_yaml = "");
   ~RelayHarness();
 
-  // Runs `outbox-relay <args...> -c relay.yaml` to completion; returns its exit code and fills `output`.
+  // From now on the config is a Debezium Server application.properties of this harness's database, slot,
+  // publication and topics (the Outbox Event Router routing by `type` to <topic_prefix>.<type>, offsets in
+  // <dir>/offsets.dat), with `sink_properties` (the debezium.sink.* lines) appended.
+  void UseDebeziumServerFile(const std::string& sink_properties);
+
+  // Runs `outbox-relay <args...> -c <the config>` to completion; returns its exit code and fills `output`.
   int RunCommand(const std::vector<std::string>& args, std::string* output = nullptr,
                  std::chrono::milliseconds deadline = std::chrono::seconds(60));
   // `init --create-table`, asserting success.

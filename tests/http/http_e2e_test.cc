@@ -378,6 +378,35 @@ TEST_F(HttpE2E, PerKeyOrderHoldsWhileSomeKeysAreRetried) {
   ExpectStopsCleanly(*relay);
 }
 
+// A Debezium Server application.properties with debezium.sink.type=http runs as is (init and run), once it turns off
+// the two header settings under which Debezium Server's requests differ from the relay's: the events reach
+// Debezium's fixed URL, and the relay's checkpoint lives beside Debezium's offsets file.
+TEST_F(HttpE2E, ADebeziumServerFileWithTheHttpSinkPostsEveryEvent) {
+  h_ = std::make_unique<RelayHarness>(pg_, "127.0.0.1:1", "");
+  h_->UseDebeziumServerFile("debezium.sink.type=http\n"
+                            "debezium.sink.http.url=" + receiver_.url() + "/webhook\n"
+                            "debezium.sink.http.headers.prefix=\n"
+                            "debezium.sink.http.headers.encode.base64=false\n"
+                            "debezium.sink.http.retry.interval.ms=100\n");
+  h_->Init();
+  auto relay = h_->StartRelay();
+  ASSERT_NE(relay, nullptr);
+  const std::string first = h_->InsertEvent("created", "k1", R"({"n":1})");
+  const std::string second = h_->InsertEvent("paid", "k1", R"({"n":2})");
+  ASSERT_TRUE(WaitForDelivered(2)) << relay->Output();
+  const std::vector<Seen> delivered = receiver_.Delivered();
+  ASSERT_EQ(delivered.size(), 2u);
+  EXPECT_EQ(delivered[0].Header("id"), first);
+  EXPECT_EQ(delivered[1].Header("id"), second);
+  for (const Seen& s : delivered) {
+    EXPECT_EQ(s.path, "/webhook");
+    EXPECT_EQ(s.Header("content-type"), "application/json");
+    EXPECT_EQ(s.Json()["n"], s.Header("id") == first ? 1 : 2) << s.body;
+  }
+  EXPECT_TRUE(ReadFile(h_->dir() + "/offsets.dat.outbox-relay").ok()) << "the checkpoint beside the offsets";
+  ExpectStopsCleanly(*relay);
+}
+
 TEST_F(HttpE2E, PoisonEventHaltsAndIsNotConfirmed) {
   MakeHarness(receiver_.url());
   receiver_.SetRule([](const Seen& s, int) { return Reply(s.body.find("poison") != std::string::npos ? 400 : 200); });
