@@ -2,12 +2,14 @@
 // (SPEC.md §3, last item). The file's keys are mapped onto the same key tree a YAML file becomes, and BuildConfig
 // then applies `--set` overrides, defaults and validation as for YAML. What the relay does with each Debezium key:
 //   mapped      the Postgres connector's slot, publication, plugin and database.* keys (to source.*), the table,
-//               the Outbox Event Router's keys (to outbox.*), the Kafka producer's keys (to kafka.*);
+//               the Outbox Event Router's keys (to outbox.*), the Kafka producer's keys (to kafka.*), or with
+//               debezium.sink.type rabbitmq, nats-jetstream or http that sink's keys (to rabbitmq.*, nats.*,
+//               http_sink.*) and the offsets file (to a checkpoint file beside it);
 //   warned      keys with no effect on the records (offsets, topic prefix, snapshots, heartbeats, ...): accepted,
 //               each with a line in Config::warnings;
 //   refused     keys that would change the records in a way the relay does not reproduce (other converters or
-//               transforms, envelope or partition placement, expanded JSON payloads, masked columns, ...): an
-//               error naming the key as written in the file.
+//               transforms, envelope or partition placement, expanded JSON payloads, masked columns, a sink's
+//               header encoding or routing it does not have, ...): an error naming the key as written in the file.
 // Every problem is reported in one error, as for YAML. Keys prefixed `outbox-relay.` are relay keys
 // (`outbox-relay.http.listen=...`), so one file can carry both.
 #include <algorithm>
