@@ -427,8 +427,10 @@ constexpr ServerSink kServerSinks[] = {
     {"http", SinkType::kHttp, "http", "http."},
 };
 
-// A sink key whose value is a credential: what IsSecretProperty says, and NATS's NKey seed.
-bool IsSinkSecret(std::string_view key) { return IsSecretProperty(key) || key.ends_with(".seed"); }
+// A sink key whose value is a credential: what IsSecretProperty says, and NATS's JWT and NKey seed.
+bool IsSinkSecret(std::string_view key) {
+  return IsSecretProperty(key) || key.ends_with(".seed") || key.ends_with(".jwt");
+}
 
 // An amqp:// URL's host (IPv6 in brackets) and vhost (percent-encoded, as amqp_parse_url decodes it).
 std::string AmqpHost(std::string_view host) {

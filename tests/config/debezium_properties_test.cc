@@ -786,6 +786,9 @@ TEST(DebeziumSinks, SinkSecretsNeverAppearInErrors) {
                                 "debezium.sink.nats-jetstream.auth.seed=SUAIBDPB-seed\n"
                                 "debezium.sink.nats-jetstream.async.timeout.ms=${debezium.sink.nats-jetstream.auth.seed}\n",
        "SUAIBDPB-seed"},
+      {std::string(kNatsSink) + "debezium.sink.nats-jetstream.auth.jwt=eyJ0eXAi.jwt-token\n"
+                                "debezium.sink.nats-jetstream.async.timeout.ms=${debezium.sink.nats-jetstream.auth.jwt}\n",
+       "eyJ0eXAi.jwt-token"},
       {std::string(kHttpSink) + "debezium.sink.http.authentication.type=oauth2\n"
                                 "debezium.sink.http.authentication.oauth2.client-secret=oauth-secret\n"
                                 "debezium.sink.http.timeout.ms=${debezium.sink.http.authentication.oauth2.client-secret}\n",

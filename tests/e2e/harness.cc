@@ -185,6 +185,19 @@ std::string RelayHarness::InsertEvent(const std::string& type, const std::string
   return id.value_or("");
 }
 
+DebeziumServerRun RunDebeziumServerFile(RelayHarness& h, const std::string& sink_properties) {
+  h.UseDebeziumServerFile(sink_properties);
+  std::string output;
+  EXPECT_EQ(h.RunCommand({"init", "--create-table"}, &output), 0) << output;
+  EXPECT_TRUE(ReadFile(h.dir() + "/offsets.dat.outbox-relay").ok()) << "no checkpoint beside the offsets: " << output;
+  DebeziumServerRun run;
+  run.relay = h.StartRelay();
+  if (run.relay == nullptr || !run.relay->Running()) return run;
+  run.created = h.InsertEvent("created", "k1", R"({"n":1})");
+  run.paid = h.InsertEvent("paid", "k1", R"({"n":2})");
+  return run;
+}
+
 void SharedServicesTest::SetUp() {
   pg_ = PgServer::Shared();
   broker_ = KafkaBroker::Shared();

@@ -86,6 +86,15 @@ class RelayHarness {
   std::vector<std::string> command_prefix_;
 };
 
+// A relay run from a Debezium Server file (RelayHarness::UseDebeziumServerFile with `sink_properties`, init, run),
+// its checkpoint checked beside the offsets file, and two events of key k1 committed: `created`, then `paid`, each
+// on its own topic. The sinks' tests then read what their server got.
+struct DebeziumServerRun {
+  std::unique_ptr<ChildProcess> relay;  // nullptr when it did not start (a gtest failure says why)
+  std::string created, paid;            // the event ids
+};
+DebeziumServerRun RunDebeziumServerFile(RelayHarness& h, const std::string& sink_properties);
+
 // A test on the shared PostgreSQL and Kafka broker, with a reader of that broker.
 class SharedServicesTest : public ::testing::Test {
  protected:

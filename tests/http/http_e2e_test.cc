@@ -383,28 +383,23 @@ TEST_F(HttpE2E, PerKeyOrderHoldsWhileSomeKeysAreRetried) {
 // Debezium's fixed URL, and the relay's checkpoint lives beside Debezium's offsets file.
 TEST_F(HttpE2E, ADebeziumServerFileWithTheHttpSinkPostsEveryEvent) {
   h_ = std::make_unique<RelayHarness>(pg_, "127.0.0.1:1", "");
-  h_->UseDebeziumServerFile("debezium.sink.type=http\n"
-                            "debezium.sink.http.url=" + receiver_.url() + "/webhook\n"
-                            "debezium.sink.http.headers.prefix=\n"
-                            "debezium.sink.http.headers.encode.base64=false\n"
-                            "debezium.sink.http.retry.interval.ms=100\n");
-  h_->Init();
-  auto relay = h_->StartRelay();
-  ASSERT_NE(relay, nullptr);
-  const std::string first = h_->InsertEvent("created", "k1", R"({"n":1})");
-  const std::string second = h_->InsertEvent("paid", "k1", R"({"n":2})");
-  ASSERT_TRUE(WaitForDelivered(2)) << relay->Output();
+  DebeziumServerRun run = RunDebeziumServerFile(*h_, "debezium.sink.type=http\n"
+                                                    "debezium.sink.http.url=" + receiver_.url() + "/webhook\n"
+                                                    "debezium.sink.http.headers.prefix=\n"
+                                                    "debezium.sink.http.headers.encode.base64=false\n"
+                                                    "debezium.sink.http.retry.interval.ms=100\n");
+  ASSERT_NE(run.relay, nullptr);
+  ASSERT_TRUE(WaitForDelivered(2)) << run.relay->Output();
   const std::vector<Seen> delivered = receiver_.Delivered();
   ASSERT_EQ(delivered.size(), 2u);
-  EXPECT_EQ(delivered[0].Header("id"), first);
-  EXPECT_EQ(delivered[1].Header("id"), second);
+  EXPECT_EQ(delivered[0].Header("id"), run.created);
+  EXPECT_EQ(delivered[1].Header("id"), run.paid);
   for (const Seen& s : delivered) {
     EXPECT_EQ(s.path, "/webhook");
     EXPECT_EQ(s.Header("content-type"), "application/json");
-    EXPECT_EQ(s.Json()["n"], s.Header("id") == first ? 1 : 2) << s.body;
+    EXPECT_EQ(s.Json()["n"], s.Header("id") == run.created ? 1 : 2) << s.body;
   }
-  EXPECT_TRUE(ReadFile(h_->dir() + "/offsets.dat.outbox-relay").ok()) << "the checkpoint beside the offsets";
-  ExpectStopsCleanly(*relay);
+  ExpectStopsCleanly(*run.relay);
 }
 
 TEST_F(HttpE2E, PoisonEventHaltsAndIsNotConfirmed) {

@@ -245,25 +245,19 @@ TEST_F(NatsE2E, EveryCommittedEventArrivesOnceWithSubjectHeadersAndPayload) {
 // the relay's checkpoint lives beside Debezium's offsets file.
 TEST_F(NatsE2E, ADebeziumServerFileWithTheNatsJetStreamSinkPublishesEveryEvent) {
   MakeHarness();
-  h_->UseDebeziumServerFile("debezium.sink.type=nats-jetstream\n"
-                            "debezium.sink.nats-jetstream.url=" + url_ + "\n"
-                            "debezium.sink.nats-jetstream.stream-name=" + stream_ + "\n"
-                            "debezium.sink.nats-jetstream.async.timeout.ms=3000\n");
-  h_->Init();
-  auto relay = h_->StartRelay();
-  ASSERT_NE(relay, nullptr);
-  const std::string first = h_->InsertEvent("created", "k1", R"({"n":1})");
-  const std::string second = h_->InsertEvent("paid", "k1", R"({"n":2})");
-  ASSERT_TRUE(WaitForCount(2)) << relay->Output();
+  DebeziumServerRun run = RunDebeziumServerFile(*h_, "debezium.sink.type=nats-jetstream\n"
+                                                    "debezium.sink.nats-jetstream.url=" + url_ + "\n"
+                                                    "debezium.sink.nats-jetstream.stream-name=" + stream_ + "\n"
+                                                    "debezium.sink.nats-jetstream.async.timeout.ms=3000\n");
+  ASSERT_NE(run.relay, nullptr);
+  ASSERT_TRUE(WaitForCount(2)) << run.relay->Output();
   const std::vector<NatsMessage> messages = ReadStream();
   ASSERT_EQ(messages.size(), 2u);
-  EXPECT_EQ(messages[0].headers.at("id"), first);
+  EXPECT_EQ(messages[0].headers.at("id"), run.created);
   EXPECT_EQ(messages[0].subject, h_->Topic("created"));
-  EXPECT_EQ(messages[1].headers.at("id"), second);
+  EXPECT_EQ(messages[1].headers.at("id"), run.paid);
   EXPECT_EQ(messages[1].subject, h_->Topic("paid"));
-  EXPECT_TRUE(ReadFile(h_->dir() + "/offsets.dat.outbox-relay").ok()) << "the checkpoint beside the offsets";
-  (void)relay->Kill(SIGTERM);
-  EXPECT_EQ(relay->Wait(30s).value_or(-1), 0) << relay->Output();
+  ExpectStopsCleanly(*run.relay);
 }
 
 TEST_F(NatsE2E, CheckAndRunRefuseAMissingStreamByName) {

@@ -249,30 +249,25 @@ TEST_F(RabbitMqE2E, EveryCommittedEventArrivesOnceWithPropertiesHeadersAndBody) 
 // topic as the routing key, persistent, and the relay's checkpoint lives beside Debezium's offsets file.
 TEST_F(RabbitMqE2E, ADebeziumServerFileWithTheRabbitMqSinkPublishesEveryEvent) {
   MakeHarness();
-  h_->UseDebeziumServerFile("debezium.sink.type=rabbitmq\n"
-                            "debezium.sink.rabbitmq.connection.uri=" + url_ + "\n"
-                            "debezium.sink.rabbitmq.connection.connection.heartbeat=5\n"
-                            "debezium.sink.rabbitmq.exchange=" + exchange_ + "\n"
-                            "debezium.sink.rabbitmq.routingKey.source=topic\n"
-                            "debezium.sink.rabbitmq.null.value=\n");
-  h_->Init();
-  auto relay = h_->StartRelay();
-  ASSERT_NE(relay, nullptr);
-  const std::string first = h_->InsertEvent("created", "k1", R"({"n":1})");
-  const std::string second = h_->InsertEvent("paid", "k1", R"({"n":2})");
-  ASSERT_TRUE(WaitForCount(2)) << relay->Output();
+  DebeziumServerRun run = RunDebeziumServerFile(*h_, "debezium.sink.type=rabbitmq\n"
+                                                    "debezium.sink.rabbitmq.connection.uri=" + url_ + "\n"
+                                                    "debezium.sink.rabbitmq.connection.connection.heartbeat=5\n"
+                                                    "debezium.sink.rabbitmq.exchange=" + exchange_ + "\n"
+                                                    "debezium.sink.rabbitmq.routingKey.source=topic\n"
+                                                    "debezium.sink.rabbitmq.null.value=\n");
+  ASSERT_NE(run.relay, nullptr);
+  ASSERT_TRUE(WaitForCount(2)) << run.relay->Output();
   const std::vector<Message>& messages = Drain();
   ASSERT_EQ(messages.size(), 2u);
-  EXPECT_EQ(messages[0].message_id, first);
+  EXPECT_EQ(messages[0].message_id, run.created);
   EXPECT_EQ(messages[0].routing_key, h_->Topic("created"));
-  EXPECT_EQ(messages[1].message_id, second);
+  EXPECT_EQ(messages[1].message_id, run.paid);
   EXPECT_EQ(messages[1].routing_key, h_->Topic("paid"));
   for (const Message& m : messages) {
     EXPECT_EQ(m.exchange, exchange_);
     EXPECT_EQ(m.delivery_mode, 2);
   }
-  EXPECT_TRUE(ReadFile(h_->dir() + "/offsets.dat.outbox-relay").ok()) << "the checkpoint beside the offsets";
-  ExpectStopsCleanly(*relay);
+  ExpectStopsCleanly(*run.relay);
 }
 
 TEST_F(RabbitMqE2E, CheckAndRunRefuseAMissingExchangeByName) {
