@@ -2,12 +2,14 @@
 // (SPEC.md §3, last item). The file's keys are mapped onto the same key tree a YAML file becomes, and BuildConfig
 // then applies `--set` overrides, defaults and validation as for YAML. What the relay does with each Debezium key:
 //   mapped      the Postgres connector's slot, publication, plugin and database.* keys (to source.*), the table,
-//               the Outbox Event Router's keys (to outbox.*), the Kafka producer's keys (to kafka.*);
+//               the Outbox Event Router's keys (to outbox.*), the Kafka producer's keys (to kafka.*), or with
+//               debezium.sink.type rabbitmq, nats-jetstream or http that sink's keys (to rabbitmq.*, nats.*,
+//               http_sink.*) and the offsets file (to a checkpoint file beside it);
 //   warned      keys with no effect on the records (offsets, topic prefix, snapshots, heartbeats, ...): accepted,
 //               each with a line in Config::warnings;
 //   refused     keys that would change the records in a way the relay does not reproduce (other converters or
-//               transforms, envelope or partition placement, expanded JSON payloads, masked columns, ...): an
-//               error naming the key as written in the file.
+//               transforms, envelope or partition placement, expanded JSON payloads, masked columns, a sink's
+//               header encoding or routing it does not have, ...): an error naming the key as written in the file.
 // Every problem is reported in one error, as for YAML. Keys prefixed `outbox-relay.` are relay keys
 // (`outbox-relay.http.listen=...`), so one file can carry both.
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -42,6 +45,7 @@ namespace {
 constexpr std::string_view kRelayPrefix = "outbox-relay.";
 constexpr std::string_view kServerSource = "debezium.source.";
 constexpr std::string_view kServerProducer = "debezium.sink.kafka.producer.";
+constexpr std::string_view kServerSink = "debezium.sink.";
 constexpr std::string_view kConnectProducer = "producer.override.";
 constexpr std::string_view kPostgresConnector = "io.debezium.connector.postgresql.PostgresConnector";
 constexpr std::string_view kEventRouter = "io.debezium.transforms.outbox.EventRouter";
@@ -146,7 +150,7 @@ bool RuleMatches(const Rule& rule, std::string_view key) {
 }
 
 constexpr std::string_view kNoOffsets = "no effect: the relay keeps its own checkpoint (source.checkpoint) and "
-                                        "confirms the slot once Kafka has acknowledged";
+                                        "confirms the slot once the sink has acknowledged";
 constexpr std::string_view kNoTopicPrefix =
     "no effect: topic names come from the Outbox Event Router's routing";
 constexpr std::string_view kNoSnapshot =
@@ -408,6 +412,42 @@ class Expander {
   std::vector<std::string> secrets_;
 };
 
+// A Debezium Server sink the relay has: its debezium.sink.type, the relay's sink.type, and the prefix of its keys
+// after "debezium.sink.".
+struct ServerSink {
+  std::string_view debezium;
+  SinkType type;
+  std::string_view relay;
+  std::string_view prefix;
+};
+constexpr ServerSink kServerSinks[] = {
+    {"kafka", SinkType::kKafka, "kafka", "kafka."},
+    {"rabbitmq", SinkType::kRabbitMq, "rabbitmq", "rabbitmq."},
+    {"nats-jetstream", SinkType::kNats, "nats", "nats-jetstream."},
+    {"http", SinkType::kHttp, "http", "http."},
+};
+
+// A sink key whose value is a credential: what IsSecretProperty says, and NATS's JWT and NKey seed.
+bool IsSinkSecret(std::string_view key) {
+  return IsSecretProperty(key) || key.ends_with(".seed") || key.ends_with(".jwt");
+}
+
+// An amqp:// URL's host (IPv6 in brackets) and vhost (percent-encoded, as amqp_parse_url decodes it).
+std::string AmqpHost(std::string_view host) {
+  return absl::StrContains(ToAbsl(host), ':') && !host.starts_with('[') ? Cat("[", host, "]") : std::string(host);
+}
+std::string AmqpVhost(std::string_view vhost) {
+  std::string out;
+  for (char c : vhost) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(c);
+    } else {
+      out.append(absl::StrFormat("%%%02X", static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
 // Debezium's routing as the relay runs it: a ${routedByValue} template when the regex is the default one, else
 // the translated regex and replacement.
 struct Route {
@@ -419,8 +459,9 @@ struct Route {
 // Maps one file's entries to the key tree. One use.
 class DebeziumMapper {
  public:
-  DebeziumMapper(std::vector<PropertyEntry> entries, const Resolver& resolver)
-      : entries_(std::move(entries)), resolver_(resolver) {
+  // `checkpoint_overridden`: --set gives source.checkpoint.
+  DebeziumMapper(std::vector<PropertyEntry> entries, const Resolver& resolver, bool checkpoint_overridden)
+      : entries_(std::move(entries)), resolver_(resolver), checkpoint_set_(checkpoint_overridden) {
     server_ = std::any_of(entries_.begin(), entries_.end(),
                           [](const PropertyEntry& e) { return e.key.starts_with("debezium."); });
     connector_ = Section(server_ ? std::string(kServerSource) : "");
@@ -430,13 +471,14 @@ class DebeziumMapper {
 
   void Run() {
     Sort();
+    MapSinkType();
     MapConnectorClass();
     MapSource();
     MapTable();
     ReadSkippedOperations();
     MapRouter();
     MapConverters();
-    MapProducer();
+    MapSink();
     ClassifyConnectorRest();
   }
 
@@ -479,6 +521,7 @@ class DebeziumMapper {
         if (key.empty()) {
           Error(e.key, "names no relay key");
         } else {
+          if (key == "source.checkpoint") checkpoint_set_ = true;
           relay_.emplace_back(key, e.value);
         }
         continue;
@@ -500,7 +543,7 @@ class DebeziumMapper {
         SortConnect(e.key, std::move(prop));
       }
     }
-    secrets_ = std::move(expander.secrets());
+    secrets_.insert(secrets_.end(), expander.secrets().begin(), expander.secrets().end());
   }
 
   void SortServer(const std::string& key, Prop prop) {
@@ -515,8 +558,9 @@ class DebeziumMapper {
       formats_.Add(key.substr(std::string_view("debezium.format.").size()), std::move(prop));
     } else if (key == "debezium.sink.type") {
       sink_type_ = std::move(prop);
-    } else if (key.starts_with("debezium.sink.")) {
-      Warn(prop, "a Debezium Server sink setting; no effect on the relay");
+    } else if (key.starts_with(kServerSink)) {
+      if (IsSinkSecret(key)) secrets_.push_back(prop.value);
+      sink_keys_.Add(key.substr(kServerSink.size()), std::move(prop));
     } else {
       Warn(prop, "a Debezium Server setting; no effect on the records");
     }
@@ -533,15 +577,24 @@ class DebeziumMapper {
     }
   }
 
-  void MapConnectorClass() {
-    if (server_) {
-      if (!sink_type_.has_value()) {
-        Error("debezium.sink.type", "required: the relay writes to Kafka (kafka)");
-      } else if (sink_type_->value != "kafka") {
-        Error(sink_type_->written,
-              Cat("must be kafka, got ", Quoted(sink_type_->value), " (the relay writes to Kafka)"));
-      }
+  // debezium.sink.type: the Debezium Server sinks the relay has, by their Debezium names.
+  void MapSinkType() {
+    if (!server_) return;
+    constexpr std::string_view kSinkNames = "kafka, rabbitmq, nats-jetstream or http";
+    if (!sink_type_.has_value()) {
+      Error("debezium.sink.type", Cat("required: ", kSinkNames));
+      return;
     }
+    for (const ServerSink& sink : kServerSinks) {
+      if (sink_type_->value != sink.debezium) continue;
+      sink_ = &sink;
+      if (sink.type != SinkType::kKafka) Put("sink.type", std::string(sink.relay));
+      return;
+    }
+    Error(sink_type_->written, Cat("must be ", kSinkNames, " (the sinks the relay has), got ", Quoted(sink_type_->value)));
+  }
+
+  void MapConnectorClass() {
     std::optional<std::string> connector = connector_.Value("connector.class");
     if (!connector.has_value()) {
       Error(connector_.Written("connector.class"), Cat("required: ", kPostgresConnector));
@@ -661,9 +714,8 @@ class DebeziumMapper {
 
   std::string RouterWritten(std::string_view key) const { return Cat(router_written_prefix_, key); }
 
-  // Kafka's boolean: true or false, any case.
-  std::optional<bool> RouterBool(const std::string& key) {
-    const Prop* prop = router_.Take(key);
+  // Kafka's (and SmallRye's) boolean: true or false, any case; nullopt when absent or (with an error) neither.
+  std::optional<bool> BoolOf(const Prop* prop) {
     if (prop == nullptr) return std::nullopt;
     const std::string lower = Lower(ToStd(absl::StripAsciiWhitespace(prop->value)));
     if (lower == "true") return true;
@@ -671,6 +723,7 @@ class DebeziumMapper {
     Error(prop->written, Cat("must be true or false, got ", Quoted(prop->value)));
     return std::nullopt;
   }
+  std::optional<bool> RouterBool(const std::string& key) { return BoolOf(router_.Take(key)); }
 
   void MapRouterKeys() {
     // Column names.
@@ -929,6 +982,339 @@ class DebeziumMapper {
     secrets_.push_back(options["password"]);
   }
 
+  // The sink's keys: the Kafka producer's become kafka.*, the other sinks' rabbitmq.*, nats.* or http_sink.*, and
+  // with a sink other than Kafka the offset store says where the checkpoint goes. Keys of a sink that is not
+  // debezium.sink.type have no effect in Debezium Server either.
+  void MapSink() {
+    const SinkType type = sink_ != nullptr ? sink_->type : SinkType::kKafka;
+    if (type == SinkType::kKafka) {
+      MapProducer();
+    } else {
+      for (const auto& [key, prop] : producer_.Rest()) Warn(*prop, Cat("no effect with ", SinkTypeText()));
+      MapCheckpoint();
+      if (type == SinkType::kRabbitMq) MapRabbitMq();
+      if (type == SinkType::kNats) MapNats();
+      if (type == SinkType::kHttp) MapHttp();
+    }
+    for (const auto& [key, prop] : sink_keys_.Rest()) {
+      if (sink_ != nullptr && key.starts_with(sink_->prefix)) {
+        Warn(*prop, Cat("not a key of Debezium Server's ", sink_->debezium, " sink that the relay knows; ignored"));
+      } else {
+        Warn(*prop, "a setting of another Debezium Server sink; no effect");
+      }
+    }
+  }
+
+  std::string SinkTypeText() const { return Cat("debezium.sink.type=", sink_->debezium); }
+  // The chosen sink's key `name` (after its prefix), taken; nullptr when absent.
+  const Prop* SinkProp(std::string_view name) { return sink_keys_.Take(Cat(sink_->prefix, name)); }
+  std::string SinkWritten(std::string_view name) const { return sink_keys_.Written(Cat(sink_->prefix, name)); }
+  std::optional<bool> SinkBool(std::string_view name) { return BoolOf(SinkProp(name)); }
+
+  // An integer of at least `min` to `tree_key`; an error naming the key otherwise.
+  void PutInt(const Prop* prop, const std::string& tree_key, int64_t min) {
+    if (prop == nullptr) return;
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(ToAbsl(prop->value), &n) || n < min) {
+      Error(prop->written, Cat("must be an integer of at least ", min, ", got ", Quoted(prop->value)));
+      return;
+    }
+    Put(tree_key, prop->value);
+  }
+
+  // A record without a value (a tombstone, a NULL payload): what the sink does with it where that is not what the
+  // relay does (publish it with an empty body). Tombstones asked for in the file are an error, since every one
+  // would differ; a NULL payload is a fault of the row, so it is a warning.
+  void NullValues(std::string_view debezium_does) {
+    const auto tombstones = tree_.find("outbox.tombstone_on_empty_payload");
+    if (tombstones != tree_.end() && tombstones->second.scalar == "true") {
+      Error(RouterWritten("route.tombstone.on.empty.payload"),
+            Cat("with ", SinkTypeText(), " Debezium Server ", debezium_does,
+                " for a tombstone; the relay publishes it with an empty body"));
+    } else {
+      Warn(*sink_type_, Cat("Debezium Server ", debezium_does, " for a record without a value (a NULL payload); the "
+                            "relay publishes it with an empty body"));
+    }
+  }
+
+  // With a sink other than Kafka there is no checkpoint topic: Debezium Server's offset store says where the relay
+  // keeps its checkpoint. Debezium's offsets file is Kafka Connect's, not the relay's checkpoint, so the relay's goes
+  // beside it: neither overwrites the other, and going back to Debezium Server stays possible.
+  void MapCheckpoint() {
+    if (checkpoint_set_) return;  // outbox-relay.source.checkpoint or --set source.checkpoint
+    constexpr std::string_view kFileStore = "org.apache.kafka.connect.storage.FileOffsetBackingStore";
+    constexpr std::string_view kMemoryStore = "org.apache.kafka.connect.storage.MemoryOffsetBackingStore";
+    const std::string how = "or set outbox-relay.source.checkpoint=file with outbox-relay.source.checkpoint_file=PATH, "
+                            "or outbox-relay.source.checkpoint=none";
+    const Prop* store = connector_.Take("offset.storage");
+    if (store != nullptr && store->value == kMemoryStore) {
+      Put("source.checkpoint", "none");
+      Warn(*store, "the relay keeps no checkpoint either (source.checkpoint: none): a restart resumes from the "
+                   "slot's confirmed position");
+      return;
+    }
+    if (store != nullptr && store->value != kFileStore) {
+      Error(store->written, Cat(Quoted(store->value), ": with ", SinkTypeText(),
+                                " the relay keeps its checkpoint in a file or nowhere: use ", kFileStore, " ", how));
+      return;
+    }
+    const Prop* file = connector_.Take("offset.storage.file.filename");
+    if (file == nullptr || file->value.empty()) {
+      Error(connector_.Written("offset.storage.file.filename"),
+            Cat("required with ", SinkTypeText(), " (the relay keeps its checkpoint file beside it), ", how));
+      return;
+    }
+    const std::string path = Cat(file->value, ".outbox-relay");
+    Put("source.checkpoint", "file");
+    Put("source.checkpoint_file", path);
+    Warn(*file, Cat("the relay keeps its own checkpoint beside it, in ", path,
+                    " (source.checkpoint: file); it neither reads nor writes Debezium's offsets"));
+  }
+
+  // debezium.sink.rabbitmq.*: the Java client's connection.* keys become rabbitmq.url and the credentials; the
+  // exchange and the routing key become templates that give the names Debezium Server gives.
+  void MapRabbitMq() {
+    MapAmqpConnection();
+    // An empty exchange is the record's topic in Debezium Server.
+    const Prop* exchange = SinkProp("exchange");
+    if (exchange == nullptr || exchange->value.empty()) {
+      Put("rabbitmq.exchange", "${topic}");
+    } else {
+      CheckLiteral(*exchange);
+      Put("rabbitmq.exchange", exchange->value);
+    }
+    MapRoutingKey();
+    if (const Prop* auto_create = SinkProp("autoCreateRoutingKey"); BoolOf(auto_create).value_or(false)) {
+      Error(auto_create->written, "Debezium Server declares a queue named after the routing key; the relay declares "
+                                  "nothing (declare and bind the queue first, then remove this key)");
+    }
+    if (const Prop* durable = SinkProp("routingKeyDurable")) Warn(*durable, "no effect: the relay declares no queue");
+    if (const Prop* mode = SinkProp("deliveryMode"); mode != nullptr && mode->value != "2") {
+      Error(mode->written, Cat("must be 2, got ", Quoted(mode->value), " (the relay publishes persistent messages)"));
+    }
+    if (const Prop* ack = SinkProp("ackTimeout")) {
+      Warn(*ack, "no effect: the relay waits for each publisher confirm and detects a silent broker by its "
+                 "heartbeat (rabbitmq.heartbeat_s)");
+    }
+    // null.value (default "default") is the body Debezium Server publishes for a record without a value.
+    const Prop* null_value = SinkProp("null.value");
+    if (null_value == nullptr) {
+      NullValues("publishes the text \"default\" (null.value)");
+    } else if (!null_value->value.empty()) {
+      Error(null_value->written, Cat(Quoted(null_value->value), " would be the body of a record without a value (a "
+                                                                "tombstone, a NULL payload); the relay publishes an "
+                                                                "empty body: set it empty"));
+    }
+  }
+
+  // connection.uri or connection.host/port/virtual.host/ssl.enabled to rabbitmq.url (the Java client's defaults:
+  // localhost, 5672 or 5671 with TLS, vhost "/").
+  void MapAmqpConnection() {
+    const Prop* uri = SinkProp("connection.uri");
+    const Prop* host = SinkProp("connection.host");
+    const Prop* port = SinkProp("connection.port");
+    const Prop* vhost = SinkProp("connection.virtual.host");
+    const Prop* tls_prop = SinkProp("connection.ssl.enabled");
+    const bool tls = BoolOf(tls_prop).value_or(false);
+    if (uri != nullptr) {
+      if (host != nullptr || port != nullptr || vhost != nullptr || tls_prop != nullptr) {
+        Error(uri->written, "give either the uri or connection.host, port, virtual.host and ssl.enabled (the Java "
+                            "client lets the latter override parts of the uri; the relay does not merge them)");
+      }
+      Put("rabbitmq.url", uri->value);
+    } else {
+      std::string port_text = tls ? "5671" : "5672";
+      int port_number = 0;
+      if (port != nullptr && (!absl::SimpleAtoi(ToAbsl(port->value), &port_number) || port_number < 1 ||
+                              port_number > 65535)) {
+        Error(port->written, Cat("must be a port number, got ", Quoted(port->value)));
+      } else if (port != nullptr) {
+        port_text = port->value;
+      }
+      Put("rabbitmq.url", Cat(tls ? "amqps://" : "amqp://", AmqpHost(host != nullptr ? host->value : "localhost"),
+                              ":", port_text, "/", AmqpVhost(vhost != nullptr ? vhost->value : "/")));
+    }
+    if (const Prop* user = SinkProp("connection.username")) Put("rabbitmq.user", user->value);
+    if (const Prop* password = SinkProp("connection.password")) Put("rabbitmq.password", password->value);
+    PutInt(SinkProp("connection.connection.heartbeat"), "rabbitmq.heartbeat_s", 0);
+    PutInt(SinkProp("connection.connection.timeout"), "rabbitmq.connect_timeout_ms", 1);
+    // TLS: the Java client verifies nothing unless asked (ssl.validate.server.certificate); the relay verifies the
+    // certificate and the host name unless rabbitmq.tls.verify is false.
+    const Prop* validate = SinkProp("connection.ssl.validate.server.certificate");
+    if (validate == nullptr) validate = SinkProp("connection.ssl.validate-server-certificate");
+    const std::optional<bool> verify = BoolOf(validate);
+    if (verify.has_value() && !*verify) {
+      Put("rabbitmq.tls.verify", "false");
+    } else if (tls && !verify.has_value()) {
+      Warn(*tls_prop, "the Java client does not verify the broker's certificate unless "
+                      "ssl.validate.server.certificate=true; the relay verifies it and the host name (against the "
+                      "system's CAs, or outbox-relay.rabbitmq.tls.ca)");
+    }
+    for (const auto& [key, prop] : sink_keys_.Rest()) {
+      if (!key.starts_with(Cat(sink_->prefix, "connection."))) continue;
+      const std::string_view name = std::string_view(key).substr(sink_->prefix.size());
+      sink_keys_.Take(key);
+      if (name.starts_with("connection.ssl.key") || name.starts_with("connection.ssl.trust")) {
+        Error(prop->written, "Java key and trust stores are not read: convert them to PEM and set "
+                             "outbox-relay.rabbitmq.tls.ca, outbox-relay.rabbitmq.tls.cert and "
+                             "outbox-relay.rabbitmq.tls.key");
+      } else if (name.starts_with("connection.ssl.verify")) {
+        Warn(*prop, "the relay verifies the host name whenever it verifies the certificate (rabbitmq.tls.verify)");
+      } else {
+        Warn(*prop, "a Java client setting; not applied");
+      }
+    }
+  }
+
+  // routingKey.source: static (the default, with routingKey), topic or key.
+  void MapRoutingKey() {
+    const Prop* source = SinkProp("routingKey.source");
+    const Prop* key = SinkProp("routingKey");
+    const Prop* from_topic = SinkProp("routingKeyFromTopicName");
+    if (source == nullptr && BoolOf(from_topic).value_or(false)) {
+      Error(from_topic->written, "deprecated, and read differently by Debezium Server versions (older ones route by "
+                                 "the topic, newer ones only warn): set routingKey.source=topic or static instead");
+      return;
+    }
+    if (from_topic != nullptr && source != nullptr) Warn(*from_topic, "no effect with routingKey.source");
+    const std::string source_value = source != nullptr ? source->value : "static";
+    const std::string source_written = source != nullptr ? source->written : SinkWritten("routingKey.source");
+    if (source_value == "topic") {
+      if (key != nullptr) Warn(*key, "no effect with routingKey.source=topic");
+      Put("rabbitmq.routing_key", "${topic}");
+    } else if (source_value == "static") {
+      if (key == nullptr || key->value.empty()) {
+        Error(source_written, "static (Debezium's default) with an empty routingKey publishes every record with the "
+                              "routing key \"\", which the relay does not: set routingKey.source=topic (the record's "
+                              "topic), or a routingKey");
+      } else {
+        CheckLiteral(*key);
+        Put("rabbitmq.routing_key", key->value);
+      }
+    } else if (source_value == "key") {
+      Error(source_written, "the record's key as the routing key is not reproduced (rabbitmq.routing_key is made "
+                            "from the topic and the route column's value): use topic or static");
+    } else {
+      Error(source_written, Cat("must be static, topic or key, got ", Quoted(source_value)));
+    }
+  }
+
+  // A name Debezium Server uses as written: the relay's templates would read a ${ in it.
+  void CheckLiteral(const Prop& prop) {
+    if (absl::StrContains(prop.value, "${")) {
+      Error(prop.written, Cat(Quoted(prop.value), ": a ${ would be read as a template by the relay"));
+    }
+  }
+
+  // debezium.sink.nats-jetstream.*: the URL, the stream and the credentials; the relay never creates the stream.
+  void MapNats() {
+    if (const Prop* url = SinkProp("url"); url != nullptr && !url->value.empty()) {
+      Put("nats.url", url->value);
+    } else {
+      Error(SinkWritten("url"), "required");
+      Put("nats.url", "nats://missing");  // the error above says it
+    }
+    const Prop* stream = SinkProp("stream-name");
+    Put("nats.stream", stream != nullptr ? stream->value : "DebeziumStream");
+    const Prop* create = SinkProp("create-stream");
+    if (BoolOf(create).value_or(false)) {
+      Error(create->written, "the relay never creates the stream: create it (binding the topics' subjects) and "
+                             "remove this key");
+    }
+    for (std::string_view name : {"subjects", "storage"}) {
+      if (const Prop* prop = SinkProp(name)) {
+        if (create == nullptr || !BoolOf(create).value_or(false)) Warn(*prop, "no effect without create-stream");
+      }
+    }
+    // Debezium Server's credentials, in its order: JWT and seed, user and password, a Java key store.
+    const Prop* jwt = SinkProp("auth.jwt");
+    const Prop* seed = SinkProp("auth.seed");
+    if (jwt != nullptr && seed != nullptr) {
+      Error(jwt->written, "a JWT and NKey seed are read from a .creds file by the relay: write them to one and set "
+                          "outbox-relay.nats.creds=PATH");
+    } else if (const Prop* one = jwt != nullptr ? jwt : seed) {
+      Warn(*one, "no effect: Debezium Server uses auth.jwt and auth.seed only together");
+    }
+    const Prop* user = SinkProp("auth.user");
+    const Prop* password = SinkProp("auth.password");
+    if (user != nullptr && password != nullptr) {
+      Put("nats.user", user->value);
+      Put("nats.password", password->value);
+    } else if (const Prop* one = user != nullptr ? user : password) {
+      Warn(*one, "no effect: Debezium Server uses auth.user and auth.password only together");
+    }
+    for (std::string_view name : {"auth.tls.keystore", "auth.tls.keystore.password", "auth.tls.password"}) {
+      if (const Prop* prop = SinkProp(name)) {
+        Error(prop->written, "Java key stores are not read: convert it to PEM and set outbox-relay.nats.tls.cert, "
+                             "outbox-relay.nats.tls.key and outbox-relay.nats.tls.ca");
+      }
+    }
+    PutInt(SinkProp("async.timeout.ms"), "nats.ack_timeout_ms", 1);
+    if (const Prop* async = SinkProp("async.enabled")) {
+      Warn(*async, "no effect: the relay publishes asynchronously, one unacknowledged message per key");
+    }
+    for (std::string_view name :
+         {"sync.retries", "sync.retry.interval.ms", "sync.retry.max.interval.ms", "sync.retry.backoff.multiplier"}) {
+      if (const Prop* prop = SinkProp(name)) {
+        Warn(*prop, "not applied: the relay rewinds and publishes again, without a limit, after a failed publish");
+      }
+    }
+    NullValues("publishes nothing");
+  }
+
+  // debezium.sink.http.*: the URL, the timeout and the retry interval. Debezium Server's header names and values
+  // differ from the relay's unless the file turns both of its defaults off.
+  void MapHttp() {
+    if (const Prop* url = SinkProp("url"); url != nullptr && !url->value.empty()) {
+      CheckLiteral(*url);
+      Put("http_sink.url", url->value);
+    } else {
+      Error(SinkWritten("url"), "required");
+      Put("http_sink.url", "http://missing");  // the error above says it
+    }
+    PutInt(SinkProp("timeout.ms"), "http_sink.timeout_ms", 1);
+    // A fixed interval between attempts: the relay's backoff with its cap at the same value.
+    if (const Prop* interval = SinkProp("retry.interval.ms")) {
+      PutInt(interval, "http_sink.retry_backoff_ms", 1);
+      PutInt(interval, "http_sink.retry_backoff_max_ms", 1);
+    }
+    if (const Prop* retries = SinkProp("retries")) {
+      Warn(*retries, "not applied: the relay retries 408, 429, 5xx and failed connections without a limit, and "
+                     "refuses any other answer at once (delivery.on_error)");
+    }
+    const Prop* base64 = SinkProp("headers.encode.base64");
+    if (base64 == nullptr || BoolOf(base64).value_or(false)) {
+      Error(base64 != nullptr ? base64->written : SinkWritten("headers.encode.base64"),
+            "Debezium Server sends header values base64-encoded (its default, true); the relay sends them as text: "
+            "set it to false");
+    }
+    const Prop* prefix = SinkProp("headers.prefix");
+    if (prefix == nullptr || !prefix->value.empty()) {
+      Error(prefix != nullptr ? prefix->written : SinkWritten("headers.prefix"),
+            Cat("Debezium Server names each header ", prefix != nullptr ? prefix->value : "X-DEBEZIUM-",
+                "<NAME>; the relay sends the record's header names as they are: set it empty (header names are "
+                "case-insensitive in HTTP)"));
+    }
+    const Prop* batch = SinkProp("batch.enabled");
+    if (BoolOf(batch).value_or(false)) {
+      Error(batch->written, "Debezium Server's batch body (a JSON array of the values, the first record's headers) "
+                            "is not the relay's (http_sink.batch_max_events): remove it");
+    }
+    if (const Prop* size = SinkProp("batch.max-size")) Warn(*size, "no effect: batches are not mapped");
+    const Prop* auth = SinkProp("authentication.type");
+    if (auth != nullptr) {
+      Error(auth->written, Cat(Quoted(auth->value), ": the relay sends a fixed bearer token or basic auth, not "
+                                                    "jwt, oauth2 or standard-webhooks: set "
+                                                    "outbox-relay.http_sink.bearer_token, or remove it"));
+    }
+    for (const auto& [key, prop] : sink_keys_.Rest()) {
+      if (!key.starts_with(Cat(sink_->prefix, "authentication."))) continue;
+      sink_keys_.Take(key);
+      if (auth == nullptr) Warn(*prop, "no effect without authentication.type");
+    }
+    NullValues("sends nothing");
+  }
+
   // skipped.operations: `u` makes UPDATEs of the outbox silent (on_update ignore); `c` would drop every event.
   void ReadSkippedOperations() {
     const Prop* skipped = connector_.Take("skipped.operations");
@@ -964,7 +1350,10 @@ class DebeziumMapper {
   const Resolver& resolver_;
   bool server_ = false;
   Section connector_, producer_, transforms_, router_, formats_{"debezium.format."};
+  Section sink_keys_{std::string(kServerSink)};  // debezium.sink.* but the type and the Kafka producer's
   std::optional<Prop> sink_type_;
+  const ServerSink* sink_ = nullptr;  // debezium.sink.type's, when the relay has it
+  bool checkpoint_set_ = false;       // the relay's source.checkpoint is given (relay key or --set)
   std::vector<std::pair<std::string, std::string>> relay_;
   std::string router_written_prefix_;
   bool skip_updates_ = false;
@@ -997,7 +1386,9 @@ absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std
   absl::StatusOr<std::vector<PropertyEntry>> entries = json ? ParseConnectorJson(text) : ParseJavaProperties(text);
   if (!entries.ok()) return absl::InvalidArgumentError(Cat(path, ": ", ToStd(entries.status().message())));
 
-  DebeziumMapper mapper(*std::move(entries), resolver);
+  const bool checkpoint_overridden = std::any_of(overrides.begin(), overrides.end(),
+                                                 [](const auto& o) { return o.first == "source.checkpoint"; });
+  DebeziumMapper mapper(*std::move(entries), resolver, checkpoint_overridden);
   mapper.Run();
   std::optional<Route> route = mapper.route();
   std::vector<std::string> problems = std::move(mapper.errors());

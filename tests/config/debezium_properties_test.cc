@@ -24,6 +24,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::Contains;
+using ::testing::ContainsRegex;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -377,7 +378,8 @@ TEST(DebeziumProperties, EveryProblemIsInOneError) {
                          "debezium.transforms.outbox.route.topic.regex=(?<=x)y\n"
                          "debezium.format.key=simplestring\n"
                          "debezium.format.value=simplestring\n")),
-            "debezium.sink.type: must be kafka, got \"kinesis\" (the relay writes to Kafka); "
+            "debezium.sink.type: must be kafka, rabbitmq, nats-jetstream or http (the sinks the relay has), got "
+            "\"kinesis\"; "
             "debezium.source.connector.class: must be io.debezium.connector.postgresql.PostgresConnector, got "
             "\"io.debezium.connector.mysql.MySqlConnector\"; "
             "debezium.source.plugin.name: must be pgoutput, got \"decoderbufs\"; "
@@ -517,6 +519,301 @@ TEST(DebeziumProperties, TheExampleFilesLoad) {
   const outbox::TopicRouter router(connect->outbox);
   EXPECT_EQ(router.Route("order"), "order.events");
   EXPECT_EQ(router.Route("Order"), "Order");
+}
+
+// --- Debezium Server files with a RabbitMQ, NATS JetStream or HTTP sink.
+
+// kServer with its Kafka sink replaced by `sink` (and, for sinks that skip them, without the tombstones).
+std::string ServerWithSink(const std::string& sink, bool tombstones = true) {
+  std::istringstream in(kServer);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("debezium.sink.")) continue;
+    if (!tombstones && line.starts_with("debezium.transforms.outbox.route.tombstone.on.empty.payload")) continue;
+    out += line + "\n";
+  }
+  return out + sink;
+}
+
+constexpr char kRabbitMqSink[] = R"(debezium.sink.type=rabbitmq
+debezium.sink.rabbitmq.connection.host=rabbit.internal
+debezium.sink.rabbitmq.connection.port=5673
+debezium.sink.rabbitmq.connection.username=relay
+debezium.sink.rabbitmq.connection.password=rabbit-pass
+debezium.sink.rabbitmq.connection.virtual.host=orders
+debezium.sink.rabbitmq.connection.connection.heartbeat=30
+debezium.sink.rabbitmq.connection.connection.timeout=4000
+debezium.sink.rabbitmq.exchange=outbox
+debezium.sink.rabbitmq.routingKey.source=topic
+debezium.sink.rabbitmq.deliveryMode=2
+debezium.sink.rabbitmq.ackTimeout=30000
+debezium.sink.rabbitmq.null.value=
+)";
+
+constexpr char kNatsSink[] = R"(debezium.sink.type=nats-jetstream
+debezium.sink.nats-jetstream.url=nats://nats-1:4222,nats://nats-2:4222
+debezium.sink.nats-jetstream.stream-name=OUTBOX
+debezium.sink.nats-jetstream.auth.user=relay
+debezium.sink.nats-jetstream.auth.password=nats-pass
+debezium.sink.nats-jetstream.async.enabled=true
+debezium.sink.nats-jetstream.async.timeout.ms=8000
+debezium.sink.nats-jetstream.sync.retries=3
+)";
+
+constexpr char kHttpSink[] = R"(debezium.sink.type=http
+debezium.sink.http.url=https://hooks.example.com/orders
+debezium.sink.http.timeout.ms=15000
+debezium.sink.http.retries=10
+debezium.sink.http.retry.interval.ms=2000
+debezium.sink.http.headers.prefix=
+debezium.sink.http.headers.encode.base64=false
+)";
+
+// The checkpoint every non-Kafka file gets from kServer's offsets file.
+void ExpectCheckpointBesideTheOffsets(const Config& c) {
+  EXPECT_EQ(c.source.checkpoint, CheckpointStore::kFile);
+  EXPECT_EQ(c.source.checkpoint_file, "data/offsets.dat.outbox-relay");
+  EXPECT_THAT(c.warnings, Contains(HasSubstr("debezium.source.offset.storage.file.filename: the relay keeps its own "
+                                             "checkpoint beside it, in data/offsets.dat.outbox-relay")));
+}
+
+TEST(DebeziumSinks, RabbitMqFileMapsToTheRabbitMqSink) {
+  absl::StatusOr<Config> c = Load(ServerWithSink(kRabbitMqSink));
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectOrdersOutbox(*c);
+  ExpectCheckpointBesideTheOffsets(*c);
+  EXPECT_EQ(c->sink, SinkType::kRabbitMq);
+  EXPECT_EQ(c->rabbitmq.url, "amqp://rabbit.internal:5673/orders");
+  EXPECT_EQ(c->rabbitmq.user, "relay");
+  EXPECT_EQ(c->rabbitmq.password, "rabbit-pass");
+  EXPECT_EQ(c->rabbitmq.heartbeat_s, 30);
+  EXPECT_EQ(c->rabbitmq.connect_timeout_ms, 4000);
+  EXPECT_EQ(c->rabbitmq.exchange, "outbox");
+  EXPECT_EQ(c->rabbitmq.routing_key, "${topic}");
+  EXPECT_TRUE(c->rabbitmq.tls_verify);
+  EXPECT_THAT(c->secrets, Contains("rabbit-pass"));
+  EXPECT_THAT(WarnedKeys(*c), Contains("debezium.sink.rabbitmq.ackTimeout"));
+}
+
+TEST(DebeziumSinks, RabbitMqDefaultsAreTheJavaClientsAndDebeziumServers) {
+  // No connection keys: localhost, 5672, vhost "/"; no exchange: the record's topic, as Debezium Server names it.
+  absl::StatusOr<Config> c = Load(ServerWithSink("debezium.sink.type=rabbitmq\n"
+                                                 "debezium.sink.rabbitmq.routingKey=orders\n"
+                                                 "debezium.sink.rabbitmq.null.value=\n"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rabbitmq.url, "amqp://localhost:5672/%2F");
+  EXPECT_EQ(c->rabbitmq.exchange, "${topic}");
+  EXPECT_EQ(c->rabbitmq.routing_key, "orders");  // routingKey.source static, Debezium's default
+
+  c = Load(ServerWithSink("debezium.sink.type=rabbitmq\n"
+                          "debezium.sink.rabbitmq.connection.ssl.enabled=true\n"
+                          "debezium.sink.rabbitmq.connection.ssl.validate.server.certificate=false\n"
+                          "debezium.sink.rabbitmq.routingKey.source=topic\n"
+                          "debezium.sink.rabbitmq.null.value=\n"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rabbitmq.url, "amqps://localhost:5671/%2F");
+  EXPECT_FALSE(c->rabbitmq.tls_verify);
+
+  c = Load(ServerWithSink("debezium.sink.type=rabbitmq\n"
+                          "debezium.sink.rabbitmq.connection.uri=amqp://relay:uri-pass@rabbit:5672/orders\n"
+                          "debezium.sink.rabbitmq.routingKey.source=topic\n"
+                          "debezium.sink.rabbitmq.null.value=\n"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rabbitmq.url, "amqp://relay:uri-pass@rabbit:5672/orders");
+  EXPECT_THAT(c->secrets, Contains("uri-pass"));
+}
+
+TEST(DebeziumSinks, NatsJetStreamFileMapsToTheNatsSink) {
+  absl::StatusOr<Config> c = Load(ServerWithSink(kNatsSink, /*tombstones=*/false));
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectCheckpointBesideTheOffsets(*c);
+  EXPECT_EQ(c->sink, SinkType::kNats);
+  EXPECT_EQ(c->nats.url, "nats://nats-1:4222,nats://nats-2:4222");
+  EXPECT_EQ(c->nats.stream, "OUTBOX");
+  EXPECT_EQ(c->nats.user, "relay");
+  EXPECT_EQ(c->nats.password, "nats-pass");
+  EXPECT_EQ(c->nats.ack_timeout_ms, 8000);
+  EXPECT_THAT(c->secrets, Contains("nats-pass"));
+  EXPECT_THAT(WarnedKeys(*c), AllOf(Contains("debezium.sink.nats-jetstream.async.enabled"),
+                                    Contains("debezium.sink.nats-jetstream.sync.retries"),
+                                    Contains("debezium.sink.type")));  // a NULL payload: Debezium publishes nothing
+
+  // Debezium Server's default stream name.
+  c = Load(ServerWithSink("debezium.sink.type=nats-jetstream\ndebezium.sink.nats-jetstream.url=nats://n:4222\n", false));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->nats.stream, "DebeziumStream");
+}
+
+TEST(DebeziumSinks, HttpFileMapsToTheHttpSink) {
+  absl::StatusOr<Config> c = Load(ServerWithSink(kHttpSink, /*tombstones=*/false));
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectCheckpointBesideTheOffsets(*c);
+  EXPECT_EQ(c->sink, SinkType::kHttp);
+  EXPECT_EQ(c->http_sink.url, "https://hooks.example.com/orders");
+  EXPECT_EQ(c->http_sink.timeout_ms, 15000);
+  EXPECT_EQ(c->http_sink.retry_backoff_ms, 2000);  // Debezium's fixed interval: the backoff capped at it
+  EXPECT_EQ(c->http_sink.retry_backoff_max_ms, 2000);
+  EXPECT_EQ(c->http_sink.content_type, "application/json");  // what Debezium Server sends with simplestring
+  EXPECT_THAT(WarnedKeys(*c), Contains("debezium.sink.http.retries"));
+}
+
+// Each line added to (or, with a leading '-', removed from) a working file, and the key its error must name.
+struct Refusal {
+  std::string change;
+  std::string error;
+};
+
+void ExpectEachRefused(const std::string& sink, bool tombstones, const std::vector<Refusal>& refusals) {
+  for (const Refusal& r : refusals) {
+    std::string file = ServerWithSink(sink, tombstones);
+    if (r.change.starts_with("-")) {
+      const size_t at = file.find(r.change.substr(1));
+      ASSERT_NE(at, std::string::npos) << r.change;
+      file.erase(at, file.find('\n', at) + 1 - at);
+    } else {
+      file += r.change + "\n";
+    }
+    const std::string error = ErrorOf(Load(file));
+    EXPECT_THAT(error, StartsWith(r.error)) << r.change;
+    EXPECT_THAT(error, Not(ContainsRegex("; [a-z_.-]+: "))) << r.change << ": one problem, one error";
+  }
+}
+
+TEST(DebeziumSinks, RabbitMqKeysThatWouldChangeTheMessagesAreErrorsNamingThem) {
+  ExpectEachRefused(
+      kRabbitMqSink, true,
+      {
+          {"-debezium.sink.rabbitmq.routingKey.source=topic",
+           "debezium.sink.rabbitmq.routingKey.source: static (Debezium's default) with an empty routingKey"},
+          {"debezium.sink.rabbitmq.routingKey.source=key",
+           "debezium.sink.rabbitmq.routingKey.source: the record's key as the routing key is not reproduced"},
+          {"debezium.sink.rabbitmq.autoCreateRoutingKey=true",
+           "debezium.sink.rabbitmq.autoCreateRoutingKey: Debezium Server declares a queue"},
+          {"debezium.sink.rabbitmq.deliveryMode=1", "debezium.sink.rabbitmq.deliveryMode: must be 2, got \"1\""},
+          {"debezium.sink.rabbitmq.null.value=default",
+           "debezium.sink.rabbitmq.null.value: \"default\" would be the body of a record without a value"},
+          {"-debezium.sink.rabbitmq.null.value=",
+           "debezium.transforms.outbox.route.tombstone.on.empty.payload: with debezium.sink.type=rabbitmq Debezium "
+           "Server publishes the text \"default\""},
+          {"debezium.sink.rabbitmq.connection.ssl.trust.store=/etc/rabbit/trust.jks",
+           "debezium.sink.rabbitmq.connection.ssl.trust.store: Java key and trust stores are not read"},
+          {"debezium.sink.rabbitmq.connection.uri=amqp://rabbit",
+           "debezium.sink.rabbitmq.connection.uri: give either the uri or"},
+          {"debezium.sink.rabbitmq.connection.port=http", "debezium.sink.rabbitmq.connection.port: must be a port"},
+          {"debezium.sink.rabbitmq.exchange=${routedByValue}", "debezium.sink.rabbitmq.exchange: \"${routedByValue}\""},
+      });
+  // The deprecated switch, without routingKey.source, means different things in different Debezium versions.
+  EXPECT_THAT(ErrorOf(Load(ServerWithSink("debezium.sink.type=rabbitmq\n"
+                                          "debezium.sink.rabbitmq.routingKeyFromTopicName=true\n"
+                                          "debezium.sink.rabbitmq.null.value=\n"))),
+              StartsWith("debezium.sink.rabbitmq.routingKeyFromTopicName: deprecated"));
+}
+
+TEST(DebeziumSinks, NatsJetStreamKeysTheRelayCannotKeepAreErrorsNamingThem) {
+  ExpectEachRefused(
+      kNatsSink, false,
+      {
+          {"debezium.sink.nats-jetstream.create-stream=true",
+           "debezium.sink.nats-jetstream.create-stream: the relay never creates the stream"},
+          {"-debezium.sink.nats-jetstream.url=", "debezium.sink.nats-jetstream.url: required"},
+          {"debezium.sink.nats-jetstream.auth.tls.keystore=/etc/nats/keystore.jks",
+           "debezium.sink.nats-jetstream.auth.tls.keystore: Java key stores are not read"},
+          {"debezium.transforms.outbox.route.tombstone.on.empty.payload=true",
+           "debezium.transforms.outbox.route.tombstone.on.empty.payload: with debezium.sink.type=nats-jetstream "
+           "Debezium Server publishes nothing for a tombstone"},
+      });
+  const std::string error = ErrorOf(Load(ServerWithSink(std::string(kNatsSink) +
+                                                            "debezium.sink.nats-jetstream.auth.jwt=eyJ0eXAi.jwt\n"
+                                                            "debezium.sink.nats-jetstream.auth.seed=SUAIBDPBAUTW\n",
+                                                        false)));
+  EXPECT_THAT(error, StartsWith("debezium.sink.nats-jetstream.auth.jwt: a JWT and NKey seed are read from a .creds "
+                                "file by the relay"));
+}
+
+TEST(DebeziumSinks, HttpKeysThatWouldChangeTheRequestsAreErrorsNamingThem) {
+  ExpectEachRefused(
+      kHttpSink, false,
+      {
+          {"-debezium.sink.http.headers.prefix=",
+           "debezium.sink.http.headers.prefix: Debezium Server names each header X-DEBEZIUM-<NAME>"},
+          {"-debezium.sink.http.headers.encode.base64=false",
+           "debezium.sink.http.headers.encode.base64: Debezium Server sends header values base64-encoded"},
+          {"debezium.sink.http.batch.enabled=true", "debezium.sink.http.batch.enabled: Debezium Server's batch body"},
+          {"debezium.sink.http.authentication.type=oauth2", "debezium.sink.http.authentication.type: \"oauth2\""},
+          {"-debezium.sink.http.url=", "debezium.sink.http.url: required"},
+          {"debezium.transforms.outbox.route.tombstone.on.empty.payload=true",
+           "debezium.transforms.outbox.route.tombstone.on.empty.payload: with debezium.sink.type=http Debezium "
+           "Server sends nothing for a tombstone"},
+      });
+}
+
+TEST(DebeziumSinks, TheOffsetStoreGivesTheCheckpoint) {
+  const std::string sink = std::string(kHttpSink);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string file = ServerWithSink(sink, false);
+    file.replace(file.find(from), from.size(), to);
+    return file;
+  };
+  // Memory offsets: no checkpoint either.
+  absl::StatusOr<Config> c = Load(with("debezium.source.offset.storage.file.filename=data/offsets.dat",
+                                       "debezium.source.offset.storage="
+                                       "org.apache.kafka.connect.storage.MemoryOffsetBackingStore"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.checkpoint, CheckpointStore::kNone);
+  // A store the relay has no equivalent of, or no file: an error naming the key, unless the relay's key says.
+  const std::string redis = with("debezium.source.offset.storage.file.filename=data/offsets.dat",
+                                 "debezium.source.offset.storage=io.debezium.storage.redis.offset.RedisOffsetBackingStore");
+  EXPECT_THAT(ErrorOf(Load(redis)),
+              StartsWith("debezium.source.offset.storage: \"io.debezium.storage.redis.offset.RedisOffsetBackingStore\": "
+                         "with debezium.sink.type=http the relay keeps its checkpoint in a file or nowhere"));
+  const std::string no_file = with("debezium.source.offset.storage.file.filename=data/offsets.dat\n", "");
+  EXPECT_THAT(ErrorOf(Load(no_file)),
+              StartsWith("debezium.source.offset.storage.file.filename: required with debezium.sink.type=http"));
+  c = Load(no_file + "outbox-relay.source.checkpoint=none\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.checkpoint, CheckpointStore::kNone);
+  c = Load(redis, {{"source.checkpoint", "file"}, {"source.checkpoint_file", "/var/lib/relay/cp.json"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.checkpoint_file, "/var/lib/relay/cp.json");
+}
+
+TEST(DebeziumSinks, SinkSecretsNeverAppearInErrors) {
+  // Every credential key of the three sinks, each value then echoed by a key whose error quotes it.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {std::string(kRabbitMqSink) + "debezium.sink.rabbitmq.deliveryMode=${debezium.sink.rabbitmq.connection.password}\n",
+       "rabbit-pass"},
+      {std::string(kNatsSink) + "debezium.sink.nats-jetstream.auth.jwt=j\n"
+                                "debezium.sink.nats-jetstream.auth.seed=SUAIBDPB-seed\n"
+                                "debezium.sink.nats-jetstream.async.timeout.ms=${debezium.sink.nats-jetstream.auth.seed}\n",
+       "SUAIBDPB-seed"},
+      {std::string(kNatsSink) + "debezium.sink.nats-jetstream.auth.jwt=eyJ0eXAi.jwt-token\n"
+                                "debezium.sink.nats-jetstream.async.timeout.ms=${debezium.sink.nats-jetstream.auth.jwt}\n",
+       "eyJ0eXAi.jwt-token"},
+      {std::string(kHttpSink) + "debezium.sink.http.authentication.type=oauth2\n"
+                                "debezium.sink.http.authentication.oauth2.client-secret=oauth-secret\n"
+                                "debezium.sink.http.timeout.ms=${debezium.sink.http.authentication.oauth2.client-secret}\n",
+       "oauth-secret"},
+  };
+  for (const auto& [sink, secret] : cases) {
+    const std::string error = ErrorOf(Load(ServerWithSink(sink, false)));
+    EXPECT_THAT(error, HasSubstr("\"****\"")) << error;
+    EXPECT_THAT(error, Not(HasSubstr(secret)));
+  }
+}
+
+TEST(DebeziumSinks, OtherSinksKeysAndTheProducersHaveNoEffect) {
+  absl::StatusOr<Config> c =
+      Load(ServerWithSink(std::string(kHttpSink) + "debezium.sink.kafka.producer.bootstrap.servers=kafka:9092\n"
+                                                   "debezium.sink.rabbitmq.exchange=outbox\n"
+                                                   "debezium.sink.http.some.future.key=1\n",
+                          false));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->warnings, AllOf(Contains("debezium.sink.kafka.producer.bootstrap.servers: no effect with "
+                                          "debezium.sink.type=http"),
+                                 Contains("debezium.sink.rabbitmq.exchange: a setting of another Debezium Server "
+                                          "sink; no effect"),
+                                 Contains(StartsWith("debezium.sink.http.some.future.key: not a key of"))));
+  EXPECT_THAT(c->kafka, IsEmpty());
 }
 
 // --- The .properties reader.

@@ -53,6 +53,31 @@ RelayHarness::~RelayHarness() {
                   "' AND NOT active");
 }
 
+void RelayHarness::UseDebeziumServerFile(const std::string& sink_properties) {
+  config_path_ = dir_ + "/application.properties";
+  std::ofstream out(config_path_);
+  out << "debezium.source.connector.class=io.debezium.connector.postgresql.PostgresConnector\n"
+      << "debezium.source.offset.storage.file.filename=" << dir_ << "/offsets.dat\n"
+      << "debezium.source.database.hostname=127.0.0.1\n"
+      << "debezium.source.database.port=" << pg_->port() << "\n"
+      << "debezium.source.database.user=postgres\n"
+      << "debezium.source.database.dbname=" << db_ << "\n"
+      << "debezium.source.topic.prefix=" << db_ << "\n"
+      << "debezium.source.plugin.name=pgoutput\n"
+      << "debezium.source.slot.name=" << slot_ << "\n"
+      << "debezium.source.publication.name=" << publication_ << "\n"
+      << "debezium.source.table.include.list=public.outbox\n"
+      << "debezium.source.status.update.interval.ms=200\n"
+      << "debezium.transforms=outbox\n"
+      << "debezium.transforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n"
+      << "debezium.transforms.outbox.route.by.field=type\n"
+      << "debezium.transforms.outbox.route.topic.replacement=" << topic_prefix_ << ".${routedByValue}\n"
+      << "debezium.format.key=simplestring\n"
+      << "debezium.format.value=simplestring\n"
+      << "outbox-relay.http.listen=127.0.0.1:0\n"
+      << sink_properties;
+}
+
 int RelayHarness::RunCommand(const std::vector<std::string>& args, std::string* output,
                              std::chrono::milliseconds deadline) {
   ProcessOptions o;
@@ -160,6 +185,19 @@ std::string RelayHarness::InsertEvent(const std::string& type, const std::string
   auto id = Value("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), "
                   "'order', '" + key + "', '" + type + "', '" + payload_json + "') RETURNING id");
   return id.value_or("");
+}
+
+DebeziumServerRun RunDebeziumServerFile(RelayHarness& h, const std::string& sink_properties) {
+  h.UseDebeziumServerFile(sink_properties);
+  std::string output;
+  EXPECT_EQ(h.RunCommand({"init", "--create-table"}, &output), 0) << output;
+  EXPECT_TRUE(ReadFile(h.dir() + "/offsets.dat.outbox-relay").ok()) << "no checkpoint beside the offsets: " << output;
+  DebeziumServerRun run;
+  run.relay = h.StartRelay();
+  if (run.relay == nullptr || !run.relay->Running()) return run;
+  run.created = h.InsertEvent("created", "k1", R"({"n":1})");
+  run.paid = h.InsertEvent("paid", "k1", R"({"n":2})");
+  return run;
 }
 
 void SharedServicesTest::SetUp() {

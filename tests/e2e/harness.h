@@ -26,7 +26,12 @@ class RelayHarness {
   RelayHarness(PgServer* pg, std::string bootstrap, std::string extra_yaml = "");
   ~RelayHarness();
 
-  // Runs `outbox-relay <args...> -c relay.yaml` to completion; returns its exit code and fills `output`.
+  // From now on the config is a Debezium Server application.properties of this harness's database, slot,
+  // publication and topics (the Outbox Event Router routing by `type` to <topic_prefix>.<type>, offsets in
+  // <dir>/offsets.dat), with `sink_properties` (the debezium.sink.* lines) appended.
+  void UseDebeziumServerFile(const std::string& sink_properties);
+
+  // Runs `outbox-relay <args...> -c <the config>` to completion; returns its exit code and fills `output`.
   int RunCommand(const std::vector<std::string>& args, std::string* output = nullptr,
                  std::chrono::milliseconds deadline = std::chrono::seconds(60));
   // `init --create-table`, asserting success.
@@ -80,6 +85,15 @@ class RelayHarness {
   int relay_runs_ = 0;
   std::vector<std::string> command_prefix_;
 };
+
+// A relay run from a Debezium Server file (RelayHarness::UseDebeziumServerFile with `sink_properties`, init, run),
+// its checkpoint checked beside the offsets file, and two events of key k1 committed: `created`, then `paid`, each
+// on its own topic. The sinks' tests then read what their server got.
+struct DebeziumServerRun {
+  std::unique_ptr<ChildProcess> relay;  // nullptr when it did not start (a gtest failure says why)
+  std::string created, paid;            // the event ids
+};
+DebeziumServerRun RunDebeziumServerFile(RelayHarness& h, const std::string& sink_properties);
 
 // A test on the shared PostgreSQL and Kafka broker, with a reader of that broker.
 class SharedServicesTest : public ::testing::Test {

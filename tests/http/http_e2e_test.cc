@@ -379,6 +379,30 @@ TEST_F(HttpE2E, PerKeyOrderHoldsWhileSomeKeysAreRetried) {
   ExpectStopsCleanly(*relay);
 }
 
+// A Debezium Server application.properties with debezium.sink.type=http runs as is (init and run), once it turns off
+// the two header settings under which Debezium Server's requests differ from the relay's: the events reach
+// Debezium's fixed URL, and the relay's checkpoint lives beside Debezium's offsets file.
+TEST_F(HttpE2E, ADebeziumServerFileWithTheHttpSinkPostsEveryEvent) {
+  h_ = std::make_unique<RelayHarness>(pg_, "127.0.0.1:1", "");
+  DebeziumServerRun run = RunDebeziumServerFile(*h_, "debezium.sink.type=http\n"
+                                                    "debezium.sink.http.url=" + receiver_.url() + "/webhook\n"
+                                                    "debezium.sink.http.headers.prefix=\n"
+                                                    "debezium.sink.http.headers.encode.base64=false\n"
+                                                    "debezium.sink.http.retry.interval.ms=100\n");
+  ASSERT_NE(run.relay, nullptr);
+  ASSERT_TRUE(WaitForDelivered(2)) << run.relay->Output();
+  const std::vector<Seen> delivered = receiver_.Delivered();
+  ASSERT_EQ(delivered.size(), 2u);
+  EXPECT_EQ(delivered[0].Header("id"), run.created);
+  EXPECT_EQ(delivered[1].Header("id"), run.paid);
+  for (const Seen& s : delivered) {
+    EXPECT_EQ(s.path, "/webhook");
+    EXPECT_EQ(s.Header("content-type"), "application/json");
+    EXPECT_EQ(s.Json()["n"], s.Header("id") == run.created ? 1 : 2) << s.body;
+  }
+  ExpectStopsCleanly(*run.relay);
+}
+
 TEST_F(HttpE2E, PoisonEventHaltsAndIsNotConfirmed) {
   MakeHarness(receiver_.url());
   receiver_.SetRule([](const Seen& s, int) { return Reply(s.body.find("poison") != std::string::npos ? 400 : 200); });

@@ -241,6 +241,26 @@ TEST_F(NatsE2E, EveryCommittedEventArrivesOnceWithSubjectHeadersAndPayload) {
   EXPECT_EQ(relay->Wait(30s).value_or(-1), 0) << relay->Output();
 }
 
+// A Debezium Server application.properties with debezium.sink.type=nats-jetstream runs as is (init and run): every
+// event lands on its topic's subject in the stream named by stream-name (which exists: the relay creates none), and
+// the relay's checkpoint lives beside Debezium's offsets file.
+TEST_F(NatsE2E, ADebeziumServerFileWithTheNatsJetStreamSinkPublishesEveryEvent) {
+  MakeHarness();
+  DebeziumServerRun run = RunDebeziumServerFile(*h_, "debezium.sink.type=nats-jetstream\n"
+                                                    "debezium.sink.nats-jetstream.url=" + url_ + "\n"
+                                                    "debezium.sink.nats-jetstream.stream-name=" + stream_ + "\n"
+                                                    "debezium.sink.nats-jetstream.async.timeout.ms=3000\n");
+  ASSERT_NE(run.relay, nullptr);
+  ASSERT_TRUE(WaitForCount(2)) << run.relay->Output();
+  const std::vector<NatsMessage> messages = ReadStream();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].headers.at("id"), run.created);
+  EXPECT_EQ(messages[0].subject, h_->Topic("created"));
+  EXPECT_EQ(messages[1].headers.at("id"), run.paid);
+  EXPECT_EQ(messages[1].subject, h_->Topic("paid"));
+  ExpectStopsCleanly(*run.relay);
+}
+
 TEST_F(NatsE2E, CheckAndRunRefuseAMissingStreamByName) {
   MakeHarness();
   h_->Init();

@@ -246,6 +246,32 @@ TEST_F(RabbitMqE2E, EveryCommittedEventArrivesOnceWithPropertiesHeadersAndBody) 
   EXPECT_EQ(relay->Wait(30s).value_or(-1), 0) << relay->Output();
 }
 
+// A Debezium Server application.properties with debezium.sink.type=rabbitmq runs as is (init and run), once it routes
+// by the topic and publishes an empty body for a record without a value: every event reaches the exchange with its
+// topic as the routing key, persistent, and the relay's checkpoint lives beside Debezium's offsets file.
+TEST_F(RabbitMqE2E, ADebeziumServerFileWithTheRabbitMqSinkPublishesEveryEvent) {
+  MakeHarness();
+  DebeziumServerRun run = RunDebeziumServerFile(*h_, "debezium.sink.type=rabbitmq\n"
+                                                    "debezium.sink.rabbitmq.connection.uri=" + url_ + "\n"
+                                                    "debezium.sink.rabbitmq.connection.connection.heartbeat=5\n"
+                                                    "debezium.sink.rabbitmq.exchange=" + exchange_ + "\n"
+                                                    "debezium.sink.rabbitmq.routingKey.source=topic\n"
+                                                    "debezium.sink.rabbitmq.null.value=\n");
+  ASSERT_NE(run.relay, nullptr);
+  ASSERT_TRUE(WaitForCount(2)) << run.relay->Output();
+  const std::vector<Message>& messages = Drain();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].message_id, run.created);
+  EXPECT_EQ(messages[0].routing_key, h_->Topic("created"));
+  EXPECT_EQ(messages[1].message_id, run.paid);
+  EXPECT_EQ(messages[1].routing_key, h_->Topic("paid"));
+  for (const Message& m : messages) {
+    EXPECT_EQ(m.exchange, exchange_);
+    EXPECT_EQ(m.delivery_mode, 2);
+  }
+  ExpectStopsCleanly(*run.relay);
+}
+
 TEST_F(RabbitMqE2E, CheckAndRunRefuseAMissingExchangeByName) {
   MakeHarness();
   h_->Init();
