@@ -7,6 +7,11 @@ one contender at a time, alternating the order between repetitions. Contenders:
   limit       pg_recvlogical --start ... -f /dev/null --endpos=<end LSN> (the server's decode rate)
   relay       outbox-relay into the real broker (done when outbox_relay_confirmed_lsn >= end LSN)
   relay-mock  outbox-relay into librdkafka's mock cluster, run in its own process (bench-kafka mock)
+  relay-rabbitmq, relay-nats, relay-http
+              outbox-relay into a RabbitMQ node (scripts/rabbitmq-temp.sh), a NATS JetStream server
+              (scripts/nats-temp.sh) and an HTTP receiver (bench-http-receiver), checkpoints in a file; done as for
+              relay, then the server's own count (queue depth, stream message count, requests answered) must
+              reach the event count
   debezium    Debezium's Postgres connector + Outbox Event Router on Kafka Connect standalone, into the real
               broker (done when its slot's confirmed_flush_lsn reaches the LSN of the load's last transaction's
               first record: Debezium confirms the position of the last transaction's BEGIN, not the commit's end)
@@ -38,13 +43,9 @@ PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TYPES = ["OrderCreated", "OrderPaid", "OrderShipped", "OrderDelivered"]
 PARTITIONS = 3
-CONTENDERS = ["limit", "relay", "relay-mock", "debezium"]
-LABELS = {
-    "limit": "pg_recvlogical (limit)",
-    "relay": "outbox-relay → Kafka",
-    "relay-mock": "outbox-relay → mock cluster",
-    "debezium": "Debezium + Connect → Kafka",
-}
+CONTENDERS = ["limit", "relay", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
+SINKS = {"relay": "kafka", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq", "relay-nats": "nats",
+         "relay-http": "http"}
 
 START = time.time()
 
@@ -134,11 +135,19 @@ class Bench:
         self.pg_port = None
         self.bootstrap = None
         self.conn = {}
+        self.rabbitmq_url = None
+        self.nats_url = None
         self.last_quiet = None
         self.quiet_waited = 0.0
 
     # ---------------------------------------------------------------- services
     def start_services(self):
+        # RabbitMQ (about 10 s) and NATS start while PostgreSQL and Kafka do.
+        extra = {}
+        for c, d in (("relay-rabbitmq", "rabbitmq"), ("relay-nats", "nats")):
+            if c in self.args.contenders:
+                extra[d] = subprocess.Popen(["bash", f"{ROOT}/scripts/{d}-temp.sh", "start", f"{self.work}/{d}"],
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         env = dict(os.environ)
         env["PG_TEMP_CONF"] = "max_replication_slots=64\nmax_wal_senders=64\nmax_connections=200"
         out = sh(["bash", f"{ROOT}/scripts/pg-temp.sh", "start", f"{self.work}/pg"], env=env)
@@ -151,6 +160,18 @@ class Bench:
         with open(f"{self.work}/kafka/kafka.pid") as f:
             self.kafka_pid = int(f.read().strip())
         log(f"PostgreSQL on {self.pg_port}, Kafka on {self.bootstrap}")
+        for d, p in extra.items():
+            out, err = p.communicate(timeout=180)
+            if p.returncode != 0:
+                raise RuntimeError(f"scripts/{d}-temp.sh start failed ({p.returncode}): {err.strip()[-2000:]}")
+            with open(f"{self.work}/{d}/{'node' if d == 'rabbitmq' else 'nats'}.pid") as f:
+                pid = int(f.read().strip())
+            if d == "rabbitmq":
+                self.rabbitmq_url, self.rabbitmq_pid = re.search(r"RABBITMQ_URL=(\S+)", out).group(1), pid
+                log(f"RabbitMQ on {self.rabbitmq_url}")
+            else:
+                self.nats_url, self.nats_pid = re.search(r"NATS_URL=(\S+)", out).group(1), pid
+                log(f"NATS JetStream on {self.nats_url}")
         admin = self.db("postgres")
         with admin.cursor() as c:
             for name in ("bench", "bench_warm"):
@@ -178,8 +199,12 @@ class Bench:
                 c.close()
             except Exception:
                 pass
-        subprocess.run(["bash", f"{ROOT}/scripts/kafka-temp.sh", "stop", f"{self.work}/kafka"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # The brokers stop together (each waits for its own clean shutdown), then PostgreSQL.
+        stops = [subprocess.Popen(["bash", f"{ROOT}/scripts/{d}-temp.sh", "stop", f"{self.work}/{d}"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for d in ("kafka", "rabbitmq", "nats") if os.path.isdir(f"{self.work}/{d}")]
+        for p in stops:
+            p.wait()
         subprocess.run(["bash", f"{ROOT}/scripts/pg-temp.sh", "stop", f"{self.work}/pg"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not self.args.keep:
@@ -376,19 +401,18 @@ class Bench:
         return {"seconds": t1 - t0, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": hwm,
                 "walsender_cpu": ws_cpu, "broker_cpu": proc_cpu(self.kafka_pid) - b0, "machine": (m0, m1)}
 
-    def relay_config(self, path, slot, prefix, bootstrap, http_port, dbname="bench"):
+    def relay_config(self, path, slot, prefix, sink_yaml, http_port, dbname="bench", checkpoint_file=None):
+        checkpoint = f"\n  checkpoint: file\n  checkpoint_file: {checkpoint_file}" if checkpoint_file else ""
         with open(path, "w") as f:
             f.write(f"""source:
   conninfo: "host=127.0.0.1 port={self.pg_port} dbname={dbname} user=postgres"
   slot: {slot}
-  publication: bench_pub
+  publication: bench_pub{checkpoint}
 outbox:
   table: public.outbox
   route:
     topic: "{prefix}.${{routedByValue}}"
-kafka:
-  bootstrap.servers: "{bootstrap}"
-http:
+{sink_yaml}http:
   listen: "127.0.0.1:{http_port}"
 """)
 
@@ -408,10 +432,11 @@ http:
                 m["published"] = int(float(value))
         return m
 
-    def start_relay(self, name, slot, prefix, bootstrap, dbname="bench"):
+    def start_relay(self, name, slot, prefix, sink, dbname="bench"):
+        """sink: what prepare_sink returns (the relay's sink configuration and where its checkpoint goes)."""
         port = free_port()
         cfg = f"{self.work}/{name}.yaml"
-        self.relay_config(cfg, slot, prefix, bootstrap, port, dbname)
+        self.relay_config(cfg, slot, prefix, sink["yaml"], port, dbname, sink.get("checkpoint_file"))
         sh([self.relay_bin, "init", "-c", cfg])
         logf = open(f"{self.work}/{name}.log", "w")
         t0 = time.time()
@@ -419,20 +444,73 @@ http:
         self.procs.append(p)
         return p, port, t0
 
-    def drain_relay(self, slot, end, n, prefix, mock=False, **_):
-        mock_p = None
-        if mock:
+    @staticmethod
+    def kafka_sink(bootstrap):
+        return {"yaml": f'kafka:\n  bootstrap.servers: "{bootstrap}"\n'}
+
+    def tool(self, python, script, *args):
+        """tests/nats/nats_tool.py or tests/rabbitmq/rmq_tool.py (nats-py, pika: clients that share no code with the
+        relay's) under the venv python that has the client."""
+        return sh([python, f"{ROOT}/tests/{script}"] + [str(a) for a in args], timeout=120).strip()
+
+    def prepare_sink(self, sink, prefix, slot):
+        """The server side of one drain, made before the relay starts: returns {"yaml": the relay's sink
+        configuration, "checkpoint_file" (sinks other than Kafka), "pid": the server's process (its CPU is the
+        "broker" figure), "count": a function reading back how many events the server holds, "cleanup"}."""
+        if sink == "kafka":
+            self.create_topics(prefix)
+            return dict(self.kafka_sink(self.bootstrap), pid=self.kafka_pid,
+                        count=lambda: self.topic_count(self.bootstrap, prefix), cleanup=lambda: None)
+        if sink == "mock":
             mock_p = subprocess.Popen([self.bk, "mock", "--topic", "outbox_relay.checkpoints:1"] +
                                       [f"{t}:{PARTITIONS}" for t in self.topics(prefix)],
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             self.procs.append(mock_p)
             bootstrap = re.search(r"BOOTSTRAP=(\S+)", mock_p.stdout.readline()).group(1)
-        else:
-            bootstrap = self.bootstrap
-            self.create_topics(prefix)
-        b0 = proc_cpu(mock_p.pid if mock else self.kafka_pid)
+            return dict(self.kafka_sink(bootstrap), pid=mock_p.pid,
+                        count=lambda: self.topic_count(bootstrap, prefix), cleanup=lambda: stop_process(mock_p))
+        cp = {"checkpoint_file": f"{self.work}/{slot}.checkpoint.json"}
+        if sink == "rabbitmq":
+            # A topic exchange per drain and one queue bound to every routing key (the relay's topics).
+            py = self.args.pika_py
+            self.tool(py, "rabbitmq/rmq_tool.py", self.rabbitmq_url, "setup", prefix, prefix, "#")
+            return dict(cp, yaml=f'sink:\n  type: rabbitmq\nrabbitmq:\n  url: "{self.rabbitmq_url}"\n'
+                                 f'  exchange: "{prefix}"\n', pid=self.rabbitmq_pid,
+                        count=lambda: int(self.tool(py, "rabbitmq/rmq_tool.py", self.rabbitmq_url, "count", prefix)),
+                        cleanup=lambda: self.tool(py, "rabbitmq/rmq_tool.py", self.rabbitmq_url, "delete", prefix,
+                                                  prefix))
+        if sink == "nats":
+            # A stream per drain (file storage, the server's defaults) binding the drain's subjects.
+            py, stream = self.args.nats_py, "B_" + slot
+            self.tool(py, "nats/nats_tool.py", self.nats_url, "add-stream", stream, prefix + ".>")
+            return dict(cp, yaml=f'sink:\n  type: nats\nnats:\n  url: "{self.nats_url}"\n  stream: {stream}\n',
+                        pid=self.nats_pid,
+                        count=lambda: int(self.tool(py, "nats/nats_tool.py", self.nats_url, "count", stream)),
+                        cleanup=lambda: self.tool(py, "nats/nats_tool.py", self.nats_url, "delete-stream", stream))
+        if sink == "http":
+            # A receiver per drain: it answers 200 and counts (GET /count: "<requests> <events>").
+            rp = subprocess.Popen([self.args.http_receiver], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True)
+            self.procs.append(rp)
+            port = int(re.search(r"PORT=(\d+)", rp.stdout.readline()).group(1))
+
+            def count():
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/count", timeout=10) as r:
+                    return int(r.read().decode().split()[1])
+            return dict(cp, yaml=f'sink:\n  type: http\nhttp_sink:\n'
+                                 f'  url: "http://127.0.0.1:{port}/{prefix}/${{routedByValue}}"\n',
+                        pid=rp.pid, count=count, cleanup=lambda: stop_process(rp))
+        raise ValueError(f"unknown sink {sink}")
+
+    def topic_count(self, bootstrap, prefix):
+        out = sh([self.bk, "counts", "--bootstrap", bootstrap] + self.topics(prefix))
+        return sum(int(line.split()[2]) for line in out.splitlines() if line.strip())
+
+    def drain_relay(self, slot, end, n, prefix, sink="kafka", **_):
+        target = self.prepare_sink(sink, prefix, slot)
+        b0 = proc_cpu(target["pid"])
         m0 = machine_cpu()
-        p, port, t0 = self.start_relay(slot, slot, prefix, bootstrap)
+        p, port, t0 = self.start_relay(slot, slot, prefix, target)
         acked = {}
 
         def extra():
@@ -445,25 +523,22 @@ http:
 
         t1, info = self.watch(slot, lambda s: s.get("confirmed", 0) >= end, 600, extra)
         cpu, hwm = proc_cpu(p.pid), proc_hwm_kib(p.pid)
-        b1 = proc_cpu(mock_p.pid if mock else self.kafka_pid)
+        b1 = proc_cpu(target["pid"])
         m1 = machine_cpu()
         published = self.metrics(port).get("published")
         stop_process(p)
         startup = self.log_time(f"{self.work}/{slot}.log", r"^(\S+Z) info \[relay\] streaming slot", t0)
         if p.returncode != 0:
             raise RuntimeError(f"the relay exited {p.returncode} on SIGTERM (log {self.work}/{slot}.log)")
-        # Read back from the broker, not only the relay's own metric: the topics hold every event.
-        out = sh([self.bk, "counts", "--bootstrap", bootstrap] + self.topics(prefix))
-        in_topics = sum(int(line.split()[2]) for line in out.splitlines() if line.strip())
-        if mock_p is not None:
-            stop_process(mock_p)
+        # Read back from the server, not only the relay's own metric: it holds every event.
+        held = target["count"]()
+        target["cleanup"]()
         if published != n:
             raise RuntimeError(f"relay published {published} events, expected {n}")
-        if in_topics < n:
-            raise RuntimeError(f"the relay's topics hold {in_topics} records (read back from the broker), "
-                               f"expected {n}")
+        if held < n:
+            raise RuntimeError(f"the {sink} server holds {held} of the relay's events (read back), expected {n}")
         return {"seconds": t1 - t0, "acked_seconds": acked.get("t", t1) - t0, "cpu": cpu, "rss_kib": hwm,
-                "walsender_cpu": info["walsender_cpu"], "broker_cpu": b1 - b0,
+                "walsender_cpu": info["walsender_cpu"], "broker_cpu": b1 - b0, "held": held,
                 "startup_seconds": startup, "machine": (m0, m1)}
 
     @staticmethod
@@ -654,10 +729,8 @@ logger.measure.level = ERROR
                 log(f"  rep {r}: {c} draining {slot} to {lsn_str(end)}")
                 if c == "limit":
                     res = self.drain_limit(slot, end, n)
-                elif c == "relay":
-                    res = self.drain_relay(slot, end, n, prefix)
-                elif c == "relay-mock":
-                    res = self.drain_relay(slot, end, n, prefix, mock=True)
+                elif c in SINKS:
+                    res = self.drain_relay(slot, end, n, prefix, SINKS[c])
                 else:
                     res = self.drain_debezium(slot, end, n, prefix, last_begin, warm.get(r))
                 # The machine's busy share during the timed part (with everything else running on it), and the CPU
@@ -729,7 +802,7 @@ logger.measure.level = ERROR
         self.create_slots([slot])
         log(f"latency: {who}, {rate} events/s for {seconds}s")
         if who == "relay":
-            p, port, _ = self.start_relay(slot, slot, prefix, self.bootstrap)
+            p, port, _ = self.start_relay(slot, slot, prefix, self.kafka_sink(self.bootstrap))
             deadline = time.time() + 60
             while True:
                 try:
@@ -793,7 +866,8 @@ logger.measure.level = ERROR
         """A first idempotent producer waits for the broker's coordinators to load: not in a timed run."""
         self.create_slots(["relay_warm"], "bench_warm")
         end, _ = self.load(2000, 10, "bench_warm")
-        p, port, _ = self.start_relay("relay_warm", "relay_warm", "b.warm.relay", self.bootstrap, "bench_warm")
+        p, port, _ = self.start_relay("relay_warm", "relay_warm", "b.warm.relay", self.kafka_sink(self.bootstrap),
+                                      "bench_warm")
         deadline = time.time() + 120
         while self.metrics(port).get("confirmed", 0) < end:
             if p.poll() is not None or time.time() > deadline:
@@ -815,6 +889,12 @@ logger.measure.level = ERROR
         v["PostgreSQL"] = self.q1("SHOW server_version")[0]
         v["pg_recvlogical"] = sh([f"{PG_BIN}/pg_recvlogical", "--version"]).strip()
         v["Kafka broker"] = self.args.kafka_version + " (KRaft, single node)"
+        deb = {"relay-rabbitmq": ("RabbitMQ", "rabbitmq-server", " (scripts/rabbitmq-temp.sh: one node, no plugins)"),
+               "relay-nats": ("NATS server", "nats-server", " (scripts/nats-temp.sh: -js, file store)"),
+               "relay-http": ("cpp-httplib (bench-http-receiver)", "libcpp-httplib-dev", "")}
+        for c, (name, package, how) in deb.items():
+            if c in self.args.contenders:
+                v[name] = sh(["dpkg-query", "-W", "-f", "${Version}", package]).strip() + how
         if "debezium" in self.args.contenders:
             v["Debezium"] = self.args.debezium_version + " (debezium-connector-postgres; EventRouter from " \
                                                          "debezium-connect-plugins)"
@@ -860,6 +940,9 @@ def main():
     ap.add_argument("--debezium-plugin-dir", default="")
     ap.add_argument("--debezium-version", default="")
     ap.add_argument("--connect-java-home", default="/usr/lib/jvm/java-17-openjdk-amd64")
+    ap.add_argument("--pika-py", default="", help="python of the pika venv (relay-rabbitmq's read-back)")
+    ap.add_argument("--nats-py", default="", help="python of the nats-py venv (relay-nats's read-back)")
+    ap.add_argument("--http-receiver", default="", help="bench-http-receiver (relay-http's receiver)")
     ap.add_argument("--events-1", type=int, default=200000, help="events of the 1-event-per-transaction workload")
     ap.add_argument("--events-100", type=int, default=200000, help="events of the 100-per-transaction workload")
     ap.add_argument("--reps", type=int, default=3)
@@ -880,6 +963,9 @@ def main():
     for c in args.contenders:
         if c not in CONTENDERS:
             ap.error(f"unknown contender {c}")
+    for c, opt in (("relay-rabbitmq", "pika_py"), ("relay-nats", "nats_py"), ("relay-http", "http_receiver")):
+        if c in args.contenders and not getattr(args, opt):
+            ap.error(f"{c} needs --{opt.replace('_', '-')}")
     b = Bench(args)
     ok = False
     try:

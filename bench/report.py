@@ -5,15 +5,22 @@ import json
 import os
 import statistics
 import sys
+import textwrap
 
 LABELS = {
     "limit": "pg_recvlogical (the limit)",
     "relay": "outbox-relay → Kafka",
     "relay-mock": "outbox-relay → mock cluster",
+    "relay-rabbitmq": "outbox-relay → RabbitMQ",
+    "relay-nats": "outbox-relay → NATS JetStream",
+    "relay-http": "outbox-relay → HTTP receiver",
     "debezium": "Debezium 3.6 + Connect → Kafka",
 }
-SHORT = {"limit": "pg_recvlogical", "relay": "relay→Kafka", "relay-mock": "relay→mock", "debezium": "Debezium"}
-ORDER = ["limit", "relay", "relay-mock", "debezium"]
+SHORT = {"limit": "pg_recvlogical", "relay": "relay→Kafka", "relay-mock": "relay→mock",
+         "relay-rabbitmq": "relay→RabbitMQ", "relay-nats": "relay→NATS", "relay-http": "relay→HTTP",
+         "debezium": "Debezium"}
+ORDER = ["limit", "relay", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
+OTHER_SINKS = ["relay-rabbitmq", "relay-nats", "relay-http"]
 WORKLOADS = {"w1": "1 event per transaction", "w100": "100 events per transaction"}
 TARGETS = {"relay_vs_limit": 0.7, "mock_vs_limit": 0.95, "vs_debezium": 3.0, "limit_fraction": 0.9,
            "cpu_vs_debezium": 1 / 3, "p99_ms": 25.0, "rss_mib": 64.0}
@@ -69,6 +76,12 @@ def is_noisy(d, meta):
     return (d.get("busy_before") or 0) > meta.get("quiet_busy", 0.25) or other_cores > 0.25
 
 
+def table(header, rows):
+    """A markdown table, the first column left-aligned and the others right-aligned, then a blank line."""
+    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows] + [""]
+
+
 def pct(v):
     return "–" if v is None else f"{100 * v:.0f}%"
 
@@ -94,7 +107,7 @@ def targets(summary, latency):
                          rel["rate"] >= need))
             r = rel["cpu100k"] / dbz["cpu100k"]
             rows.append((f"{wl}: relay CPU per event ≤ ⅓ of Debezium's", f"{r:.2f} × Debezium's", r <= 1 / 3))
-        for k in ("relay", "relay-mock"):
+        for k in ("relay", "relay-mock", *OTHER_SINKS):
             if s.get(k):
                 rows.append((f"{wl}: {SHORT[k]} peak RSS ≤ 64 MiB (default delivery bounds)",
                              f"{s[k]['rss_mib']:.1f} MiB", s[k]["rss_mib"] <= 64))
@@ -103,6 +116,22 @@ def targets(summary, latency):
         rows.append((f"relay p99 commit-to-ack ≤ 25 ms at {lat['rate_target']:,} ev/s",
                      f"{lat['p99_ms']:.1f} ms", lat["p99_ms"] <= 25))
     return rows
+
+
+def other_sinks_method(present):
+    """The method bullet of the RabbitMQ, NATS and HTTP contenders, when the run had any."""
+    if not any(c in present for c in OTHER_SINKS):
+        return ""
+    return """
+  - relay→RabbitMQ, relay→NATS, relay→HTTP: the same binary with `sink.type` `rabbitmq`, `nats` or `http`,
+    `source.checkpoint: file`, everything else at its defaults; done as for the relay (the confirmed LSN). Then the
+    harness reads back what the server holds and fails the run below the event count: RabbitMQ (one node of
+    `scripts/rabbitmq-temp.sh`, no plugins) through a durable topic exchange per drain bound by `#` to one
+    durable queue, its depth read with a passive `queue.declare` (pika); NATS (`scripts/nats-temp.sh`,
+    `nats-server -js`) into a stream per drain (file storage, the server's defaults) binding the drain's
+    subjects, its message count read with nats-py; HTTP into `bench-http-receiver` (bench/tools, cpp-httplib,
+    64 threads for the relay's 16 connections), started per drain, which answers every POST 200 and counts
+    them. Their "broker" CPU is the RabbitMQ node's Erlang VM, the nats-server, the receiver."""
 
 
 def write(results, out_dir):
@@ -137,6 +166,8 @@ def write(results, out_dir):
     L.append("## Method")
     L.append("")
     pb = meta.get("payload_bytes")
+    present = [c for c in ORDER if any(d["contender"] == c for d in results["drains"])]
+    order = ", ".join(present)
     L.append(f"""- A throwaway PostgreSQL 15 (`scripts/pg-temp.sh`: fsync off, synchronous_commit on) and a single-node
   Kafka broker (`scripts/kafka-temp.sh`, topics with `message.timestamp.type=LogAppendTime`, 3 partitions each,
   4 event types so 4 topics per run), all on this machine. Payloads: jsonb of {pb or '~300'} bytes as PostgreSQL
@@ -144,7 +175,7 @@ def write(results, out_dir):
 - Same WAL for everyone: per workload, one logical slot per contender and repetition is created in one statement
   before the load (`pg_create_logical_replication_slot`), then the load is written once, then each slot is drained
   by its contender, started fresh against its slot. One contender at a time; the order alternates between
-  repetitions (1: limit, relay, relay→mock, Debezium; 2: reversed; 3: as 1). Figures are medians of the
+  repetitions (1: {order}; 2: reversed; 3: as 1). Figures are medians of the
   repetitions (min–max in brackets).
 - Drain time, from the contender's start:
   - pg_recvlogical: `{meta.get('limit_command', 'pg_recvlogical --start ... --endpos=<end LSN>')}`, until it exits at
@@ -154,7 +185,7 @@ def write(results, out_dir):
     default). "acked" is when `outbox_relay_events_total{{result="published"}}` reached the event count.
     Default configuration (checkpoints in Kafka, default delivery bounds) but for the slot and the topic template.
   - relay→mock: the same binary against librdkafka's mock cluster (`bench-kafka mock`, its own process, topics
-    and the checkpoint topic pre-created there).
+    and the checkpoint topic pre-created there).{other_sinks_method(present)}
   - Debezium: Kafka Connect standalone (connect-runtime from the broker's own jars, the JVM options of
     `connect-standalone.sh`) is started and warmed up *outside* the timed part: a connector drains a
     warm-up load from another database's slot and is deleted, so class loading and JIT are done. The timed part
@@ -196,7 +227,8 @@ def write(results, out_dir):
                  + (f", {wal / 1048576:.0f} MiB of WAL" if wal else "") + f", {any_c['runs']} repetitions")
         L.append("")
         L.append("| contender | events/s (median [min–max]) | drain s | start s | acked s | × limit | "
-                 "CPU s / 100k ev | walsender CPU s / 100k | broker (or mock) CPU s / 100k | peak RSS MiB |")
+                 "CPU s / 100k ev | walsender CPU s / 100k | broker (mock, node, receiver) CPU s / 100k | "
+                 "peak RSS MiB |")
         L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         lim = s.get("limit")
         for c in ORDER:
@@ -209,21 +241,17 @@ def write(results, out_dir):
                      f"{x['ws100k']:.2f} | {fmt(x['broker100k'], '.2f')} | {x['rss_mib']:.1f} |")
         L.append("")
         rel, mock, dbz = s.get("relay"), s.get("relay-mock"), s.get("debezium")
-        split = [c for c in ("relay", "relay-mock", "debezium") if s.get(c) and s[c].get("stream_rate")]
+        split = [c for c in ORDER if c != "limit" and s.get(c) and s[c].get("stream_rate")]
         if split:
             L.append("Where the drain time goes (medians): *start* is from the process start (Debezium: the "
                      "connector's creation) to streaming; *streaming* until every record was acknowledged; *tail* "
                      "from there to the confirmed position. *Streaming rate* = events / streaming time, to compare "
                      "with the limit's events/s.")
             L.append("")
-            L.append("| contender | start s | streaming s | tail s | streaming rate ev/s | × limit |")
-            L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
-            for c in split:
-                x = s[c]
-                L.append(f"| {LABELS[c]} | {x['startup_seconds']:.2f} | {x['events'] / x['stream_rate']:.2f} | "
-                         f"{max(0.0, x['tail_seconds']):.2f} | {x['stream_rate']:,.0f} | "
-                         f"{(x['stream_rate'] / lim['rate']) if lim else float('nan'):.2f} |")
-            L.append("")
+            L += table(["contender", "start s", "streaming s", "tail s", "streaming rate ev/s", "× limit"],
+                       [[LABELS[c], f"{s[c]['startup_seconds']:.2f}", f"{s[c]['events'] / s[c]['stream_rate']:.2f}",
+                         f"{max(0.0, s[c]['tail_seconds']):.2f}", f"{s[c]['stream_rate']:,.0f}",
+                         f"{(s[c]['stream_rate'] / lim['rate']) if lim else float('nan'):.2f}"] for c in split])
         ratios = []
         if lim and rel:
             ratios.append(f"relay/limit **{rel['rate'] / lim['rate']:.2f}**")
@@ -235,6 +263,14 @@ def write(results, out_dir):
         if ratios:
             L.append("Ratios: " + "; ".join(ratios) + ".")
             L.append("")
+        others = [c for c in ORDER if c != "limit" and s.get(c)]
+        if lim and others:
+            L.append("Against pg_recvlogical (the limit) of this run: drain rate, CPU per 100k events and peak RSS "
+                     "as ratios (contender / limit; the limit's own CPU and RSS, without its walsender's).")
+            L.append("")
+            L += table(["contender", "rate × limit", "CPU × limit", "peak RSS × limit"],
+                       [[LABELS[c], f"{s[c]['rate'] / lim['rate']:.2f}", f"{s[c]['cpu100k'] / lim['cpu100k']:.2f}",
+                         f"{s[c]['rss_mib'] / lim['rss_mib']:.1f}"] for c in others])
 
     if latency:
         L.append("## Commit-to-ack latency")
@@ -293,18 +329,21 @@ def write(results, out_dir):
 
     L.append("## Every run")
     L.append("")
-    L.append("\"busy before\" is the share of all cores busy in the 2 s before the run (the harness waits, up to a "
+    L.append("\"read back\" is what the server held after the drain (the relays' topics, queue, stream or receiver; "
+             "the run fails below the event count). "
+             "\"busy before\" is the share of all cores busy in the 2 s before the run (the harness waits, up to a "
              "limit, for the machine to calm down); \"machine busy\" the share during the run; \"other CPU\" the CPU "
              "seconds used during the run by processes that are neither the contender, its walsender nor the "
              "broker (the harness's polling, PostgreSQL's other processes, and anything else on the machine).")
     L.append("")
     L.append("| workload | rep | position | contender | s | events/s | CPU s | walsender CPU s | RSS MiB | "
-             "busy before | machine busy | other CPU s |")
-    L.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+             "read back | busy before | machine busy | other CPU s |")
+    L.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for d in results["drains"]:
         L.append(f"| {d['workload']} | {d['rep']} | {d['position']} | {SHORT[d['contender']]} | {d['seconds']:.2f} | "
                  f"{d['rate']:,.0f} | {d['cpu']:.2f} | {d['walsender_cpu']:.2f} | {d['rss_kib'] / 1024:.1f} | "
-                 f"{pct(d.get('busy_before'))} | {pct(d.get('machine_busy'))} | {d.get('other_cpu', 0):.2f}"
+                 f"{fmt(d.get('held'))} | {pct(d.get('busy_before'))} | {pct(d.get('machine_busy'))} | "
+                 f"{d.get('other_cpu', 0):.2f}"
                  f"{' *noisy*' if is_noisy(d, meta) else ''} |")
     L.append("")
     with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
@@ -321,7 +360,8 @@ def chart(summary, latency, path, meta):
     if not ws:
         return
     contenders = [c for c in ORDER if any(c in summary[w] for w in ws)]
-    colors = {"limit": "#7f7f7f", "relay": "#1f77b4", "relay-mock": "#9ecae1", "debezium": "#d62728"}
+    colors = {"limit": "#7f7f7f", "relay": "#1f77b4", "relay-mock": "#9ecae1", "relay-rabbitmq": "#ff7f0e",
+              "relay-nats": "#2ca02c", "relay-http": "#9467bd", "debezium": "#d62728"}
     ncols = 3 if latency else 2
     fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 4.6))
     width = 0.8 / max(1, len(contenders))
@@ -375,7 +415,9 @@ def chart(summary, latency, path, meta):
         ax.annotate("25 ms (p99 target)", (-0.45, 24), fontsize=7, color="#2ca02c", ha="left", va="top")
         ax.set_ylim(top=ax.get_ylim()[1] * 3)
         ax.legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"outbox-relay benchmark, {meta.get('date', '')}  ({meta.get('command', '')})", fontsize=10)
+    # Wrapped: a run with many options has a command longer than the figure is wide.
+    fig.suptitle(textwrap.fill(f"outbox-relay benchmark, {meta.get('date', '')}  ({meta.get('command', '')})",
+                               55 * ncols, break_on_hyphens=False), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The outbox-relay benchmark (DESIGN.md "Benchmarks"; bench/README.md): a throwaway PostgreSQL 15 and a real
-# Kafka broker on this machine; pg_recvlogical (the limit), outbox-relay into the broker and into librdkafka's mock
-# cluster, and Debezium's Postgres connector with the Outbox Event Router on Kafka Connect (the peer), each
-# draining its own slot of the same WAL. Writes bench/results/REPORT.md, chart.png and results.json.
+# Kafka broker on this machine (and a RabbitMQ node, a NATS JetStream server, an HTTP receiver for the other sinks);
+# pg_recvlogical (the limit), outbox-relay into the broker, into librdkafka's mock cluster, into RabbitMQ, NATS and
+# HTTP, and Debezium's Postgres connector with the Outbox Event Router on Kafka Connect (the peer), each draining
+# its own slot of the same WAL. Writes bench/results/REPORT.md, chart.png and results.json.
 #
 #   bench/run.sh            the full run: 200,000 events at 1 and at 100 events per transaction, 3 repetitions,
 #                           latency at 2,000 events/s for 60 s (about 15 to 20 minutes on 2 cores)
 #   bench/run.sh --quick    the CI form: 5,000 events, 1 repetition, no Debezium, 5 s of latency at 500/s; asserts
-#                           only that every contender drains and the report is written (into a temporary directory
-#                           unless --out is given); a minute or so
+#                           only that every contender drains, that each server holds every event (read back), and
+#                           that the report is written (into a temporary directory unless --out is given)
 #   other options are passed to bench/bench.py (--out DIR, --reps N, --events-1 N, --events-100 N,
-#   --contenders limit,relay,relay-mock,debezium, --latency-rate N, --latency-seconds N, --keep)
+#   --contenders limit,relay,relay-mock,relay-rabbitmq,relay-nats,relay-http,debezium, --latency-rate N,
+#   --latency-seconds N, --keep)
 #
 # Environment: OUTBOX_BUILD_DIR (default build/), the relay is built there when missing or stale.
 set -euo pipefail
@@ -22,11 +24,23 @@ source "$HERE/bench-versions.sh"
 
 quick=0
 args=()
+contenders=""
+out=""
+prev=""
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    *) args+=("$a") ;;
+    --contenders=*) contenders="${a#--contenders=}"; args+=("$a") ;;
+    --out=*) out="${a#--out=}"; args+=("$a") ;;
+    *)
+      args+=("$a")
+      case "$prev" in
+        --contenders) contenders="$a" ;;
+        --out) out="$a" ;;
+      esac
+      ;;
   esac
+  prev="$a"
 done
 
 t0=$SECONDS
@@ -34,13 +48,14 @@ say() { echo "==> $*"; }
 
 say "dependencies"
 bash "$ROOT/scripts/install-deps.sh"
-if [ "$quick" = 1 ]; then
+# Debezium's connector only when it runs: the full run's default contenders include it, --quick never does.
+if [ "$quick" = 1 ] || { [ -n "$contenders" ] && [[ ",$contenders," != *,debezium,* ]]; }; then
   bash "$HERE/install-bench-deps.sh" --no-debezium
 else
   bash "$HERE/install-bench-deps.sh"
 fi
 
-say "building outbox-relay and bench-kafka"
+say "building outbox-relay, bench-kafka and bench-http-receiver"
 BUILD="${OUTBOX_BUILD_DIR:-$ROOT/build}"
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -55,19 +70,29 @@ if [ ! -x "$BK_DIR/bench-kafka" ] || [ "$HERE/tools/bench_kafka.cc" -nt "$BK_DIR
   g++ -O2 -std=c++17 -Wall -Wextra "$HERE/tools/bench_kafka.cc" -isystem "$RDKAFKA_PREFIX/include" \
       -L"$RDKAFKA_PREFIX/lib" -lrdkafka -Wl,-rpath,"$RDKAFKA_PREFIX/lib" -o "$BK_DIR/bench-kafka"
 fi
+if [ ! -x "$BK_DIR/bench-http-receiver" ] || [ "$HERE/tools/bench_http_receiver.cc" -nt "$BK_DIR/bench-http-receiver" ]
+then
+  # shellcheck disable=SC2046  # pkg-config's words
+  g++ -O2 -std=c++17 -Wall -Wextra "$HERE/tools/bench_http_receiver.cc" $(pkg-config --cflags --libs cpp-httplib) \
+      -lpthread -o "$BK_DIR/bench-http-receiver"
+fi
 
 common=(--relay "$RELAY" --bench-kafka "$BK_DIR/bench-kafka" --kafka-lib "$KAFKA_LIB" --kafka-version "$KAFKA_VERSION"
         --debezium-plugin-dir "$DEBEZIUM_PLUGIN_DIR" --debezium-version "$DEBEZIUM_VERSION"
-        --connect-java-home "$CONNECT_JAVA_HOME")
+        --connect-java-home "$CONNECT_JAVA_HOME" --pika-py "$PIKA_VENV/bin/python" --nats-py "$NATS_PY_VENV/bin/python"
+        --http-receiver "$BK_DIR/bench-http-receiver")
 if [ "$quick" = 1 ]; then
-  out="$(mktemp -d /tmp/outbox-bench-quick.XXXXXX)"
+  keep_out=1
+  [ -n "$out" ] || { out="$(mktemp -d /tmp/outbox-bench-quick.XXXXXX)"; keep_out=0; }
   say "quick benchmark (results in $out)"
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
-    --contenders limit,relay,relay-mock --latency-rate 500 --latency-seconds 5 --quiet-wait 0 --out "$out" \
-    --command "bench/run.sh --quick" "${args[@]}"
-  test -s "$out/REPORT.md" && test -s "$out/chart.png"
-  grep -A12 '^### ' "$out/REPORT.md" | grep '^|' | head -20
-  case " ${args[*]} " in *" --out "*) ;; *) rm -rf "$out" ;; esac
+    --contenders limit,relay,relay-mock,relay-rabbitmq,relay-nats,relay-http --latency-rate 500 --latency-seconds 5 \
+    --quiet-wait 0 --command "bench/run.sh --quick" "${args[@]}" --out "$out"
+  test -s "$out/REPORT.md"
+  test -s "$out/chart.png"
+  # The first table under each workload's heading (rate, CPU, RSS per contender).
+  awk '/^### /{print; t=1; next} t && /^\|/{print; s=1; next} s{t=0; s=0}' "$out/REPORT.md"
+  [ "$keep_out" = 1 ] || rm -rf "$out"
   say "quick benchmark passed in $((SECONDS - t0)) s"
 else
   say "full benchmark"

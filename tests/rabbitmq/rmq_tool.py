@@ -7,6 +7,7 @@
                                            the broker nacks publishes beyond them (x-overflow: reject-publish)
   rmq_tool.py URL delete EXCHANGE QUEUE    deletes both (missing ones are fine)
   rmq_tool.py URL delete-exchange EXCHANGE
+  rmq_tool.py URL count QUEUE              the queue's message count (a passive declare; takes nothing)
   rmq_tool.py URL drain QUEUE              takes (and acks) the messages waiting when it starts, one JSON object a line:
                                            {"exchange", "routing_key", "headers": {name: value or null},
                                             "properties": {...}, "body": text (latin-1)}
@@ -46,6 +47,8 @@ def main(argv):
             ch.queue_delete(argv[3])
         elif cmd == "delete-exchange":
             ch.exchange_delete(argv[2])
+        elif cmd == "count":
+            print(ch.queue_declare(argv[2], passive=True).method.message_count)
         elif cmd == "drain":
             out = sys.stdout
             # What waits now, not what keeps coming (a relay publishing under load would never let it end).
