@@ -3,13 +3,16 @@
 # README. Its CA and server certificate (for localhost and 127.0.0.1) are made with openssl at start.
 #
 #   scripts/nginx-temp.sh start DIR UPSTREAM_PORT [PORT]   write DIR/nginx.conf, make DIR/ca.crt, start nginx on
-#                                                          127.0.0.1:PORT proxying to 127.0.0.1:UPSTREAM_PORT, print
-#                                                          HTTPS_PORT=<port> and CA_FILE=DIR/ca.crt
+#                                                          127.0.0.1:PORT proxying to 127.0.0.1:UPSTREAM_PORT, and on
+#                                                          a second port that requires a client certificate of the
+#                                                          same CA (mutual TLS); print HTTPS_PORT=<port>,
+#                                                          MTLS_PORT=<port>, CA_FILE=DIR/ca.crt,
+#                                                          CLIENT_CERT=DIR/client.crt and CLIENT_KEY=DIR/client.key
 #   scripts/nginx-temp.sh stop DIR                         SIGQUIT (graceful), wait (10 s), then SIGKILL
 #   scripts/nginx-temp.sh status DIR                       exit 0 when running
 #
 # Without PORT, start re-uses the port of an earlier start of DIR, or picks a free one. Files in DIR: nginx.conf,
-# nginx.pid, error.log, access.log, port, ca.{crt,key}, server.{crt,key}, tmp/.
+# nginx.pid, error.log, access.log, port, mtls_port, ca.{crt,key}, server.{crt,key}, client.{crt,key}, tmp/.
 set -euo pipefail
 
 START_TIMEOUT_S="${NGINX_TEMP_START_TIMEOUT_S:-20}"
@@ -32,7 +35,13 @@ running() {
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$DIR"
 }
 serving() { (exec 3<>"/dev/tcp/127.0.0.1/$(cat "$DIR/port")") 2>/dev/null; }
-env_lines() { echo "HTTPS_PORT=$(cat "$DIR/port")"; echo "CA_FILE=$DIR/ca.crt"; }
+env_lines() {
+  echo "HTTPS_PORT=$(cat "$DIR/port")"
+  echo "MTLS_PORT=$(cat "$DIR/mtls_port")"
+  echo "CA_FILE=$DIR/ca.crt"
+  echo "CLIENT_CERT=$DIR/client.crt"
+  echo "CLIENT_KEY=$DIR/client.key"
+}
 
 make_certs() {
   [ -f "$DIR/server.crt" ] && return 0
@@ -43,6 +52,12 @@ make_certs() {
   printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$DIR/san.ext"
   openssl x509 -req -in "$DIR/server.csr" -CA "$DIR/ca.crt" -CAkey "$DIR/ca.key" -CAcreateserial \
     -out "$DIR/server.crt" -days 2 -extfile "$DIR/san.ext" >/dev/null 2>&1 || die "openssl could not sign"
+  # The relay's client certificate for the mutual-TLS port, from the same CA.
+  openssl req -newkey rsa:2048 -nodes -keyout "$DIR/client.key" -out "$DIR/client.csr" -subj "/CN=outbox-relay" \
+    >/dev/null 2>&1 || die "openssl could not make the client key"
+  printf 'extendedKeyUsage=clientAuth\n' > "$DIR/client.ext"
+  openssl x509 -req -in "$DIR/client.csr" -CA "$DIR/ca.crt" -CAkey "$DIR/ca.key" -CAcreateserial \
+    -out "$DIR/client.crt" -days 2 -extfile "$DIR/client.ext" >/dev/null 2>&1 || die "openssl could not sign the client"
 }
 
 case "$CMD" in
@@ -55,6 +70,10 @@ case "$CMD" in
     [ -n "$port" ] || { [ -f "$DIR/port" ] && port="$(cat "$DIR/port")"; } || true
     [ -n "$port" ] || port="$(free_port)"
     echo "$port" > "$DIR/port"
+    mtls_port=""
+    [ -f "$DIR/mtls_port" ] && mtls_port="$(cat "$DIR/mtls_port")"
+    [ -n "$mtls_port" ] || mtls_port="$(free_port)"
+    echo "$mtls_port" > "$DIR/mtls_port"
     make_certs
     mkdir -p "$DIR/tmp"
     chmod 755 "$DIR"
@@ -88,6 +107,23 @@ http {
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_next_upstream off;     # a POST is never resent by nginx: the relay decides
+      proxy_read_timeout 60s;
+    }
+  }
+  server {                       # mutual TLS: no answer but 400 without a client certificate of the CA
+    listen 127.0.0.1:$mtls_port ssl;
+    ssl_certificate $DIR/server.crt;
+    ssl_certificate_key $DIR/server.key;
+    ssl_client_certificate $DIR/ca.crt;
+    ssl_verify_client on;
+    underscores_in_headers on;
+    client_max_body_size 16m;
+    location / {
+      proxy_pass http://receiver;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Client-Subject \$ssl_client_s_dn;
+      proxy_next_upstream off;
       proxy_read_timeout 60s;
     }
   }

@@ -171,6 +171,14 @@ Lsn RelayHarness::CurrentWal() const {
   return v ? Lsn::Parse(*v).value_or(Lsn(0)) : Lsn(0);
 }
 
+std::optional<int> RelayHarness::PendingChangesNaming(const std::string& event_id) const {
+  auto v = Value(absl::StrCat("SELECT count(*) FROM pg_logical_slot_peek_binary_changes('", slot_,
+                              "', NULL, NULL, 'proto_version', '1', 'publication_names', '", publication_,
+                              "') WHERE position(convert_to('", event_id, "', 'UTF8') in data) > 0"));
+  if (!v) return std::nullopt;
+  return std::atoi(v->c_str());
+}
+
 bool RelayHarness::SlotActive() const {
   // A slot that does not exist (yet: source.create_slot) is not active; only a failing query is a failure.
   auto v = pg_->QueryValue("SELECT coalesce(bool_or(active), false) FROM pg_replication_slots WHERE slot_name = '" +

@@ -58,6 +58,11 @@ class RelayHarness {
   Lsn ConfirmedFlush() const;
   Lsn CurrentWal() const;
   bool SlotActive() const;
+  // How many of the changes the (inactive) slot would still send name `event_id` (pgoutput, peeked: nothing is
+  // consumed): 1 while its INSERT is not confirmed past, 0 after; nullopt when the slot cannot be read. Unlike a
+  // comparison with a WAL position read earlier, this holds while other tests write WAL on the same server (their
+  // positions reach an idle relay in keepalives and may be confirmed).
+  std::optional<int> PendingChangesNaming(const std::string& event_id) const;
   // Inserts one outbox row in its own transaction and returns its id.
   std::string InsertEvent(const std::string& type, const std::string& key, const std::string& payload_json) const;
 

@@ -9,7 +9,6 @@
 #include <set>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "e2e/fault_util.h"
 #include "e2e/harness.h"
 #include "support/util.h"
@@ -160,11 +159,7 @@ TEST_F(PipelinesTest, AHaltedPipelineStopsAloneAndTheProcessExitsOneAtStop) {
   // Beta's slot was not confirmed past the poison transaction: it is still there to be relayed (or skipped). The
   // slot itself says so (its confirmed position may pass before_poison: other tests' WAL on the shared server comes
   // in keepalives while beta is idle, before the poison is written).
-  auto pending = beta_->Value(absl::StrCat(
-      "SELECT count(*) FROM pg_logical_slot_peek_binary_changes('", beta_->slot(), "', NULL, NULL, 'proto_version', "
-      "'1', 'publication_names', '", beta_->publication(), "') WHERE position(convert_to('", poison,
-      "', 'UTF8') in data) > 0"));
-  EXPECT_EQ(pending.value_or("none"), "1") << "the poison event is still in beta's slot, confirmed at "
+  EXPECT_EQ(beta_->PendingChangesNaming(poison), 1) << "the poison event is still in beta's slot, confirmed at "
                                            << beta_->ConfirmedFlush().ToString() << " (before it: "
                                            << before_poison.ToString() << ")";
 }
