@@ -108,7 +108,7 @@ TEST_F(Publication, SlotHealthMetricsFollowTheSlot) {
   ASSERT_TRUE(reader_->ReadUntil(h.Topic("Health"), 1, 30s).ok()) << relay->Output();
   EXPECT_TRUE(WaitFor(
       [&] {
-        return MetricValue(h.http_port(), "outbox_relay_slot_wal_status\\{status=\"reserved\"\\}") == 1.0 &&
+        return Scrape(h.http_port(), "outbox_relay_slot_wal_status{status=\"reserved\"}") == 1.0 &&
                MetricValue(h.http_port(), "outbox_relay_slot_active") == 1.0 &&
                MetricValue(h.http_port(), "outbox_relay_slot_retained_wal_bytes").value_or(-1) >= 0;
       },

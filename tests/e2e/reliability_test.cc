@@ -85,7 +85,7 @@ void StartActiveAndStandby(FaultHarness& h, int* standby_port, std::unique_ptr<C
   *standby = h.StartSecondRelay({"--set", "source.instance=b"}, standby_port);
   ASSERT_NE(*standby, nullptr);
   ASSERT_TRUE(WaitFor(
-      [&] { return HttpGet(*standby_port, "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
+      [&] { return Sample(HttpGet(*standby_port, "/metrics").second, "outbox_relay_standby") == 1; },
       30s, "the second relay reports itself as standby"));
 }
 
@@ -184,9 +184,7 @@ TEST(Reliability, LostReplicationConnectionsResumeWithoutLoss) {
   h.StopLoadAndExpectCleanDelivery(60s, "walsender terminated 3 times");
   auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
   EXPECT_EQ(code, 200);
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(metrics, m, std::regex("outbox_relay_reconnects_total (\\d+)")));
-  EXPECT_GE(std::stoi(m[1]), 3);
+  EXPECT_GE(Sample(metrics, "outbox_relay_reconnects_total").value_or(-1), 3) << metrics;
   ExpectStopsCleanly(*relay);
 }
 
@@ -285,10 +283,10 @@ TEST(Reliability, AtTheDeliveryBoundTheRelayPausesButKeepsItsConnection) {
   Sleep(6s);
   EXPECT_EQ(h.Value(pid_sql), walsender) << "the walsender timed the relay out";
   auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(metrics, m, std::regex("outbox_relay_inflight_events (\\d+)")));
-  EXPECT_LE(std::stoi(m[1]), 50 + 3) << "in flight beyond the bound";
-  EXPECT_NE(metrics.find("outbox_relay_reconnects_total 0"), std::string::npos) << metrics;
+  const std::optional<double> inflight = Sample(metrics, "outbox_relay_inflight_events");
+  ASSERT_TRUE(inflight.has_value()) << metrics;
+  EXPECT_LE(*inflight, 50 + 3) << "in flight beyond the bound";
+  EXPECT_EQ(Sample(metrics, "outbox_relay_reconnects_total"), 0) << metrics;
   ASSERT_EQ(rd_kafka_mock_broker_set_up(mock.mc, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
   auto reader = Reader(mock.bootstrap());
   auto records = ReadUntilAll(*reader, h.Topic("Bounded"), ids, 60s);
@@ -377,7 +375,7 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
   // The vanished relay comes back: its connection is gone and the slot is taken, so it waits as a standby.
   ASSERT_TRUE(active->Kill(SIGCONT).ok());
   EXPECT_TRUE(WaitFor(
-      [&] { return HttpGet(h.http_port(), "/metrics").second.find("outbox_relay_standby 1") != std::string::npos; },
+      [&] { return Sample(HttpGet(h.http_port(), "/metrics").second, "outbox_relay_standby") == 1; },
       60s, "the returning relay waits as a standby"));
   h.StopLoadAndExpectCleanDelivery(60s, "active relay vanished");
   EXPECT_TRUE(standby->Running()) << standby->Output();
