@@ -3,6 +3,8 @@
 #   apt_install_missing LOG_TAG PACKAGE...     apt-get install the Debian packages that are not installed yet
 #   trixie_source PACKAGE VERSION DEST         download and unpack Debian trixie's *source* package into DEST
 #   free_port [EXCLUDE]                        print a free TCP port on 127.0.0.1 (the *-temp.sh server scripts)
+#   make_test_certs DIR                        a throwaway CA and, signed by it, a server certificate for localhost and
+#                                              127.0.0.1 and a client certificate, in DIR (the *-temp.sh TLS servers)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -75,4 +77,27 @@ free_port() {
   done
   echo "free_port: no free port found" >&2
   return 1
+}
+
+# A throwaway CA (DIR/ca.{crt,key}) and two certificates it signs: DIR/server.{crt,key} for localhost and 127.0.0.1
+# (an IP SAN, and the same text as a DNS SAN for the clients that match the URL's host as a name), and
+# DIR/client.{crt,key} for servers that want a client certificate. Made once: kept when DIR/client.crt exists.
+# Valid for 2 days; never trusted anywhere but in the test that made them.
+make_test_certs() {
+  local dir="$1" name
+  [ -f "$dir/client.crt" ] && return 0
+  mkdir -p "$dir"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 2 \
+    -subj "/CN=outbox-relay test CA $(basename "$dir")" >/dev/null 2>&1 ||
+    { echo "openssl could not make the CA" >&2; return 1; }
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:127.0.0.1\n' > "$dir/server.ext"
+  printf 'extendedKeyUsage=clientAuth\n' > "$dir/client.ext"
+  for name in server client; do
+    openssl req -newkey rsa:2048 -nodes -keyout "$dir/$name.key" -out "$dir/$name.csr" \
+      -subj "/CN=$([ $name = server ] && echo localhost || echo outbox-relay)" >/dev/null 2>&1 ||
+      { echo "openssl could not make the $name key" >&2; return 1; }
+    openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+      -out "$dir/$name.crt" -days 2 -extfile "$dir/$name.ext" >/dev/null 2>&1 ||
+      { echo "openssl could not sign the $name certificate" >&2; return 1; }
+  done
 }

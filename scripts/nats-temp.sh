@@ -10,6 +10,9 @@
 #
 # Without PORT, `start` re-uses the port of an earlier start of DIR, or picks a free one. Files in DIR: server.conf,
 # nats.log, nats.pid, port, js/. NATS_TEMP_CONF: lines appended to server.conf (e.g. authorization { ... }).
+# NATS_TEMP_TLS=on: the port serves TLS only (a tls { } block) with a throwaway CA and server certificate made by
+# openssl in DIR/tls (scripts/lib.sh make_test_certs); `start` and `env` then print NATS_URL=tls://127.0.0.1:<port>
+# and TLS_DIR=DIR/tls.
 set -euo pipefail
 
 START_TIMEOUT_S="${NATS_TEMP_START_TIMEOUT_S:-20}"
@@ -17,7 +20,7 @@ die() { echo "nats-temp: $*" >&2; exit 1; }
 usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # shellcheck source=scripts/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # free_port
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # free_port, make_test_certs
 
 [ $# -ge 2 ] || usage
 CMD="$1"
@@ -30,7 +33,24 @@ running() {
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$DIR/server.conf"
 }
-url() { echo "NATS_URL=nats://127.0.0.1:$(cat "$DIR/port")"; }
+url() {
+  if grep -q "^tls {" "$DIR/server.conf" 2>/dev/null; then
+    echo "NATS_URL=tls://127.0.0.1:$(cat "$DIR/port")"
+    echo "TLS_DIR=$DIR/tls"
+  else
+    echo "NATS_URL=nats://127.0.0.1:$(cat "$DIR/port")"
+  fi
+}
+# server.conf's tls block for NATS_TEMP_TLS=on, "" without it.
+tls_conf() {
+  case "${NATS_TEMP_TLS:-}" in
+    "") return 0 ;;
+    on) ;;
+    *) die "NATS_TEMP_TLS: on, not ${NATS_TEMP_TLS}" ;;
+  esac
+  make_test_certs "$DIR/tls" || die "could not make the certificates"
+  echo "tls { cert_file: \"$DIR/tls/server.crt\", key_file: \"$DIR/tls/server.key\", ca_file: \"$DIR/tls/ca.crt\" }"
+}
 serving() { (exec 3<>"/dev/tcp/127.0.0.1/$(cat "$DIR/port")") 2>/dev/null && grep -q "Server is ready" "$DIR/nats.log"; }
 
 case "$CMD" in
@@ -42,10 +62,12 @@ case "$CMD" in
     [ -n "$port" ] || port="$(free_port)"
     echo "$port" > "$DIR/port"
     mkdir -p "$DIR/js"
+    tls_lines="$(tls_conf)"
     cat > "$DIR/server.conf" <<CONF
 # written by scripts/nats-temp.sh on every start
 listen: 127.0.0.1:$port
 jetstream { store_dir: "$DIR/js" }
+$tls_lines
 ${NATS_TEMP_CONF:-}
 CONF
     : > "$DIR/nats.log"

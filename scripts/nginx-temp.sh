@@ -12,7 +12,8 @@
 #   scripts/nginx-temp.sh status DIR                       exit 0 when running
 #
 # Without PORT, start re-uses the port of an earlier start of DIR, or picks a free one. Files in DIR: nginx.conf,
-# nginx.pid, error.log, access.log, port, mtls_port, ca.{crt,key}, server.{crt,key}, client.{crt,key}, tmp/.
+# nginx.pid, error.log, access.log, port, mtls_port, ca.{crt,key}, server.{crt,key}, client.{crt,key}
+# (scripts/lib.sh make_test_certs), tmp/.
 set -euo pipefail
 
 START_TIMEOUT_S="${NGINX_TEMP_START_TIMEOUT_S:-20}"
@@ -20,7 +21,7 @@ die() { echo "nginx-temp: $*" >&2; exit 1; }
 usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # shellcheck source=scripts/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # free_port
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # free_port, make_test_certs
 
 [ $# -ge 2 ] || usage
 CMD="$1"
@@ -43,23 +44,6 @@ env_lines() {
   echo "CLIENT_KEY=$DIR/client.key"
 }
 
-make_certs() {
-  [ -f "$DIR/server.crt" ] && return 0
-  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$DIR/ca.key" -out "$DIR/ca.crt" -days 2 \
-    -subj "/CN=outbox-relay test CA" >/dev/null 2>&1 || die "openssl could not make the CA"
-  openssl req -newkey rsa:2048 -nodes -keyout "$DIR/server.key" -out "$DIR/server.csr" -subj "/CN=localhost" \
-    >/dev/null 2>&1 || die "openssl could not make the server key"
-  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$DIR/san.ext"
-  openssl x509 -req -in "$DIR/server.csr" -CA "$DIR/ca.crt" -CAkey "$DIR/ca.key" -CAcreateserial \
-    -out "$DIR/server.crt" -days 2 -extfile "$DIR/san.ext" >/dev/null 2>&1 || die "openssl could not sign"
-  # The relay's client certificate for the mutual-TLS port, from the same CA.
-  openssl req -newkey rsa:2048 -nodes -keyout "$DIR/client.key" -out "$DIR/client.csr" -subj "/CN=outbox-relay" \
-    >/dev/null 2>&1 || die "openssl could not make the client key"
-  printf 'extendedKeyUsage=clientAuth\n' > "$DIR/client.ext"
-  openssl x509 -req -in "$DIR/client.csr" -CA "$DIR/ca.crt" -CAkey "$DIR/ca.key" -CAcreateserial \
-    -out "$DIR/client.crt" -days 2 -extfile "$DIR/client.ext" >/dev/null 2>&1 || die "openssl could not sign the client"
-}
-
 case "$CMD" in
   start)
     [ -x "$NGINX" ] || die "nginx is not installed: run scripts/install-deps.sh"
@@ -74,7 +58,7 @@ case "$CMD" in
     [ -f "$DIR/mtls_port" ] && mtls_port="$(cat "$DIR/mtls_port")"
     [ -n "$mtls_port" ] || mtls_port="$(free_port)"
     echo "$mtls_port" > "$DIR/mtls_port"
-    make_certs
+    make_test_certs "$DIR" || die "could not make the certificates"
     mkdir -p "$DIR/tmp"
     chmod 755 "$DIR"
     chmod 777 "$DIR/tmp"

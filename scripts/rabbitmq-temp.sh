@@ -13,15 +13,20 @@
 # `start` re-uses the ports of an earlier start of DIR, or picks free ones. Files in DIR: env (the node's
 # environment), rabbitmq.conf, home/.erlang.cookie, mnesia/, log/, node.pid (the Erlang VM), wrapper.pid.
 # RABBITMQ_TEMP_CONF: lines appended to rabbitmq.conf.
+# RABBITMQ_TEMP_TLS=on: also an amqps listener (listeners.ssl.default) with a throwaway CA and server certificate made
+# by openssl in DIR/tls (scripts/lib.sh make_test_certs; DIR/tls/client.{crt,key} is a client certificate it signs);
+# =peer: the same, and the node refuses a client without a certificate of that CA (verify_peer,
+# fail_if_no_peer_cert). `start` and `env` then print RABBITMQ_TLS_URL=amqps://guest:guest@127.0.0.1:<port>/ and
+# TLS_DIR=DIR/tls too. The plain listener stays (the tests' second client uses it).
 set -euo pipefail
 
 START_TIMEOUT_S="${RABBITMQ_TEMP_START_TIMEOUT_S:-90}"
 RMQ_BIN=/usr/lib/rabbitmq/bin
 die() { echo "rabbitmq-temp: $*" >&2; exit 1; }
-usage() { sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # shellcheck source=scripts/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # free_port
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # free_port, make_test_certs
 
 [ $# -ge 2 ] || usage
 CMD="$1"
@@ -36,7 +41,34 @@ running() {
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "-home $DIR/home "
 }
-url() { load_env; echo "RABBITMQ_URL=amqp://guest:guest@127.0.0.1:$RABBITMQ_NODE_PORT/"; }
+url() {
+  load_env
+  echo "RABBITMQ_URL=amqp://guest:guest@127.0.0.1:$RABBITMQ_NODE_PORT/"
+  if [ -f "$DIR/tls_port" ]; then
+    echo "RABBITMQ_TLS_URL=amqps://guest:guest@127.0.0.1:$(cat "$DIR/tls_port")/"
+    echo "TLS_DIR=$DIR/tls"
+  fi
+}
+# rabbitmq.conf lines of the amqps listener for RABBITMQ_TEMP_TLS (on or peer), "" without it.
+tls_conf() {
+  case "${RABBITMQ_TEMP_TLS:-}" in
+    "") rm -f "$DIR/tls_port"; return 0 ;;
+    on|peer) ;;
+    *) die "RABBITMQ_TEMP_TLS: on or peer, not ${RABBITMQ_TEMP_TLS}" ;;
+  esac
+  make_test_certs "$DIR/tls" || die "could not make the certificates"
+  [ -f "$DIR/tls_port" ] || free_port "$RABBITMQ_NODE_PORT" > "$DIR/tls_port"
+  local verify=verify_none fail=false
+  [ "$RABBITMQ_TEMP_TLS" = on ] || { verify=verify_peer; fail=true; }
+  cat <<CONF
+listeners.ssl.default = 127.0.0.1:$(cat "$DIR/tls_port")
+ssl_options.cacertfile = $DIR/tls/ca.crt
+ssl_options.certfile = $DIR/tls/server.crt
+ssl_options.keyfile = $DIR/tls/server.key
+ssl_options.verify = $verify
+ssl_options.fail_if_no_peer_cert = $fail
+CONF
+}
 ctl() { load_env; "$RMQ_BIN/rabbitmqctl" -n "$RABBITMQ_NODENAME" "$@"; }
 # The epmd of this node's ERL_EPMD_PORT (started by the node's VM; it outlives a stop).
 stop_epmd() {
@@ -87,10 +119,12 @@ ENV
     echo "[]." > "$RABBITMQ_ENABLED_PLUGINS_FILE"
     : > "$RABBITMQ_CONF_ENV_FILE"
     echo "[]." > "$RABBITMQ_ADVANCED_CONFIG_FILE"
+    tls_lines="$(tls_conf)"
     cat > "$RABBITMQ_CONFIG_FILE" <<CONF
 # written by scripts/rabbitmq-temp.sh on every start
 listeners.tcp.default = 127.0.0.1:$RABBITMQ_NODE_PORT
 disk_free_limit.absolute = 1MB
+$tls_lines
 ${RABBITMQ_TEMP_CONF:-}
 CONF
     rm -f "$DIR/node.pid"

@@ -97,6 +97,19 @@ absl::StatusOr<StreamFacts> ReadStream(natsConnection* nc, jsCtx* js, const std:
   return f;
 }
 
+// A failed connect: PermissionDenied when a retry cannot cure it (credentials, TLS), else Unavailable. A TLS failure
+// names the CA key: a certificate the CA does not sign is what a wrong or missing nats.tls.ca gives.
+absl::Status ConnectError(const Options& o, natsStatus s) {
+  std::string why = Cat("nats: could not connect to ", o.url, ": ", StatusText(s));
+  if (s == NATS_SSL_ERROR) {
+    why += Cat(" (the server's certificate must be signed by the CA in nats.tls.ca, ",
+               o.tls_ca.empty() ? "unset: the system's CAs" : o.tls_ca,
+               o.tls_hostname.empty() ? ", and name the URL's host)" : Cat(", and name ", o.tls_hostname, ")"));
+  }
+  return ClassifyPublishResult(s, 0) == sinks::Outcome::kFatal ? absl::PermissionDeniedError(why)
+                                                               : absl::UnavailableError(why);
+}
+
 // A record as it was published, from the client's message (for a dead letter).
 OwnedRecord FromMessage(natsMsg* msg) {
   OwnedRecord r;
@@ -185,11 +198,7 @@ absl::StatusOr<StreamFacts> ProbeStream(const Options& options) {
   natsConnection* nc = nullptr;
   natsStatus s = natsConnection_Connect(&nc, *opts);
   natsOptions_Destroy(*opts);
-  if (s != NATS_OK) {
-    const std::string why = Cat("nats: could not connect to ", options.url, ": ", StatusText(s));
-    return ClassifyPublishResult(s, 0) == sinks::Outcome::kFatal ? absl::PermissionDeniedError(why)
-                                                                 : absl::UnavailableError(why);
-  }
+  if (s != NATS_OK) return ConnectError(options, s);
   jsCtx* js = nullptr;
   absl::StatusOr<StreamFacts> facts = absl::InternalError("nats: no JetStream context");
   if (natsConnection_JetStream(&js, nc, nullptr) == NATS_OK) facts = ReadStream(nc, js, options.stream);
@@ -222,9 +231,7 @@ absl::StatusOr<std::unique_ptr<NatsSink>> NatsSink::Create(const Options& option
   if (s == NATS_OK) {
     self->connected_ = true;
   } else if (s != NATS_NOT_YET_CONNECTED) {
-    const std::string why = Cat("nats: could not connect to ", options.url, ": ", StatusText(s));
-    return ClassifyPublishResult(s, 0) == sinks::Outcome::kFatal ? absl::PermissionDeniedError(why)
-                                                                 : absl::UnavailableError(why);
+    return ConnectError(options, s);
   } else {
     Log()->warn("nats: {} does not answer yet; retrying in the background", options.url);
   }

@@ -2,6 +2,8 @@
 #include "rabbitmq/rules.h"
 
 #include <amqp.h>
+#include <openssl/err.h>
+#include <openssl/sslerr.h>
 
 #include <utility>
 
@@ -124,6 +126,31 @@ Outcome ClassifyClientStatus(int amqp_status) {
       return Outcome::kFatal;
   }
   return Outcome::kFatal;
+}
+
+TlsFailure ClassifyTlsError(int openssl_lib, int openssl_reason) {
+  if (openssl_lib != ERR_LIB_SSL) return TlsFailure::kTransient;
+  switch (openssl_reason) {
+    case SSL_R_CERTIFICATE_VERIFY_FAILED:
+      return TlsFailure::kServerCertificate;
+    // The broker's alerts about the client's certificate.
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+      return TlsFailure::kClientCertificate;
+    case SSL_R_WRONG_VERSION_NUMBER:
+    case SSL_R_UNSUPPORTED_PROTOCOL:
+    case SSL_R_NO_PROTOCOLS_AVAILABLE:
+    case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION:
+      return TlsFailure::kProtocol;
+    default:
+      return TlsFailure::kTransient;
+  }
 }
 
 void ConfirmTracker::Published(uint64_t tag, uint64_t seq, std::string exchange, std::string routing_key,

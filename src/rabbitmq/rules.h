@@ -45,6 +45,18 @@ CloseAction ClassifyConnectionClose(int reply_code);
 // The client's own status codes (amqp_status_enum) on connect or I/O: kRetriable or kFatal.
 sinks::Outcome ClassifyClientStatus(int amqp_status);
 
+// What a TLS handshake that failed as AMQP_STATUS_SSL_ERROR or AMQP_STATUS_SSL_CONNECTION_FAILED means, decided on
+// OpenSSL's error code (ERR_GET_LIB and ERR_GET_REASON of the connecting thread's last error), never on its text.
+// (With TLS 1.3 a broker's refusal of the client's certificate arrives after the client's side of the handshake,
+// as an alert at the first read: the login, which the client reports as a plain SSL error.)
+enum class TlsFailure {
+  kTransient,          // anything else, e.g. the connection broke during the handshake: retry
+  kServerCertificate,  // the broker's certificate does not verify (rabbitmq.tls.ca): fatal
+  kClientCertificate,  // the broker refused the client's certificate or wanted one (rabbitmq.tls.cert): fatal
+  kProtocol,           // no TLS there (a plain AMQP port) or no common TLS version (rabbitmq.url): fatal
+};
+TlsFailure ClassifyTlsError(int openssl_lib, int openssl_reason);
+
 // One record's settlement as the confirms decide it.
 struct Settled {
   uint64_t seq = 0;

@@ -4,6 +4,7 @@
 #include <amqp.h>
 #include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
+#include <openssl/err.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -70,6 +71,45 @@ absl::StatusOr<Endpoint> ParseUrl(const Options& o) {
   return e;
 }
 
+// A failed connect or login named by its TLS cause: the key to fix, and PermissionDenied (fatal) for a certificate
+// or a protocol the two sides refuse, which no retry cures. The SSL failures the client does not type further are
+// decided on this thread's last OpenSSL error code (ClassifyTlsError); every other status is returned as it is.
+absl::Status NameTlsFailure(const absl::Status& status, int amqp_status, const Options& o, const std::string& host) {
+  TlsFailure failure = TlsFailure::kTransient;
+  std::string cause;
+  switch (amqp_status) {
+    case AMQP_STATUS_SSL_PEER_VERIFY_FAILED:
+    case AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED:
+      failure = TlsFailure::kServerCertificate;
+      break;
+    case AMQP_STATUS_SSL_ERROR:
+    case AMQP_STATUS_SSL_CONNECTION_FAILED: {
+      const unsigned long e = ERR_peek_last_error();
+      failure = ClassifyTlsError(ERR_GET_LIB(e), ERR_GET_REASON(e));
+      if (const char* reason = ERR_reason_error_string(e); reason != nullptr) cause = Cat(" (", reason, ")");
+      break;
+    }
+    default:
+      return status;
+  }
+  switch (failure) {
+    case TlsFailure::kTransient:
+      return status;
+    case TlsFailure::kServerCertificate:
+      return absl::PermissionDeniedError(
+          Cat(status.message(), cause, ": the broker's certificate must be signed by the CA in rabbitmq.tls.ca (",
+              o.tls_ca.empty() ? "unset: the system's CAs" : o.tls_ca, ") and name ", host));
+    case TlsFailure::kClientCertificate:
+      return absl::PermissionDeniedError(
+          Cat(status.message(), cause, ": the broker refused the client certificate of rabbitmq.tls.cert and ",
+              "rabbitmq.tls.key (", o.tls_cert.empty() ? "unset" : o.tls_cert, ")"));
+    case TlsFailure::kProtocol:
+      return absl::PermissionDeniedError(
+          Cat(status.message(), cause, ": rabbitmq.url must name the broker's amqps (TLS) port"));
+  }
+  return status;
+}
+
 }  // namespace
 
 // One AMQP connection with its publishing channel (confirms on) and its probe channel (passive exchange checks,
@@ -104,8 +144,9 @@ class RabbitMqSink::Connection {
       amqp_ssl_socket_set_verify_hostname(sock, o.tls_verify ? 1 : 0);
     }
     timeval tv = Timeval(o.connect_timeout_ms);
+    ERR_clear_error();  // the OpenSSL error NameTlsFailure reads is this attempt's
     if (int st = amqp_socket_open_noblock(sock, e.host.c_str(), e.port, &tv); st != AMQP_STATUS_OK) {
-      return FromClient(st, Cat("could not connect to ", where_));
+      return NameTlsFailure(FromClient(st, Cat("could not connect to ", where_)), st, o, e.host);
     }
     amqp_set_handshake_timeout(conn_, &tv);
     amqp_set_rpc_timeout(conn_, &tv);
@@ -130,7 +171,10 @@ class RabbitMqSink::Connection {
     amqp_rpc_reply_t r = amqp_login_with_properties(conn_, e.vhost.c_str(), 0, kFrameMax, o.heartbeat_s,
                                                     &client_properties, AMQP_SASL_METHOD_PLAIN, e.user.c_str(),
                                                     e.password.c_str());
-    if (absl::Status st = FromReply(r, Cat("login to ", where_, " as ", e.user)); !st.ok()) return st;
+    if (absl::Status st = FromReply(r, Cat("login to ", where_, " as ", e.user)); !st.ok()) {
+      // A client certificate the broker refuses shows here with TLS 1.3: at the first read after the handshake.
+      return r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION ? NameTlsFailure(st, r.library_error, o, e.host) : st;
+    }
     for (amqp_channel_t ch : {kPublishChannel, kProbeChannel}) {
       amqp_channel_open(conn_, ch);
       if (absl::Status st = FromReply(amqp_get_rpc_reply(conn_), "opening a channel"); !st.ok()) return st;

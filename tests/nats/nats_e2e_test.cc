@@ -44,8 +44,9 @@ struct NatsMessage {
 // A throwaway nats-server of a test's own (scripts/nats-temp.sh), for the tests that stop it.
 class OwnNatsServer {
  public:
-  // `conf`: lines added to the server's configuration (NATS_TEMP_CONF).
-  explicit OwnNatsServer(std::string conf = "") : conf_(std::move(conf)) {
+  // `conf`: lines added to the server's configuration (NATS_TEMP_CONF); `tls`: the port serves TLS only, with a
+  // throwaway CA (NATS_TEMP_TLS=on).
+  explicit OwnNatsServer(std::string conf = "", bool tls = false) : conf_(std::move(conf)), tls_(tls) {
     auto dir = MakeTempDir("nats-own-");
     EXPECT_TRUE(dir.ok());
     dir_ = dir.value_or("/tmp/nats-own");
@@ -56,21 +57,26 @@ class OwnNatsServer {
     RemoveTree(dir_);
   }
   void Start() {
-    auto [rc, out] = Run("NATS_TEMP_CONF=" + ShellQuote(conf_) + " bash " + ShellQuote(OUTBOX_NATS_TEMP) + " start " +
-                         ShellQuote(dir_));
+    auto [rc, out] = Run("NATS_TEMP_CONF=" + ShellQuote(conf_) + " NATS_TEMP_TLS=" + (tls_ ? "on" : "") + " bash " +
+                         ShellQuote(OUTBOX_NATS_TEMP) + " start " + ShellQuote(dir_));
     ASSERT_EQ(rc, 0) << out;
-    const size_t at = out.find("NATS_URL=");
-    ASSERT_NE(at, std::string::npos) << out;
-    url_ = out.substr(at + 9, out.find('\n', at) - at - 9);
+    url_ = LineValue(out, "NATS_URL");
+    ASSERT_FALSE(url_.empty()) << out;
+    tls_dir_ = LineValue(out, "TLS_DIR");
+    ASSERT_EQ(tls_, !tls_dir_.empty()) << out;
   }
   void Stop() {
     auto [rc, out] = Run("bash " + ShellQuote(OUTBOX_NATS_TEMP) + " stop " + ShellQuote(dir_));
     ASSERT_EQ(rc, 0) << out;
   }
   const std::string& url() const { return url_; }
+  // With `tls`: the directory of the server's CA (ca.crt).
+  const std::string& tls_dir() const { return tls_dir_; }
 
  private:
-  std::string conf_, dir_, url_;
+  std::string conf_;
+  bool tls_;
+  std::string dir_, url_, tls_dir_;
 };
 
 class NatsE2E : public ::testing::Test {
@@ -104,19 +110,23 @@ class NatsE2E : public ::testing::Test {
     std::ofstream(h_->config_path()) << yaml;
     std::vector<std::string> args = {"add-stream", stream_, h_->topic_prefix() + ".>"};
     args.insert(args.end(), stream_options.begin(), stream_options.end());
-    auto [rc, out] = Tool(tool_url(), args);
+    auto [rc, out] = NatsTool(args);
     ASSERT_EQ(rc, 0) << out;
   }
   void TearDown() override {
-    if (h_ && !stream_.empty() && !own_server_) Tool(tool_url(), {"delete-stream", stream_});
+    if (h_ && !stream_.empty() && !own_server_) NatsTool({"delete-stream", stream_});
   }
 
   // The URL nats_tool.py connects with (credentials in it when the server wants them).
   const std::string& tool_url() const { return tool_url_.empty() ? url_ : tool_url_; }
+  // nats_tool.py against the test's server, trusting tool_ca_ (a TLS server's CA) when set.
+  std::pair<int, std::string> NatsTool(const std::vector<std::string>& args) const {
+    return Tool(tool_url(), args, tool_ca_);
+  }
   std::string dead_letter_subject() const { return h_->topic_prefix() + ".dead_letter"; }
 
   std::vector<NatsMessage> ReadStream() {
-    auto [rc, out] = Tool(tool_url(), {"read", stream_});
+    auto [rc, out] = NatsTool({"read", stream_});
     EXPECT_EQ(rc, 0) << out;
     std::vector<NatsMessage> messages;
     std::istringstream lines(out);
@@ -150,13 +160,20 @@ class NatsE2E : public ::testing::Test {
   }
 
   size_t Count() {
-    auto [rc, out] = Tool(tool_url(), {"count", stream_});
+    auto [rc, out] = NatsTool({"count", stream_});
     return rc == 0 ? std::strtoull(out.c_str(), nullptr, 10) : 0;
   }
 
   bool WaitForCount(size_t n, std::chrono::milliseconds deadline = 60s) {
     return WaitFor([&] { return Count() >= n; }, deadline, "the stream holds " + std::to_string(n) + " messages",
                    200ms);
+  }
+
+  // The relay delivers: an event inserted now is the first message to arrive.
+  void ExpectAnEventArrives(ChildProcess& relay) {
+    const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
+    ASSERT_TRUE(WaitForCount(1)) << relay.Output();
+    EXPECT_EQ(ReadStream().at(0).headers.at("id"), id);
   }
 
   // Waits until every event the loader committed is in the stream.
@@ -199,6 +216,7 @@ class NatsE2E : public ::testing::Test {
   std::string stream_;
   bool own_server_ = false;
   std::string tool_url_;
+  std::string tool_ca_;
 };
 
 TEST_F(NatsE2E, EveryCommittedEventArrivesOnceWithSubjectHeadersAndPayload) {
@@ -388,12 +406,12 @@ TEST_F(NatsE2E, AStreamDeletedWhileRunningIsRetriedUntilItIsBack) {
   ASSERT_NE(relay, nullptr);
   const std::string before = h_->InsertEvent("created", "k1", R"({"n":1})");
   ASSERT_TRUE(WaitForCount(1)) << relay->Output();
-  ASSERT_EQ(Tool(tool_url(), {"delete-stream", stream_}).first, 0);
+  ASSERT_EQ(NatsTool({"delete-stream", stream_}).first, 0);
   // No stream answers (no responders): retried with backoff, never dropped, /readyz 503 meanwhile.
   const std::string during = h_->InsertEvent("created", "k1", R"({"n":2})");
   EXPECT_TRUE(WaitFor([&] { return HttpGet(h_->http_port(), "/readyz").first == 503; }, 30s, "/readyz answers 503"))
       << relay->Output();
-  ASSERT_EQ(Tool(tool_url(), {"add-stream", stream_, h_->topic_prefix() + ".>"}).first, 0);
+  ASSERT_EQ(NatsTool({"add-stream", stream_, h_->topic_prefix() + ".>"}).first, 0);
   const std::string after = h_->InsertEvent("created", "k1", R"({"n":3})");
   ASSERT_TRUE(WaitForCount(2, 90s)) << relay->Output();
   // At least once: after the rewind the relay may publish again what the deleted stream had stored (`before`, if
@@ -428,9 +446,69 @@ TEST_F(NatsE2E, RefusedCredentialsAreFatalAndNamedAndTheRightOnesFromEnvWork) {
   auto relay = h_->StartRelay({"--set", "nats.user=relay", "--set", "nats.password=${env:NATS_TEST_PASSWORD}"}, true,
                               {{"NATS_TEST_PASSWORD", "right-nats-pass"}});
   ASSERT_NE(relay, nullptr);
-  const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
-  ASSERT_TRUE(WaitForCount(1)) << relay->Output();
-  EXPECT_EQ(ReadStream().at(0).headers.at("id"), id);
+  ExpectAnEventArrives(*relay);
+}
+
+// Issue 18 item 4: a token (authorization { token }) from ${env:} works; a wrong one stops check and run naming the
+// server's refusal, and neither token appears in any output.
+TEST_F(NatsE2E, ATokenFromEnvWorksAndAWrongOneIsFatalNamedAndMasked) {
+  OwnNatsServer server("authorization { token: \"right-nats-token\" }");
+  tool_url_ = absl::StrReplaceAll(server.url(), {{"nats://", "nats://right-nats-token@"}});
+  MakeHarness("", server.url());
+  h_->Init();
+  for (const std::string command : {"check", "run"}) {
+    std::string out;
+    EXPECT_EQ(h_->RunCommand({command, "--set", "nats.token=wrong-nats-token"}, &out, 30s), 1)
+        << command << ": " << out;
+    EXPECT_NE(out.find("Authorization Violation"), std::string::npos) << command << ": " << out;
+    EXPECT_EQ(out.find("wrong-nats-token"), std::string::npos) << command << " masks the token: " << out;
+  }
+  std::string out;
+  EXPECT_EQ(h_->RunCommand({"check", "--set", "nats.token=right-nats-token"}, &out), 0) << out;
+  EXPECT_EQ(out.find("right-nats-token"), std::string::npos) << "check masks the token: " << out;
+  auto relay = h_->StartRelay({"--set", "nats.token=${env:NATS_TEST_TOKEN}", "--set", "log.level=debug"}, true,
+                              {{"NATS_TEST_TOKEN", "right-nats-token"}});
+  ASSERT_NE(relay, nullptr);
+  ExpectAnEventArrives(*relay);
+  ExpectStopsCleanly(*relay);
+  EXPECT_EQ(relay->Output().find("right-nats-token"), std::string::npos) << relay->Output();
+}
+
+// Issue 18 item 4, TLS: a server whose port serves TLS only, with a throwaway CA (scripts/nats-temp.sh,
+// NATS_TEMP_TLS=on); the relay trusts it through nats.tls.ca.
+TEST_F(NatsE2E, OverTlsWithTheServersCaCheckPassesAndEventsArrive) {
+  OwnNatsServer server("", /*tls=*/true);
+  tool_ca_ = server.tls_dir() + "/ca.crt";
+  MakeHarness("", server.url());
+  h_->Init();
+  const std::vector<std::string> tls = {"--set", "nats.tls.ca=" + server.tls_dir() + "/ca.crt"};
+  std::string out;
+  EXPECT_EQ(h_->RunCommand({"check", tls[0], tls[1]}, &out), 0) << out;
+  EXPECT_NE(out.find("stream " + stream_ + " binds"), std::string::npos) << out;
+  auto relay = h_->StartRelay(tls);
+  ASSERT_NE(relay, nullptr);
+  ExpectAnEventArrives(*relay);
+  ExpectStopsCleanly(*relay);
+}
+
+// A certificate not signed by the configured CA stops check and run (exit 1) naming the verification failure and
+// the key, instead of retrying a connection that cannot succeed.
+TEST_F(NatsE2E, OverTlsAnotherCaIsFatalAndNamedInCheckAndRun) {
+  OwnNatsServer server("", /*tls=*/true);
+  tool_ca_ = server.tls_dir() + "/ca.crt";
+  MakeHarness("", server.url());
+  h_->Init();
+  const std::string other = h_->dir() + "/other-ca";
+  auto [certs_rc, certs_out] = MakeTestCerts(other);
+  ASSERT_EQ(certs_rc, 0) << certs_out;
+  for (const std::string command : {"check", "run"}) {
+    std::string out;
+    EXPECT_EQ(h_->RunCommand({command, "--set", "nats.tls.ca=" + other + "/ca.crt"}, &out, 60s), 1)
+        << command << ": " << out;
+    EXPECT_NE(out.find("unable to get local issuer certificate"), std::string::npos) << command << ": " << out;
+    EXPECT_NE(out.find("nats.tls.ca"), std::string::npos) << command << " names the key: " << out;
+  }
+  EXPECT_EQ(Count(), 0u);
 }
 
 }  // namespace

@@ -30,8 +30,11 @@ inline std::string NatsPython() {
   return root + "/nats-py-2.15.0/bin/python";
 }
 
-inline std::pair<int, std::string> Tool(const std::string& url, const std::vector<std::string>& args) {
-  std::string cmd = ShellQuote(NatsPython()) + " " + ShellQuote(OUTBOX_NATS_TOOL) + " " + ShellQuote(url);
+// nats_tool.py with `args`; a tls:// `url` trusts `ca_file` (NATS_TOOL_CA).
+inline std::pair<int, std::string> Tool(const std::string& url, const std::vector<std::string>& args,
+                                        const std::string& ca_file = "") {
+  std::string cmd = (ca_file.empty() ? "" : "NATS_TOOL_CA=" + ShellQuote(ca_file) + " ") + ShellQuote(NatsPython()) +
+                    " " + ShellQuote(OUTBOX_NATS_TOOL) + " " + ShellQuote(url);
   for (const std::string& a : args) cmd += " " + ShellQuote(a);
   return Run(cmd);
 }

@@ -6,10 +6,15 @@
   nats_tool.py URL read NAME          every message of the stream, one JSON object a line:
                                       {"seq", "subject", "headers": {name: value}, "data": text (latin-1 escaped)}
   nats_tool.py URL count NAME         the stream's message count
+
+A tls:// URL connects with TLS, trusting the CA file in NATS_TOOL_CA (the system's CAs when unset).
 """
 import asyncio
 import json
+import logging
+import os
 import socket
+import ssl
 import sys
 from urllib.parse import urlparse
 
@@ -27,7 +32,13 @@ async def main(argv):
     async def quiet(_):
         pass
 
-    nc = await nats.connect(url, connect_timeout=5, allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet)
+    tls = None
+    if hostport.scheme == "tls":
+        # asyncio warns on stderr at each close of a TLS connection; the tests parse this tool's output.
+        logging.getLogger("asyncio").setLevel(logging.ERROR)
+        tls = ssl.create_default_context(cafile=os.environ.get("NATS_TOOL_CA") or None)
+    nc = await nats.connect(url, connect_timeout=5, allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet,
+                            tls=tls)
     js = nc.jetstream()
     try:
         if cmd == "add-stream":

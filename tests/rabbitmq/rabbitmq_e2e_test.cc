@@ -140,6 +140,13 @@ class RabbitMqE2E : public ::testing::Test {
     return WaitFor([&] { return Drain().size() >= n; }, deadline, "the queue got " + std::to_string(n) + " messages",
                    200ms);
   }
+  // The relay delivers: an event inserted now is the first message to arrive.
+  void ExpectAnEventArrives(ChildProcess& relay) {
+    const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
+    ASSERT_TRUE(WaitForCount(1)) << relay.Output();
+    EXPECT_EQ(received_.at(0).message_id, id);
+  }
+
   bool WaitForEveryCommitted(const Loader& loader, std::chrono::milliseconds deadline = 120s) {
     const std::set<std::string> committed = loader.committed();
     return WaitFor(
@@ -503,9 +510,79 @@ TEST_F(RabbitMqE2E, RefusedCredentialsAreFatalAndNamedAndTheRightOnesFromEnvWork
   auto relay = h_->StartRelay({"--set", "rabbitmq.user=guest", "--set", "rabbitmq.password=${env:RMQ_TEST_PASSWORD}"},
                               true, {{"RMQ_TEST_PASSWORD", "guest"}});
   ASSERT_NE(relay, nullptr);
-  const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
-  ASSERT_TRUE(WaitForCount(1)) << relay->Output();
-  EXPECT_EQ(received_.at(0).message_id, id);
+  ExpectAnEventArrives(*relay);
+}
+
+// Issue 17 item 4, TLS: a node with an amqps listener and a throwaway CA (scripts/rabbitmq-temp.sh,
+// RABBITMQ_TEMP_TLS=on). The harness's exchange and queue are made over the plain listener; the relay goes over TLS.
+std::vector<std::string> OverTls(const OwnRabbitMq& node, const std::string& ca_file) {
+  return {"--set", "rabbitmq.url=" + node.tls_url(), "--set", "rabbitmq.tls.ca=" + ca_file};
+}
+
+std::vector<std::string> With(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST_F(RabbitMqE2E, OverTlsWithTheNodesCaCheckPassesAndEventsArrive) {
+  OwnRabbitMq node("on");
+  MakeHarness("", node.url());
+  h_->Init();
+  const std::vector<std::string> tls = OverTls(node, node.tls_dir() + "/ca.crt");
+  std::string out;
+  EXPECT_EQ(h_->RunCommand(With({"check"}, tls), &out), 0) << out;
+  EXPECT_NE(out.find("exchange " + exchange_ + " exists"), std::string::npos) << out;
+  auto relay = h_->StartRelay(tls);
+  ASSERT_NE(relay, nullptr);
+  ExpectAnEventArrives(*relay);
+  // The relay's connection is the TLS one.
+  auto [rc, connections] = node.Ctl("list_connections ssl ssl_protocol");
+  EXPECT_EQ(rc, 0) << connections;
+  EXPECT_NE(connections.find("true\ttlsv1."), std::string::npos) << connections;
+  ExpectStopsCleanly(*relay);
+}
+
+// A certificate not signed by the configured CA is refused by check and by run, by name, and run stops (exit 1)
+// instead of retrying a connection that cannot succeed.
+TEST_F(RabbitMqE2E, OverTlsAnotherCaIsFatalAndNamedInCheckAndRun) {
+  OwnRabbitMq node("on");
+  MakeHarness("", node.url());
+  h_->Init();
+  const std::string other = h_->dir() + "/other-ca";
+  auto [certs_rc, certs_out] = MakeTestCerts(other);
+  ASSERT_EQ(certs_rc, 0) << certs_out;
+  const std::vector<std::string> tls = OverTls(node, other + "/ca.crt");
+  for (const std::string command : {"check", "run"}) {
+    std::string out;
+    EXPECT_EQ(h_->RunCommand(With({command}, tls), &out, 60s), 1) << command << ": " << out;
+    EXPECT_NE(out.find("SSL peer cert verification failed"), std::string::npos) << command << ": " << out;
+    EXPECT_NE(out.find("rabbitmq.tls.ca"), std::string::npos) << command << " names the key: " << out;
+  }
+  EXPECT_EQ(Drain().size(), 0u);
+}
+
+// A node that wants a client certificate (verify_peer, fail_if_no_peer_cert): without one, check and run stop naming
+// rabbitmq.tls.cert (with TLS 1.3 the refusal arrives at the login as a bare SSL error, which the sink types by
+// OpenSSL's error code); with the certificate the node's CA signed, events arrive.
+TEST_F(RabbitMqE2E, OverTlsANodeWantingAClientCertificateRefusesNoneByNameAndTakesItsOwn) {
+  OwnRabbitMq node("peer");
+  MakeHarness("", node.url());
+  h_->Init();
+  const std::vector<std::string> tls = OverTls(node, node.tls_dir() + "/ca.crt");
+  for (const std::string command : {"check", "run"}) {
+    std::string out;
+    EXPECT_EQ(h_->RunCommand(With({command}, tls), &out, 60s), 1) << command << ": " << out;
+    EXPECT_NE(out.find("certificate required"), std::string::npos) << command << ": " << out;
+    EXPECT_NE(out.find("rabbitmq.tls.cert"), std::string::npos) << command << " names the key: " << out;
+  }
+  const std::vector<std::string> with_cert = With(tls, {"--set", "rabbitmq.tls.cert=" + node.tls_dir() + "/client.crt",
+                                                        "--set", "rabbitmq.tls.key=" + node.tls_dir() + "/client.key"});
+  std::string out;
+  EXPECT_EQ(h_->RunCommand(With({"check"}, with_cert), &out), 0) << out;
+  auto relay = h_->StartRelay(with_cert);
+  ASSERT_NE(relay, nullptr);
+  ExpectAnEventArrives(*relay);
+  ExpectStopsCleanly(*relay);
 }
 
 }  // namespace

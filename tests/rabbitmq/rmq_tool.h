@@ -38,7 +38,9 @@ inline std::pair<int, std::string> RmqTool(const std::string& url, const std::ve
 // A throwaway rabbitmq-server node of a test's own.
 class OwnRabbitMq {
  public:
-  OwnRabbitMq() {
+  // `tls`: "" (AMQP only), "on" (also an amqps listener with a throwaway CA) or "peer" (the amqps listener wants a
+  // client certificate of that CA): scripts/rabbitmq-temp.sh's RABBITMQ_TEMP_TLS.
+  explicit OwnRabbitMq(std::string tls = "") : tls_(std::move(tls)) {
     auto dir = MakeTempDir("rmq-own-");
     EXPECT_TRUE(dir.ok());
     dir_ = dir.value_or("/tmp/rmq-own");
@@ -51,9 +53,13 @@ class OwnRabbitMq {
   void Start() {
     auto [rc, out] = Script("start");
     ASSERT_EQ(rc, 0) << out;
-    const size_t at = out.find("RABBITMQ_URL=");
-    ASSERT_NE(at, std::string::npos) << out;
-    url_ = out.substr(at + 13, out.find('\n', at) - at - 13);
+    url_ = LineValue(out, "RABBITMQ_URL");
+    ASSERT_FALSE(url_.empty()) << out;
+    if (!tls_.empty()) {
+      tls_url_ = LineValue(out, "RABBITMQ_TLS_URL");
+      tls_dir_ = LineValue(out, "TLS_DIR");
+      ASSERT_FALSE(tls_url_.empty() || tls_dir_.empty()) << out;
+    }
   }
   void Stop() {
     auto [rc, out] = Script("stop");
@@ -62,12 +68,17 @@ class OwnRabbitMq {
   // rabbitmqctl against the node.
   std::pair<int, std::string> Ctl(const std::string& args) { return Script("ctl", args); }
   const std::string& url() const { return url_; }
+  // With `tls`: the amqps:// URL, and the directory of the node's CA (ca.crt) and client certificate (client.crt,
+  // client.key).
+  const std::string& tls_url() const { return tls_url_; }
+  const std::string& tls_dir() const { return tls_dir_; }
 
  private:
   std::pair<int, std::string> Script(const std::string& cmd, const std::string& args = "") {
-    return Run("bash " + ShellQuote(OUTBOX_RMQ_TEMP) + " " + cmd + " " + ShellQuote(dir_) + " " + args);
+    return Run("RABBITMQ_TEMP_TLS=" + ShellQuote(tls_) + " bash " + ShellQuote(OUTBOX_RMQ_TEMP) + " " + cmd + " " +
+               ShellQuote(dir_) + " " + args);
   }
-  std::string dir_, url_;
+  std::string tls_, dir_, url_, tls_url_, tls_dir_;
 };
 
 }  // namespace outbox::testing

@@ -5,6 +5,8 @@
 
 #include <amqp.h>
 #include <amqp_framing.h>
+#include <openssl/err.h>
+#include <openssl/sslerr.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -52,6 +54,17 @@ TEST(Classify, ChannelAndConnectionCloses) {
   EXPECT_EQ(ClassifyClientStatus(AMQP_STATUS_HEARTBEAT_TIMEOUT), Outcome::kRetriable);
   EXPECT_EQ(ClassifyClientStatus(AMQP_STATUS_SSL_PEER_VERIFY_FAILED), Outcome::kFatal);
   EXPECT_EQ(ClassifyClientStatus(AMQP_STATUS_BAD_URL), Outcome::kFatal);
+}
+
+TEST(Classify, TlsFailuresAreTypedByOpenSslsErrorCode) {
+  EXPECT_EQ(ClassifyTlsError(ERR_LIB_SSL, SSL_R_CERTIFICATE_VERIFY_FAILED), TlsFailure::kServerCertificate);
+  EXPECT_EQ(ClassifyTlsError(ERR_LIB_SSL, SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED), TlsFailure::kClientCertificate);
+  EXPECT_EQ(ClassifyTlsError(ERR_LIB_SSL, SSL_R_TLSV1_ALERT_UNKNOWN_CA), TlsFailure::kClientCertificate);
+  EXPECT_EQ(ClassifyTlsError(ERR_LIB_SSL, SSL_R_WRONG_VERSION_NUMBER), TlsFailure::kProtocol);
+  // A broken connection, or no OpenSSL error at all: retried.
+  EXPECT_EQ(ClassifyTlsError(ERR_LIB_SSL, SSL_R_UNEXPECTED_EOF_WHILE_READING), TlsFailure::kTransient);
+  EXPECT_EQ(ClassifyTlsError(0, 0), TlsFailure::kTransient);
+  EXPECT_EQ(ClassifyTlsError(ERR_LIB_SYS, SSL_R_CERTIFICATE_VERIFY_FAILED), TlsFailure::kTransient);
 }
 
 TEST(ConfirmTracker, SingleAndMultipleAcks) {
