@@ -227,6 +227,13 @@ class HttpE2E : public ::testing::Test {
                    std::to_string(n) + " events delivered", 50ms);
   }
 
+  // Inserts one event and waits for the receiver to have it as its first delivery, returned in `*seen`.
+  void ExpectOneEventPosted(ChildProcess& relay, Seen* seen) {
+    const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
+    ASSERT_TRUE(WaitForDelivered(1)) << relay.Output();
+    *seen = receiver_.Delivered().at(0);
+    EXPECT_EQ(seen->Header("idempotency-key"), id);
+  }
   bool WaitForEveryCommitted(const Loader& loader) {
     const std::set<std::string> committed = loader.committed();
     return WaitFor(
@@ -605,10 +612,8 @@ TEST_F(HttpE2E, HttpsThroughNginxWithTheCaFileAndABearerToken) {
   EXPECT_NE(out.find("the HTTP endpoint answers"), std::string::npos) << out;
   auto relay = h_->StartRelay();
   ASSERT_NE(relay, nullptr);
-  const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
-  ASSERT_TRUE(WaitForDelivered(1)) << relay->Output();
-  const Seen s = receiver_.Delivered().at(0);
-  EXPECT_EQ(s.Header("idempotency-key"), id);
+  Seen s;
+  ASSERT_NO_FATAL_FAILURE(ExpectOneEventPosted(*relay, &s));
   EXPECT_EQ(s.Header("source_lsn").empty(), false) << "nginx passes underscores";
   EXPECT_EQ(s.Header("authorization"), "Bearer s3cret-webhook-token");
   EXPECT_EQ(s.body, R"({"n": 1})");
@@ -634,10 +639,8 @@ TEST_F(HttpE2E, MutualTlsWithAClientCertificateAndBasicAuth) {
   EXPECT_EQ(out.find("b4sic-webhook-pass"), std::string::npos) << out;
   auto relay = h_->StartRelay();
   ASSERT_NE(relay, nullptr);
-  const std::string id = h_->InsertEvent("created", "k1", R"({"n":1})");
-  ASSERT_TRUE(WaitForDelivered(1)) << relay->Output();
-  const Seen s = receiver_.Delivered().at(0);
-  EXPECT_EQ(s.Header("idempotency-key"), id);
+  Seen s;
+  ASSERT_NO_FATAL_FAILURE(ExpectOneEventPosted(*relay, &s));
   EXPECT_EQ(s.Header("authorization"), "Basic cmVsYXk6YjRzaWMtd2ViaG9vay1wYXNz");  // base64("relay:b4sic-webhook-pass")
   EXPECT_NE(s.Header("x-client-subject").find("CN=outbox-relay"), std::string::npos) << s.Header("x-client-subject");
   EXPECT_EQ(relay->Output().find("b4sic-webhook-pass"), std::string::npos) << relay->Output();
