@@ -3,10 +3,11 @@
 # PostgreSQL and a local single-node Kafka (KRaft), create the outbox table, publication and slot, run the relay,
 # insert sample events, show them arriving in their topics through a consumer, and stop everything cleanly.
 # With --sink rabbitmq: a throwaway RabbitMQ node instead of Kafka, an exchange `outbox` (topic) with a queue bound
-# to it, read back with pika. With --sink http, no broker: the relay POSTs the events to a local webhook receiver
-# (scripts/webhook-receiver.py).
+# to it, read back with pika. With --sink nats, a throwaway nats-server with JetStream and a stream OUTBOX on the
+# subjects outbox.event.>, read back with nats-py. With --sink http, no broker: the relay POSTs the events to a local
+# webhook receiver (scripts/webhook-receiver.py).
 #
-#   scripts/quickstart.sh [--events N] [--sink kafka|rabbitmq|http]
+#   scripts/quickstart.sh [--events N] [--sink kafka|rabbitmq|nats|http]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -22,7 +23,10 @@ while [ $# -gt 0 ]; do
     *) echo "quickstart: unknown option $1" >&2; exit 2 ;;
   esac
 done
-case "$SINK" in kafka|rabbitmq|http) ;; *) echo "quickstart: --sink must be kafka, rabbitmq or http" >&2; exit 2 ;; esac
+case "$SINK" in
+  kafka|rabbitmq|nats|http) ;;
+  *) echo "quickstart: --sink must be kafka, rabbitmq, nats or http" >&2; exit 2 ;;
+esac
 
 say() { echo "==> $*"; }
 t0=$(date +%s.%N)
@@ -47,6 +51,7 @@ cleanup() {
   [ -n "$receiver_pid" ] && kill -TERM "$receiver_pid" 2>/dev/null && wait "$receiver_pid" 2>/dev/null
   bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
   bash "$HERE/rabbitmq-temp.sh" stop "$WORK/rabbitmq" >/dev/null 2>&1
+  bash "$HERE/nats-temp.sh" stop "$WORK/nats" >/dev/null 2>&1
   bash "$HERE/pg-temp.sh" stop "$WORK/pg" >/dev/null 2>&1
   rm -rf "$WORK"
 }
@@ -67,6 +72,17 @@ if [ "$SINK" = rabbitmq ]; then
 rabbitmq:
   url: \"$RABBITMQ_URL\"
   exchange: outbox"
+elif [ "$SINK" = nats ]; then
+  say "starting a throwaway nats-server with JetStream"
+  eval "$(bash "$HERE/nats-temp.sh" start "$WORK/nats" | grep '^NATS_URL=')"
+  nats_tool() { "$NATS_PY_VENV/bin/python" "$ROOT/tests/nats/nats_tool.py" "$NATS_URL" "$@"; }
+  say "adding the stream OUTBOX on the subjects outbox.event.>"
+  nats_tool add-stream OUTBOX 'outbox.event.>'
+  sink_yaml="sink:
+  type: nats
+nats:
+  url: \"$NATS_URL\"
+  stream: OUTBOX"
 elif [ "$SINK" = http ]; then
   say "starting a webhook receiver (scripts/webhook-receiver.py)"
   : > "$WORK/requests.txt"
@@ -135,6 +151,16 @@ if [ "$SINK" = rabbitmq ]; then
   done
   head -n 3 "$WORK/records.txt" | cut -c1-300; echo "   ..."
   got=$(grep -c '"routing_key": "outbox.event' "$WORK/records.txt" || true)
+elif [ "$SINK" = nats ]; then
+  say "reading the stream OUTBOX (subjects outbox.event.OrderCreated and outbox.event.OrderPaid)"
+  : > "$WORK/records.txt"
+  deadline=$((SECONDS + 60))
+  while [ "$(wc -l < "$WORK/records.txt")" -lt "$EVENTS" ] && [ $SECONDS -lt $deadline ]; do
+    nats_tool read OUTBOX > "$WORK/records.txt" || true
+    sleep 0.2
+  done
+  head -n 3 "$WORK/records.txt" | cut -c1-300; echo "   ..."
+  got=$(grep -c '"subject": "outbox.event' "$WORK/records.txt" || true)
 elif [ "$SINK" = http ]; then
   say "waiting for the POSTs to /events/OrderCreated and /events/OrderPaid"
   for _ in $(seq 1 600); do [ "$(grep -c '^/events/' "$WORK/requests.txt")" -ge "$EVENTS" ] && break; sleep 0.1; done
