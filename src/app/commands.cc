@@ -140,9 +140,9 @@ std::string DumpConfig(const config::Config& c) {
     additional.push_back(Cat(f.column, ":", f.placement, ":", f.name));
   }
   kv.emplace_back("outbox.fields.additional", absl::StrJoin(additional, ","));
+  if (c.sink != config::SinkType::kKafka) kv.emplace_back("sink.type", std::string(config::SinkTypeName(c.sink)));
   if (c.sink == config::SinkType::kNats) {
     const config::NatsConfig& n = c.nats;
-    kv.emplace_back("sink.type", "nats");
     kv.emplace_back("nats.url", n.url);
     kv.emplace_back("nats.stream", n.stream);
     kv.emplace_back("nats.user", n.user);
@@ -158,7 +158,6 @@ std::string DumpConfig(const config::Config& c) {
   }
   if (c.sink == config::SinkType::kRabbitMq) {
     const config::RabbitMqConfig& q = c.rabbitmq;
-    kv.emplace_back("sink.type", "rabbitmq");
     kv.emplace_back("rabbitmq.url", q.url);  // a password in it is redacted below
     kv.emplace_back("rabbitmq.user", q.user);
     kv.emplace_back("rabbitmq.password", q.password.empty() ? "" : "****");
@@ -175,7 +174,6 @@ std::string DumpConfig(const config::Config& c) {
   }
   if (c.sink == config::SinkType::kHttp) {
     const config::HttpSinkConfig& h = c.http_sink;
-    kv.emplace_back("sink.type", "http");
     kv.emplace_back("http_sink.url", h.url);
     kv.emplace_back("http_sink.content_type", h.content_type);
     kv.emplace_back("http_sink.key_header", h.key_header);

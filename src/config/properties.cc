@@ -417,14 +417,13 @@ class Expander {
 struct ServerSink {
   std::string_view debezium;
   SinkType type;
-  std::string_view relay;
   std::string_view prefix;
 };
 constexpr ServerSink kServerSinks[] = {
-    {"kafka", SinkType::kKafka, "kafka", "kafka."},
-    {"rabbitmq", SinkType::kRabbitMq, "rabbitmq", "rabbitmq."},
-    {"nats-jetstream", SinkType::kNats, "nats", "nats-jetstream."},
-    {"http", SinkType::kHttp, "http", "http."},
+    {"kafka", SinkType::kKafka, "kafka."},
+    {"rabbitmq", SinkType::kRabbitMq, "rabbitmq."},
+    {"nats-jetstream", SinkType::kNats, "nats-jetstream."},
+    {"http", SinkType::kHttp, "http."},
 };
 
 // A sink key whose value is a credential: what IsSecretProperty says, and NATS's JWT and NKey seed.
@@ -588,7 +587,7 @@ class DebeziumMapper {
     for (const ServerSink& sink : kServerSinks) {
       if (sink_type_->value != sink.debezium) continue;
       sink_ = &sink;
-      if (sink.type != SinkType::kKafka) Put("sink.type", std::string(sink.relay));
+      if (sink.type != SinkType::kKafka) Put("sink.type", std::string(SinkTypeName(sink.type)));
       return;
     }
     Error(sink_type_->written, Cat("must be ", kSinkNames, " (the sinks the relay has), got ", Quoted(sink_type_->value)));
