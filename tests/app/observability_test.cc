@@ -194,17 +194,15 @@ TEST_F(Observability, DeployFilesNameOnlySeriesTheRelayExports) {
   const std::string body = HttpGet(port, "/metrics").second;
   std::set<std::string> names;
   std::set<std::string> label_pairs;  // name{label="value"} of every sample
-  const std::regex sample_re("^(outbox_relay_[a-z0-9_]+)(\\{([^}]*)\\})? ");
-  const std::regex label_re("([a-z_]+)=\"([^\"]*)\"");
   for (const absl::string_view piece : absl::StrSplit(body, '\n')) {
-    const std::string line(piece);
-    std::smatch m;
-    if (!std::regex_search(line, m, sample_re)) continue;
-    const std::string name = m[1];
-    names.insert(name);
-    const std::string labels = m[3];
-    for (std::sregex_iterator it(labels.begin(), labels.end(), label_re), end; it != end; ++it) {
-      label_pairs.insert(Cat(name, "{", (*it)[1].str(), "=\"", (*it)[2].str(), "\"}"));
+    const std::string_view line(piece.data(), piece.size());
+    const size_t space = line.rfind(' ');
+    if (!line.starts_with("outbox_relay_") || space == std::string_view::npos) continue;
+    const std::optional<Series> series = ParseSeries(line.substr(0, space));
+    if (!series) continue;
+    names.insert(series->name);
+    for (const auto& [label, value] : series->labels) {
+      label_pairs.insert(Cat(series->name, "{", label, "=\"", value, "\"}"));
     }
   }
   ASSERT_GT(names.size(), 20u) << body;

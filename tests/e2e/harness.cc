@@ -250,13 +250,6 @@ std::pair<int, std::string> HttpGet(int port, const std::string& path) {
   return {res->status, res->body};
 }
 
-namespace {
-
-// A series as the text exposition writes it, `name{k="v",...}`: its name and labels (nullopt when malformed).
-struct Series {
-  std::string name;
-  std::map<std::string, std::string> labels;
-};
 std::optional<Series> ParseSeries(std::string_view text) {
   Series s;
   const size_t brace = text.find('{');
@@ -278,8 +271,6 @@ std::optional<Series> ParseSeries(std::string_view text) {
   }
   return s;
 }
-
-}  // namespace
 
 std::optional<double> Sample(const std::string& exposition, const std::string& series) {
   const std::optional<Series> wanted = ParseSeries(series);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,13 @@ void ExpectStopsCleanly(ChildProcess& relay, std::chrono::milliseconds deadline 
 
 // GET http://127.0.0.1:<port><path>: the status code (0 when nothing answers) and body.
 std::pair<int, std::string> HttpGet(int port, const std::string& path);
+
+// A series as the text exposition writes it, `name{k="v",...}`: its name and labels (nullopt when malformed).
+struct Series {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+std::optional<Series> ParseSeries(std::string_view text);
 
 // The value of the first sample of `series` (a name with some of its labels, e.g.
 // `outbox_relay_events_total{result="published"}`) in a text exposition: a sample of that name that carries every
