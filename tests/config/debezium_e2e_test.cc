@@ -143,8 +143,8 @@ class DebeziumE2E : public SharedServicesTest {
       const auto mine = [relay](const KafkaRecord& r) { return (r.FindHeader("source_lsn") != nullptr) == relay; };
       auto records = reader_->ReadUntil(
           topic,
-          [&](const std::vector<KafkaRecord>& rs) {
-            return static_cast<size_t>(std::count_if(rs.begin(), rs.end(), mine)) >= count;
+          [&, want = count](const std::vector<KafkaRecord>& rs) {
+            return static_cast<size_t>(std::count_if(rs.begin(), rs.end(), mine)) >= want;
           },
           90s);
       EXPECT_TRUE(records.ok()) << topic << ": " << records.status();

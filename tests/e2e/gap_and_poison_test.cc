@@ -121,6 +121,11 @@ TEST_F(Gap, CreateSlotMakesTheSlotOnAFirstStartButNeverRecreatesADroppedOne) {
   const std::vector<std::string> create = {"--set", "source.create_slot=true"};
   auto relay = h.StartRelay(create);
   ASSERT_NE(relay, nullptr) << "the relay did not create its slot";
+  // The slot is active while CREATE_REPLICATION_SLOT still waits for a consistent point (the transactions running
+  // on a busy server to end); an event committed before that point is not in the slot, so insert once it streams.
+  ASSERT_TRUE(WaitFor([&] { return relay->Output().find("streaming slot " + h.slot()) != std::string::npos; }, 60s,
+                      "the relay streams its new slot"))
+      << relay->Output();
   h.InsertEvent("Created", "k", "{}");
   ASSERT_TRUE(reader_->ReadUntil(h.Topic("Created"), 1, 30s).ok()) << relay->Output();
   ASSERT_TRUE(relay->Kill(SIGTERM).ok());
