@@ -1,7 +1,8 @@
 # Shell functions shared by the install scripts (sourced, not run). Needs scripts/versions.sh sourced first.
 #
 #   apt_install_missing LOG_TAG PACKAGE...     apt-get install the Debian packages that are not installed yet
-#   trixie_source PACKAGE VERSION DEST         download and unpack Debian trixie's *source* package into DEST
+#   debian_source SUITE PACKAGE VERSION DEST   download and unpack a Debian suite's *source* package into DEST
+#   trixie_source PACKAGE VERSION DEST         the same for trixie
 #   free_port [EXCLUDE]                        print a free TCP port on 127.0.0.1 (the *-temp.sh server scripts)
 #   make_test_certs DIR                        a throwaway CA and, signed by it, a server certificate for localhost and
 #                                              127.0.0.1 and a client certificate, in DIR (the *-temp.sh TLS servers)
@@ -27,36 +28,40 @@ apt_install_missing() {
   fi
 }
 
-# A private apt configuration under DEST/apt that knows only trixie deb-src lines, so no trixie binary package can
-# ever be installed through it; the machine's own apt configuration is not touched. DEST/src is the unpacked tree.
-# apt verifies the source files against the signed trixie index. When that index no longer lists VERSION (the
-# archive moved on, or a mirror lags behind its index) and DSC_SHA256 is given, the .dsc comes from the pool
-# directly, checked against that pinned hash, and dpkg-source checks the tarballs against the .dsc's own hashes.
-# Needs dpkg-dev (dpkg-source) and apt's apt-helper.
-trixie_source() {
-  local pkg="$1" version="$2" dest="$3" dsc_sha256="${4:-}"
+# A private apt configuration under DEST/apt that knows only SUITE's deb-src lines (trixie, or sid for what only
+# unstable carries), so no binary package of that suite can ever be installed through it; the machine's own apt
+# configuration is not touched. DEST/src is the unpacked tree. apt verifies the source files against the suite's
+# signed index. When that index no longer lists VERSION (the archive moved on, or a mirror lags behind its index)
+# and DSC_SHA256 is given, the .dsc comes from the pool directly, checked against that pinned hash, and dpkg-source
+# checks the tarballs against the .dsc's own hashes. Needs dpkg-dev (dpkg-source) and apt's apt-helper.
+debian_source() {
+  local suite="$1" pkg="$2" version="$3" dest="$4" dsc_sha256="${5:-}"
   local apt="$dest/apt" dsc="${pkg}_${version#*:}.dsc"
   mkdir -p "$apt/lists/partial" "$apt/sources.list.d" "$apt/cache/archives/partial"
-  printf '%s\n' "deb-src $DEBIAN_MIRROR trixie main" "deb-src $DEBIAN_MIRROR trixie-updates main" \
-    "deb-src ${DEBIAN_MIRROR}-security trixie-security main" > "$apt/sources.list"
+  case "$suite" in
+    sid) echo "deb-src $DEBIAN_MIRROR sid main" > "$apt/sources.list" ;;
+    *) printf '%s\n' "deb-src $DEBIAN_MIRROR $suite main" "deb-src $DEBIAN_MIRROR $suite-updates main" \
+         "deb-src ${DEBIAN_MIRROR}-security $suite-security main" > "$apt/sources.list" ;;
+  esac
   local apt_opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/sources.list.d"
                   -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o "APT::Get::List-Cleanup=0")
   apt-get "${apt_opts[@]}" update -q
   if ! (cd "$dest" && apt-get "${apt_opts[@]}" source --download-only "$pkg=$version" 2>&1 | tail -3 &&
         [ -f "$dsc" ]); then
-    [ -n "$dsc_sha256" ] || { echo "trixie_source: $pkg $version is not available" >&2; return 1; }
+    [ -n "$dsc_sha256" ] || { echo "debian_source: $pkg $version is not available" >&2; return 1; }
     local pool="$DEBIAN_MIRROR/pool/main/${pkg:0:1}/$pkg" hash size file
     [[ "$pkg" != lib* ]] || pool="$DEBIAN_MIRROR/pool/main/${pkg:0:4}/$pkg"
-    echo "trixie_source: $pkg $version is not in the index; fetching its pinned .dsc from $pool"
+    echo "debian_source: $pkg $version is not in the index; fetching its pinned .dsc from $pool"
     /usr/lib/apt/apt-helper download-file "$pool/$dsc" "$dest/$dsc" "SHA256:$dsc_sha256" 2>&1 | grep -v '^W:' || true
-    [ -f "$dest/$dsc" ] || { echo "trixie_source: could not fetch $pool/$dsc" >&2; return 1; }
+    [ -f "$dest/$dsc" ] || { echo "debian_source: could not fetch $pool/$dsc" >&2; return 1; }
     while read -r hash size file; do
       /usr/lib/apt/apt-helper download-file "$pool/$file" "$dest/$file" "SHA256:$hash" 2>&1 | grep -v '^W:' || true
-      [ -f "$dest/$file" ] || { echo "trixie_source: could not fetch $pool/$file" >&2; return 1; }
+      [ -f "$dest/$file" ] || { echo "debian_source: could not fetch $pool/$file" >&2; return 1; }
     done < <(sed -n '/^Checksums-Sha256:/,/^[A-Z]/{/^ /p}' "$dest/$dsc")
   fi
   (cd "$dest" && dpkg-source --no-check -x "./$dsc" src >/dev/null)
 }
+trixie_source() { debian_source trixie "$@"; }
 
 # A port below the ephemeral range (so client sockets do not take it between the check and the bind), not in use,
 # and not EXCLUDE (a port just picked for another listener of the same server). The server scripts bind it and

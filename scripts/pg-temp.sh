@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL for tests, benchmarks and the README quickstart: 15 from Debian by default, another
-# version with PG_BIN=<its bin dir> (scripts/install-pg17.sh prints PostgreSQL 17's).
+# version with PG_BIN=<its bin dir> (scripts/install-pg.sh 17|18 prints that version's).
 #
 #   scripts/pg-temp.sh start DIR [PORT]    initdb DIR/data (first time), start, print PGPORT=<port>
 #   scripts/pg-temp.sh stop DIR [MODE]     pg_ctl stop -m MODE (fast by default; smart|fast|immediate)

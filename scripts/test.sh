@@ -5,9 +5,9 @@
 # the run and shared by the tests that do not restart them (each test owns its own database, slot and topics);
 # tests that stop or restart a server start their own.
 #
-# Then the version-matrix step: scripts/test-matrix.sh 17 builds PostgreSQL 17 (once, cached) and runs a subset of
-# the e2e suite against it, with the failover tests. It is skipped with OUTBOX_SKIP_MATRIX=1, or when ctest
-# arguments select tests.
+# Then the version-matrix step: scripts/test-matrix.sh 17 and 18 build PostgreSQL 17 and 18 (once, cached) and run
+# a subset of the e2e suite against each, with the failover tests. It is skipped with OUTBOX_SKIP_MATRIX=1, or when
+# ctest arguments select tests.
 #
 #   scripts/test.sh [ctest arguments, e.g. -L unit or -R Relay]
 #   OUTBOX_SOAK=1 scripts/test.sh     also the long chaos/soak forms
@@ -64,5 +64,6 @@ rc=0
 (cd "$BUILD" && ctest --output-on-failure --timeout 900 -j2 "$@") || rc=$?
 if [ "${OUTBOX_SKIP_MATRIX:-0}" != 1 ] && [ $# -eq 0 ]; then
   bash "$HERE/test-matrix.sh" 17 || rc=$?
+  bash "$HERE/test-matrix.sh" 18 || rc=$?
 fi
 exit "$rc"

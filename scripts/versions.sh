@@ -13,17 +13,21 @@ NATS_PY_VENV="$CACHE_ROOT/nats-py-$NATS_PY_VERSION"
 # The RabbitMQ tests read the queues back with pika (not built on librabbitmq, which the relay uses).
 PIKA_VERSION=1.3.2
 PIKA_VENV="$CACHE_ROOT/pika-$PIKA_VERSION"
-# PostgreSQL 17 for the version-matrix tests (scripts/install-pg17.sh builds it from trixie's source package).
-# The mirror's trixie index may list a newer upload than its pool serves; the pinned .dsc hash lets the build
-# fetch this one from the pool (scripts/lib.sh, trixie_source).
+# PostgreSQL 17 and 18 for the version-matrix tests (scripts/install-pg.sh builds 17 from trixie's source package,
+# 18 from unstable's). The mirror's index may list a newer upload than its pool serves; the pinned .dsc hash lets
+# the build fetch this one from the pool (scripts/lib.sh, debian_source).
 PG17_VERSION=17.11
 PG17_DEBIAN_VERSION=17.11-0+deb13u1
 PG17_DSC_SHA256=bf148ae423a982707c3f60672c3a072ef62b701bd9f5df847d9f4b8c9b3e3b18
-# Its servers run as an unprivileged user when the tests run as root (scripts/pg-temp.sh), and that user cannot
-# enter root's home: as root (without OUTBOX_RELAY_CACHE) it is kept under /var/cache/outbox-relay instead.
-PG17_CACHE_ROOT="$CACHE_ROOT"
-if [ -z "${OUTBOX_RELAY_CACHE:-}" ] && [ "$(id -u)" = 0 ]; then PG17_CACHE_ROOT=/var/cache/outbox-relay; fi
-PG17_PREFIX="$PG17_CACHE_ROOT/postgresql-$PG17_VERSION"
+PG18_VERSION=18.6
+PG18_DEBIAN_VERSION=18.6-3
+PG18_DSC_SHA256=a4254c4548ebeea683832de193460ee8a9f1271418e884803b44ded1aead1776
+# Their servers run as an unprivileged user when the tests run as root (scripts/pg-temp.sh), and that user cannot
+# enter root's home: as root (without OUTBOX_RELAY_CACHE) they are kept under /var/cache/outbox-relay instead.
+PG_BUILD_CACHE_ROOT="$CACHE_ROOT"
+if [ -z "${OUTBOX_RELAY_CACHE:-}" ] && [ "$(id -u)" = 0 ]; then PG_BUILD_CACHE_ROOT=/var/cache/outbox-relay; fi
+PG17_PREFIX="$PG_BUILD_CACHE_ROOT/postgresql-$PG17_VERSION"
+PG18_PREFIX="$PG_BUILD_CACHE_ROOT/postgresql-$PG18_VERSION"
 # The deployment files' tests (tests/deploy): Helm built from the Go module proxy with the machine's Go, and
 # promtool from Debian's prometheus package.
 HELM_VERSION=v3.22.0

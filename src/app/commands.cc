@@ -357,7 +357,7 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
   const std::string& slot = config.source.slot;
   auto slots = sql.Exec(Cat("SELECT plugin, database, current_database(), active, active_pid, "
                             "coalesce(wal_status, ''), confirmed_flush_lsn::text, restart_lsn::text",
-                            has_failover ? ", failover" : "",
+                            has_failover ? ", failover, coalesce(invalidation_reason, '')" : "",
                             " FROM pg_replication_slots WHERE slot_name = ", pg::QuoteLiteral(slot)));
   if (!slots.ok()) {
     report.Problem(Cat("reading slot \"", slot, "\""), slots.status());
@@ -375,7 +375,10 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
   info.wal_status = row[5].value_or("");
   if (row[6]) info.confirmed_flush_lsn = Lsn::Parse(*row[6]).value_or(Lsn(0));
   if (row[7]) info.restart_lsn = Lsn::Parse(*row[7]).value_or(Lsn(0));
-  if (has_failover) info.failover = row[8].value_or("f") == "t";
+  if (has_failover) {  // 17+, as invalidation_reason
+    info.failover = row[8].value_or("f") == "t";
+    info.invalidation_reason = row[9].value_or("");
+  }
   if (info.database != row[2].value_or("")) {
     report.Problem(Cat("slot \"", slot, "\" belongs to database \"", info.database, "\", but source.conninfo "
                        "connects to \"", row[2].value_or(""), "\""));
@@ -575,7 +578,7 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
       "SELECT active, active_pid, confirmed_flush_lsn, restart_lsn, coalesce(wal_status, ''), "
       "pg_wal_lsn_diff(server.lsn, restart_lsn)::bigint, pg_wal_lsn_diff(server.lsn, confirmed_flush_lsn)::bigint, "
       "server.lsn, plugin, database, safe_wal_size",
-      has_failover ? ", failover, synced" : "",
+      has_failover ? ", failover, synced, coalesce(invalidation_reason, '')" : "",  // 17+ all three
       " FROM pg_replication_slots, server WHERE slot_name = ", pg::QuoteLiteral(slot)));
   if (!rows.ok()) {
     PrintError(config, err, "status", "reading the slot", rows.status().message());
@@ -592,7 +595,10 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
   }
   const pg::Row& r = rows->front();
   const auto text = [&](size_t i) { return r[i].value_or(""); };
-  const bool lost = text(4) == "lost";
+  pg::SlotInfo invalidation;
+  invalidation.wal_status = text(4);
+  if (has_failover) invalidation.invalidation_reason = text(13);
+  const bool lost = pg::SlotInvalidated(invalidation);
   if (json) {
     const auto number = [&](size_t i) -> nlohmann::json {
       if (auto v = ToInt(r[i])) return *v;
@@ -617,7 +623,9 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
                               {"safe_wal_size", number(10)},
                               // PostgreSQL 17+; null before
                               {"failover", has_failover ? nlohmann::json(text(11) == "t") : nullptr},
-                              {"synced", has_failover ? nlohmann::json(text(12) == "t") : nullptr}};
+                              {"synced", has_failover ? nlohmann::json(text(12) == "t") : nullptr},
+                              {"invalidation_reason", has_failover && !text(13).empty() ? nlohmann::json(text(13))
+                                                                                         : nullptr}};
     out << j.dump() << "\n";
   } else {
     const auto or_none = [&](size_t i) { return r[i] ? *r[i] : std::string("-"); };
@@ -632,14 +640,15 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
     if (has_failover) {
       out << "  failover:            " << (text(11) == "t" ? "yes" : "no") << "\n"
           << "  synced:              " << (text(12) == "t" ? "yes (synchronized from a primary)" : "no") << "\n";
+      if (!text(13).empty()) out << "  invalidation_reason: " << text(13) << "\n";
     } else {
       out << "  failover:            not available (PostgreSQL " << pg::ServerVersionText(version)
           << "; failover slots need 17)\n";
     }
   }
   if (lost) {
-    err << "status: replication slot \"" << slot
-        << "\" was invalidated (wal_status lost): the WAL it needed is gone; drop and recreate it, then backfill\n";
+    err << "status: replication slot \"" << slot << "\" was invalidated (" << pg::InvalidationCause(invalidation)
+        << "): drop and recreate it, then backfill\n";
     return kExitFatal;
   }
   return kExitOk;

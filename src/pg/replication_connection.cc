@@ -190,9 +190,11 @@ absl::StatusOr<SystemInfo> ReplicationConnection::IdentifySystem() {
 
 absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const std::string& slot) {
   const bool has_failover = server_version() >= kFailoverMinServerVersion;
+  const bool has_reason = server_version() >= kInvalidationReasonMinServerVersion;
   const std::string sql = Cat(
       "SELECT slot_name, plugin, database, active, active_pid, restart_lsn, confirmed_flush_lsn, "
       "coalesce(wal_status, '')", has_failover ? ", failover, synced" : "",
+      has_reason ? ", coalesce(invalidation_reason, '')" : "",
       " FROM pg_replication_slots WHERE slot_name = ", QuoteLiteral(slot));
   Result res(PQexec(conn_, sql.c_str()));
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return ResultError(res.get(), conn_, "reading the slot");
@@ -213,6 +215,7 @@ absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const st
     s.failover = std::string_view(PQgetvalue(res.get(), 0, 8)) == "t";
     s.synced = std::string_view(PQgetvalue(res.get(), 0, 9)) == "t";
   }
+  if (has_reason) s.invalidation_reason = PQgetvalue(res.get(), 0, has_failover ? 10 : 8);
   return std::optional<SlotInfo>(std::move(s));
 }
 

@@ -20,11 +20,13 @@ absl::Status MissingSlot(const SlotCheckInput& in) {
 }
 
 absl::Status UnusableSlot(const SlotCheckInput& in, const SlotInfo& s) {
-  if (s.wal_status == "lost") {
+  if (SlotInvalidated(s)) {
+    const bool wal_removed = s.invalidation_reason.empty() || s.invalidation_reason == "wal_removed";
     return absl::FailedPreconditionError(Cat(
-        "replication slot \"", in.slot_name, "\" was invalidated (wal_status lost, max_slot_wal_keep_size exceeded); ",
-        "events after ", s.confirmed_flush_lsn ? s.confirmed_flush_lsn->ToString() : "?",
-        " are gone from the WAL: drop and recreate the slot, then backfill"));
+        "replication slot \"", in.slot_name, "\" was invalidated (", InvalidationCause(s), "); events after ",
+        s.confirmed_flush_lsn ? s.confirmed_flush_lsn->ToString() : "?",
+        wal_removed ? " are gone from the WAL" : " can no longer be decoded from it",
+        ": drop and recreate the slot, then backfill"));
   }
   if (s.plugin != "pgoutput") {
     return absl::FailedPreconditionError(
@@ -68,6 +70,25 @@ absl::Status CheckStartLsn(const SlotCheckInput& in, Lsn x, Lsn slot_confirmed) 
 }
 
 }  // namespace
+
+bool SlotInvalidated(const SlotInfo& s) { return s.wal_status == "lost" || !s.invalidation_reason.empty(); }
+
+std::string InvalidationCause(const SlotInfo& s) {
+  const std::string& r = s.invalidation_reason;
+  if (r.empty() || r == "wal_removed") return "wal_status lost, max_slot_wal_keep_size exceeded";
+  if (r == "idle_timeout") {
+    return "invalidation_reason idle_timeout: no relay streamed it for longer than the server's "
+           "idle_replication_slot_timeout, which must exceed the longest planned relay downtime";
+  }
+  if (r == "rows_removed") {
+    return "invalidation_reason rows_removed: catalog rows it needed were removed (on a standby: "
+           "hot_standby_feedback with a physical slot keeps them)";
+  }
+  if (r == "wal_level_insufficient") {
+    return "invalidation_reason wal_level_insufficient: the primary's wal_level is below logical";
+  }
+  return Cat("invalidation_reason ", r);
+}
 
 absl::Status CheckSlotFree(const std::string& slot_name, const std::optional<SlotInfo>& slot) {
   if (!slot || !slot->active) return absl::OkStatus();

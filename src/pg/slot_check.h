@@ -31,6 +31,9 @@ struct SlotInfo {
   std::optional<Lsn> restart_lsn;
   std::optional<Lsn> confirmed_flush_lsn;
   std::string wal_status;  // reserved / extended / unreserved / lost ("" when NULL)
+  // PostgreSQL 17+: why the server invalidated the slot (wal_removed, rows_removed, wal_level_insufficient, and on
+  // 18 idle_timeout); "" while it is valid and before 17, where wal_status lost is the only sign (wal_removed).
+  std::string invalidation_reason;
   // PostgreSQL 17+ (nullopt before): a failover slot, and a slot a standby synchronized from its primary.
   std::optional<bool> failover;
   std::optional<bool> synced;
@@ -38,6 +41,14 @@ struct SlotInfo {
 
 // The first server version with failover slots (CREATE_REPLICATION_SLOT ... (FAILOVER), `synced`).
 constexpr int kFailoverMinServerVersion = 170000;
+// The first with pg_replication_slots.invalidation_reason.
+constexpr int kInvalidationReasonMinServerVersion = 170000;
+
+// Whether the server invalidated the slot: wal_status lost, or (17+) an invalidation_reason.
+bool SlotInvalidated(const SlotInfo& s);
+// Why, for messages: "wal_status lost, max_slot_wal_keep_size exceeded" for WAL removed (or no reason before 17),
+// "invalidation_reason idle_timeout: ..." naming the server setting that did it for the others.
+std::string InvalidationCause(const SlotInfo& s);
 
 // Another relay streams the slot: UNAVAILABLE with StatusReason::kStandby (wait as a standby), checked before the
 // checkpoint is read (a standby's retries do not read the store); OK otherwise.

@@ -117,6 +117,27 @@ TEST(SlotCheck, AnInvalidatedSlotIsFatal) {
   EXPECT_NE(Error(d).find("invalidated"), std::string::npos) << Error(d);
 }
 
+TEST(SlotCheck, AnInvalidatedSlotNamesTheServerSettingThatDidIt) {
+  SlotInfo s = Slot(0x5000);
+  s.wal_status = "lost";
+  s.invalidation_reason = "wal_removed";  // PostgreSQL 17+; before it, wal_status lost alone means this
+  EXPECT_NE(Error(CheckSlot(Input(s, Cp(0x5000)))).find("max_slot_wal_keep_size exceeded); events after 0/5000 are "
+                                                        "gone from the WAL"),
+            std::string::npos);
+  s.invalidation_reason = "idle_timeout";  // PostgreSQL 18
+  auto d = CheckSlot(Input(s, Cp(0x5000)));
+  EXPECT_NE(Error(d).find("invalidation_reason idle_timeout"), std::string::npos) << Error(d);
+  EXPECT_NE(Error(d).find("idle_replication_slot_timeout"), std::string::npos) << Error(d);
+  EXPECT_EQ(Error(d).find("max_slot_wal_keep_size"), std::string::npos) << Error(d);
+  EXPECT_NE(Error(d).find("events after 0/5000 can no longer be decoded"), std::string::npos) << Error(d);
+  s.invalidation_reason = "rows_removed";
+  EXPECT_NE(Error(CheckSlot(Input(s, Cp(0x5000)))).find("hot_standby_feedback"), std::string::npos);
+  // A reason is enough, whatever wal_status says.
+  s.wal_status = "reserved";
+  s.invalidation_reason = "wal_level_insufficient";
+  EXPECT_NE(Error(CheckSlot(Input(s, Cp(0x5000)))).find("wal_level"), std::string::npos);
+}
+
 TEST(SlotCheck, ASlotOfAnotherPluginIsFatal) {
   SlotInfo s = Slot(0x5000);
   s.plugin = "test_decoding";

@@ -12,6 +12,7 @@
 #include "e2e/fault_util.h"
 #include "e2e/harness.h"
 #include "kafka/checkpoint.h"
+#include "pg/replication_connection.h"
 #include "support/kafka_broker.h"
 #include "support/kafka_reader.h"
 #include "support/pg_server.h"
@@ -422,6 +423,52 @@ TEST(LostSlot, SlotInvalidatedWhileTheRelayRunsIsFatal) {
       << relay->Output();
   EXPECT_EQ(h.Value("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'"), "lost")
       << "the relay must not recreate a lost slot";
+}
+
+// PostgreSQL 18 invalidates a slot that no relay streamed for longer than idle_replication_slot_timeout, at a
+// checkpoint (invalidation_reason idle_timeout; wal_status lost, though its WAL may still be there). The relay's
+// next start is fatal naming that setting, not max_slot_wal_keep_size, and the slot is never recreated.
+// scripts/test-matrix.sh 18 runs it; on older servers it skips.
+TEST(LostSlot, SlotIdleLongerThanIdleReplicationSlotTimeoutIsFatalNamingIt) {
+  PgServer* shared = PgServer::Shared();
+  ASSERT_NE(shared, nullptr);
+  if (shared->VersionNum() < 180000) {
+    GTEST_SKIP() << "idle_replication_slot_timeout needs PostgreSQL 18; the server is "
+                 << pg::ServerVersionText(shared->VersionNum()) << ": scripts/test-matrix.sh 18 runs it";
+  }
+  // Its own server: the setting would invalidate other tests' idle slots.
+  auto pg = PgServer::Create();
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  RelayHarness h(pg->get(), broker->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay();
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Before", "k", "{}");
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_events_total") >= 1; }, 30s,
+                      "the relay streams"));
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  ASSERT_EQ(relay->Wait(30s), 0) << relay->Output();
+  // Planned downtime longer than the setting (1 s here); the server invalidates at its next checkpoint.
+  h.Sql("ALTER SYSTEM SET idle_replication_slot_timeout = '1s'");
+  h.Sql("SELECT pg_reload_conf()");
+  const std::string reason_sql =
+      "SELECT coalesce(invalidation_reason, '') FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        h.Sql("CHECKPOINT");
+        return h.Value(reason_sql) == "idle_timeout";
+      },
+      60s, "the server invalidates the idle slot", 200ms));
+  std::string out;
+  EXPECT_EQ(h.RunCommand({"run"}, &out), 1) << out;
+  EXPECT_NE(out.find("invalidation_reason idle_timeout"), std::string::npos) << out;
+  EXPECT_NE(out.find("idle_replication_slot_timeout"), std::string::npos) << out;
+  EXPECT_EQ(out.find("max_slot_wal_keep_size"), std::string::npos) << "named the wrong setting: " << out;
+  EXPECT_EQ(h.RunCommand({"status"}, &out), 1) << out;
+  EXPECT_NE(out.find("invalidation_reason: idle_timeout"), std::string::npos) << out;
+  EXPECT_EQ(h.Value(reason_sql), "idle_timeout") << "the relay must not recreate an invalidated slot";
 }
 
 class Poison : public Gap {};
