@@ -87,6 +87,7 @@ absl::Status Relay::Run() {
     metrics_->streaming = false;
     if (core_.halt()) return *core_.halt();
     if (st.ok()) break;  // stopped
+    if (absl::IsCancelled(st) && stopping()) break;  // SIGTERM while waiting for the server
     if (st.code() != absl::StatusCode::kUnavailable) {
       metrics_->loop_running = false;
       return st;
@@ -132,8 +133,12 @@ absl::Status Relay::Run() {
 
 absl::Status Relay::Session() {
   // application_name (unless the conninfo sets one) names the pipeline, so pg_stat_replication tells them apart.
+  // Every wait on the server is bounded by source.receive_timeout_ms (connecting: connect_timeout) and ends at
+  // SIGTERM: a silent connection must not hold the relay, or its shutdown, until TCP gives up.
+  const pg::WaitLimits limits{.answer = std::chrono::milliseconds(config_.source.receive_timeout_ms), .stop = stop_};
   auto conn = pg::ReplicationConnection::Connect(
-      config_.source.conninfo, config_.pipeline.empty() ? "outbox-relay" : Cat("outbox-relay.", config_.pipeline));
+      config_.source.conninfo, config_.pipeline.empty() ? "outbox-relay" : Cat("outbox-relay.", config_.pipeline),
+      limits);
   if (!conn.ok()) return conn.status();
   auto system = (*conn)->IdentifySystem();
   if (!system.ok()) return system.status();
@@ -208,6 +213,12 @@ absl::StatusOr<pg::SlotDecision> Relay::PrepareSlot(pg::ReplicationConnection& c
   auto decision = pg::CheckSlot(in);
   if (decision.ok() && decision->create_slot) {
     auto consistent = conn.CreateSlot(slot_name, config_.source.failover);
+    if (absl::IsCancelled(consistent.status())) {
+      // SIGTERM while the server waits for the transactions running when creation began: its walsender would make
+      // the slot once they end, with no first checkpoint. Ending it drops the half-made slot.
+      Log()->info("stopping while the server creates slot {} (it waits for running transactions to end)", slot_name);
+      EndOwnOldWalsender(conn.backend_pid());
+    }
     if (!consistent.ok()) return consistent.status();
     Log()->info("created {}replication slot {} at {}", config_.source.failover ? "failover " : "", slot_name,
                 consistent->ToString());

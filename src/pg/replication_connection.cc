@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <poll.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -37,6 +39,71 @@ absl::Status ResultError(PGresult* res, pg_conn* conn, std::string_view what) {
   return WithReason(absl::Status(classified.code(),
                                  Cat(what, ": ", message, sqlstate ? Cat(" (SQLSTATE ", sqlstate, ")") : "")),
                     ReasonOf(classified));
+}
+
+using Clock = std::chrono::steady_clock;
+
+std::string OneLine(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+constexpr Clock::time_point kNoDeadline = Clock::time_point::max();
+
+// Waits until `fd` is ready for `events`, in slices short enough to see `stop`: OK when ready, UNAVAILABLE at the
+// deadline, CANCELLED when stopped.
+absl::Status WaitSocket(int fd, short events, Clock::time_point deadline, const WaitLimits& limits,
+                        std::string_view what) {
+  constexpr auto kSlice = std::chrono::milliseconds(100);
+  while (true) {
+    if (limits.stop != nullptr && limits.stop->load()) {
+      return absl::CancelledError(Cat(what, ": stopped while waiting for the server"));
+    }
+    auto slice = kSlice;
+    if (deadline != kNoDeadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return absl::UnavailableError(Cat(what, ": no answer from the server in time"));
+      slice = std::min(slice, left);
+    }
+    pollfd pfd{fd, events, 0};
+    const int n = ::poll(&pfd, 1, static_cast<int>(slice.count()));
+    if (n > 0) return absl::OkStatus();
+    if (n < 0 && errno != EINTR) return absl::UnavailableError(Cat(what, ": poll: ", std::strerror(errno)));
+  }
+}
+
+Clock::time_point AnswerDeadline(std::chrono::milliseconds answer) {
+  return answer.count() <= 0 ? kNoDeadline : Clock::now() + answer;
+}
+
+// Sends `sql` and waits within `limits` for its result: a COPY result (START_REPLICATION) at once, any other once
+// the command is complete (the first result when there are several). The connection is unusable after an error.
+absl::StatusOr<Result> SendAndWait(pg_conn* conn, const std::string& sql, std::chrono::milliseconds answer,
+                                   const WaitLimits& limits, std::string_view what) {
+  if (PQsendQuery(conn, sql.c_str()) == 0) {
+    return absl::UnavailableError(Cat(what, ": could not send the command: ", OneLine(PQerrorMessage(conn))));
+  }
+  const Clock::time_point deadline = AnswerDeadline(answer);
+  Result first;
+  while (true) {
+    while (PQisBusy(conn) != 0) {
+      if (absl::Status st = WaitSocket(PQsocket(conn), POLLIN, deadline, limits, what); !st.ok()) {
+        if (absl::IsUnavailable(st) && Clock::now() >= deadline) {
+          return absl::UnavailableError(Cat(what, ": no answer from the server in ", answer.count(), " ms"));
+        }
+        return st;
+      }
+      if (PQconsumeInput(conn) == 0) {
+        return absl::UnavailableError(Cat(what, ": connection lost: ", OneLine(PQerrorMessage(conn))));
+      }
+    }
+    Result r(PQgetResult(conn));
+    if (!r) break;
+    const ExecStatusType st = PQresultStatus(r.get());
+    if (st == PGRES_COPY_BOTH || st == PGRES_COPY_OUT || st == PGRES_COPY_IN) return r;
+    if (!first) first = std::move(r);
+  }
+  return first;
 }
 
 std::optional<Lsn> ParseOptionalLsn(PGresult* res, int row, int col) {
@@ -123,32 +190,49 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams
 }
 
 absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool replication,
-                                           const std::string& application_name) {
+                                           const std::string& application_name, const WaitLimits& limits) {
   auto params = BuildConnParams(conninfo, replication, application_name);
   if (!params.ok()) return params.status();
   std::vector<const char*> keys, values;
+  int connect_timeout_s = 0;
   for (const auto& [k, v] : *params) {
     keys.push_back(k.c_str());
     values.push_back(v.c_str());
+    if (k == "connect_timeout" && !absl::SimpleAtoi(v, &connect_timeout_s)) connect_timeout_s = 0;
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  pg_conn* conn = PQconnectdbParams(keys.data(), values.data(), 0);
+  // PQconnectStartParams and PQconnectPoll with our own waits: connect_timeout bounds the whole handshake (startup,
+  // TLS, authentication), not only the TCP connect, and SIGTERM ends it.
+  pg_conn* conn = PQconnectStartParams(keys.data(), values.data(), 0);
   if (conn == nullptr) return absl::UnavailableError("could not connect: out of memory");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string reason = PQerrorMessage(conn);
+  const auto fail = [conn](std::string reason) -> absl::Status {
     PQfinish(conn);
-    while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
+    reason = OneLine(std::move(reason));
     return absl::Status(ClassifyConnectFailure(reason), Cat("could not connect to the server: ", reason));
+  };
+  const Clock::time_point deadline =
+      connect_timeout_s > 0 ? Clock::now() + std::chrono::seconds(connect_timeout_s) : kNoDeadline;
+  PostgresPollingStatusType state = PGRES_POLLING_WRITING;
+  while (state != PGRES_POLLING_OK) {
+    if (state == PGRES_POLLING_FAILED || PQstatus(conn) == CONNECTION_BAD) return fail(PQerrorMessage(conn));
+    const short events = state == PGRES_POLLING_READING ? POLLIN : POLLOUT;
+    if (absl::Status st = WaitSocket(PQsocket(conn), events, deadline, limits, "connecting"); !st.ok()) {
+      PQfinish(conn);
+      if (absl::IsCancelled(st)) return st;
+      return absl::UnavailableError(Cat("could not connect to the server: no answer in ", connect_timeout_s,
+                                        " s (connect_timeout)"));
+    }
+    state = PQconnectPoll(conn);
   }
   return conn;
 }
 
 absl::StatusOr<std::unique_ptr<ReplicationConnection>> ReplicationConnection::Connect(
-    const std::string& conninfo, const std::string& application_name) {
-  auto conn = ConnectWithParams(conninfo, /*replication=*/true, application_name);
+    const std::string& conninfo, const std::string& application_name, const WaitLimits& limits) {
+  auto conn = ConnectWithParams(conninfo, /*replication=*/true, application_name, limits);
   if (!conn.ok()) return conn.status();
-  return std::unique_ptr<ReplicationConnection>(new ReplicationConnection(*conn));
+  return std::unique_ptr<ReplicationConnection>(new ReplicationConnection(*conn, limits));
 }
 
 ReplicationConnection::~ReplicationConnection() {
@@ -174,7 +258,9 @@ absl::Status ReplicationConnection::LastError(std::string_view what) const {
 }
 
 absl::StatusOr<SystemInfo> ReplicationConnection::IdentifySystem() {
-  Result res(PQexec(conn_, "IDENTIFY_SYSTEM"));
+  auto sent = SendAndWait(conn_, "IDENTIFY_SYSTEM", limits_.answer, limits_, "IDENTIFY_SYSTEM");
+  if (!sent.ok()) return sent.status();
+  const Result& res = *sent;
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return ResultError(res.get(), conn_, "IDENTIFY_SYSTEM");
   if (PQntuples(res.get()) != 1 || PQnfields(res.get()) < 4) {
     return absl::InternalError("IDENTIFY_SYSTEM: unexpected result shape");
@@ -196,7 +282,9 @@ absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const st
       "coalesce(wal_status, '')", has_failover ? ", failover, synced" : "",
       has_reason ? ", coalesce(invalidation_reason, '')" : "",
       " FROM pg_replication_slots WHERE slot_name = ", QuoteLiteral(slot));
-  Result res(PQexec(conn_, sql.c_str()));
+  auto sent = SendAndWait(conn_, sql, limits_.answer, limits_, "reading the slot");
+  if (!sent.ok()) return sent.status();
+  const Result& res = *sent;
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) return ResultError(res.get(), conn_, "reading the slot");
   if (PQntuples(res.get()) == 0) return std::optional<SlotInfo>();
   SlotInfo s;
@@ -224,7 +312,10 @@ absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot, b
     if (absl::Status st = CheckFailoverSupported(server_version()); !st.ok()) return st;
   }
   const std::string sql = CreateSlotCommand(slot, failover);
-  Result res(PQexec(conn_, sql.c_str()));
+  // No answer limit: the server waits for the transactions running when it started to end.
+  auto sent = SendAndWait(conn_, sql, std::chrono::milliseconds(0), limits_, "creating the slot");
+  if (!sent.ok()) return sent.status();
+  const Result& res = *sent;
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
     return ResultError(res.get(), conn_, Cat("creating replication slot \"", slot, "\""));
   }
@@ -235,7 +326,9 @@ absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot, b
 
 absl::Status ReplicationConnection::SetSlotFailover(const std::string& slot) {
   if (absl::Status st = CheckFailoverSupported(server_version()); !st.ok()) return st;
-  Result res(PQexec(conn_, AlterSlotFailoverCommand(slot).c_str()));
+  auto sent = SendAndWait(conn_, AlterSlotFailoverCommand(slot), limits_.answer, limits_, "altering the slot");
+  if (!sent.ok()) return sent.status();
+  const Result& res = *sent;
   if (PQresultStatus(res.get()) != PGRES_COMMAND_OK && PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
     return ResultError(res.get(), conn_, Cat("making replication slot \"", slot, "\" a failover slot"));
   }
@@ -254,7 +347,9 @@ std::string StartReplicationCommand(const StartOptions& o) {
 
 absl::Status ReplicationConnection::StartReplication(const StartOptions& o) {
   const std::string sql = StartReplicationCommand(o);
-  Result res(PQexec(conn_, sql.c_str()));
+  auto sent = SendAndWait(conn_, sql, limits_.answer, limits_, "START_REPLICATION");
+  if (!sent.ok()) return sent.status();
+  const Result& res = *sent;
   if (PQresultStatus(res.get()) != PGRES_COPY_BOTH) {
     return ResultError(res.get(), conn_, Cat("could not start replication on slot \"", o.slot, "\""));
   }

@@ -3,6 +3,8 @@
 // pinned in `options` so text values do not change with a server's defaults (DESIGN.md).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -59,15 +61,30 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> BuildConnParams
                                                                                  bool replication,
                                                                                  const std::string& application_name);
 
-// Connects with BuildConnParams's list. UNAVAILABLE for what a retry may cure; FAILED_PRECONDITION for
-// authentication, a missing database or role, pg_hba or TLS verification failures. The reason is one line.
+// What a call may wait for the server. libpq's own blocking calls (PQconnectdb, PQexec) retry through signals and,
+// on a connection that went silent without an RST (a vanished host, a partition, a proxy that stops moving bytes
+// while its kernel still acknowledges them), wait until TCP gives up, which keepalives and tcp_user_timeout cannot
+// shorten there. These calls poll the socket themselves instead.
+struct WaitLimits {
+  // For the answer to a command (IDENTIFY_SYSTEM, the slot query, START_REPLICATION): UNAVAILABLE after it. 0: no
+  // limit. CREATE_REPLICATION_SLOT has none (it waits for the server's running transactions to end).
+  std::chrono::milliseconds answer{60000};
+  // Ends any wait (connecting too) early with CANCELLED when it turns true: SIGTERM.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Connects with BuildConnParams's list, within connect_timeout (10 s unless the conninfo sets it) for the whole
+// handshake. UNAVAILABLE for what a retry may cure; FAILED_PRECONDITION for authentication, a missing database or
+// role, pg_hba or TLS verification failures; CANCELLED when `limits.stop` turns true. The reason is one line.
 absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool replication,
-                                           const std::string& application_name);
+                                           const std::string& application_name, const WaitLimits& limits = {});
 
 class ReplicationConnection {
  public:
+  // Every call on the connection waits within `limits` (see WaitLimits).
   static absl::StatusOr<std::unique_ptr<ReplicationConnection>> Connect(const std::string& conninfo,
-                                                                        const std::string& application_name);
+                                                                        const std::string& application_name,
+                                                                        const WaitLimits& limits = {});
   ~ReplicationConnection();
 
   absl::StatusOr<SystemInfo> IdentifySystem();
@@ -95,11 +112,12 @@ class ReplicationConnection {
   int socket() const;
 
  private:
-  explicit ReplicationConnection(pg_conn* conn) : conn_(conn) {}
+  ReplicationConnection(pg_conn* conn, const WaitLimits& limits) : conn_(conn), limits_(limits) {}
   absl::Status LastError(std::string_view what) const;
   void FreeBuffer();
 
   pg_conn* conn_ = nullptr;
+  WaitLimits limits_;
   char* buffer_ = nullptr;  // the last PQgetCopyData buffer
   bool copy_done_ = false;
 };

@@ -12,6 +12,7 @@
 #include "e2e/fault_util.h"
 #include "e2e/harness.h"
 #include "kafka/checkpoint.h"
+#include "pg/admin.h"
 #include "pg/replication_connection.h"
 #include "support/kafka_broker.h"
 #include "support/kafka_reader.h"
@@ -139,6 +140,32 @@ TEST_F(Gap, CreateSlotMakesTheSlotOnAFirstStartButNeverRecreatesADroppedOne) {
   EXPECT_NE(out.find("was dropped"), std::string::npos) << out;
   EXPECT_EQ(h.Value("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'"), "0")
       << "a dropped slot was recreated";
+}
+
+// A first start on a busy server: CREATE_REPLICATION_SLOT waits until the transactions running when it began have
+// ended, which can take as long as the longest of them. SIGTERM must end that wait at once (libpq's blocking
+// PQexec would retry through the signal until the transaction ends), and no slot is left behind.
+TEST_F(Gap, SigtermEndsASlotCreationThatWaitsForARunningTransaction) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  std::string out;
+  ASSERT_EQ(h.RunCommand({"init", "--create-table", "--set", "source.checkpoint=none"}, &out), 0) << out;
+  h.Sql("SELECT pg_drop_replication_slot('" + h.slot() + "')");
+  auto holder = pg::SqlConnection::Connect(pg_->conninfo(h.db()), "long-transaction");
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->Exec("BEGIN").ok());
+  ASSERT_TRUE((*holder)->Exec("SELECT txid_current()").ok());  // an xid: the slot's snapshot must wait for it
+  auto relay = h.StartRelay({"--set", "source.create_slot=true"});  // the slot shows active while it is created
+  ASSERT_NE(relay, nullptr);
+  EXPECT_EQ(relay->Output().find("created replication slot"), std::string::npos) << relay->Output();
+  const auto term = std::chrono::steady_clock::now();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(10s), 0) << relay->Output();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - term);
+  std::cout << "[ figures  ] SIGTERM while creating the slot: exited after " << took.count() << " ms\n";
+  EXPECT_TRUE(WaitFor([&] { return h.Value("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" +
+                                           h.slot() + "'") == "0"; },
+                      30s, "the half-made slot is gone"));
+  ASSERT_TRUE((*holder)->Exec("COMMIT").ok());
 }
 
 // Gap detection runs before every START_REPLICATION, not only at the first: a slot advanced by hand while the

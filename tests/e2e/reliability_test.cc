@@ -505,6 +505,60 @@ TEST(Reliability, SlowPostgresLinkDeliversEverythingWithoutReconnecting) {
   ExpectStopsCleanly(*relay);
 }
 
+// A link that accepts connections but moves no bytes (a partition that drops packets, a dead middlebox): libpq's
+// own blocking connect would wait for the whole handshake without seeing SIGTERM. The relay's connect gives up
+// within connect_timeout (2 s here), reports 503, retries, and streams once the link heals.
+TEST(Reliability, SilentLinkWhileConnectingGivesUpWithinConnectTimeoutAndRecovers) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  FaultHarness h(pg, broker->bootstrap(), "SilentConnect");
+  ProxiedPg link = ProxyTo(pg);
+  ASSERT_NE(link.proxy, nullptr);
+  link.proxy->Blackhole(/*new_ones=*/true);
+  std::vector<std::string> args = link.Args(h);
+  args[1] += " connect_timeout=2";
+  auto relay = h.StartRelay(args, /*wait_active=*/false);
+  ASSERT_NE(relay, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return relay->Output().find("no answer in 2 s (connect_timeout)") != std::string::npos; },
+                      30s, "the stalled handshake given up"))
+      << relay->Output();
+  const auto readyz = HttpGet(h.http_port(), "/readyz");
+  EXPECT_EQ(readyz.first, 503) << readyz.second;
+  EXPECT_NE(readyz.second.find("connect_timeout"), std::string::npos) << readyz.second;
+  link.proxy->Heal();
+  h.loader().Start();
+  ASSERT_TRUE(WaitFor([&] { return h.SlotActive(); }, 30s, "streaming once the link heals")) << relay->Output();
+  ASSERT_TRUE(WaitFor(
+      [&] { return Scrape(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0) >= 200; },
+      60s, "events flow"));
+  h.StopLoadAndExpectCleanDelivery(60s, "connects stalled on a silent link, then healed");
+  ExpectStopsCleanly(*relay);
+}
+
+// SIGTERM while the connect waits on a silent link ends the relay at once (exit 0), not after connect_timeout.
+TEST(Reliability, SigtermWhileConnectingOverASilentLinkStopsAtOnce) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  RelayHarness h(pg, broker->bootstrap());
+  h.Init();
+  ProxiedPg link = ProxyTo(pg);
+  ASSERT_NE(link.proxy, nullptr);
+  link.proxy->Blackhole(/*new_ones=*/true);
+  auto relay = h.StartRelay({"--set", "source.conninfo=host=127.0.0.1 port=" + std::to_string(link.proxy->port()) +
+                                          " user=postgres dbname=" + h.db() + " connect_timeout=120"},
+                            /*wait_active=*/false);
+  ASSERT_NE(relay, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return link.proxy->accepted() >= 1; }, 30s, "the relay connecting through the proxy"));
+  const auto term = std::chrono::steady_clock::now();
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(15s), 0) << relay->Output();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - term);
+  std::cout << "[ figures  ] SIGTERM while connecting over a silent link (connect_timeout 120 s): exited after "
+            << took.count() << " ms\n";
+}
+
 // The relay's connections to a broker of the test's own that advertises a FaultProxy in front of it go silent
 // mid-stream (new connections still get through). librdkafka finds a silent connection by socket.timeout.ms
 // (5 s here; 60 s is librdkafka's default) and reconnects; the idempotent producer resends what was not acked:
