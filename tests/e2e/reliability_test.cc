@@ -563,16 +563,37 @@ TEST(Reliability, SigtermWhileConnectingOverASilentLinkStopsAtOnce) {
 // mid-stream (new connections still get through). librdkafka finds a silent connection by socket.timeout.ms
 // (5 s here; 60 s is librdkafka's default) and reconnects; the idempotent producer resends what was not acked:
 // nothing lost, per-key order kept, delivery again within socket.timeout.ms plus a margin.
+// A broker of the test's own that advertises a FaultProxy in front of it: every client connection, the bootstrap
+// and the partition leader's, goes through the proxy.
+struct ProxiedBroker {
+  std::unique_ptr<FaultProxy> proxy;
+  std::unique_ptr<KafkaBroker> broker;
+  std::string bootstrap;  // the proxy's address
+};
+
+ProxiedBroker BrokerBehindAProxy() {
+  ProxiedBroker b;
+  auto proxy = FaultProxy::Start("127.0.0.1", 0);
+  EXPECT_TRUE(proxy.ok()) << proxy.status();
+  if (!proxy.ok()) return b;
+  b.bootstrap = "127.0.0.1:" + std::to_string((*proxy)->port());
+  auto broker = KafkaBroker::Create(
+      KafkaBroker::Options{.extra_properties = "advertised.listeners=PLAINTEXT://" + b.bootstrap});
+  EXPECT_TRUE(broker.ok()) << broker.status();
+  if (!broker.ok()) return b;
+  (*proxy)->SetUpstreamPort((*broker)->port());
+  b.proxy = std::move(*proxy);
+  b.broker = std::move(*broker);
+  return b;
+}
+
 TEST(Reliability, BlackholedBrokerConnectionIsReplacedWithinTheSocketTimeout) {
   PgServer* pg = PgServer::Shared();
   ASSERT_NE(pg, nullptr);
-  auto proxy = FaultProxy::Start("127.0.0.1", 0);
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  const std::string proxied = "127.0.0.1:" + std::to_string((*proxy)->port());
-  auto broker = KafkaBroker::Create(
-      KafkaBroker::Options{.extra_properties = "advertised.listeners=PLAINTEXT://" + proxied});
-  ASSERT_TRUE(broker.ok()) << broker.status();
-  (*proxy)->SetUpstreamPort((*broker)->port());
+  ProxiedBroker link = BrokerBehindAProxy();
+  ASSERT_TRUE(link.proxy && link.broker);
+  FaultProxy* proxy = link.proxy.get();
+  const std::string& proxied = link.bootstrap;
   FaultHarness h(pg, proxied, "KafkaBlackhole");
   auto relay = h.StartRelay({"--set", "kafka.socket.timeout.ms=5000"});
   ASSERT_NE(relay, nullptr);
@@ -580,7 +601,7 @@ TEST(Reliability, BlackholedBrokerConnectionIsReplacedWithinTheSocketTimeout) {
   const std::string published = "outbox_relay_events_total{result=\"published\"}";
   ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), published).value_or(0) >= 200; }, 60s,
                       "events flow through the proxy"));
-  (*proxy)->Blackhole();
+  proxy->Blackhole();
   const auto cut = std::chrono::steady_clock::now();
   const double at_cut = Scrape(h.http_port(), published).value_or(0);
   ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), published).value_or(0) > at_cut + 100; }, 5s + 25s,
@@ -588,8 +609,46 @@ TEST(Reliability, BlackholedBrokerConnectionIsReplacedWithinTheSocketTimeout) {
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - cut);
   std::cout << "[ figures  ] blackholed broker connections: acknowledged again after " << took.count()
             << " ms (kafka.socket.timeout.ms 5000)\n";
-  (*proxy)->Heal();  // the test's own reader was cut off too
+  proxy->Heal();  // the test's own reader was cut off too
   h.StopLoadAndExpectCleanDelivery(90s, "broker connections blackholed");
+  EXPECT_EQ(Scrape(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0)
+      << "a broker fault is not a replication reconnect";
+  ExpectStopsCleanly(*relay);
+}
+
+// The broker link slow (latency and a bandwidth limit), then every broker connection reset at random moments under
+// load: the producer reconnects and the idempotent producer resends what was not acknowledged. 0 lost, per-key
+// order kept, and the load's backlog delivered within the bound once the link heals.
+TEST(Reliability, SlowThenResetBrokerLinkLosesNothingAndKeepsKeyOrder) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  ProxiedBroker link = BrokerBehindAProxy();
+  ASSERT_TRUE(link.proxy && link.broker);
+  FaultHarness h(pg, link.bootstrap, "KafkaSlowReset");
+  auto relay = h.StartRelay();
+  ASSERT_NE(relay, nullptr);
+  h.loader().Start();
+  const std::string published = "outbox_relay_events_total{result=\"published\"}";
+  ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), published).value_or(0) >= 200; }, 60s,
+                      "events flow through the proxy"));
+  link.proxy->SetDelay(100ms);
+  link.proxy->SetBandwidth(64 * 1024);
+  const double at_slow = Scrape(h.http_port(), published).value_or(0);
+  ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), published).value_or(0) >= at_slow + 300; }, 60s,
+                      "acknowledgements over the slow link"));
+  link.proxy->Heal();
+  std::mt19937 random(std::random_device{}());
+  const int resets = EnvInt("OUTBOX_CHAOS_CYCLES", 5);
+  for (int i = 0; i < resets; ++i) {
+    const double before = Scrape(h.http_port(), published).value_or(0);
+    ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), published).value_or(0) > before; }, 60s,
+                        "acknowledgements before reset " + std::to_string(i)));
+    Sleep(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 700)(random)));
+    link.proxy->ResetAll();
+  }
+  h.StopLoadAndExpectCleanDelivery(90s, "broker link slow (100 ms, 64 KiB/s), then " + std::to_string(resets) +
+                                            " resets of every broker connection");
+  EXPECT_GE(link.proxy->accepted(), resets) << "the producer reconnected through the proxy after the resets";
   EXPECT_EQ(Scrape(h.http_port(), "outbox_relay_reconnects_total").value_or(-1), 0)
       << "a broker fault is not a replication reconnect";
   ExpectStopsCleanly(*relay);
