@@ -77,6 +77,11 @@ absl::Status HttpServer::Start(const std::string& listen) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // Slow or silent clients hold one of the server's few threads (8 here) only this long per read or write, so
+  // they cannot starve the liveness and readiness probes behind them for more than a few seconds.
+  server_->set_read_timeout(kClientTimeoutSeconds, 0);
+  server_->set_write_timeout(kClientTimeoutSeconds, 0);
+  server_->set_keep_alive_timeout(kClientTimeoutSeconds);
   const std::vector<PipelineMetrics>* pipelines = &pipelines_;
   server_->Get("/metrics", [pipelines](const httplib::Request&, httplib::Response& res) {
     res.set_content(RenderMetrics(*pipelines), "text/plain; version=0.0.4");

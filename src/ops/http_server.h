@@ -34,6 +34,9 @@ class HttpServer {
   int port() const { return port_; }
   void Stop();
 
+  // How long a client may take for each read or write, and keep an idle connection, in seconds.
+  static constexpr int kClientTimeoutSeconds = 2;
+
  private:
   std::vector<PipelineMetrics> pipelines_;
   Redactor redact_;

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -23,6 +25,35 @@ Response Get(int port, const std::string& path) {
   auto res = client.Get(path.c_str());
   if (!res) return {};
   return {res->status, res->body, res->get_header_value("Content-Type")};
+}
+
+// More silent clients than the server has threads (connected, sending nothing, as a scanner or a stuck proxy
+// would): each is dropped after kClientTimeoutSeconds, so the probe behind them is answered within its deadline.
+TEST(HttpServer, SilentClientsDoNotStarveTheProbes) {
+  Metrics metrics;
+  metrics.loop_running = true;
+  HttpServer server(&metrics);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  std::vector<int> silent;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    silent.push_back(fd);
+  }
+  // 40 silent clients on 8 threads: five rounds of kClientTimeoutSeconds (2 s) before the probe's turn. The probe's
+  // 20 s deadline leaves room for a loaded machine, and fails with cpp-httplib's own 5 s (five rounds: 25 s).
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(20, 0);
+  auto res = client.Get("/healthz");
+  ASSERT_TRUE(res) << "no answer to /healthz behind silent clients";
+  EXPECT_EQ(res->status, 200);
+  for (int fd : silent) ::close(fd);
 }
 
 TEST(HttpServer, HealthzFollowsTheLoop) {
