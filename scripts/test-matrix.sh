@@ -53,6 +53,6 @@ echo "version matrix: PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3
 SUBSET='^(RelayE2E\.'
 SUBSET+='|Reliability\.(KillNineAtRandomMoments|PostgresStoppedImmediately|LostReplicationConnections)'
 SUBSET+='|Streaming\.Interleaved|Messages\.|Gap\.|LostSlot\.|StatusCheck\.|Tls\.'
-SUBSET+='|PipelinesTest\.|ServerVersions\.|FailoverSlots\.|Failover\.|Publication\.)'
+SUBSET+='|PipelinesTest\.|ServerVersions\.|FailoverSlots\.|Failover\.|Publication\.|SlotHealth\.)'
 cd "$BUILD"
 ctest --output-on-failure --timeout 600 -j2 -L e2e -R "$SUBSET" "$@"

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "e2e/harness.h"
+#include "pg/admin.h"
+#include "support/kafka_broker.h"
 #include "support/kafka_reader.h"
 #include "support/pg_server.h"
 #include "support/process.h"
@@ -117,6 +119,61 @@ TEST_F(Publication, SlotHealthMetricsFollowTheSlot) {
   // Idle, the relay is caught up: nothing is behind.
   EXPECT_TRUE(WaitFor([&] { return MetricValue(h.http_port(), "outbox_relay_behind_source_seconds") == 0.0; }, 30s,
                       "behind_source_seconds is 0 when caught up"));
+}
+
+}  // namespace
+}  // namespace outbox::testing
+
+namespace outbox::testing {
+namespace {
+
+// A slot past max_slot_wal_keep_size (wal_status unreserved) is invalidated at the server's next checkpoint unless
+// the relay catches up: /readyz 503 naming it, the wal_status metric, and ready again once it is reserved. A
+// transaction left open pins the slot's restart_lsn (decoding must restart before its first change) while the
+// relay streams and confirms; WAL written meanwhile pushes the slot past the limit, with no checkpoint to
+// invalidate it (its own server: max_wal_size 1 GB, checkpoint_timeout 1 h).
+TEST(SlotHealth, UnreservedSlotMakesReadyz503UntilItIsReservedAgain) {
+  auto pg = PgServer::Create(
+      PgServer::Options{.extra_conf = "max_slot_wal_keep_size=32MB\nmax_wal_size=1GB\ncheckpoint_timeout=1h"});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_NE(broker, nullptr);
+  RelayHarness h(pg->get(), broker->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "source.status_interval_ms=200", "--set", "source.slot_check_ms=200"});
+  ASSERT_NE(relay, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(h.http_port(), "/readyz").first == 200; }, 30s, "ready"));
+  auto holder = pg::SqlConnection::Connect((*pg)->conninfo(h.db()), "long-transaction");
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->Exec("BEGIN").ok());
+  ASSERT_TRUE((*holder)->Exec("SELECT txid_current()").ok());
+  h.Sql("CREATE TABLE filler (pad text)");
+  const std::string status_sql = "SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        h.Sql("INSERT INTO filler SELECT repeat('x', 1000) FROM generate_series(1, 10000)");
+        return h.Value(status_sql) == "unreserved";
+      },
+      120s, "the slot past max_slot_wal_keep_size", 10ms));
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(h.http_port(), "/readyz").first == 503; }, 30s, "/readyz 503"))
+      << relay->Output();
+  const std::string why = HttpGet(h.http_port(), "/readyz").second;
+  EXPECT_NE(why.find("wal_status unreserved"), std::string::npos) << why;
+  EXPECT_EQ(Scrape(h.http_port(), "outbox_relay_slot_wal_status{status=\"unreserved\"}"), 1.0);
+  EXPECT_NE(relay->Output().find("past max_slot_wal_keep_size (wal_status unreserved)"), std::string::npos)
+      << relay->Output();
+  // The transaction ends: the relay confirms past it, restart_lsn follows, the slot is reserved again.
+  ASSERT_TRUE((*holder)->Exec("COMMIT").ok());
+  h.InsertEvent("After", "k", "{}");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        h.Sql("SELECT pg_switch_wal()");  // a new running_xacts record moves the restart point on
+        return HttpGet(h.http_port(), "/readyz").first == 200;
+      },
+      60s, "ready again once the slot is reserved", 500ms))
+      << HttpGet(h.http_port(), "/readyz").second;
+  EXPECT_EQ(Scrape(h.http_port(), "outbox_relay_slot_wal_status{status=\"unreserved\"}"), 0.0);
+  ExpectStopsCleanly(*relay);
 }
 
 }  // namespace
