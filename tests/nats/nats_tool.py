@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The NATS e2e tests' second client (nats-py, not the NATS C client the relay uses): makes and reads streams.
 
-  nats_tool.py URL add-stream NAME SUBJECT [SUBJECT...] [--duplicate-window-s S] [--max-msg-size N]
+  nats_tool.py URL add-stream NAME SUBJECT [SUBJECT...] [--duplicate-window-s S] [--max-msg-size N] [--max-msgs N]
+                                      (--max-msgs: a full stream refuses new messages, discard policy new)
+  nats_tool.py URL set-max-msgs NAME N   change a stream's message limit (-1: none)
   nats_tool.py URL delete-stream NAME
   nats_tool.py URL read NAME          every message of the stream, one JSON object a line:
                                       {"seq", "subject", "headers": {name: value}, "data": text (latin-1 escaped)}
@@ -19,7 +21,7 @@ import sys
 from urllib.parse import urlparse
 
 import nats
-from nats.js.api import StreamConfig
+from nats.js.api import DiscardPolicy, StreamConfig
 from nats.js.errors import NotFoundError
 
 
@@ -42,7 +44,7 @@ async def main(argv):
     js = nc.jetstream()
     try:
         if cmd == "add-stream":
-            subjects, window, max_msg = [], 120.0, -1
+            subjects, window, max_msg, max_msgs = [], 120.0, -1, -1
             rest = argv[3:]
             i = 0
             while i < len(rest):
@@ -50,6 +52,8 @@ async def main(argv):
                     window = float(rest[i + 1]); i += 2
                 elif rest[i] == "--max-msg-size":
                     max_msg = int(rest[i + 1]); i += 2
+                elif rest[i] == "--max-msgs":
+                    max_msgs = int(rest[i + 1]); i += 2
                 else:
                     subjects.append(rest[i]); i += 1
             try:
@@ -57,7 +61,11 @@ async def main(argv):
             except NotFoundError:
                 pass
             await js.add_stream(StreamConfig(name=name, subjects=subjects, duplicate_window=window,
-                                             max_msg_size=max_msg))
+                                             max_msg_size=max_msg, max_msgs=max_msgs, discard=DiscardPolicy.NEW))
+        elif cmd == "set-max-msgs":
+            config = (await js.stream_info(name)).config
+            config.max_msgs = int(argv[3])
+            await js.update_stream(config)
         elif cmd == "delete-stream":
             try:
                 await js.delete_stream(name)
