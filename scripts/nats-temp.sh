@@ -12,7 +12,8 @@
 # nats.log, nats.pid, port, js/. NATS_TEMP_CONF: lines appended to server.conf (e.g. authorization { ... }).
 # NATS_TEMP_TLS=on: the port serves TLS only (a tls { } block) with a throwaway CA and server certificate made by
 # openssl in DIR/tls (scripts/lib.sh make_test_certs); `start` and `env` then print NATS_URL=tls://127.0.0.1:<port>
-# and TLS_DIR=DIR/tls.
+# and TLS_DIR=DIR/tls. NATS_TEMP_TLS=verify: the same, and clients must present a certificate signed by that CA
+# (mutual TLS: verify: true; DIR/tls/client.crt and client.key are one).
 set -euo pipefail
 
 START_TIMEOUT_S="${NATS_TEMP_START_TIMEOUT_S:-20}"
@@ -43,13 +44,15 @@ url() {
 }
 # server.conf's tls block for NATS_TEMP_TLS=on, "" without it.
 tls_conf() {
+  local verify=""
   case "${NATS_TEMP_TLS:-}" in
     "") return 0 ;;
     on) ;;
-    *) die "NATS_TEMP_TLS: on, not ${NATS_TEMP_TLS}" ;;
+    verify) verify=", verify: true" ;;
+    *) die "NATS_TEMP_TLS: on or verify, not ${NATS_TEMP_TLS}" ;;
   esac
   make_test_certs "$DIR/tls" || die "could not make the certificates"
-  echo "tls { cert_file: \"$DIR/tls/server.crt\", key_file: \"$DIR/tls/server.key\", ca_file: \"$DIR/tls/ca.crt\" }"
+  echo "tls { cert_file: \"$DIR/tls/server.crt\", key_file: \"$DIR/tls/server.key\", ca_file: \"$DIR/tls/ca.crt\"$verify }"
 }
 serving() { (exec 3<>"/dev/tcp/127.0.0.1/$(cat "$DIR/port")") 2>/dev/null && grep -q "Server is ready" "$DIR/nats.log"; }
 

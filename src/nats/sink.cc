@@ -106,6 +106,12 @@ absl::Status ConnectError(const Options& o, natsStatus s) {
                o.tls_ca.empty() ? "unset: the system's CAs" : o.tls_ca,
                o.tls_hostname.empty() ? ", and name the URL's host)" : Cat(", and name ", o.tls_hostname, ")"));
   }
+  // With TLS 1.3 a server that requires a client certificate (verify: true) ends the connection only after the
+  // handshake: the client sees the next protocol line missing.
+  const bool tls = o.url.starts_with("tls://") || !o.tls_ca.empty();
+  if (s == NATS_PROTOCOL_ERROR && tls && o.tls_cert.empty()) {
+    why += " (the server may require a client certificate: set nats.tls.cert and nats.tls.key)";
+  }
   return ClassifyPublishResult(s, 0) == sinks::Outcome::kFatal ? absl::PermissionDeniedError(why)
                                                                : absl::UnavailableError(why);
 }

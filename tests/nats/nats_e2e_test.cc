@@ -44,9 +44,9 @@ struct NatsMessage {
 // A throwaway nats-server of a test's own (scripts/nats-temp.sh), for the tests that stop it.
 class OwnNatsServer {
  public:
-  // `conf`: lines added to the server's configuration (NATS_TEMP_CONF); `tls`: the port serves TLS only, with a
-  // throwaway CA (NATS_TEMP_TLS=on).
-  explicit OwnNatsServer(std::string conf = "", bool tls = false) : conf_(std::move(conf)), tls_(tls) {
+  // `conf`: lines added to the server's configuration (NATS_TEMP_CONF); `tls`: "on", the port serves TLS only with
+  // a throwaway CA, or "verify", clients must present a certificate of that CA too (NATS_TEMP_TLS).
+  explicit OwnNatsServer(std::string conf = "", std::string tls = "") : conf_(std::move(conf)), tls_(std::move(tls)) {
     auto dir = MakeTempDir("nats-own-");
     EXPECT_TRUE(dir.ok());
     dir_ = dir.value_or("/tmp/nats-own");
@@ -57,13 +57,13 @@ class OwnNatsServer {
     RemoveTree(dir_);
   }
   void Start() {
-    auto [rc, out] = Run("NATS_TEMP_CONF=" + ShellQuote(conf_) + " NATS_TEMP_TLS=" + (tls_ ? "on" : "") + " bash " +
+    auto [rc, out] = Run("NATS_TEMP_CONF=" + ShellQuote(conf_) + " NATS_TEMP_TLS=" + tls_ + " bash " +
                          ShellQuote(OUTBOX_NATS_TEMP) + " start " + ShellQuote(dir_));
     ASSERT_EQ(rc, 0) << out;
     url_ = LineValue(out, "NATS_URL");
     ASSERT_FALSE(url_.empty()) << out;
     tls_dir_ = LineValue(out, "TLS_DIR");
-    ASSERT_EQ(tls_, !tls_dir_.empty()) << out;
+    ASSERT_EQ(!tls_.empty(), !tls_dir_.empty()) << out;
   }
   void Stop() {
     auto [rc, out] = Run("bash " + ShellQuote(OUTBOX_NATS_TEMP) + " stop " + ShellQuote(dir_));
@@ -75,7 +75,7 @@ class OwnNatsServer {
 
  private:
   std::string conf_;
-  bool tls_;
+  std::string tls_;
   std::string dir_, url_, tls_dir_;
 };
 
@@ -504,6 +504,11 @@ TEST_F(NatsE2E, ATokenFromEnvWorksAndAWrongOneIsFatalNamedAndMasked) {
   std::string out;
   EXPECT_EQ(h_->RunCommand({"check", "--set", "nats.token=right-nats-token"}, &out), 0) << out;
   EXPECT_EQ(out.find("right-nats-token"), std::string::npos) << "check masks the token: " << out;
+  // From a file (a mounted Kubernetes secret: its trailing newline is not part of the token).
+  const std::string token_file = h_->dir() + "/nats-token";
+  std::ofstream(token_file) << "right-nats-token\n";
+  EXPECT_EQ(h_->RunCommand({"check", "--set", "nats.token=${file:" + token_file + "}"}, &out), 0) << out;
+  EXPECT_EQ(out.find("right-nats-token"), std::string::npos) << "check masks the token: " << out;
   auto relay = h_->StartRelay({"--set", "nats.token=${env:NATS_TEST_TOKEN}", "--set", "log.level=debug"}, true,
                               {{"NATS_TEST_TOKEN", "right-nats-token"}});
   ASSERT_NE(relay, nullptr);
@@ -515,7 +520,7 @@ TEST_F(NatsE2E, ATokenFromEnvWorksAndAWrongOneIsFatalNamedAndMasked) {
 // Issue 18 item 4, TLS: a server whose port serves TLS only, with a throwaway CA (scripts/nats-temp.sh,
 // NATS_TEMP_TLS=on); the relay trusts it through nats.tls.ca.
 TEST_F(NatsE2E, OverTlsWithTheServersCaCheckPassesAndEventsArrive) {
-  OwnNatsServer server("", /*tls=*/true);
+  OwnNatsServer server("", "on");
   tool_ca_ = server.tls_dir() + "/ca.crt";
   MakeHarness("", server.url());
   h_->Init();
@@ -529,10 +534,38 @@ TEST_F(NatsE2E, OverTlsWithTheServersCaCheckPassesAndEventsArrive) {
   ExpectStopsCleanly(*relay);
 }
 
+// Issue 18 item 4, mutual TLS (the server's tls block has verify: true): the relay presents nats.tls.cert and
+// nats.tls.key and trusts nats.tls.ca; without a client certificate the server refuses the handshake, and check and
+// run stop (exit 1) naming it instead of retrying.
+TEST_F(NatsE2E, MutualTlsWithAClientCertificateWorksAndWithoutOneIsFatal) {
+  OwnNatsServer server("", "verify");
+  tool_ca_ = server.tls_dir() + "/ca.crt";
+  MakeHarness("", server.url());
+  h_->Init();
+  const std::string ca = "nats.tls.ca=" + server.tls_dir() + "/ca.crt";
+  for (const std::string command : {"check", "run"}) {
+    std::string out;
+    EXPECT_EQ(h_->RunCommand({command, "--set", ca}, &out, 60s), 1) << command << ": " << out;
+    EXPECT_NE(out.find("may require a client certificate: set nats.tls.cert and nats.tls.key"), std::string::npos)
+        << command << ": " << out;
+  }
+  EXPECT_EQ(Count(), 0u);
+  const std::vector<std::string> mtls = {"--set", ca, "--set", "nats.tls.cert=" + server.tls_dir() + "/client.crt",
+                                         "--set", "nats.tls.key=" + server.tls_dir() + "/client.key"};
+  std::vector<std::string> check = {"check"};
+  check.insert(check.end(), mtls.begin(), mtls.end());
+  std::string out;
+  EXPECT_EQ(h_->RunCommand(check, &out), 0) << out;
+  auto relay = h_->StartRelay(mtls);
+  ASSERT_NE(relay, nullptr);
+  ExpectAnEventArrives(*relay);
+  ExpectStopsCleanly(*relay);
+}
+
 // A certificate not signed by the configured CA stops check and run (exit 1) naming the verification failure and
 // the key, instead of retrying a connection that cannot succeed.
 TEST_F(NatsE2E, OverTlsAnotherCaIsFatalAndNamedInCheckAndRun) {
-  OwnNatsServer server("", /*tls=*/true);
+  OwnNatsServer server("", "on");
   tool_ca_ = server.tls_dir() + "/ca.crt";
   MakeHarness("", server.url());
   h_->Init();

@@ -9,7 +9,8 @@
                                       {"seq", "subject", "headers": {name: value}, "data": text (latin-1 escaped)}
   nats_tool.py URL count NAME         the stream's message count
 
-A tls:// URL connects with TLS, trusting the CA file in NATS_TOOL_CA (the system's CAs when unset).
+A tls:// URL connects with TLS, trusting the CA file in NATS_TOOL_CA (the system's CAs when unset), and presents the
+client.crt/client.key beside that CA file when they exist (for a server with mutual TLS).
 """
 import asyncio
 import json
@@ -38,7 +39,13 @@ async def main(argv):
     if hostport.scheme == "tls":
         # asyncio warns on stderr at each close of a TLS connection; the tests parse this tool's output.
         logging.getLogger("asyncio").setLevel(logging.ERROR)
-        tls = ssl.create_default_context(cafile=os.environ.get("NATS_TOOL_CA") or None)
+        ca = os.environ.get("NATS_TOOL_CA") or None
+        tls = ssl.create_default_context(cafile=ca)
+        # A client certificate beside the CA (scripts/lib.sh make_test_certs) is presented: a server with mutual
+        # TLS asks for it, the others ignore it.
+        client = os.path.join(os.path.dirname(ca), "client") if ca else None
+        if client and os.path.exists(client + ".crt"):
+            tls.load_cert_chain(client + ".crt", client + ".key")
     nc = await nats.connect(url, connect_timeout=5, allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet,
                             tls=tls)
     js = nc.jetstream()
