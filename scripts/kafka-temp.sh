@@ -18,6 +18,10 @@
 #                           its own (start and env then also print KAFKA_SASL_BOOTSTRAP=127.0.0.1:<port>). No user
 #                           exists: create one with the Admin API (AlterUserScramCredentials) on the PLAINTEXT
 #                           listener. No authorizer: an authenticated user may do anything.
+#   KAFKA_TEMP_TLS          1: the second listener is SSL instead (server authentication only), with a throwaway CA
+#                           and server certificate for 127.0.0.1 made by openssl in DIR/tls (scripts/lib.sh
+#                           make_test_certs; PEM key store); start and env then print KAFKA_TLS_BOOTSTRAP=... and
+#                           TLS_DIR=DIR/tls (ca.crt is the CA to trust).
 #   KAFKA_TEMP_HEAP_OPTS    default "-Xms256m -Xmx512m"
 #   KAFKA_TEMP_LOG_LEVEL    server.log's level, default WARN
 #   KAFKA_TEMP_START_TIMEOUT_S  default 90
@@ -39,7 +43,7 @@ die() { echo "kafka-temp: $*" >&2; exit 1; }
 usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # shellcheck source=scripts/lib.sh
-source "$HERE/lib.sh"  # free_port
+source "$HERE/lib.sh"  # free_port, make_test_certs
 
 abs_dir() {
   if [ "$1" = start ]; then mkdir -p "$2"; fi
@@ -61,13 +65,21 @@ java_cp() {
   echo "$KAFKA_LIB/*"
 }
 
+# The second listener's protocol (KAFKA_TEMP_SASL or KAFKA_TEMP_TLS), kept in DIR/second for env and restarts.
+second_protocol() {
+  if [ -f "$DIR/second" ]; then cat "$DIR/second"; return 0; fi
+  [ "${KAFKA_TEMP_SASL:-0}" != 1 ] || [ "${KAFKA_TEMP_TLS:-0}" != 1 ] || die "KAFKA_TEMP_SASL and KAFKA_TEMP_TLS: one of them"
+  if [ "${KAFKA_TEMP_SASL:-0}" = 1 ]; then echo SASL_PLAINTEXT; elif [ "${KAFKA_TEMP_TLS:-0}" = 1 ]; then echo SSL; fi
+}
+
 write_config() {
-  local bport="$1" cport="$2" sport="${3:-}" listeners advertised
+  local bport="$1" cport="$2" sport="${3:-}" listeners advertised second
   listeners="PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport"
   advertised="PLAINTEXT://127.0.0.1:$bport"
+  second="$(second_protocol)"
   if [ -n "$sport" ]; then
-    listeners="$listeners,SASL_PLAINTEXT://127.0.0.1:$sport"
-    advertised="$advertised,SASL_PLAINTEXT://127.0.0.1:$sport"
+    listeners="$listeners,$second://127.0.0.1:$sport"
+    advertised="$advertised,$second://127.0.0.1:$sport"
   fi
   cat > "$DIR/server.properties" <<EOF
 # written by scripts/kafka-temp.sh on every start
@@ -78,7 +90,7 @@ listeners=$listeners
 advertised.listeners=$advertised
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL
 log.dirs=$DIR/data
 num.partitions=1
 default.replication.factor=1
@@ -103,7 +115,15 @@ num.recovery.threads.per.data.dir=1
 log.cleaner.threads=1
 log.cleaner.dedupe.buffer.size=33554432
 EOF
-  if [ -n "$sport" ]; then
+  if [ -n "$sport" ] && [ "$second" = SSL ]; then
+    make_test_certs "$DIR/tls" || die "could not make the certificates"
+    cat "$DIR/tls/server.key" "$DIR/tls/server.crt" > "$DIR/tls/server.pem"
+    cat >> "$DIR/server.properties" <<EOF
+listener.name.ssl.ssl.keystore.type=PEM
+listener.name.ssl.ssl.keystore.location=$DIR/tls/server.pem
+ssl.client.auth=none
+EOF
+  elif [ -n "$sport" ]; then
     cat >> "$DIR/server.properties" <<EOF
 sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
 listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
@@ -236,7 +256,8 @@ cmd_start() {
   else
     bport="$(free_port)"; cport="$(free_port "$bport")"
   fi
-  if [ "${KAFKA_TEMP_SASL:-0}" = 1 ] && [ -z "$sport" ]; then sport="$(free_port "$bport")"; fi
+  local second; second="$(second_protocol)"
+  if [ -n "$second" ] && [ -z "$sport" ]; then sport="$(free_port "$bport")"; echo "$second" > "$DIR/second"; fi
   for attempt in 1 2 3 4 5; do
     echo "$bport $cport${sport:+ $sport}" > "$DIR/ports"
     write_config "$bport" "$cport" "$sport"
@@ -297,7 +318,13 @@ cmd_env() {
   local bport cport sport
   read -r bport cport sport < "$DIR/ports"
   echo "KAFKA_BOOTSTRAP=127.0.0.1:$bport"
-  if [ -n "$sport" ]; then echo "KAFKA_SASL_BOOTSTRAP=127.0.0.1:$sport"; fi
+  [ -n "$sport" ] || return 0
+  if [ "$(second_protocol)" = SSL ]; then
+    echo "KAFKA_TLS_BOOTSTRAP=127.0.0.1:$sport"
+    echo "TLS_DIR=$DIR/tls"
+  else
+    echo "KAFKA_SASL_BOOTSTRAP=127.0.0.1:$sport"
+  fi
 }
 
 [ $# -ge 2 ] || usage

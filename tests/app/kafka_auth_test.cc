@@ -13,6 +13,7 @@
 #include "support/kafka_broker.h"
 #include "support/kafka_reader.h"
 #include "support/pg_server.h"
+#include "support/shell.h"
 #include "support/util.h"
 
 namespace outbox::testing {
@@ -127,6 +128,78 @@ TEST_F(KafkaAuth, ReadyzNamesTheAuthenticationError) {
       },
       60s, "/readyz names the SASL authentication error", 200ms))
       << "/readyz said: " << body;
+  ExpectStopsCleanly(*relay);
+}
+
+}  // namespace
+}  // namespace outbox::testing
+
+namespace outbox::testing {
+namespace {
+
+// TLS to the broker failing against a real SSL listener (scripts/kafka-temp.sh KAFKA_TEMP_TLS=1: a throwaway CA):
+// a relay that trusts another CA. `check` fails naming the certificate verification; `run` names it in its log and
+// on /readyz, retries with capped backoff and confirms nothing past what waits; trusting the listener's CA, `check`
+// passes and the relay delivers over TLS.
+TEST(KafkaTls, AnUntrustedBrokerCertificateIsNamedAndRetriedAndTheRightCaDelivers) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  auto broker = KafkaBroker::Create(KafkaBroker::Options{.port = 0, .extra_properties = "", .sasl = false, .tls = true});
+  ASSERT_TRUE(broker.ok()) << broker.status();
+  ASSERT_FALSE((*broker)->tls_bootstrap().empty());
+  RelayHarness h(pg, (*broker)->bootstrap());
+  h.Init();  // over PLAINTEXT: the checkpoint topic and the first checkpoint
+  const std::string other = h.dir() + "/other-ca";
+  auto [certs_rc, certs_out] = MakeTestCerts(other);
+  ASSERT_EQ(certs_rc, 0) << certs_out;
+  ASSERT_NO_FATAL_FAILURE(AddKafkaKeys(h, {{"security.protocol", "SSL"}}));
+  const std::vector<std::string> on_tls = {"--set", "kafka.bootstrap.servers=" + (*broker)->tls_bootstrap()};
+  const auto with_ca = [&](const std::string& ca) {
+    std::vector<std::string> args = on_tls;
+    args.insert(args.end(), {"--set", "kafka.ssl.ca.location=" + ca});
+    return args;
+  };
+  constexpr char kVerify[] = "certificate verify failed";
+  std::vector<std::string> check = {"check"};
+  const auto wrong = with_ca(other + "/ca.crt");
+  check.insert(check.end(), wrong.begin(), wrong.end());
+  CommandResult r = RunRelay(h.config_path(), check, {}, 60s);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find(kVerify), std::string::npos) << r.out;
+
+  auto relay = SpawnRelay(h, wrong, {}, "relay-tls.log");
+  ASSERT_NE(relay, nullptr);
+  const int port = RelayHttpPort(*relay);
+  ASSERT_GT(port, 0) << relay->Output();
+  h.InsertEvent("Untrusted", "k", "{}");
+  const Lsn committed = h.CurrentWal();
+  std::string body;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto [code, text] = HttpGet(port, "/readyz");
+        body = text;
+        return code == 503 && text.find(kVerify) != std::string::npos;
+      },
+      60s, "/readyz names the certificate verification", 200ms))
+      << "/readyz said: " << body;
+  ASSERT_TRUE(WaitFor([&] { return relay->Output().find("reconnecting in 200 ms") != std::string::npos; }, 120s,
+                      "retried with a growing backoff", 200ms))
+      << relay->Output();
+  EXPECT_TRUE(relay->Running()) << relay->Output();
+  EXPECT_LT(h.ConfirmedFlush(), committed) << "confirmed past an event that never reached Kafka";
+  ExpectStopsCleanly(*relay);
+
+  check = {"check"};
+  const auto right = with_ca((*broker)->tls_dir() + "/ca.crt");
+  check.insert(check.end(), right.begin(), right.end());
+  r = RunRelay(h.config_path(), check, {}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  relay = SpawnRelay(h, right, {}, "relay-tls-right.log");
+  ASSERT_NE(relay, nullptr);
+  auto reader = KafkaReader::Create((*broker)->bootstrap());
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_TRUE((*reader)->ReadUntil(h.Topic("Untrusted"), 1, 60s).ok()) << relay->Output();
+  ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= committed; }, 30s, "confirmed once delivered over TLS"));
   ExpectStopsCleanly(*relay);
 }
 

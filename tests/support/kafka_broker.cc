@@ -117,6 +117,7 @@ absl::Status KafkaBroker::RunScript(const std::vector<std::string>& args, std::s
   std::map<std::string, std::string> env = {{"KAFKA_TEMP_OWNER_PID", std::to_string(getpid())}};
   if (!options_.extra_properties.empty()) env["KAFKA_TEMP_PROPERTIES"] = options_.extra_properties;
   if (options_.sasl) env["KAFKA_TEMP_SASL"] = "1";
+  if (options_.tls) env["KAFKA_TEMP_TLS"] = "1";
   auto result = RunCommand(argv, kScriptDeadline, env);
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
@@ -182,6 +183,10 @@ absl::Status KafkaBroker::Start() {
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
     if (absl::ConsumePrefix(&line, "KAFKA_SASL_BOOTSTRAP=")) {
       sasl_bootstrap_ = std::string(absl::StripAsciiWhitespace(line));
+    } else if (absl::ConsumePrefix(&line, "KAFKA_TLS_BOOTSTRAP=")) {
+      tls_bootstrap_ = std::string(absl::StripAsciiWhitespace(line));
+    } else if (absl::ConsumePrefix(&line, "TLS_DIR=")) {
+      tls_dir_ = std::string(absl::StripAsciiWhitespace(line));
     } else if (absl::ConsumePrefix(&line, "KAFKA_BOOTSTRAP=")) {
       bootstrap_ = std::string(absl::StripAsciiWhitespace(line));
       if (size_t colon = bootstrap_.rfind(':'); colon != std::string::npos) {

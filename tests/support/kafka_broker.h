@@ -30,6 +30,7 @@ class KafkaBroker {
     int port = 0;                  // the broker port; 0: a free one (the controller port is always chosen)
     std::string extra_properties;  // server.properties lines appended (KAFKA_TEMP_PROPERTIES)
     bool sasl = false;             // a second listener, SASL_PLAINTEXT with SCRAM (KAFKA_TEMP_SASL): sasl_bootstrap()
+    bool tls = false;              // a second listener, SSL with a throwaway CA (KAFKA_TEMP_TLS): tls_bootstrap()
   };
 
   // Formats a fresh temp dir and starts the broker (about 2 to 5 s here).
@@ -52,6 +53,9 @@ class KafkaBroker {
   int port() const { return port_; }
   // "127.0.0.1:<port>" of the SASL_PLAINTEXT listener (SCRAM-SHA-256 and -512) with Options.sasl, else "".
   const std::string& sasl_bootstrap() const { return sasl_bootstrap_; }
+  // "127.0.0.1:<port>" of the SSL listener with Options.tls, else ""; its CA is tls_dir() + "/ca.crt".
+  const std::string& tls_bootstrap() const { return tls_bootstrap_; }
+  const std::string& tls_dir() const { return tls_dir_; }
   const std::string& dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/server.log"; }
   bool external() const { return dir_.empty(); }
@@ -90,6 +94,7 @@ class KafkaBroker {
   Options options_;
   std::string bootstrap_;
   std::string sasl_bootstrap_;
+  std::string tls_bootstrap_, tls_dir_;
   int port_ = 0;
   bool running_ = false;
 };
