@@ -402,10 +402,10 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
 // The relay's PostgreSQL connections through a FaultProxy of the test's own (the loader writes directly).
 struct ProxiedPg {
   std::unique_ptr<FaultProxy> proxy;
-  // --set arguments that point the relay's conninfo at the proxy.
-  std::vector<std::string> Args(const FaultHarness& h) const {
+  // --set arguments that point the relay's conninfo at the proxy (`extra`: more conninfo settings).
+  std::vector<std::string> Args(const RelayHarness& h, const std::string& extra = "") const {
     return {"--set", "source.conninfo=host=127.0.0.1 port=" + std::to_string(proxy->port()) + " user=postgres dbname=" +
-                         h.db()};
+                         h.db() + extra};
   }
 };
 
@@ -532,9 +532,7 @@ TEST(Reliability, SilentLinkWhileConnectingGivesUpWithinConnectTimeoutAndRecover
   ProxiedPg link = ProxyTo(pg);
   ASSERT_NE(link.proxy, nullptr);
   link.proxy->Blackhole(/*new_ones=*/true);
-  std::vector<std::string> args = link.Args(h);
-  args[1] += " connect_timeout=2";
-  auto relay = h.StartRelay(args, /*wait_active=*/false);
+  auto relay = h.StartRelay(link.Args(h, " connect_timeout=2"), /*wait_active=*/false);
   ASSERT_NE(relay, nullptr);
   ASSERT_TRUE(WaitFor([&] { return relay->Output().find("no answer in 2 s (connect_timeout)") != std::string::npos; },
                       30s, "the stalled handshake given up"))
@@ -562,9 +560,7 @@ TEST(Reliability, SigtermWhileConnectingOverASilentLinkStopsAtOnce) {
   ProxiedPg link = ProxyTo(pg);
   ASSERT_NE(link.proxy, nullptr);
   link.proxy->Blackhole(/*new_ones=*/true);
-  auto relay = h.StartRelay({"--set", "source.conninfo=host=127.0.0.1 port=" + std::to_string(link.proxy->port()) +
-                                          " user=postgres dbname=" + h.db() + " connect_timeout=120"},
-                            /*wait_active=*/false);
+  auto relay = h.StartRelay(link.Args(h, " connect_timeout=120"), /*wait_active=*/false);
   ASSERT_NE(relay, nullptr);
   ASSERT_TRUE(WaitFor([&] { return link.proxy->accepted() >= 1; }, 30s, "the relay connecting through the proxy"));
   const auto term = std::chrono::steady_clock::now();
