@@ -905,7 +905,7 @@ logger.measure.level = ERROR
         if "debezium" in self.args.contenders:
             v["Debezium"] = self.args.debezium_version + " (debezium-connector-postgres; EventRouter from " \
                                                          "debezium-connect-plugins)"
-            v["Kafka Connect"] = f"connect-runtime {self.args.kafka_version} (standalone)"
+            v["Kafka Connect"] = f"connect-runtime {self.args.connect_version} (standalone)"
             jv = subprocess.run([f"{self.args.connect_java_home}/bin/java", "-version"], stderr=subprocess.PIPE,
                                 text=True).stderr.splitlines()
             v["Java (Connect)"] = jv[1] if len(jv) > 1 else jv[0]
@@ -944,6 +944,7 @@ def main():
     ap.add_argument("--bench-kafka", required=True)
     ap.add_argument("--kafka-lib", required=True)
     ap.add_argument("--kafka-version", required=True)
+    ap.add_argument("--connect-version", required=True, help="Kafka Connect's version (its jars are --kafka-lib)")
     ap.add_argument("--debezium-plugin-dir", default="")
     ap.add_argument("--debezium-version", default="")
     ap.add_argument("--connect-java-home", default="/usr/lib/jvm/java-17-openjdk-amd64")

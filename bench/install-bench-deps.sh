@@ -4,8 +4,10 @@
 #   - Debezium's Postgres connector $DEBEZIUM_VERSION (it holds the Outbox Event Router, in
 #     debezium-connect-plugins) resolved from Maven Central with mvn into
 #     $CACHE_ROOT/debezium-$DEBEZIUM_VERSION/plugins/debezium-connector-postgres/ (a Kafka Connect plugin.path
-#     entry). The Kafka Connect runtime itself is connect-runtime $KAFKA_VERSION, already among the broker's jars
-#     in $KAFKA_LIB (scripts/install-deps.sh), so Connect runs from the same jars as the broker.
+#     entry).
+#   - The Kafka Connect runtime it runs in: Kafka $DEBEZIUM_CONNECT_VERSION's jars (bench/bench-versions.sh says why
+#     not the test broker's version) in $DEBEZIUM_CONNECT_LIB, the same way scripts/install-deps.sh resolves the
+#     broker's.
 # Idempotent; nothing lands in the repository (jars stay in the cache).
 #
 #   bench/install-bench-deps.sh [--no-debezium]
@@ -34,6 +36,7 @@ DEB_PACKAGES=(python3 python3-psycopg2 python3-matplotlib openjdk-17-jre-headles
 apt_install_missing install-bench-deps "${DEB_PACKAGES[@]}"
 
 if [ "$want_debezium" = 1 ]; then
+  resolve_kafka_jars "$DEBEZIUM_CONNECT_VERSION" "$DEBEZIUM_CONNECT_LIB" | sed 's/^/[install-bench-deps] /'
   if [ ! -f "$DEBEZIUM_HOME/.resolved-$DEBEZIUM_VERSION" ]; then
     log "resolving io.debezium:debezium-connector-postgres:$DEBEZIUM_VERSION into $DEBEZIUM_PLUGIN_DIR"
     pomdir="$(mktemp -d)"

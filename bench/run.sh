@@ -77,7 +77,8 @@ then
       -lpthread -o "$BK_DIR/bench-http-receiver"
 fi
 
-common=(--relay "$RELAY" --bench-kafka "$BK_DIR/bench-kafka" --kafka-lib "$KAFKA_LIB" --kafka-version "$KAFKA_VERSION"
+common=(--relay "$RELAY" --bench-kafka "$BK_DIR/bench-kafka" --kafka-lib "$DEBEZIUM_CONNECT_LIB" --kafka-version "$KAFKA_VERSION"
+        --connect-version "$DEBEZIUM_CONNECT_VERSION"
         --debezium-plugin-dir "$DEBEZIUM_PLUGIN_DIR" --debezium-version "$DEBEZIUM_VERSION"
         --connect-java-home "$CONNECT_JAVA_HOME" --pika-py "$PIKA_VENV/bin/python" --nats-py "$NATS_PY_VENV/bin/python"
         --http-receiver "$BK_DIR/bench-http-receiver")

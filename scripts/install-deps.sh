@@ -51,11 +51,14 @@ if [ "$want_kafka" = 1 ]; then DEB_PACKAGES+=(nats-server rabbitmq-server python
 DEB_PACKAGES+=(nginx openssl)
 apt_install_missing install-deps "${DEB_PACKAGES[@]}"
 
-# ---- librdkafka from trixie's source package -------------------------------------------------
+# ---- librdkafka from unstable's (sid) source package -------------------------------------------
+# Debian's three patches only make its own build use the system's nanopb, cJSON and opentelemetry-proto (the
+# generated headers' paths change with them); this build uses the copies upstream ships, so it takes the upstream
+# release without them.
 if [ ! -f "$RDKAFKA_PREFIX/.built-$RDKAFKA_VERSION" ]; then
-  log "building librdkafka $RDKAFKA_VERSION from Debian trixie's source package into $RDKAFKA_PREFIX"
+  log "building librdkafka $RDKAFKA_VERSION from Debian sid's source package into $RDKAFKA_PREFIX"
   work="$(mktemp -d)"
-  trixie_source librdkafka "$RDKAFKA_DEBIAN_VERSION" "$work"
+  DEBIAN_SOURCE_SKIP_PATCHES=1 debian_source sid librdkafka "$RDKAFKA_DEBIAN_VERSION" "$work" "$RDKAFKA_DSC_SHA256"
   (cd "$work/src" && ./configure --prefix="$RDKAFKA_PREFIX" --disable-debug-symbols --enable-lz4-ext --enable-zstd \
       --enable-ssl --enable-sasl --disable-curl >/dev/null \
    && make -j"$(nproc)" libs >/dev/null 2>&1 && make install-subdirs >/dev/null 2>&1 || \
@@ -68,18 +71,7 @@ fi
 
 # ---- Apache Kafka broker jars from Maven Central ---------------------------------------------
 if [ "$want_kafka" = 1 ]; then
-  if [ ! -f "$KAFKA_LIB/.resolved-$KAFKA_VERSION" ]; then
-    log "resolving org.apache.kafka:kafka_2.13:$KAFKA_VERSION into $KAFKA_LIB"
-    pomdir="$(mktemp -d)"
-    sed -e "s/@KAFKA_VERSION@/$KAFKA_VERSION/g" -e "s/@LOG4J_VERSION@/$LOG4J_VERSION/g" \
-        "$HERE/kafka-pom.xml" > "$pomdir/pom.xml"
-    mkdir -p "$KAFKA_LIB"
-    (cd "$pomdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$KAFKA_LIB" -DincludeScope=runtime)
-    touch "$KAFKA_LIB/.resolved-$KAFKA_VERSION"
-    rm -rf "$pomdir"
-  else
-    log "Kafka $KAFKA_VERSION jars present in $KAFKA_LIB"
-  fi
+  resolve_kafka_jars "$KAFKA_VERSION" "$KAFKA_LIB" | sed 's/^/[install-deps] /'
 fi
 # ---- the tests' readers from PyPI, each in a venv of its own (clients not built on the C libraries the relay uses)
 # py_venv PACKAGE VERSION VENV: pip-installs PACKAGE==VERSION into VENV, unless that version is there already.

@@ -59,9 +59,33 @@ debian_source() {
       [ -f "$dest/$file" ] || { echo "debian_source: could not fetch $pool/$file" >&2; return 1; }
     done < <(sed -n '/^Checksums-Sha256:/,/^[A-Z]/{/^ /p}' "$dest/$dsc")
   fi
-  (cd "$dest" && dpkg-source --no-check -x "./$dsc" src >/dev/null)
+  # DEBIAN_SOURCE_SKIP_PATCHES=1: the upstream release as published, without Debian's patches (for a package whose
+  # patches only fit Debian's own build, such as librdkafka's switch to system nanopb and opentelemetry-proto).
+  local skip=()
+  [ "${DEBIAN_SOURCE_SKIP_PATCHES:-0}" != 1 ] || skip=(--skip-patches)
+  (cd "$dest" && dpkg-source --no-check "${skip[@]}" -x "./$dsc" src >/dev/null)
 }
 trixie_source() { debian_source trixie "$@"; }
+
+# resolve_kafka_jars VERSION DEST: org.apache.kafka:kafka_2.13:VERSION (the broker, Kafka Connect's runtime, the
+# tools) and its runtime dependencies with log4j 2, from Maven Central into DEST through mvn (scripts/kafka-pom.xml).
+# Done once per DEST: a stamp file marks it resolved.
+resolve_kafka_jars() {
+  local version="$1" dest="$2" pomdir
+  if [ -f "$dest/.resolved-$version" ]; then
+    echo "Kafka $version jars present in $dest"
+    return 0
+  fi
+  echo "resolving org.apache.kafka:kafka_2.13:$version into $dest"
+  pomdir="$(mktemp -d)"
+  sed -e "s/@KAFKA_VERSION@/$version/g" -e "s/@LOG4J_VERSION@/$LOG4J_VERSION/g" \
+      "$(dirname "${BASH_SOURCE[0]}")/kafka-pom.xml" > "$pomdir/pom.xml"
+  mkdir -p "$dest"
+  (cd "$pomdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$dest" -DincludeScope=runtime) ||
+    { rm -rf "$pomdir"; return 1; }
+  touch "$dest/.resolved-$version"
+  rm -rf "$pomdir"
+}
 
 # A port below the ephemeral range (so client sockets do not take it between the check and the bind), not in use,
 # and not EXCLUDE (a port just picked for another listener of the same server). The server scripts bind it and

@@ -1,7 +1,11 @@
 # Pinned versions and cache locations shared by every script (sourced, not run).
-RDKAFKA_VERSION=2.8.0
-RDKAFKA_DEBIAN_VERSION=2.8.0-1
-KAFKA_VERSION=4.1.1
+# librdkafka from Debian unstable's (sid) source package (scripts/install-deps.sh), pinned by its .dsc hash.
+RDKAFKA_VERSION=2.14.2
+RDKAFKA_DEBIAN_VERSION=2.14.2-1
+RDKAFKA_DSC_SHA256=fafd510fdb29c4cf7732e115a416d93a5a3af4a1b3bd2b0c7731042d653d85ee
+# The test broker from Maven Central; OUTBOX_KAFKA_VERSION picks another (scripts/test-kafka-matrix.sh: 3.9.x).
+KAFKA_VERSION="${OUTBOX_KAFKA_VERSION:-4.4.0}"
+KAFKA_MATRIX_VERSION=3.9.1
 LOG4J_VERSION=2.25.3
 DEBIAN_MIRROR="${OUTBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE_ROOT="${OUTBOX_RELAY_CACHE:-$HOME/.cache/outbox-relay}"

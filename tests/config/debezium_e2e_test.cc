@@ -221,17 +221,19 @@ outbox-relay.http.listen=127.0.0.1:0
   }
 }
 
-// Where bench/install-bench-deps.sh put Kafka's jars and Debezium's Postgres connector ("" when absent).
+// Where bench/install-bench-deps.sh put Kafka Connect's jars and Debezium's Postgres connector ("" when absent).
 std::pair<std::string, std::string> KafkaLibAndDebeziumPlugins() {
   auto result = RunCommand({"bash", "-c",
-                            "source \"$0/scripts/versions.sh\" && echo \"$KAFKA_LIB\" && "
-                            "if [ -f \"$0/bench/bench-versions.sh\" ]; then source \"$0/bench/bench-versions.sh\"; "
-                            "echo \"$DEBEZIUM_HOME/plugins\"; fi",
+                            "source \"$0/scripts/versions.sh\" && source \"$0/bench/bench-versions.sh\" && "
+                            "echo \"$DEBEZIUM_CONNECT_LIB\" && echo \"$DEBEZIUM_HOME/plugins\"",
                             SourceDir()},
                            30s);
   if (!result.ok() || result->exit_code != 0) return {"", ""};
   std::vector<std::string> lines = absl::StrSplit(result->out, '\n', absl::SkipEmpty());
-  if (lines.size() < 2 || !std::filesystem::is_directory(lines[1] + "/debezium-connector-postgres")) return {"", ""};
+  if (lines.size() < 2 || !std::filesystem::is_directory(lines[1] + "/debezium-connector-postgres") ||
+      !std::filesystem::is_directory(lines[0])) {
+    return {"", ""};
+  }
   return {lines[0], lines[1]};
 }
 

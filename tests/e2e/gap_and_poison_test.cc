@@ -580,9 +580,10 @@ TEST_F(Poison, RecordJustOverTheTopicsLimitOnTheWireIsCaughtBeforeProducing) {
 TEST_F(Poison, TimestampTooFarAheadIsAPerEventErrorNotALoop) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
-  // The topic exists (with the broker's defaults): its configuration is what the check reads. (A topic the first
-  // record auto-creates has none to read: the broker's refusal then halts, naming the batch's events.)
-  ASSERT_TRUE(broker_->CreateTopic(h.Topic("Future")).ok());
+  // The topic exists: its configuration is what the check reads. (A topic the first record auto-creates has none to
+  // read: the broker's refusal then halts, naming the batch's events.) Its limit is set to Kafka 4's default of one
+  // hour, which 3.x brokers (default: no limit) would otherwise lack.
+  ASSERT_TRUE(broker_->CreateTopic(h.Topic("Future"), 1, {{"message.timestamp.after.max.ms", "3600000"}}).ok());
   const auto insert_future = [&] {
     return h.Value("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, created_at) VALUES "
                    "(gen_random_uuid(), 'a', 'k', 'Future', '{}', now() + interval '2 hours') RETURNING id")
