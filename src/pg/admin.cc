@@ -3,14 +3,12 @@
 #include "pg/admin.h"
 
 #include <libpq-fe.h>
-#include <poll.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "pg/libpq_wait.h"
 #include "pg/replication_connection.h"
 
 namespace outbox::pg {
@@ -78,22 +76,9 @@ int SqlConnection::server_version() const { return PQserverVersion(conn_); }
 absl::StatusOr<std::vector<Row>> SqlConnection::Exec(const std::string& sql) { return Rows(PQexec(conn_, sql.c_str())); }
 
 absl::StatusOr<std::vector<Row>> SqlConnection::Exec(const std::string& sql, int timeout_ms) {
-  if (PQsendQuery(conn_, sql.c_str()) == 0) {
-    return absl::UnavailableError(Cat("could not send the query: ", PQerrorMessage(conn_)));
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (PQisBusy(conn_) != 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return absl::UnavailableError(Cat("no answer from the server in ", timeout_ms, " ms"));
-    pollfd fd{PQsocket(conn_), POLLIN, 0};
-    if (::poll(&fd, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) {
-      return absl::UnavailableError(Cat("could not wait for the server: ", std::strerror(errno)));
-    }
-    if (PQconsumeInput(conn_) == 0) return absl::UnavailableError(Cat("connection lost: ", PQerrorMessage(conn_)));
-  }
-  absl::StatusOr<std::vector<Row>> rows = Rows(PQgetResult(conn_));
-  while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
-  return rows;
+  auto res = SendAndWait(conn_, sql, std::chrono::milliseconds(timeout_ms), WaitLimits{}, "");
+  if (!res.ok()) return res.status();
+  return Rows(res->release());
 }
 
 absl::StatusOr<std::vector<Row>> SqlConnection::Rows(PGresult* res) {

@@ -3,15 +3,14 @@
 #include "pg/replication_connection.h"
 
 #include "common/status_tag.h"
+#include "pg/libpq_wait.h"
 
 #include <libpq-fe.h>
 
 #include <algorithm>
 #include <poll.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -25,85 +24,14 @@ namespace {
 constexpr const char* kPinnedOptions =
     "-c datestyle=ISO -c timezone=UTC -c extra_float_digits=3 -c bytea_output=hex -c intervalstyle=iso_8601";
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Result = std::unique_ptr<PGresult, ResultDeleter>;
-
 absl::Status ResultError(PGresult* res, pg_conn* conn, std::string_view what) {
   const char* sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
   const char* primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
-  std::string message = primary ? primary : PQerrorMessage(conn);
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  const std::string message = OneLine(primary ? primary : PQerrorMessage(conn));
   absl::Status classified = ClassifyServerError(sqlstate ? sqlstate : "", message);
   return WithReason(absl::Status(classified.code(),
                                  Cat(what, ": ", message, sqlstate ? Cat(" (SQLSTATE ", sqlstate, ")") : "")),
                     ReasonOf(classified));
-}
-
-using Clock = std::chrono::steady_clock;
-
-std::string OneLine(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
-constexpr Clock::time_point kNoDeadline = Clock::time_point::max();
-
-// Waits until `fd` is ready for `events`, in slices short enough to see `stop`: OK when ready, UNAVAILABLE at the
-// deadline, CANCELLED when stopped.
-absl::Status WaitSocket(int fd, short events, Clock::time_point deadline, const WaitLimits& limits,
-                        std::string_view what) {
-  constexpr auto kSlice = std::chrono::milliseconds(100);
-  while (true) {
-    if (limits.stop != nullptr && limits.stop->load()) {
-      return absl::CancelledError(Cat(what, ": stopped while waiting for the server"));
-    }
-    auto slice = kSlice;
-    if (deadline != kNoDeadline) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return absl::UnavailableError(Cat(what, ": no answer from the server in time"));
-      slice = std::min(slice, left);
-    }
-    pollfd pfd{fd, events, 0};
-    const int n = ::poll(&pfd, 1, static_cast<int>(slice.count()));
-    if (n > 0) return absl::OkStatus();
-    if (n < 0 && errno != EINTR) return absl::UnavailableError(Cat(what, ": poll: ", std::strerror(errno)));
-  }
-}
-
-Clock::time_point AnswerDeadline(std::chrono::milliseconds answer) {
-  return answer.count() <= 0 ? kNoDeadline : Clock::now() + answer;
-}
-
-// Sends `sql` and waits within `limits` for its result: a COPY result (START_REPLICATION) at once, any other once
-// the command is complete (the first result when there are several). The connection is unusable after an error.
-absl::StatusOr<Result> SendAndWait(pg_conn* conn, const std::string& sql, std::chrono::milliseconds answer,
-                                   const WaitLimits& limits, std::string_view what) {
-  if (PQsendQuery(conn, sql.c_str()) == 0) {
-    return absl::UnavailableError(Cat(what, ": could not send the command: ", OneLine(PQerrorMessage(conn))));
-  }
-  const Clock::time_point deadline = AnswerDeadline(answer);
-  Result first;
-  while (true) {
-    while (PQisBusy(conn) != 0) {
-      if (absl::Status st = WaitSocket(PQsocket(conn), POLLIN, deadline, limits, what); !st.ok()) {
-        if (absl::IsUnavailable(st) && Clock::now() >= deadline) {
-          return absl::UnavailableError(Cat(what, ": no answer from the server in ", answer.count(), " ms"));
-        }
-        return st;
-      }
-      if (PQconsumeInput(conn) == 0) {
-        return absl::UnavailableError(Cat(what, ": connection lost: ", OneLine(PQerrorMessage(conn))));
-      }
-    }
-    Result r(PQgetResult(conn));
-    if (!r) break;
-    const ExecStatusType st = PQresultStatus(r.get());
-    if (st == PGRES_COPY_BOTH || st == PGRES_COPY_OUT || st == PGRES_COPY_IN) return r;
-    if (!first) first = std::move(r);
-  }
-  return first;
 }
 
 std::optional<Lsn> ParseOptionalLsn(PGresult* res, int row, int col) {
@@ -211,8 +139,8 @@ absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool rep
     reason = OneLine(std::move(reason));
     return absl::Status(ClassifyConnectFailure(reason), Cat("could not connect to the server: ", reason));
   };
-  const Clock::time_point deadline =
-      connect_timeout_s > 0 ? Clock::now() + std::chrono::seconds(connect_timeout_s) : kNoDeadline;
+  const WaitClock::time_point deadline =
+      connect_timeout_s > 0 ? WaitClock::now() + std::chrono::seconds(connect_timeout_s) : kNoDeadline;
   PostgresPollingStatusType state = PGRES_POLLING_WRITING;
   while (state != PGRES_POLLING_OK) {
     if (state == PGRES_POLLING_FAILED || PQstatus(conn) == CONNECTION_BAD) return fail(PQerrorMessage(conn));
@@ -252,9 +180,7 @@ int64_t ReplicationConnection::backend_pid() const { return PQbackendPID(conn_);
 int ReplicationConnection::socket() const { return PQsocket(conn_); }
 
 absl::Status ReplicationConnection::LastError(std::string_view what) const {
-  std::string reason = PQerrorMessage(conn_);
-  while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
-  return absl::UnavailableError(Cat(what, ": ", reason));
+  return absl::UnavailableError(Cat(what, ": ", OneLine(PQerrorMessage(conn_))));
 }
 
 absl::StatusOr<SystemInfo> ReplicationConnection::IdentifySystem() {
@@ -275,12 +201,10 @@ absl::StatusOr<SystemInfo> ReplicationConnection::IdentifySystem() {
 }
 
 absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const std::string& slot) {
-  const bool has_failover = server_version() >= kFailoverMinServerVersion;
-  const bool has_reason = server_version() >= kInvalidationReasonMinServerVersion;
+  const bool has_failover = server_version() >= kFailoverMinServerVersion;  // and invalidation_reason: both 17+
   const std::string sql = Cat(
       "SELECT slot_name, plugin, database, active, active_pid, restart_lsn, confirmed_flush_lsn, "
-      "coalesce(wal_status, '')", has_failover ? ", failover, synced" : "",
-      has_reason ? ", coalesce(invalidation_reason, '')" : "",
+      "coalesce(wal_status, '')", has_failover ? ", failover, synced, coalesce(invalidation_reason, '')" : "",
       " FROM pg_replication_slots WHERE slot_name = ", QuoteLiteral(slot));
   auto sent = SendAndWait(conn_, sql, limits_.answer, limits_, "reading the slot");
   if (!sent.ok()) return sent.status();
@@ -302,8 +226,8 @@ absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const st
   if (has_failover) {
     s.failover = std::string_view(PQgetvalue(res.get(), 0, 8)) == "t";
     s.synced = std::string_view(PQgetvalue(res.get(), 0, 9)) == "t";
+    s.invalidation_reason = PQgetvalue(res.get(), 0, 10);
   }
-  if (has_reason) s.invalidation_reason = PQgetvalue(res.get(), 0, has_failover ? 10 : 8);
   return std::optional<SlotInfo>(std::move(s));
 }
 

@@ -39,10 +39,9 @@ struct SlotInfo {
   std::optional<bool> synced;
 };
 
-// The first server version with failover slots (CREATE_REPLICATION_SLOT ... (FAILOVER), `synced`).
+// The first server version with failover slots (CREATE_REPLICATION_SLOT ... (FAILOVER), `synced`), and with
+// pg_replication_slots.invalidation_reason.
 constexpr int kFailoverMinServerVersion = 170000;
-// The first with pg_replication_slots.invalidation_reason.
-constexpr int kInvalidationReasonMinServerVersion = 170000;
 
 // Whether the server invalidated the slot: wal_status lost, or (17+) an invalidation_reason.
 bool SlotInvalidated(const SlotInfo& s);
