@@ -179,6 +179,11 @@ std::optional<int> RelayHarness::PendingChangesNaming(const std::string& event_i
   return std::atoi(v->c_str());
 }
 
+std::string RelayHarness::ActivePid() const {
+  return Value("SELECT coalesce(active_pid::text, '') FROM pg_replication_slots WHERE slot_name = '" + slot_ + "'")
+      .value_or("");
+}
+
 bool RelayHarness::SlotActive() const {
   // A slot that does not exist (yet: source.create_slot) is not active; only a failing query is a failure.
   auto v = pg_->QueryValue("SELECT coalesce(bool_or(active), false) FROM pg_replication_slots WHERE slot_name = '" +

@@ -59,6 +59,8 @@ class RelayHarness {
   Lsn ConfirmedFlush() const;
   Lsn CurrentWal() const;
   bool SlotActive() const;
+  // The PID of the process holding the slot (its walsender); "" when none holds it.
+  std::string ActivePid() const;
   // How many of the changes the (inactive) slot would still send name `event_id` (pgoutput, peeked: nothing is
   // consumed): 1 while its INSERT is not confirmed past, 0 after; nullopt when the slot cannot be read. Unlike a
   // comparison with a WAL position read earlier, this holds while other tests write WAL on the same server (their

@@ -274,14 +274,13 @@ TEST(Reliability, AtTheDeliveryBoundTheRelayPausesButKeepsItsConnection) {
   auto relay = h.StartRelay({"--set", "delivery.max_inflight_events=50", "--set",
                              "delivery.release_slot_after_ms=600000", "--set", "source.checkpoint=none"});
   ASSERT_NE(relay, nullptr);
-  const std::string pid_sql = "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'";
-  const auto walsender = h.Value(pid_sql);
+  const std::string walsender = h.ActivePid();
   ASSERT_EQ(rd_kafka_mock_broker_set_down(mock.mc, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
   std::set<std::string> ids;
   for (int i = 0; i < 300; ++i) ids.insert(h.InsertEvent("Bounded", "k" + std::to_string(i % 7), "{}"));
   // Three wal_sender_timeouts at the bound: the same walsender still serves the relay.
   Sleep(6s);
-  EXPECT_EQ(h.Value(pid_sql), walsender) << "the walsender timed the relay out";
+  EXPECT_EQ(h.ActivePid(), walsender) << "the walsender timed the relay out";
   auto [code, metrics] = HttpGet(h.http_port(), "/metrics");
   const std::optional<double> inflight = Sample(metrics, "outbox_relay_inflight_events");
   ASSERT_TRUE(inflight.has_value()) << metrics;
@@ -361,19 +360,14 @@ TEST(Reliability, StandbyTakesOverWithinWalSenderTimeoutWhenTheActiveRelaysHostV
   ASSERT_NO_FATAL_FAILURE(StartActiveAndStandby(h, &standby_port, &active, &standby));
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 200; }, 30s, "load under way"));
-  const std::string old_pid = h.Value("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() +
-                                      "'").value_or("");
+  const std::string old_pid = h.ActivePid();
   ASSERT_FALSE(old_pid.empty());
   ASSERT_TRUE(active->Kill(SIGSTOP).ok());
   const auto vanished = std::chrono::steady_clock::now();
   // The moment the server lets the vanished relay's walsender go (the slot no longer held by it), polled often: the
   // standby needs a connect and the slot check before it can hold the slot itself.
   ASSERT_TRUE(WaitFor(
-      [&] {
-        return h.Value("SELECT coalesce(active_pid::text, '') FROM pg_replication_slots WHERE slot_name = '" +
-                       h.slot() + "'") != old_pid;
-      },
-      60s, "the walsender times the vanished relay out", 5ms));
+      [&] { return h.ActivePid() != old_pid; }, 60s, "the walsender times the vanished relay out", 5ms));
   const auto released = std::chrono::steady_clock::now();
   ASSERT_TRUE(WaitFor([&] { return HttpGet(standby_port, "/readyz").first == 200; }, 60s,
                       "the standby takes over once the walsender times the vanished relay out", 20ms));
@@ -436,8 +430,7 @@ TEST(Reliability, BlackholedPostgresConnectionIsDetectedAndTheSlotRetakenWithinT
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return Scrape(h.http_port(), "outbox_relay_events_total{result=\"published\"}") >= 200; },
                       30s, "events flow through the proxy"));
-  const std::string old_pid = h.Value("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() +
-                                      "'").value_or("");
+  const std::string old_pid = h.ActivePid();
   ASSERT_FALSE(old_pid.empty());
   link.proxy->Blackhole();
   const auto cut = std::chrono::steady_clock::now();
@@ -446,8 +439,8 @@ TEST(Reliability, BlackholedPostgresConnectionIsDetectedAndTheSlotRetakenWithinT
   const std::string why = HttpGet(h.http_port(), "/readyz").second;
   ASSERT_TRUE(WaitFor(
       [&] {
-        const auto pid = h.Value("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + h.slot() + "'");
-        return HttpGet(h.http_port(), "/readyz").first == 200 && pid && !pid->empty() && *pid != old_pid;
+        const std::string pid = h.ActivePid();
+        return HttpGet(h.http_port(), "/readyz").first == 200 && !pid.empty() && pid != old_pid;
       },
       kReceiveTimeout + 20s, "streaming again on a new walsender"));
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - cut);
