@@ -6,7 +6,7 @@
 # tests that stop or restart a server start their own.
 #
 # Then the version-matrix step: scripts/test-matrix.sh 17 and 18 build PostgreSQL 17 and 18 (once, cached) and run
-# a subset of the e2e suite against each, with the failover tests, and scripts/test-kafka-matrix.sh runs the
+# a subset of the e2e suite against each, with the failover tests, and scripts/test-matrix.sh kafka-3.9.1 runs the
 # Kafka-facing subset against the 3.9 broker line (KAFKA_MATRIX_VERSION). It is skipped with OUTBOX_SKIP_MATRIX=1,
 # or when ctest arguments select tests.
 #
@@ -66,6 +66,6 @@ rc=0
 if [ "${OUTBOX_SKIP_MATRIX:-0}" != 1 ] && [ $# -eq 0 ]; then
   bash "$HERE/test-matrix.sh" 17 || rc=$?
   bash "$HERE/test-matrix.sh" 18 || rc=$?
-  bash "$HERE/test-kafka-matrix.sh" "$KAFKA_MATRIX_VERSION" || rc=$?
+  bash "$HERE/test-matrix.sh" "kafka-$KAFKA_MATRIX_VERSION" || rc=$?
 fi
 exit "$rc"

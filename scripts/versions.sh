@@ -3,7 +3,7 @@
 RDKAFKA_VERSION=2.14.2
 RDKAFKA_DEBIAN_VERSION=2.14.2-1
 RDKAFKA_DSC_SHA256=fafd510fdb29c4cf7732e115a416d93a5a3af4a1b3bd2b0c7731042d653d85ee
-# The test broker from Maven Central; OUTBOX_KAFKA_VERSION picks another (scripts/test-kafka-matrix.sh: 3.9.x).
+# The test broker from Maven Central; OUTBOX_KAFKA_VERSION picks another (scripts/test-matrix.sh kafka-VERSION: 3.9.x).
 KAFKA_VERSION="${OUTBOX_KAFKA_VERSION:-4.4.0}"
 KAFKA_MATRIX_VERSION=3.9.1
 LOG4J_VERSION=2.25.3
