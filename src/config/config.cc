@@ -248,6 +248,7 @@ class Reader {
   void Error(absl::string_view key, absl::string_view problem) { errors_.push_back(absl::StrCat(key, ": ", problem)); }
 
   std::vector<std::string>& secrets() { return secrets_; }
+  const std::set<std::string, std::less<>>& known() const { return known_; }
 
   // Problems with keys nobody asked for (first: a typo explains a "required" below it), then those found reading.
   std::vector<std::string> Problems() const {
@@ -666,22 +667,27 @@ std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::s
   return secrets;
 }
 
+// Reads and validates every key of one pipeline: the one list of what a file may set.
+void ReadAll(Reader& r, Config* config) {
+  ReadSource(r, &config->source);
+  ReadOutbox(r, &config->outbox);
+  ReadSink(r, config);
+  if (config->sink == SinkType::kKafka) {
+    ReadKafka(r, &config->kafka);
+  } else {
+    r.Kafka(&config->kafka);  // accepted and unused
+  }
+  ReadDelivery(r, &config->delivery);
+  ReadOps(r, config);
+  ValidateSource(config->source, r);
+  ValidateOutbox(&config->outbox, r);
+}
+
 // One pipeline's configuration from its flat key tree (overrides already applied).
 absl::StatusOr<Config> BuildOne(RawTree tree, const Resolver& resolver) {
   Reader r(std::move(tree), resolver);
   Config config;
-  ReadSource(r, &config.source);
-  ReadOutbox(r, &config.outbox);
-  ReadSink(r, &config);
-  if (config.sink == SinkType::kKafka) {
-    ReadKafka(r, &config.kafka);
-  } else {
-    r.Kafka(&config.kafka);  // accepted and unused
-  }
-  ReadDelivery(r, &config.delivery);
-  ReadOps(r, &config);
-  ValidateSource(config.source, r);
-  ValidateOutbox(&config.outbox, r);
+  ReadAll(r, &config);
 
   config.secrets = CollectSecrets(config, std::move(r.secrets()));
   std::vector<std::string> problems = r.Problems();
@@ -813,6 +819,14 @@ bool IsSecretProperty(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(std::string(name));
   return absl::EndsWith(lower, "password") || absl::EndsWith(lower, "secret") || lower == "ssl.key.pem" ||
          lower == "ssl_key" || lower == "sasl.oauthbearer.config";
+}
+
+std::vector<std::string> AcceptedKeys() {
+  const Resolver none;
+  Reader r(RawTree{}, none);
+  Config config;
+  ReadAll(r, &config);  // every Read* asks for its keys whatever the tree holds
+  return {r.known().begin(), r.known().end()};
 }
 
 namespace internal {

@@ -204,6 +204,15 @@ absl::StatusOr<Config> LoadFile(const std::string& path,
                                 const std::vector<std::pair<std::string, std::string>>& overrides,
                                 const Resolver& resolver);
 
+// Every key a YAML file may set, sorted: each sink's keys included, `kafka.*` aside (passed to librdkafka as is) and
+// `pipelines.<name>.` prefixes aside. docs/configuration.md lists exactly these (tests/docs).
+std::vector<std::string> AcceptedKeys();
+
+// The effective value of every key in AcceptedKeys() that `config`'s sink reads (other sinks' keys are left out),
+// then `kafka.<property>` for each kafka entry, as text: "" when unset, "****" for a secret key's value. What
+// `check` prints (through Redact, for secrets inside values such as a conninfo password).
+std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& config);
+
 // The pipelines to run: `config.pipelines`, or `config` itself when the file has none.
 std::vector<const Config*> PipelinesOf(const Config& config);
 

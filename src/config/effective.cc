@@ -1,0 +1,148 @@
+// The effective configuration as key/value text (what `check` prints, and what tests/docs holds the documented
+// defaults against). Pure.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "common/strings.h"
+#include "config/config.h"
+
+namespace outbox::config {
+namespace {
+
+const char* Name(CheckpointStore s) {
+  switch (s) {
+    case CheckpointStore::kKafka: return "kafka";
+    case CheckpointStore::kFile: return "file";
+    case CheckpointStore::kNone: return "none";
+  }
+  return "?";
+}
+const char* Name(OnUpdate u) {
+  switch (u) {
+    case OnUpdate::kWarn: return "warn";
+    case OnUpdate::kError: return "error";
+    case OnUpdate::kIgnore: return "ignore";
+  }
+  return "?";
+}
+const char* Name(OnError e) { return e == OnError::kHalt ? "halt" : "dead_letter"; }
+const char* Name(Format f) {
+  switch (f) {
+    case Format::kRaw: return "raw";
+    case Format::kCloudEvents: return "cloudevents";
+    case Format::kProtobuf: return "protobuf";
+  }
+  return "?";
+}
+const char* Name(LogFormat f) { return f == LogFormat::kJson ? "json" : "text"; }
+std::string Text(bool b) { return b ? "true" : "false"; }
+std::string Text(int64_t v) { return Cat(v); }
+std::string Masked(const std::string& secret) { return secret.empty() ? "" : "****"; }
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& c) {
+  std::vector<std::string> additional;
+  for (const AdditionalField& f : c.outbox.fields.additional) additional.push_back(Cat(f.column, ":", f.placement, ":", f.name));
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"source.conninfo", c.source.conninfo},
+      {"source.slot", c.source.slot},
+      {"source.publication", c.source.publication},
+      {"source.create_slot", Text(c.source.create_slot)},
+      {"source.failover", Text(c.source.failover)},
+      {"source.checkpoint", Name(c.source.checkpoint)},
+      {"source.checkpoint_topic", c.source.checkpoint_topic},
+      {"source.checkpoint_file", c.source.checkpoint_file},
+      {"source.instance", c.source.instance},
+      {"source.status_interval_ms", Text(c.source.status_interval_ms)},
+      {"source.receive_timeout_ms", Text(c.source.receive_timeout_ms)},
+      {"source.slot_check_ms", Text(c.source.slot_check_ms)},
+      {"source.messages", Text(c.source.messages)},
+      {"source.message_prefixes", absl::StrJoin(c.source.message_prefixes, ",")},
+      {"source.streaming", Text(c.source.streaming)},
+      {"source.spill_dir", c.source.spill_dir},
+      {"outbox.table", c.outbox.table},
+      {"outbox.fields.id", c.outbox.fields.id},
+      {"outbox.fields.key", c.outbox.fields.key},
+      {"outbox.fields.type", c.outbox.fields.type},
+      {"outbox.fields.payload", c.outbox.fields.payload},
+      {"outbox.fields.timestamp", c.outbox.fields.timestamp.value_or("")},
+      {"outbox.fields.additional", absl::StrJoin(additional, ",")},
+      {"outbox.route.by", c.outbox.route_by},
+      {"outbox.route.topic", c.outbox.route_topic},
+      {"outbox.on_update", Name(c.outbox.on_update)},
+      {"outbox.tombstone_on_empty_payload", Text(c.outbox.tombstone_on_empty_payload)},
+      {"outbox.format", Name(c.outbox.format)},
+      {"sink.type", std::string(SinkTypeName(c.sink))},
+      {"delivery.max_inflight_bytes", Text(c.delivery.max_inflight_bytes)},
+      {"delivery.max_inflight_events", Text(c.delivery.max_inflight_events)},
+      {"delivery.release_slot_after_ms", Text(c.delivery.release_slot_after_ms)},
+      {"delivery.shutdown_timeout_ms", Text(c.delivery.shutdown_timeout_ms)},
+      {"delivery.on_error", Name(c.delivery.on_error)},
+      {"delivery.dead_letter_topic", c.delivery.dead_letter_topic},
+      {"delivery.unsafe", Text(c.delivery.unsafe)},
+      {"http.listen", c.http_listen},
+      {"log.level", c.log_level},
+      {"log.format", Name(c.log_format)},
+  };
+  if (c.sink == SinkType::kNats) {
+    const NatsConfig& n = c.nats;
+    kv.insert(kv.end(), {{"nats.url", n.url},
+                         {"nats.stream", n.stream},
+                         {"nats.user", n.user},
+                         {"nats.password", Masked(n.password)},
+                         {"nats.token", Masked(n.token)},
+                         {"nats.creds", n.creds},
+                         {"nats.tls.ca", n.tls_ca},
+                         {"nats.tls.cert", n.tls_cert},
+                         {"nats.tls.key", n.tls_key},
+                         {"nats.tls.hostname", n.tls_hostname},
+                         {"nats.ack_timeout_ms", Text(n.ack_timeout_ms)},
+                         {"nats.connect_timeout_ms", Text(n.connect_timeout_ms)}});
+  }
+  if (c.sink == SinkType::kRabbitMq) {
+    const RabbitMqConfig& q = c.rabbitmq;
+    kv.insert(kv.end(), {{"rabbitmq.url", q.url},  // a password in it is masked by Redact
+                         {"rabbitmq.user", q.user},
+                         {"rabbitmq.password", Masked(q.password)},
+                         {"rabbitmq.exchange", q.exchange},
+                         {"rabbitmq.routing_key", q.routing_key},
+                         {"rabbitmq.dead_letter_exchange", q.dead_letter_exchange},
+                         {"rabbitmq.content_type", q.content_type},
+                         {"rabbitmq.tls.ca", q.tls_ca},
+                         {"rabbitmq.tls.cert", q.tls_cert},
+                         {"rabbitmq.tls.key", q.tls_key},
+                         {"rabbitmq.tls.verify", Text(q.tls_verify)},
+                         {"rabbitmq.heartbeat_s", Text(q.heartbeat_s)},
+                         {"rabbitmq.connect_timeout_ms", Text(q.connect_timeout_ms)}});
+  }
+  if (c.sink == SinkType::kHttp) {
+    const HttpSinkConfig& h = c.http_sink;
+    kv.insert(kv.end(), {{"http_sink.url", h.url},
+                         {"http_sink.content_type", h.content_type},
+                         {"http_sink.key_header", h.key_header},
+                         {"http_sink.timeout_ms", Text(h.timeout_ms)},
+                         {"http_sink.connect_timeout_ms", Text(h.connect_timeout_ms)},
+                         {"http_sink.max_in_flight", Text(h.max_in_flight)},
+                         {"http_sink.batch_max_events", Text(h.batch_max_events)},
+                         {"http_sink.retry_backoff_ms", Text(h.retry_backoff_ms)},
+                         {"http_sink.retry_backoff_max_ms", Text(h.retry_backoff_max_ms)},
+                         {"http_sink.retry_after_max_ms", Text(h.retry_after_max_ms)},
+                         {"http_sink.bearer_token", Masked(h.bearer_token)},
+                         {"http_sink.user", h.user},
+                         {"http_sink.password", Masked(h.password)},
+                         {"http_sink.tls.ca", h.tls_ca},
+                         {"http_sink.tls.cert", h.tls_cert},
+                         {"http_sink.tls.key", h.tls_key},
+                         {"http_sink.check_url", h.check_url}});
+  }
+  for (const auto& [property, value] : c.kafka) {
+    kv.emplace_back(Cat("kafka.", property), IsSecretProperty(property) ? Masked(value) : value);
+  }
+  return kv;
+}
+
+}  // namespace outbox::config
