@@ -39,7 +39,8 @@ DEB_PACKAGES=(
   libnats-dev librabbitmq-dev
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev llvm
-  maven openjdk-17-jre-headless bc procps iproute2
+  libpcre2-dev
+  maven openjdk-17-jdk-headless bc procps iproute2
   dpkg-dev devscripts
   # librdkafka's build dependencies (from its debian/control)
   zlib1g-dev libssl-dev libsasl2-dev liblz4-dev libzstd-dev libcurl4-openssl-dev python3

@@ -1,233 +1,315 @@
-// java.util.regex pattern and replacement to std::regex ECMAScript forms (see java_regex.h).
+// java.util.regex routes on PCRE2 (see java_regex.h).
 #include "config/java_regex.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 #include <algorithm>
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "common/strings.h"
 
-namespace outbox::config::internal {
+namespace outbox::config {
 namespace {
 
 bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsHexDigit(char c) { return IsAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-// Characters with a meaning in an ECMAScript pattern outside a class.
-bool IsEcmaSyntax(char c) { return std::string_view("^$\\.*+?()[]{}|/").find(c) != std::string_view::npos; }
+// Java's `.` (no DOTALL): anything but its line terminators.
+constexpr std::string_view kJavaDot = "[^\\n\\r\\x{85}\\x{2028}\\x{2029}]";
+// Java's `$` (no MULTILINE): the end, or before a final line terminator (\r\n counts as one; not between them).
+constexpr std::string_view kJavaDollar = "(?=\\r\\n\\z|(?<!\\r)\\n\\z|[\\r\\x{85}\\x{2028}\\x{2029}]\\z|\\z)";
 
-// Characters with a meaning inside an ECMAScript class.
-bool IsEcmaClassSyntax(char c) { return c == ']' || c == '\\' || c == '^' || c == '-' || c == '['; }
+// Unicode general categories: the \p{..} names both engines read the same way.
+constexpr std::array<std::string_view, 38> kCategories = {
+    "L",  "Lu", "Ll", "Lt", "Lm", "Lo", "M",  "Mn", "Mc", "Me", "N",  "Nd", "Nl", "No", "P",  "Pc", "Pd", "Ps", "Pe",
+    "Pi", "Pf", "Po", "S",  "Sm", "Sc", "Sk", "So", "Z",  "Zs", "Zl", "Zp", "C",  "Cc", "Cf", "Co", "Cs", "Cn", "Lc"};
 
-absl::Status Unsupported(std::string_view what, size_t pos) {
-  return absl::InvalidArgumentError(Cat(what, " at index ", pos, " is not supported by the relay's regex engine"));
+absl::Status Differs(std::string_view what, size_t at) {
+  return absl::InvalidArgumentError(
+      Cat(what, " at index ", at, " is refused: java.util.regex and the relay's PCRE2 would read it differently"));
 }
 
-// Scans a Java pattern left to right, writing the ECMAScript pattern. One use.
-class RegexTranslator {
+// Checks a Java pattern left to right and writes the PCRE2 pattern with the same meaning. One use.
+class Translator {
  public:
-  explicit RegexTranslator(std::string_view java) : in_(java) {}
+  explicit Translator(std::string_view java) : in_(java) {}
 
-  absl::StatusOr<TranslatedRegex> Run() {
+  absl::Status Run() {
     while (pos_ < in_.size()) {
-      absl::Status st = Step();
-      if (!st.ok()) return st;
+      if (absl::Status st = Step(); !st.ok()) return st;
     }
-    return std::move(out_);
+    return absl::OkStatus();
   }
+  const std::string& pattern() const { return out_; }
+  int groups() const { return groups_; }
+  const std::map<std::string, int>& names() const { return names_; }
 
  private:
   absl::Status Step() {
     const size_t at = pos_;
     const char c = in_[pos_++];
-    const bool after_quantifier = after_quantifier_;
-    after_quantifier_ = false;
     switch (c) {
-      case '\\':
-        return Escape(at);
-      case '[':
-        return Class(at);
-      case '(':
-        return Group(at);
-      case '*':
-      case '+':
-      case '?':
-        if (after_quantifier && c == '+') return Unsupported("a possessive quantifier", at);
-        out_.pattern.push_back(c);
-        // `?` after a quantifier makes it lazy (ECMAScript has that); anything after a quantifier is a quantifier.
-        after_quantifier_ = !(after_quantifier && c == '?');
-        return absl::OkStatus();
+      case '\\': return Escape(at, /*in_class=*/false);
+      case '[': return Class(at);
+      case '(': return Group(at);
+      case '.': out_.append(kJavaDot); return absl::OkStatus();
+      case '$': out_.append(kJavaDollar); return absl::OkStatus();
       case '{': {
         const size_t close = in_.find('}', pos_);
         const std::string_view body = close == std::string_view::npos ? "" : in_.substr(pos_, close - pos_);
+        const size_t comma = body.find(',');
         const bool quantifier = !body.empty() && IsAsciiDigit(body[0]) &&
                                 body.find_first_not_of("0123456789,") == std::string_view::npos &&
-                                body.find(',') == body.rfind(',');
-        if (!quantifier) return absl::InvalidArgumentError(Cat("illegal repetition at index ", at));
-        out_.pattern.append(in_.substr(at, close + 1 - at));
+                                comma == body.rfind(',');
+        if (!quantifier) return Differs("a '{' that is not a quantifier {n}, {n,} or {n,m}", at);
+        out_.append(in_.substr(at, close + 1 - at));
         pos_ = close + 1;
-        after_quantifier_ = true;
         return absl::OkStatus();
       }
       case ']':
       case '}':
-        // Literal in Java outside a class; escaped so that no engine reads them as syntax.
-        out_.pattern.push_back('\\');
-        out_.pattern.push_back(c);
+        out_.push_back('\\');
+        out_.push_back(c);
         return absl::OkStatus();
       default:
-        out_.pattern.push_back(c);
+        out_.push_back(c);
         return absl::OkStatus();
     }
   }
 
-  // After a backslash at `at` (outside a class).
-  absl::Status Escape(size_t at) {
-    if (pos_ >= in_.size()) return absl::InvalidArgumentError(Cat("unexpected trailing backslash at index ", at));
+  absl::Status Escape(size_t at, bool in_class) {
+    if (pos_ >= in_.size()) return absl::InvalidArgumentError(Cat("a trailing '\\' at index ", at));
     const char c = in_[pos_++];
+    const auto copy = [&] {
+      out_.append(in_.substr(at, pos_ - at));
+      return absl::OkStatus();
+    };
+    if (static_cast<unsigned char>(c) >= 0x80) return Differs("'\\' before a non-ASCII character", at);
+    if (!IsAsciiLetter(c) && !IsAsciiDigit(c)) return copy();  // an escaped symbol is itself in both
     switch (c) {
+      case 'd': case 'D': case 'w': case 'W': case 's': case 'S': case 't': case 'n': case 'r': case 'f':
+      case 'e': case 'a': case 'h': case 'H': case 'v': case 'V':
+        return copy();
+      case 'R': case 'A': case 'z': case 'G':
+        if (in_class) return Differs(Cat("\\", std::string(1, c), " inside a class"), at);
+        return copy();
       case 'Q': {
-        size_t end = in_.find("\\E", pos_);
-        const std::string_view quoted = in_.substr(pos_, end == std::string_view::npos ? std::string_view::npos
-                                                                                           : end - pos_);
-        for (char q : quoted) AppendLiteral(q);
+        const size_t end = in_.find("\\E", pos_);
         pos_ = end == std::string_view::npos ? in_.size() : end + 2;
-        return absl::OkStatus();
+        return copy();
       }
-      case 'E':
-        return absl::OkStatus();  // a \E without \Q is ignored by Java
-      case 'A':
-        out_.pattern.push_back('^');
-        return absl::OkStatus();
-      case 'z':
-        out_.pattern.push_back('$');
-        return absl::OkStatus();
-      case 'k': {
-        if (pos_ >= in_.size() || in_[pos_] != '<') return absl::InvalidArgumentError(Cat("\\k is not followed by "
-                                                                                           "'<' at index ", at));
-        const size_t close = in_.find('>', pos_);
-        if (close == std::string_view::npos) return absl::InvalidArgumentError(Cat("unclosed \\k<name> at index ", at));
-        const std::string name(in_.substr(pos_ + 1, close - pos_ - 1));
-        auto it = out_.names.find(name);
-        if (it == out_.names.end()) {
-          return absl::InvalidArgumentError(Cat("named capturing group <", name, "> does not exist at index ", at));
+      case 'x':
+        if (pos_ + 2 <= in_.size() && IsHexDigit(in_[pos_]) && IsHexDigit(in_[pos_ + 1])) {
+          pos_ += 2;
+          return copy();
         }
-        out_.pattern.append(Cat("\\", it->second));
+        if (pos_ < in_.size() && in_[pos_] == '{') {
+          const size_t close = in_.find('}', pos_);
+          if (close != std::string_view::npos && close > pos_ + 1 && close - pos_ <= 7 &&
+              std::all_of(in_.begin() + pos_ + 1, in_.begin() + close, IsHexDigit)) {
+            pos_ = close + 1;
+            return copy();
+          }
+        }
+        return Differs("\\x without two hex digits or {hex}", at);
+      case 'p':
+      case 'P': {
+        std::string_view name;
+        if (pos_ < in_.size() && in_[pos_] == '{') {
+          const size_t close = in_.find('}', pos_);
+          if (close != std::string_view::npos) {
+            name = in_.substr(pos_ + 1, close - pos_ - 1);
+            pos_ = close + 1;
+          }
+        } else if (pos_ < in_.size()) {
+          name = in_.substr(pos_++, 1);
+        }
+        if (std::find(kCategories.begin(), kCategories.end(), name) == kCategories.end()) {
+          return Differs(Cat("\\", std::string(1, c), "{", name, "} (only Unicode general categories such as \\p{Lu})"),
+                         at);
+        }
+        return copy();
+      }
+      case 'k': {
+        if (in_class) return Differs("\\k inside a class", at);
+        const size_t close = in_.find('>', pos_);
+        if (pos_ >= in_.size() || in_[pos_] != '<' || close == std::string_view::npos) {
+          return absl::InvalidArgumentError(Cat("\\k at index ", at, " without a <name>"));
+        }
+        const std::string name(in_.substr(pos_ + 1, close - pos_ - 1));
+        if (!names_.contains(name)) {
+          return absl::InvalidArgumentError(Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
+        }
         pos_ = close + 1;
-        return absl::OkStatus();
+        return copy();
       }
-      case 'd': case 'D': case 'w': case 'W': case 's': case 'S': case 'b': case 'B':
-      case 't': case 'n': case 'r': case 'f': case 'x': case 'c':
-      case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
-        if (c == 'x' && pos_ < in_.size() && in_[pos_] == '{') return Unsupported("\\x{...}", at);
-        out_.pattern.push_back('\\');
-        out_.pattern.push_back(c);
-        return absl::OkStatus();
+      case 'b': case 'B':
+        return Differs(Cat("\\", std::string(1, c), " (Java's word boundary knows Unicode letters)"), at);
+      case 'Z': return Differs("\\Z (use \\z or $)", at);
+      case '0': return Differs("an octal escape \\0", at);
+      case 'u': return Differs("\\u (write \\x{hhhh})", at);
       default:
-        if (IsAsciiLetter(c) || IsAsciiDigit(c)) return Unsupported(Cat("\\", c), at);
-        AppendLiteral(c);
-        return absl::OkStatus();
+        if (IsAsciiDigit(c)) {
+          if (in_class) return Differs("a back reference inside a class", at);
+          if (pos_ < in_.size() && IsAsciiDigit(in_[pos_])) return Differs("a back reference of two or more digits", at);
+          if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
+          return copy();
+        }
+        return Differs(Cat("\\", std::string(1, c)), at);
     }
   }
 
-  void AppendLiteral(char c) {
-    if (IsEcmaSyntax(c)) out_.pattern.push_back('\\');
-    out_.pattern.push_back(c);
-  }
-
-  // After '(' at `at`.
-  absl::Status Group(size_t at) {
-    if (pos_ >= in_.size() || in_[pos_] != '?') {
-      ++out_.groups;
-      out_.pattern.push_back('(');
-      return absl::OkStatus();
-    }
-    const std::string_view rest = in_.substr(pos_ + 1);
-    if (rest.starts_with(":") || rest.starts_with("=") || rest.starts_with("!")) {
-      out_.pattern.append(in_.substr(at, 3));
-      pos_ += 2;
-      return absl::OkStatus();
-    }
-    if (rest.starts_with("<=") || rest.starts_with("<!")) return Unsupported("a lookbehind group", at);
-    if (rest.starts_with("<")) {
-      const size_t close = rest.find('>');
-      const std::string name(rest.substr(1, close == std::string_view::npos ? 0 : close - 1));
-      const bool valid = !name.empty() && IsAsciiLetter(name[0]) && std::all_of(name.begin(), name.end(), [](char n) {
-                           return IsAsciiLetter(n) || IsAsciiDigit(n);
-                         });
-      if (close == std::string_view::npos || !valid) {
-        return absl::InvalidArgumentError(Cat("bad named group at index ", at,
-                                              " (a name is a letter then letters or digits, closed by '>')"));
-      }
-      ++out_.groups;
-      if (!out_.names.emplace(name, out_.groups).second) {
-        return absl::InvalidArgumentError(Cat("named group <", name, "> is defined twice"));
-      }
-      out_.pattern.push_back('(');
-      pos_ += 1 + close + 1;  // '?', then "<name>"
-      return absl::OkStatus();
-    }
-    if (rest.starts_with(">")) return Unsupported("an atomic group", at);
-    return Unsupported("an inline flag group", at);
-  }
-
-  // After '[' at `at`: copies the class, refusing Java's nested classes and intersections.
   absl::Status Class(size_t at) {
-    out_.pattern.push_back('[');
-    if (pos_ < in_.size() && in_[pos_] == '^') {
-      out_.pattern.push_back('^');
-      ++pos_;
-    }
-    bool first = true;
+    out_.push_back('[');
+    if (pos_ < in_.size() && in_[pos_] == '^') out_.push_back(in_[pos_++]);
+    if (pos_ < in_.size() && in_[pos_] == ']') out_.push_back(in_[pos_++]);  // first in a class: literal in both
     while (pos_ < in_.size()) {
       const size_t here = pos_;
       const char c = in_[pos_++];
-      if (c == ']' && !first) {
-        out_.pattern.push_back(']');
+      if (c == ']') {
+        out_.push_back(c);
         return absl::OkStatus();
       }
-      first = false;
-      if (c == ']') {
-        out_.pattern.append("\\]");  // a ']' first in a Java class is literal
-      } else if (c == '[') {
-        return Unsupported("a nested character class", here);
-      } else if (c == '&' && pos_ < in_.size() && in_[pos_] == '&') {
-        return Unsupported("a character class intersection (&&)", here);
-      } else if (c == '\\') {
-        if (pos_ >= in_.size()) break;
-        const char e = in_[pos_++];
-        if (std::string_view("dDwWsStnrfxc").find(e) != std::string_view::npos) {
-          if (e == 'x' && pos_ < in_.size() && in_[pos_] == '{') return Unsupported("\\x{...}", here);
-          out_.pattern.push_back('\\');
-          out_.pattern.push_back(e);
-        } else if (IsAsciiLetter(e) || IsAsciiDigit(e)) {
-          return Unsupported(Cat("\\", e, " in a character class"), here);
-        } else {
-          if (IsEcmaClassSyntax(e)) out_.pattern.push_back('\\');
-          out_.pattern.push_back(e);
-        }
-      } else {
-        out_.pattern.push_back(c);
+      if (c == '\\') {
+        if (absl::Status st = Escape(here, /*in_class=*/true); !st.ok()) return st;
+        continue;
+      }
+      if (c == '[') return Differs("a class inside a class (a union in Java)", here);
+      if (c == '&' && pos_ < in_.size() && in_[pos_] == '&') return Differs("a class intersection &&", here);
+      out_.push_back(c);
+    }
+    return absl::InvalidArgumentError(Cat("an unclosed character class at index ", at));
+  }
+
+  absl::Status Group(size_t at) {
+    if (pos_ < in_.size() && in_[pos_] == '*') return Differs("(*", at);
+    if (pos_ >= in_.size() || in_[pos_] != '?') {
+      ++groups_;
+      out_.push_back('(');
+      return absl::OkStatus();
+    }
+    const std::string_view rest = in_.substr(pos_);
+    for (std::string_view plain : {"?:", "?=", "?!", "?>", "?<=", "?<!"}) {
+      if (rest.starts_with(plain)) {
+        out_.push_back('(');
+        out_.append(plain);
+        pos_ += plain.size();
+        return absl::OkStatus();
       }
     }
-    return absl::InvalidArgumentError(Cat("unclosed character class at index ", at));
+    if (rest.starts_with("?<")) {
+      const size_t close = rest.find('>');
+      const std::string_view name = close == std::string_view::npos ? "" : rest.substr(2, close - 2);
+      if (name.empty() || !IsAsciiLetter(name[0]) ||
+          !std::all_of(name.begin(), name.end(), [](char n) { return IsAsciiLetter(n) || IsAsciiDigit(n); })) {
+        return absl::InvalidArgumentError(
+            Cat("a group name at index ", at, " must be a letter then letters or digits (Java's rule)"));
+      }
+      if (!names_.emplace(std::string(name), ++groups_).second) {
+        return absl::InvalidArgumentError(Cat("the group name ", name, " at index ", at, " is used twice"));
+      }
+      out_.push_back('(');
+      out_.append(rest.substr(0, close + 1));
+      pos_ += close + 1;
+      return absl::OkStatus();
+    }
+    return Differs("an inline flag or a (? construct other than (?:, (?=, (?!, (?<=, (?<!, (?> and (?<name>", at);
   }
 
   std::string_view in_;
+  int groups_ = 0;                    // capturing groups opened so far
+  std::map<std::string, int> names_;  // named group -> its number
   size_t pos_ = 0;
-  bool after_quantifier_ = false;
-  TranslatedRegex out_;
+  std::string out_;
 };
+
+// A match runs out after this many backtracking steps (PCRE2's default is 10,000,000): a pattern such as (a*)*b
+// on a long value gives no topic instead of holding the loop thread.
+constexpr uint32_t kMatchLimit = 1'000'000;
 
 }  // namespace
 
-absl::StatusOr<TranslatedRegex> TranslateJavaRegex(std::string_view java) { return RegexTranslator(java).Run(); }
+struct RouteRegex::Code {
+  pcre2_code* code = nullptr;
+  pcre2_match_context* context = nullptr;
+  ~Code() {
+    pcre2_match_context_free(context);
+    pcre2_code_free(code);
+  }
+};
 
-absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_view replacement,
-                                                                   const TranslatedRegex& regex) {
+absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern) {
+  Translator t(java_pattern);
+  if (absl::Status st = t.Run(); !st.ok()) return st;
+  int error = 0;
+  PCRE2_SIZE offset = 0;
+  auto code = std::make_shared<Code>();
+  code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(), PCRE2_UTF, &error,
+                             &offset, nullptr);
+  if (code->code == nullptr) {
+    std::array<PCRE2_UCHAR, 256> message{};
+    pcre2_get_error_message(error, message.data(), message.size());
+    return absl::InvalidArgumentError(Cat("not a valid regular expression (", reinterpret_cast<char*>(message.data()),
+                                          ")"));
+  }
+  uint32_t captures = 0;
+  pcre2_pattern_info(code->code, PCRE2_INFO_CAPTURECOUNT, &captures);
+  if (static_cast<int>(captures) != t.groups()) {
+    return absl::InvalidArgumentError("could not be read the same way (group count differs)");
+  }
+  code->context = pcre2_match_context_create(nullptr);
+  pcre2_set_match_limit(code->context, kMatchLimit);
+  RouteRegex regex;
+  regex.code_ = std::move(code);
+  regex.groups_ = t.groups();
+  regex.names_ = t.names();
+  regex.pieces_ = {ReplacementPiece{.is_group = true, .literal = "", .group = 0}};  // replaceFirst("$0")
+  return regex;
+}
+
+absl::Status RouteRegex::SetReplacement(std::string_view java_replacement) {
+  absl::StatusOr<std::vector<ReplacementPiece>> pieces = ParseJavaReplacement(java_replacement, groups_, names_);
+  if (!pieces.ok()) return pieces.status();
+  pieces_ = *std::move(pieces);
+  return absl::OkStatus();
+}
+
+std::string RouteRegex::Route(std::string_view value) const {
+  if (code_ == nullptr) return std::string();
+  const auto subject = reinterpret_cast<PCRE2_SPTR>(value.data());
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
+      pcre2_match_data_create_from_pattern(code_->code, nullptr), &pcre2_match_data_free);
+  // Matcher.matches(): the whole value.
+  int rc = pcre2_match(code_->code, subject, value.size(), 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(),
+                       code_->context);
+  if (rc == PCRE2_ERROR_NOMATCH) return std::string(value);
+  if (rc < 0) return std::string();
+  // replaceFirst(): the first match a search finds.
+  rc = pcre2_match(code_->code, subject, value.size(), 0, PCRE2_NO_UTF_CHECK, data.get(), code_->context);
+  if (rc < 0) return std::string();
+  const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data.get());
+  const uint32_t pairs = pcre2_get_ovector_count(data.get());
+  std::string out(value.substr(0, ov[0]));
+  for (const ReplacementPiece& piece : pieces_) {
+    if (!piece.is_group) {
+      out.append(piece.literal);
+      continue;
+    }
+    const auto g = static_cast<uint32_t>(piece.group);
+    if (g < pairs && ov[2 * g] != PCRE2_UNSET) out.append(value.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g]));
+  }
+  out.append(value.substr(ov[1]));
+  return out;
+}
+
+absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_view replacement, int groups,
+                                                                   const std::map<std::string, int>& names) {
   std::vector<ReplacementPiece> pieces;
   const auto literal = [&pieces](char c) {
     if (pieces.empty() || pieces.back().is_group) pieces.push_back(ReplacementPiece{});
@@ -258,40 +340,22 @@ absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_v
         return absl::InvalidArgumentError("named capturing group is missing trailing '}'");
       }
       ++pos;
-      auto it = regex.names.find(name);
-      if (it == regex.names.end()) return absl::InvalidArgumentError(Cat("no group with name {", name, "}"));
+      auto it = names.find(name);
+      if (it == names.end()) return absl::InvalidArgumentError(Cat("no group with name {", name, "}"));
       group = it->second;
     } else {
       if (!IsAsciiDigit(replacement[pos])) return absl::InvalidArgumentError("illegal group reference");
       group = replacement[pos++] - '0';
       // Java takes further digits while the number still names an existing group.
       while (pos < replacement.size() && IsAsciiDigit(replacement[pos]) &&
-             group * 10 + (replacement[pos] - '0') <= regex.groups) {
+             group * 10 + (replacement[pos] - '0') <= groups) {
         group = group * 10 + (replacement[pos++] - '0');
       }
-      if (group > regex.groups) return absl::InvalidArgumentError(Cat("no group ", group));
+      if (group > groups) return absl::InvalidArgumentError(Cat("no group ", group));
     }
-    if (group > 99) return absl::InvalidArgumentError(Cat("group ", group, ": at most 99 groups are supported"));
     pieces.push_back(ReplacementPiece{.is_group = true, .literal = "", .group = group});
   }
   return pieces;
 }
 
-std::string ToEcmaScriptFormat(const std::vector<ReplacementPiece>& pieces) {
-  std::string out;
-  for (const ReplacementPiece& piece : pieces) {
-    if (piece.is_group) {
-      out.push_back('$');
-      out.push_back(static_cast<char>('0' + piece.group / 10));
-      out.push_back(static_cast<char>('0' + piece.group % 10));
-      continue;
-    }
-    for (char c : piece.literal) {
-      if (c == '$') out.push_back('$');
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-}  // namespace outbox::config::internal
+}  // namespace outbox::config

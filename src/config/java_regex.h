@@ -1,30 +1,30 @@
 // Debezium's route.topic.regex and route.topic.replacement are java.util.regex forms (a Pattern and a Matcher
-// replacement string); the relay matches with std::regex (ECMAScript), which has no named groups, and expands
-// ECMAScript format strings. These translate the common Java forms, and refuse the rest by name, at load time:
-//   pattern:     (?<name>X) -> (X) (groups keep their numbers), \k<name> -> \N, \Q...\E -> escaped text,
-//                \A -> ^, \z -> $; lookbehind, atomic groups, inline flags, possessive quantifiers, nested or
-//                intersected classes and escapes ECMAScript lacks (\p{..}, \R, \G, \Z, \h, ...) are errors.
-//   replacement: \x -> x, $n (the longest prefix that names an existing group, as Java reads it), ${name};
-//                a missing or unknown group is an error (Java would throw on every record).
+// replacement string). The relay runs them on PCRE2 (10.42), with Java's routing semantics: the pattern must match
+// the whole value (Matcher.matches()), then the first match a search finds is replaced (replaceFirst()); a value
+// the pattern does not match whole routes to itself.
+//
+// PCRE2 and java.util.regex read some patterns differently. RouteRegex::Compile refuses, naming the construct,
+// every form whose meaning would differ, and rewrites the two whose Java meaning PCRE2 can spell:
+//   `.` -> [^\n\r\x{85}\x{2028}\x{2029}] (Java's line terminators; PCRE2's `.` stops at \n only),
+//   `$` -> Java's "end, or before a final line terminator" (PCRE2's `$` knows \n only).
+// Refused: inline flags (i folds Unicode case in PCRE2 and ASCII in Java; s, m, x, u, U, d, n differ or do not
+// exist on one side), class intersection (&&) and nested classes (a union in Java, literal text in PCRE2),
+// \b and \B (Unicode-aware in Java), \Z, octal \0, \u, \c, \N, \X, \p{..} other than a Unicode
+// general category, escapes of letters Java does not know, back references of more than one digit, a `{` that is
+// not a quantifier, group names Java would refuse. tests/config/java_route_differential_test.cc runs a corpus
+// through this class and through java.util.regex and asserts that every accepted pattern routes every value alike.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace outbox::config::internal {
-
-struct TranslatedRegex {
-  std::string pattern;               // ECMAScript
-  int groups = 0;                    // capturing groups
-  std::map<std::string, int> names;  // named group -> its number
-};
-
-// Errors are INVALID_ARGUMENT and do not name the key (the caller does).
-absl::StatusOr<TranslatedRegex> TranslateJavaRegex(std::string_view java);
+namespace outbox::config {
 
 // One piece of a replacement: literal text, or a capturing group's text (0 = the whole match).
 struct ReplacementPiece {
@@ -33,12 +33,33 @@ struct ReplacementPiece {
   int group = 0;
 };
 
-// Reads a Java replacement string against `regex`'s groups.
-absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_view replacement,
-                                                                   const TranslatedRegex& regex);
+// Reads a Java replacement string (appendReplacement's rules: \x is x, $n takes the longest prefix that names a
+// group, ${name}) against a pattern's groups. A reference Java would throw on is INVALID_ARGUMENT.
+absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_view replacement, int groups,
+                                                                   const std::map<std::string, int>& names);
 
-// The pieces as an ECMAScript format string for std::regex_replace: `$` as `$$`, group n as `$nn` (two digits,
-// so a digit after it is never read as part of the number). At most 99 groups.
-std::string ToEcmaScriptFormat(const std::vector<ReplacementPiece>& pieces);
+class RouteRegex {
+ public:
+  // Compiles a Java pattern. INVALID_ARGUMENT (without the key: the caller names it) for a pattern Java or PCRE2
+  // refuses, or whose meaning would differ.
+  static absl::StatusOr<RouteRegex> Compile(std::string_view java_pattern);
 
-}  // namespace outbox::config::internal
+  // The Java replacement string; INVALID_ARGUMENT for a reference Java would throw on.
+  absl::Status SetReplacement(std::string_view java_replacement);
+
+  // The topic for `value`: Java's matches() then replaceFirst(); the value itself when the pattern does not match
+  // it whole; "" (no legal topic: a per-event error) when PCRE2 gives up (its match limit) or the value is not UTF-8.
+  std::string Route(std::string_view value) const;
+
+  int groups() const { return groups_; }
+  const std::vector<ReplacementPiece>& replacement() const { return pieces_; }
+
+ private:
+  struct Code;
+  std::shared_ptr<const Code> code_;  // immutable after Compile, shared by copies (PCRE2 code is thread-safe)
+  int groups_ = 0;
+  std::map<std::string, int> names_;
+  std::vector<ReplacementPiece> pieces_;
+};
+
+}  // namespace outbox::config

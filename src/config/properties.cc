@@ -448,11 +448,11 @@ std::string AmqpVhost(std::string_view vhost) {
 }
 
 // Debezium's routing as the relay runs it: a ${routedByValue} template when the regex is the default one, else
-// the translated regex and replacement.
+// the Java regex and replacement, which RouteRegex runs.
 struct Route {
   std::optional<std::string> topic_template;
-  std::string regex;        // ECMAScript, when no template
-  std::string replacement;  // ECMAScript format, when no template
+  std::string regex;        // the Java pattern (RouteRegex reads it), when no template
+  std::string replacement;  // the Java replacement, when no template
 };
 
 // Maps one file's entries to the key tree. One use.
@@ -832,33 +832,23 @@ class DebeziumMapper {
     const std::string replacement_key =
         replacement_prop ? replacement_prop->written : RouterWritten("route.topic.replacement");
 
-    absl::StatusOr<TranslatedRegex> regex = TranslateJavaRegex(java_regex);
+    absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(java_regex);
     if (!regex.ok()) {
       Error(regex_key, Cat(Quoted(java_regex), ": ", regex.status().message()));
       return;
     }
-    try {
-      const std::regex compiled(regex->pattern, std::regex::ECMAScript);
-      if (static_cast<int>(compiled.mark_count()) != regex->groups) {
-        Error(regex_key, Cat(Quoted(java_regex), ": could not be translated (group count differs)"));
-        return;
-      }
-    } catch (const std::regex_error& e) {
-      Error(regex_key, Cat(Quoted(java_regex), ": not a valid regular expression (", e.what(), ")"));
-      return;
-    }
-    absl::StatusOr<std::vector<ReplacementPiece>> pieces = ParseJavaReplacement(java_replacement, *regex);
-    if (!pieces.ok()) {
-      Error(replacement_key, Cat(Quoted(java_replacement), ": ", pieces.status().message()));
+    if (absl::Status st = regex->SetReplacement(java_replacement); !st.ok()) {
+      Error(replacement_key, Cat(Quoted(java_replacement), ": ", st.message()));
       return;
     }
     route_ = Route{};
-    // (.*) matches every value whole (a line break aside, and then neither form gives a legal topic), so group 1
-    // and group 0 are the value: the replacement is a plain template.
-    if (regex->pattern == "(.*)") {
+    // (.*) matches every value whole (one with a line terminator aside, and then neither form gives a legal topic),
+    // so group 1 and group 0 are the value: the replacement is a plain template.
+    static const std::regex kWholeValue(R"(\((\?<[a-zA-Z][a-zA-Z0-9]*>)?\.\*\))");
+    if (std::regex_match(java_regex, kWholeValue)) {
       std::string topic_template;
       bool plain = true;
-      for (const ReplacementPiece& piece : *pieces) {
+      for (const ReplacementPiece& piece : regex->replacement()) {
         if (piece.is_group) {
           topic_template.append(kRoutedByValue);
         } else {
@@ -872,8 +862,8 @@ class DebeziumMapper {
         return;
       }
     }
-    route_->regex = regex->pattern;
-    route_->replacement = ToEcmaScriptFormat(*pieces);
+    route_->regex = java_regex;
+    route_->replacement = java_replacement;
   }
 
   // key.converter / value.converter / header.converter (Kafka Connect) or debezium.format.* (Debezium Server).

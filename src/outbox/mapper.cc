@@ -3,7 +3,6 @@
 #include "outbox/mapper.h"
 
 #include <cstdio>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
@@ -100,75 +99,18 @@ bool IsLegalTopicName(std::string_view name) {
 
 TopicRouter::TopicRouter(const config::OutboxConfig& config) : template_(config.route_topic) {
   if (config.route_topic_regex.empty()) return;
-  try {
-    regex_.emplace(config.route_topic_regex, std::regex::ECMAScript);
-  } catch (const std::regex_error&) {
+  absl::StatusOr<config::RouteRegex> regex = config::RouteRegex::Compile(config.route_topic_regex);
+  if (!regex.ok() || !regex->SetReplacement(config.route_topic_replacement).ok()) {
     regex_broken_ = true;
     return;
   }
-  // The replacement, read once as std::regex_replace reads a format (two digits at most after '$').
-  const std::string& format = config.route_topic_replacement;
-  constexpr std::string_view kValue = "${routedByValue}";
-  const auto literal = [this](std::string_view text) {
-    if (replacement_.empty() || replacement_.back().kind != Piece::Kind::kLiteral) replacement_.emplace_back();
-    replacement_.back().literal.append(text);
-  };
-  size_t i = 0;
-  while (i < format.size()) {
-    const std::string_view rest = std::string_view(format).substr(i);
-    const char next = rest.size() > 1 ? rest[1] : '\0';
-    if (rest[0] != '$' || rest.size() == 1) {
-      literal(rest.substr(0, 1));
-      i += 1;
-    } else if (next == '$') {
-      literal("$");
-      i += 2;
-    } else if (next == '&' || next == '`' || next == '\'') {
-      replacement_.push_back(Piece{.kind = next == '&'   ? Piece::Kind::kGroup
-                                           : next == '`' ? Piece::Kind::kPrefix
-                                                         : Piece::Kind::kSuffix,
-                                   .literal = "",
-                                   .group = 0});
-      i += 2;
-    } else if (next >= '0' && next <= '9') {
-      size_t group = static_cast<size_t>(next - '0');
-      i += 2;
-      if (i < format.size() && format[i] >= '0' && format[i] <= '9') group = group * 10 + (format[i++] - '0');
-      replacement_.push_back(Piece{.kind = Piece::Kind::kGroup, .literal = "", .group = group});
-    } else if (rest.starts_with(kValue)) {
-      replacement_.push_back(Piece{.kind = Piece::Kind::kValue, .literal = "", .group = 0});
-      i += kValue.size();
-    } else {
-      literal("$");
-      i += 1;
-    }
-  }
+  regex_ = *std::move(regex);
 }
 
 std::string TopicRouter::Route(std::string_view value) const {
-  if (!regex_.has_value()) return regex_broken_ ? std::string() : ReplaceAll(template_, "${routedByValue}", value);
-  if (value.size() > kMaxRegexValueBytes) return std::string(value);
-  try {
-    // Kafka's RegexRouter: matches() over the whole value, then replaceFirst(), which replaces the first match a
-    // search finds (for most patterns the whole value).
-    if (!std::regex_match(value.begin(), value.end(), *regex_)) return std::string(value);
-    std::match_results<std::string_view::const_iterator> m;
-    if (!std::regex_search(value.begin(), value.end(), m, *regex_)) return std::string(value);
-    std::string out = m.prefix().str();
-    for (const Piece& piece : replacement_) {
-      switch (piece.kind) {
-        case Piece::Kind::kLiteral: out.append(piece.literal); break;
-        case Piece::Kind::kGroup: if (piece.group < m.size()) out.append(m[piece.group].str()); break;
-        case Piece::Kind::kPrefix: out.append(m.prefix().str()); break;
-        case Piece::Kind::kSuffix: out.append(m.suffix().str()); break;
-        case Piece::Kind::kValue: out.append(value); break;
-      }
-    }
-    out.append(m.suffix().str());
-    return out;
-  } catch (const std::exception&) {
-    return std::string();  // std::regex gave up (complexity): no legal topic, so a per-event error
-  }
+  if (regex_broken_) return std::string();
+  if (!regex_.has_value()) return ReplaceAll(template_, "${routedByValue}", value);
+  return regex_->Route(value);
 }
 
 std::string RouteTopic(const TopicRouter& router, std::string_view routed_by_value) {

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +18,7 @@
 #include "common/lsn.h"
 #include "common/record.h"
 #include "config/config.h"
+#include "config/java_regex.h"
 #include "pg/pgoutput.h"
 
 namespace outbox::v1 {
@@ -45,31 +45,19 @@ bool IsLegalTopicName(std::string_view name);
 
 // The topic of an event from its route column's value, compiled once from the config. Either the template
 // (`outbox.route.topic`: every "${routedByValue}" replaced by the value), or Debezium's RegexRouter form when
-// `route_topic_regex` is set (ECMAScript; the config layer translates Debezium's Java regex): the regex must match
-// the whole value, and then the first match is replaced (`$n`/`$nn` groups, `$&`, `$$`, and "${routedByValue}" for
-// the value), else the bare value is the topic. Never throws, and the caller checks the result like any topic: a
-// value longer than kMaxRegexValueBytes is not matched (std::regex recurses per character; such a value is no
-// legal topic itself) and gives the bare value; a regex that does not compile (the config layer refuses those) or
-// that std::regex gives up on gives "" (no legal topic). Immutable after construction.
+// `route_topic_regex` is set (a Java pattern and replacement, run on PCRE2 by config::RouteRegex): the pattern must
+// match the whole value, then the first match is replaced, else the bare value is the topic. Never throws, and the
+// caller checks the result like any topic: a pattern that does not compile (the config layer refuses those) or a
+// match PCRE2 gives up on gives "" (no legal topic). Immutable after construction.
 class TopicRouter {
  public:
-  static constexpr size_t kMaxRegexValueBytes = 512;
-
   explicit TopicRouter(const config::OutboxConfig& config);
   std::string Route(std::string_view routed_by_value) const;
 
  private:
-  // One piece of the parsed replacement.
-  struct Piece {
-    enum class Kind { kLiteral, kGroup, kPrefix, kSuffix, kValue } kind = Kind::kLiteral;
-    std::string literal;
-    size_t group = 0;
-  };
-
   std::string template_;
-  std::optional<std::regex> regex_;  // nullopt: the template form (or a regex that did not compile)
-  bool regex_broken_ = false;
-  std::vector<Piece> replacement_;
+  std::optional<config::RouteRegex> regex_;  // nullopt: the template form
+  bool regex_broken_ = false;                // a pattern or replacement that did not compile: no topic
 };
 
 // Formats the topic for one value (compiles the regex on every call: for tests and one-off use; the mapper keeps

@@ -607,7 +607,7 @@ TEST(RouteTopic, DebeziumRegexThatDoesNotMatchTheWholeValueGivesTheBareValue) {
 
 TEST(RouteTopic, DebeziumReplacementMayUseTheRoutedByValuePlaceholder) {
   config::OutboxConfig config;
-  config.route_topic_regex = "(.*)";
+  config.route_topic_regex = "(?<routedByValue>.*)";  // Java forms: ${name} names a group
   config.route_topic_replacement = "outbox.event.${routedByValue}";
   EXPECT_EQ(RouteTopic(config, "Order"), "outbox.event.Order");
 }

@@ -1,0 +1,218 @@
+// Debezium's route regexes on PCRE2 against java.util.regex itself (issue 13): a corpus of route patterns, and
+// random ones, each with its replacement, over values with ASCII, non-ASCII and line-terminator characters, through
+// config::RouteRegex and through tests/config/JavaRoute.java (the JDK's java, which scripts/install-deps.sh
+// installs). Every pattern the relay accepts must be one Java accepts, and must route every value to the same topic
+// (or to the same "no match": the value itself). The relay may refuse what Java accepts (a construct the two read
+// differently), never the reverse.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config/java_regex.h"
+
+namespace outbox::config {
+namespace {
+
+std::string Hex(const std::string& bytes) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string Unhex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+struct Route {
+  std::string pattern, replacement;
+};
+
+// Route patterns people write, and the corners where the two engines could part.
+const std::vector<Route>& Corpus() {
+  static const std::vector<Route> corpus = {
+      {"(?<routedByValue>.*)", "outbox.event.${routedByValue}"},
+      {"(.*)", "outbox.event.$1"},
+      {"(.*)Created", "created.$1"},
+      {"(?<agg>[a-z]+)_(?<event>[a-z]+)", "${agg}.${event}.v1"},
+      {"(?<agg>[a-z]+)_(?<event>[a-z]+)", "$2.$1"},
+      {"(?<t>[^.]+)(?:\\.v(?<v>\\d+))?", "${t}-v${v}"},
+      {"(?<t>.*)\\Q.v1\\E", "${t}"},
+      {"(?<x>[]a]+)\\]?b", "${x}"},
+      {"(?<a>.)\\k<a>(.*)", "${a}2$2"},
+      {"\\A(?<v>.*)\\z", "t.${v}"},
+      {"a|ab", "X"},
+      {"(?<head>.*?)(?<tail>[0-9]*)", "${head}"},
+      {"(a.*)", "$10"},
+      {"(a)(b)?(c)?", "$1$2$3x"},
+      {"(.*)$", "end.$1"},
+      {"^(.*)$", "both.$1"},
+      {"(.)(.*)", "$2$1"},
+      {".{2}(.*)", "two.$1"},
+      {"(\\w+)-(\\d{2,3})", "$1.$2"},
+      {"(\\s*)(\\S+)(\\s*)", "s.$2"},
+      {"(\\h*)(.*)", "h.$2"},
+      {"(.*?)(\\v|\\R)?", "v.$1"},
+      {"(\\p{Lu})(\\p{Ll}*)", "$1.$2"},
+      {"(\\p{L}+)(.*)", "l.$1"},
+      {"(\\x{e9})(.*)", "e.$2"},
+      {"(\\x41)(.*)", "A.$2"},
+      {"(?=Order)(.*)", "o.$1"},
+      {"(.*)(?<=ed)", "ed.$1"},
+      {"(?<!x)(a+)", "a.$1"},
+      {"(?>a+)b", "atomic"},
+      {"a++b?", "possessive"},
+      {"(a*+)(.*)", "$1.$2"},
+      {"[^a]*", "not-a"},
+      {"[a-c&&b]", "intersection"},
+      {"[a[b]]", "union"},
+      {"(?i)order", "i"},
+      {"(?s)(.*)", "s.$1"},
+      {"(?m)(.*)$", "m.$1"},
+      {"(?x) a b", "x"},
+      {"\\bword\\b", "b"},
+      {"(.*)\\Z", "Z.$1"},
+      {"\\0101(.*)", "octal.$1"},
+      {"\\u00e9(.*)", "u.$1"},
+      {"a{,3}", "brace"},
+      {"a{2", "brace"},
+      {"(?<my_name>.*)", "${my_name}"},
+      {"(?<=a+)b", "lookbehind"},
+      {"(a)\\2", "backref"},
+      {"\\1(a)", "forward"},
+      {"(?<n>a)(?<n>b)", "dup"},
+      {"[[:alpha:]]+", "posix"},
+      {"\\p{Alpha}+", "posix-java"},
+      {"\\p{IsLatin}+", "script"},
+      {"\\e(.*)", "esc.$1"},
+      {"(.*)\\.(?<ver>v[0-9]+)", "${ver}.$1"},
+      {"(.*)", "\\$1.$1"},
+      {"(.*)", "a\\\\b"},
+      // Java's $ is the end or before a final line terminator, PCRE2's before a final \n only.
+      {"(a)$\\r", "r.$1"},
+      {"(a)$\\n", "n.$1"},
+      {"(a)$\\r\\n", "rn.$1"},
+      {"(a)\\r$\\n", "r-n.$1"},
+      {"(a)$\\x{85}", "nel.$1"},
+      {"(a)$\\x{2028}", "ls.$1"},
+      {"(a)$\\x0b", "vt.$1"},
+  };
+  return corpus;
+}
+
+const std::vector<std::string>& Values() {
+  static const std::vector<std::string> values = {
+      "", "a", "ab", "abc", "aab", "ba", "b", "a]b", "]", "0", "12", "a-123", "order_created", "Order_created",
+      "OrderCreated", "Order", "order.v2", "order.v1", "orderXv1", "word", "a b", " x ", "xx", "\t",
+      "a\nb", "a\n", "a\r\n", "a\r", "\r", "\n", "a\rb", "x\xc2\x85", "\xe2\x80\xa8", "a\xe2\x80\xa9", "a\x0b", "\x0c",
+      "\xc3\xa9", "\xc3\xa9" "a", "\xe2\x84\xaa", "K", "k", "\xce\xa3\xcf\x83", "\xf0\x9f\x98\x80" "a", "A1", "_",
+      "\x1b" "x", "a\xc2\xa0", "\xe3\x80\x80" "b",
+  };
+  return values;
+}
+
+// Random short patterns over the characters that carry syntax in either engine.
+std::vector<Route> RandomRoutes(int n) {
+  std::mt19937 rng(13);
+  const std::string alphabet = "ab.*+?()[]{}|^$\\<>:=!kQEdswxnrpL0123,-&";
+  const std::vector<std::string> replacements = {"t.$0", "t.$1", "$0$0", "x"};
+  std::vector<Route> routes;
+  for (int i = 0; i < n; ++i) {
+    std::string pattern(1 + rng() % 8, ' ');
+    for (char& c : pattern) c = alphabet[rng() % alphabet.size()];
+    routes.push_back({pattern, replacements[rng() % replacements.size()]});
+  }
+  return routes;
+}
+
+// Every route through java.util.regex: for each route, its compile answer and one answer per value.
+std::vector<std::string> RunJava(const std::vector<Route>& routes, const std::vector<std::string>& values) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("outbox-java-route-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream in(dir / "in.txt");
+    for (const Route& r : routes) {
+      in << "P " << Hex(r.pattern) << " " << Hex(r.replacement) << "\n";
+      for (const std::string& v : values) in << "V " << Hex(v) << "\n";
+    }
+  }
+  const std::string command = std::string("java ") + OUTBOX_JAVA_ROUTE + " < " + (dir / "in.txt").string() + " > " +
+                              (dir / "out.txt").string();
+  EXPECT_EQ(std::system(command.c_str()), 0) << command << " (the JDK comes from scripts/install-deps.sh)";
+  std::vector<std::string> lines;
+  std::ifstream out(dir / "out.txt");
+  for (std::string line; std::getline(out, line);) lines.push_back(line);
+  std::filesystem::remove_all(dir);
+  return lines;
+}
+
+struct Outcome {
+  int accepted = 0;
+  int refused_by_relay_only = 0;
+};
+
+// Runs `routes` through both engines and checks every accepted one value by value.
+Outcome Compare(const std::vector<Route>& routes) {
+  const std::vector<std::string>& values = Values();
+  const std::vector<std::string> java = RunJava(routes, values);
+  EXPECT_EQ(java.size(), routes.size() * (values.size() + 1));
+  Outcome outcome;
+  size_t line = 0;
+  for (const Route& r : routes) {
+    if (line + values.size() + 1 > java.size()) break;
+    const std::string& compiled = java[line++];
+    absl::StatusOr<RouteRegex> relay = RouteRegex::Compile(r.pattern);
+    const bool relay_accepts = relay.ok() && relay->SetReplacement(r.replacement).ok();
+    if (!relay_accepts) {
+      outcome.refused_by_relay_only += compiled == "OK";
+      line += values.size();
+      continue;
+    }
+    ++outcome.accepted;
+    EXPECT_EQ(compiled, "OK") << "the relay accepts " << r.pattern << ", which Java refuses: "
+                              << (compiled.size() > 8 ? Unhex(compiled.substr(8)) : compiled);
+    for (const std::string& value : values) {
+      const std::string& answer = java[line++];
+      if (compiled != "OK") continue;
+      EXPECT_EQ(answer, "R " + Hex(relay->Route(value)))
+          << "pattern " << r.pattern << ", replacement " << r.replacement << ", value \"" << value << "\" (hex "
+          << Hex(value) << "): Java gives "
+          << (answer.starts_with("R ") ? "\"" + Unhex(answer.substr(2)) + "\"" : answer) << ", the relay \""
+          << relay->Route(value) << "\"";
+    }
+  }
+  return outcome;
+}
+
+TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
+  const Outcome outcome = Compare(Corpus());
+  EXPECT_GE(outcome.accepted, 30) << "the common route patterns are accepted";
+  // The common forms must stay accepted (a relay that refused everything would pass the comparison).
+  for (const char* common : {"(?<routedByValue>.*)", "(.*)Created", "(?<agg>[a-z]+)_(?<event>[a-z]+)",
+                             "(?<t>[^.]+)(?:\\.v(?<v>\\d+))?", "(\\p{Lu})(\\p{Ll}*)", "(.*)$"}) {
+    EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
+  }
+}
+
+TEST(JavaRouteDifferential, RandomPatternsRouteAsJavaRoutesThem) {
+  const Outcome outcome = Compare(RandomRoutes(3000));
+  EXPECT_GT(outcome.accepted, 300);
+  std::printf("random patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
+              outcome.refused_by_relay_only);
+}
+
+}  // namespace
+}  // namespace outbox::config
