@@ -647,17 +647,14 @@ std::string UrlPassword(absl::string_view url) {
   return colon == absl::string_view::npos ? std::string() : std::string(userinfo.substr(colon + 1));
 }
 
-// Every secret once, longest first.
+// Every secret once, longest first: the value of every secret key (whichever sink reads it), the passwords inside
+// a conninfo or an amqp:// URL, and `resolved` (what ${env:} and ${file:} gave).
 std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::string> secrets) {
   for (std::string& password : internal::ConninfoPasswords(config.source.conninfo)) {
     secrets.push_back(std::move(password));
   }
-  for (const auto& [name, value] : config.kafka) {
-    if (IsSecretProperty(name) && !value.empty()) secrets.push_back(value);
-  }
-  for (const std::string* value : {&config.nats.password, &config.nats.token, &config.rabbitmq.password,
-                                    &config.http_sink.password, &config.http_sink.bearer_token}) {
-    if (!value->empty()) secrets.push_back(*value);
+  for (auto& [key, value] : internal::KeyValues(config, /*every_sink=*/true)) {
+    if (IsSecretKey(key) && !value.empty()) secrets.push_back(std::move(value));
   }
   if (std::string p = UrlPassword(config.rabbitmq.url); !p.empty()) secrets.push_back(std::move(p));
   std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
@@ -815,10 +812,18 @@ std::string_view SinkTypeName(SinkType sink) {
   return "kafka";
 }
 
-bool IsSecretProperty(std::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(std::string(name));
-  return absl::EndsWith(lower, "password") || absl::EndsWith(lower, "secret") || lower == "ssl.key.pem" ||
-         lower == "ssl_key" || lower == "sasl.oauthbearer.config";
+bool IsSecretKey(std::string_view key) {
+  const std::string lower = absl::AsciiStrToLower(std::string(key));
+  for (std::string_view property : kLibrdkafkaSensitiveProperties) {
+    if (absl::EndsWith(lower, absl::string_view(property.data(), property.size())) &&
+        (lower.size() == property.size() || lower[lower.size() - property.size() - 1] == '.')) {
+      return true;
+    }
+  }
+  for (absl::string_view suffix : {"password", "secret", "token", "passphrase", ".jwt", ".seed"}) {
+    if (absl::EndsWith(lower, suffix)) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> AcceptedKeys() {

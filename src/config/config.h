@@ -216,10 +216,19 @@ std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& c
 // The pipelines to run: `config.pipelines`, or `config` itself when the file has none.
 std::vector<const Config*> PipelinesOf(const Config& config);
 
-// Whether a kafka.* (librdkafka) property holds a credential: every property librdkafka documents as sensitive
-// (*password, *secret, ssl.key.pem, ssl_key, sasl.oauthbearer.config). The one predicate for every place that masks
-// (check, the config dump) or collects values for redaction (logs, errors, /readyz).
-bool IsSecretProperty(std::string_view name);
+// Every librdkafka property documented as sensitive (_RK_SENSITIVE in rdkafka_conf.c of the pinned librdkafka,
+// 2.14.2; tests/kafka checks each against the linked library).
+inline constexpr std::string_view kLibrdkafkaSensitiveProperties[] = {
+    "ssl.key.location", "ssl.key.password", "ssl.key.pem", "ssl_key", "ssl.ca.pem", "ssl.keystore.password",
+    "sasl.username", "sasl.password", "sasl.oauthbearer.config", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.assertion.private.key.file", "sasl.oauthbearer.assertion.private.key.passphrase",
+    "sasl.oauthbearer.assertion.private.key.pem"};
+
+// Whether a key's value is a secret: a librdkafka property above (bare, as kafka.<property>, or under a Debezium
+// producer prefix), and every other credential key (…password, …secret, …token, …passphrase, NATS's …jwt and
+// …seed). The one predicate for every place that masks (check, the config dump) or collects values for redaction
+// (logs, errors, /readyz).
+bool IsSecretKey(std::string_view key);
 
 // Replaces every secret of `config` (and any password=... in a conninfo) in `text` with "****".
 std::string Redact(const Config& config, std::string text);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "common/strings.h"
 #include "config/config.h"
+#include "config/config_internal.h"
 
 namespace outbox::config {
 namespace {
@@ -40,11 +41,11 @@ const char* Name(Format f) {
 const char* Name(LogFormat f) { return f == LogFormat::kJson ? "json" : "text"; }
 std::string Text(bool b) { return b ? "true" : "false"; }
 std::string Text(int64_t v) { return Cat(v); }
-std::string Masked(const std::string& secret) { return secret.empty() ? "" : "****"; }
-
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& c) {
+namespace internal {
+
+std::vector<std::pair<std::string, std::string>> KeyValues(const Config& c, bool every_sink) {
   std::vector<std::string> additional;
   for (const AdditionalField& f : c.outbox.fields.additional) additional.push_back(Cat(f.column, ":", f.placement, ":", f.name));
   std::vector<std::pair<std::string, std::string>> kv = {
@@ -88,13 +89,13 @@ std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& c
       {"log.level", c.log_level},
       {"log.format", Name(c.log_format)},
   };
-  if (c.sink == SinkType::kNats) {
+  if (every_sink || c.sink == SinkType::kNats) {
     const NatsConfig& n = c.nats;
     kv.insert(kv.end(), {{"nats.url", n.url},
                          {"nats.stream", n.stream},
                          {"nats.user", n.user},
-                         {"nats.password", Masked(n.password)},
-                         {"nats.token", Masked(n.token)},
+                         {"nats.password", n.password},
+                         {"nats.token", n.token},
                          {"nats.creds", n.creds},
                          {"nats.tls.ca", n.tls_ca},
                          {"nats.tls.cert", n.tls_cert},
@@ -103,11 +104,11 @@ std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& c
                          {"nats.ack_timeout_ms", Text(n.ack_timeout_ms)},
                          {"nats.connect_timeout_ms", Text(n.connect_timeout_ms)}});
   }
-  if (c.sink == SinkType::kRabbitMq) {
+  if (every_sink || c.sink == SinkType::kRabbitMq) {
     const RabbitMqConfig& q = c.rabbitmq;
     kv.insert(kv.end(), {{"rabbitmq.url", q.url},  // a password in it is masked by Redact
                          {"rabbitmq.user", q.user},
-                         {"rabbitmq.password", Masked(q.password)},
+                         {"rabbitmq.password", q.password},
                          {"rabbitmq.exchange", q.exchange},
                          {"rabbitmq.routing_key", q.routing_key},
                          {"rabbitmq.dead_letter_exchange", q.dead_letter_exchange},
@@ -119,7 +120,7 @@ std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& c
                          {"rabbitmq.heartbeat_s", Text(q.heartbeat_s)},
                          {"rabbitmq.connect_timeout_ms", Text(q.connect_timeout_ms)}});
   }
-  if (c.sink == SinkType::kHttp) {
+  if (every_sink || c.sink == SinkType::kHttp) {
     const HttpSinkConfig& h = c.http_sink;
     kv.insert(kv.end(), {{"http_sink.url", h.url},
                          {"http_sink.content_type", h.content_type},
@@ -131,16 +132,24 @@ std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& c
                          {"http_sink.retry_backoff_ms", Text(h.retry_backoff_ms)},
                          {"http_sink.retry_backoff_max_ms", Text(h.retry_backoff_max_ms)},
                          {"http_sink.retry_after_max_ms", Text(h.retry_after_max_ms)},
-                         {"http_sink.bearer_token", Masked(h.bearer_token)},
+                         {"http_sink.bearer_token", h.bearer_token},
                          {"http_sink.user", h.user},
-                         {"http_sink.password", Masked(h.password)},
+                         {"http_sink.password", h.password},
                          {"http_sink.tls.ca", h.tls_ca},
                          {"http_sink.tls.cert", h.tls_cert},
                          {"http_sink.tls.key", h.tls_key},
                          {"http_sink.check_url", h.check_url}});
   }
-  for (const auto& [property, value] : c.kafka) {
-    kv.emplace_back(Cat("kafka.", property), IsSecretProperty(property) ? Masked(value) : value);
+  for (const auto& [property, value] : c.kafka) kv.emplace_back(Cat("kafka.", property), value);
+  return kv;
+}
+
+}  // namespace internal
+
+std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> kv = internal::KeyValues(config, /*every_sink=*/false);
+  for (auto& [key, value] : kv) {
+    if (IsSecretKey(key) && !value.empty()) value = "****";
   }
   return kv;
 }

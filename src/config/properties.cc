@@ -426,11 +426,6 @@ constexpr ServerSink kServerSinks[] = {
     {"http", SinkType::kHttp, "http."},
 };
 
-// A sink key whose value is a credential: what IsSecretProperty says, and NATS's JWT and NKey seed.
-bool IsSinkSecret(std::string_view key) {
-  return IsSecretProperty(key) || key.ends_with(".seed") || key.ends_with(".jwt");
-}
-
 // An amqp:// URL's host (IPv6 in brackets) and vhost (percent-encoded, as amqp_parse_url decodes it).
 std::string AmqpHost(std::string_view host) {
   return absl::StrContains(ToAbsl(host), ':') && !host.starts_with('[') ? Cat("[", host, "]") : std::string(host);
@@ -558,7 +553,7 @@ class DebeziumMapper {
     } else if (key == "debezium.sink.type") {
       sink_type_ = std::move(prop);
     } else if (key.starts_with(kServerSink)) {
-      if (IsSinkSecret(key)) secrets_.push_back(prop.value);
+      if (IsSecretKey(key)) secrets_.push_back(prop.value);
       sink_keys_.Add(key.substr(kServerSink.size()), std::move(prop));
     } else {
       Warn(prop, "a Debezium Server setting; no effect on the records");

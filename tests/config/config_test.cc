@@ -607,14 +607,15 @@ TEST(Config, RedactMasksUriConninfoPasswords) {
 
 TEST(Config, RedactMasksKafkaPasswordsAndReferencedValues) {
   Resolver resolver = FakeResolver({{"HOST", "db.internal"}}, {{"/run/secrets/sasl", "kafka-pw"}});
-  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, R"(  sasl.username: relay
+  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, R"(  sasl.username: kafka-user
   sasl.password: ${file:/run/secrets/sasl}
   ssl.key.password: plain-key-pw
 )"), {{"source.conninfo", "host=${env:HOST} user=relay"}}, resolver);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  EXPECT_EQ(loaded->kafka.at("sasl.username"), "relay");
-  EXPECT_EQ(Redact(*loaded, "sasl kafka-pw key plain-key-pw host db.internal user relay"),
-            "sasl **** key **** host **** user relay");
+  EXPECT_EQ(loaded->kafka.at("sasl.username"), "kafka-user");
+  // sasl.username too: librdkafka documents it as sensitive. The PostgreSQL user is not a secret.
+  EXPECT_EQ(Redact(*loaded, "sasl kafka-pw key plain-key-pw host db.internal user kafka-user pg relay"),
+            "sasl **** key **** host **** user **** pg relay");
 }
 
 TEST(Config, RedactMasksPasswordsInAnyConninfoLikeText) {
@@ -685,16 +686,24 @@ TEST(SystemResolver, ReadsEnvironmentAndFilesStrippingTrailingNewlines) {
 }
 
 // One predicate decides what is secret, for the config dump (`check`) and for redaction alike.
-TEST(IsSecretProperty, RecognizesEveryCredentialLibrdkafkaDocumentsAsSensitive) {
-  for (const char* key : {"sasl.password", "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password",
-                          "sasl.oauthbearer.client.secret", "ssl.key.pem", "ssl_key", "sasl.oauthbearer.config",
-                          "SASL.PASSWORD"}) {
-    EXPECT_TRUE(IsSecretProperty(key)) << key;
+TEST(IsSecretKey, RecognizesEverySensitiveLibrdkafkaPropertyAndEveryCredentialKey) {
+  for (std::string_view property : kLibrdkafkaSensitiveProperties) {
+    const std::string name(property);
+    for (const std::string& key : {name, "kafka." + name, "debezium.sink.kafka.producer." + name,
+                                   absl::AsciiStrToUpper(name)}) {
+      EXPECT_TRUE(IsSecretKey(key)) << key;
+    }
   }
-  for (const char* key : {"bootstrap.servers", "sasl.username", "sasl.mechanism", "security.protocol",
-                          "ssl.ca.location", "ssl.certificate.location", "client.id", "acks",
-                          "sasl.oauthbearer.client.id"}) {
-    EXPECT_FALSE(IsSecretProperty(key)) << key;
+  for (const char* key : {"kafka.ssl.truststore.password", "nats.password", "nats.token", "rabbitmq.password",
+                          "http_sink.password", "http_sink.bearer_token", "debezium.sink.nats-jetstream.auth.jwt",
+                          "debezium.sink.nats-jetstream.auth.seed", "debezium.source.database.password"}) {
+    EXPECT_TRUE(IsSecretKey(key)) << key;
+  }
+  for (const char* key : {"kafka.bootstrap.servers", "kafka.sasl.mechanism", "kafka.security.protocol",
+                          "kafka.ssl.ca.location", "kafka.ssl.certificate.location", "kafka.client.id", "kafka.acks",
+                          "kafka.sasl.oauthbearer.client.id", "kafka.sasl.oauthbearer.token.endpoint.url",
+                          "kafka.xssl.key.location", "nats.user", "http_sink.user", "source.conninfo"}) {
+    EXPECT_FALSE(IsSecretKey(key)) << key;
   }
 }
 
