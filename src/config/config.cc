@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "config/config_internal.h"
+#include "config/substitution.h"
 
 namespace outbox::config {
 namespace {
@@ -84,50 +85,13 @@ absl::string_view LastSegment(absl::string_view path) {
   return dot == absl::string_view::npos ? path : path.substr(dot + 1);
 }
 
-// Replaces every ${env:NAME} and ${file:/path} in `value` (the value of `key`) through `resolver` and appends each
-// resolved text to `secrets`. Any other ${...} (such as ${routedByValue}) is left as is, and resolved text is not
-// scanned again. An error names the key and the variable or file, never a value.
-absl::StatusOr<std::string> Substitute(absl::string_view key, absl::string_view value, const Resolver& resolver,
-                                       std::vector<std::string>* secrets) {
-  std::string out;
-  size_t copied = 0;
-  size_t pos = 0;
-  while ((pos = value.find("${", pos)) != absl::string_view::npos) {
-    const absl::string_view rest = value.substr(pos);
-    const bool is_env = absl::StartsWith(rest, "${env:");
-    if (!is_env && !absl::StartsWith(rest, "${file:")) {
-      pos += 2;
-      continue;
-    }
-    const absl::string_view kind = is_env ? "${env:" : "${file:";
-    const size_t name_begin = pos + kind.size();
-    const size_t end = value.find('}', name_begin);
-    if (end == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(key, ": unterminated ", kind, " reference"));
-    }
-    const std::string name(value.substr(name_begin, end - name_begin));
-    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(key, ": empty ", kind, "} reference"));
-    std::optional<std::string> resolved;
-    if (is_env && resolver.env) resolved = resolver.env(name);
-    if (!is_env && resolver.file) resolved = resolver.file(name);
-    if (!resolved.has_value()) {
-      return absl::InvalidArgumentError(is_env ? absl::StrCat(key, ": environment variable ", name, " is not set")
-                                               : absl::StrCat(key, ": file ", name, " cannot be read"));
-    }
-    absl::StrAppend(&out, value.substr(copied, pos - copied), *resolved);
-    if (!resolved->empty()) secrets->push_back(*std::move(resolved));
-    pos = copied = end + 1;
-  }
-  absl::StrAppend(&out, value.substr(copied));
-  return out;
-}
-
 // Reads typed values out of a RawTree key by key, substituting references, and collects every problem instead of
 // stopping at the first, so that one `check` shows them all. It remembers the keys it was asked for: whatever is
 // left in the tree is reported as unknown. Single-threaded, used for one load.
 class Reader {
  public:
-  Reader(RawTree tree, const Resolver& resolver) : tree_(std::move(tree)), resolver_(resolver) {}
+  Reader(RawTree tree, const Resolver& resolver)
+      : tree_(std::move(tree)), substitution_(resolver, internal::Dialect::kRelay) {}
 
   // The substituted value of `key`; nullopt when absent, null, or wrong (then the error is recorded).
   std::optional<std::string> Scalar(absl::string_view key) {
@@ -247,7 +211,7 @@ class Reader {
 
   void Error(absl::string_view key, absl::string_view problem) { errors_.push_back(absl::StrCat(key, ": ", problem)); }
 
-  std::vector<std::string>& secrets() { return secrets_; }
+  std::vector<std::string>& secrets() { return substitution_.secrets(); }
   const std::set<std::string, std::less<>>& known() const { return known_; }
 
   // Problems with keys nobody asked for (first: a typo explains a "required" below it), then those found reading.
@@ -278,9 +242,9 @@ class Reader {
   }
 
   std::optional<std::string> Resolve(absl::string_view key, const std::string& value) {
-    absl::StatusOr<std::string> resolved = Substitute(key, value, resolver_, &secrets_);
+    absl::StatusOr<std::string> resolved = substitution_.Expand(value);
     if (!resolved.ok()) {
-      errors_.emplace_back(resolved.status().message());
+      Error(key, resolved.status().message());
       return std::nullopt;
     }
     return *std::move(resolved);
@@ -316,10 +280,9 @@ class Reader {
   }
 
   RawTree tree_;
-  const Resolver& resolver_;
+  internal::Substitution substitution_;       // the relay's ${env:} and ${file:}; holds what they resolved to
   std::set<std::string, std::less<>> known_;  // every key asked for
   std::vector<std::string> errors_;
-  std::vector<std::string> secrets_;  // every text ${env:} or ${file:} resolved to
 };
 
 void ReadSource(Reader& r, SourceConfig* source) {

@@ -38,6 +38,7 @@
 #include "config/config_internal.h"
 #include "config/java_properties.h"
 #include "config/java_regex.h"
+#include "config/substitution.h"
 
 namespace outbox::config::internal {
 namespace {
@@ -55,7 +56,6 @@ constexpr std::string_view kStringSerializer = "org.apache.kafka.common.serializ
 constexpr std::string_view kDefaultRouteRegex = "(?<routedByValue>.*)";
 constexpr std::string_view kDefaultRouteReplacement = "outbox.event.${routedByValue}";
 constexpr std::string_view kRoutedByValue = "${routedByValue}";
-constexpr int kMaxExpansionDepth = 8;
 
 std::string Quoted(std::string_view text) { return Cat("\"", text, "\""); }
 
@@ -287,131 +287,6 @@ const Rule* FindRule(const std::vector<Rule>& rules, std::string_view key) {
   return best;
 }
 
-// SmallRye's environment variable name for a property: non-alphanumerics to '_', upper case.
-std::string EnvName(std::string_view name) {
-  std::string out;
-  for (char c : name) out.push_back(absl::ascii_isalnum(c) ? absl::ascii_toupper(c) : '_');
-  return out;
-}
-
-// Expands the references in values: ${env:NAME} and ${file:PATH} (the relay's), ${file:PATH:KEY} (a key of a
-// properties file) and ${directory:DIR:FILE} (Kafka's config providers), and, in a Debezium Server file,
-// SmallRye's ${name} / ${name:default} (another property of the file or an environment variable; `$${` and
-// `\${` keep a literal `${`). Debezium's own ${routedByValue} is always kept. Every text read from the
-// environment or a file is a secret.
-class Expander {
- public:
-  Expander(const std::map<std::string, std::string>& raw, bool smallrye, const Resolver& resolver)
-      : raw_(raw), smallrye_(smallrye), resolver_(resolver) {}
-
-  absl::StatusOr<std::string> Expand(std::string_view value, int depth = 0) {
-    if (depth > kMaxExpansionDepth) return absl::InvalidArgumentError("references nest too deeply (a cycle?)");
-    std::string out;
-    size_t i = 0;
-    while (i < value.size()) {
-      const std::string_view rest = value.substr(i);
-      if (smallrye_ && (rest.starts_with("$${") || rest.starts_with("\\${"))) {
-        out.append("${");
-        i += 3;
-        continue;
-      }
-      if (!rest.starts_with("${")) {
-        out.push_back(value[i++]);
-        continue;
-      }
-      const size_t close = MatchingBrace(value, i + 2);
-      if (close == std::string_view::npos) return absl::InvalidArgumentError("unterminated ${ reference");
-      absl::StatusOr<std::string> resolved = Resolve(value.substr(i + 2, close - i - 2), depth);
-      if (!resolved.ok()) return resolved.status();
-      out.append(*resolved);
-      i = close + 1;
-    }
-    return out;
-  }
-
-  std::vector<std::string>& secrets() { return secrets_; }
-
- private:
-  static size_t MatchingBrace(std::string_view value, size_t from) {
-    int open = 1;
-    for (size_t i = from; i < value.size(); ++i) {
-      if (value[i] == '{') ++open;
-      if (value[i] == '}' && --open == 0) return i;
-    }
-    return std::string_view::npos;
-  }
-
-  // The inside of ${...}.
-  absl::StatusOr<std::string> Resolve(std::string_view inner, int depth) {
-    if (inner == "routedByValue") return std::string(kRoutedByValue);
-    const size_t colon = inner.find(':');
-    const std::string_view head = inner.substr(0, colon);
-    const std::string_view tail = colon == std::string_view::npos ? "" : inner.substr(colon + 1);
-    if (colon != std::string_view::npos && head == "env") {
-      return Secret(resolver_.env, std::string(tail), "environment variable");
-    }
-    if (colon != std::string_view::npos && head == "file") {
-      const size_t key_colon = tail.rfind(':');
-      if (key_colon == std::string_view::npos || key_colon == 0) {
-        return Secret(resolver_.file, std::string(tail), "file");
-      }
-      return PropertiesFileKey(std::string(tail.substr(0, key_colon)), std::string(tail.substr(key_colon + 1)));
-    }
-    if (colon != std::string_view::npos && head == "directory") {
-      const size_t file_colon = tail.find(':');
-      if (file_colon == std::string_view::npos) return absl::InvalidArgumentError("${directory:DIR:FILE} needs a file");
-      return Secret(resolver_.file, Cat(tail.substr(0, file_colon), "/", tail.substr(file_colon + 1)), "file");
-    }
-    if (!smallrye_) {
-      if (colon == std::string_view::npos) return Cat("${", inner, "}");  // Kafka Connect leaves it as is
-      return absl::InvalidArgumentError(Cat("config provider ", Quoted(head),
-                                            " is not supported (use ${env:NAME}, ${file:PATH} or ${file:PATH:KEY})"));
-    }
-    // SmallRye: a property of the file, an environment variable, or the default.
-    const std::string name(head);
-    if (auto it = raw_.find(name); it != raw_.end()) return Expand(it->second, depth + 1);
-    for (const std::string& candidate : {name, EnvName(name)}) {
-      std::optional<std::string> env = resolver_.env ? resolver_.env(candidate) : std::nullopt;
-      if (env.has_value()) {
-        if (!env->empty()) secrets_.push_back(*env);
-        return *std::move(env);
-      }
-    }
-    if (colon != std::string_view::npos) return Expand(tail, depth + 1);
-    return absl::InvalidArgumentError(Cat("cannot expand ${", name, "}: no such property or environment variable"));
-  }
-
-  absl::StatusOr<std::string> Secret(const std::function<std::optional<std::string>(const std::string&)>& lookup,
-                                     const std::string& name, std::string_view what) {
-    if (name.empty()) return absl::InvalidArgumentError(Cat("empty ", what, " reference"));
-    std::optional<std::string> value = lookup ? lookup(name) : std::nullopt;
-    if (!value.has_value()) {
-      return absl::InvalidArgumentError(what == "file" ? Cat("file ", name, " cannot be read")
-                                                       : Cat("environment variable ", name, " is not set"));
-    }
-    if (!value->empty()) secrets_.push_back(*value);
-    return *std::move(value);
-  }
-
-  absl::StatusOr<std::string> PropertiesFileKey(const std::string& path, const std::string& key) {
-    std::optional<std::string> text = resolver_.file ? resolver_.file(path) : std::nullopt;
-    if (!text.has_value()) return absl::InvalidArgumentError(Cat("file ", path, " cannot be read"));
-    absl::StatusOr<std::vector<PropertyEntry>> entries = ParseJavaProperties(*text);
-    if (!entries.ok()) return absl::InvalidArgumentError(Cat("file ", path, ": ", entries.status().message()));
-    for (const PropertyEntry& entry : *entries) {
-      if (entry.key != key) continue;
-      if (!entry.value.empty()) secrets_.push_back(entry.value);
-      return entry.value;
-    }
-    return absl::InvalidArgumentError(Cat("file ", path, " has no key ", key));
-  }
-
-  const std::map<std::string, std::string>& raw_;
-  bool smallrye_;
-  const Resolver& resolver_;
-  std::vector<std::string> secrets_;
-};
-
 // A Debezium Server sink the relay has: its debezium.sink.type, the relay's sink.type, and the prefix of its keys
 // after "debezium.sink.".
 struct ServerSink {
@@ -507,7 +382,7 @@ class DebeziumMapper {
   void Sort() {
     std::map<std::string, std::string> raw;
     for (const PropertyEntry& e : entries_) raw[e.key] = e.value;
-    Expander expander(raw, server_, resolver_);
+    Substitution expander(resolver_, server_ ? Dialect::kDebeziumServer : Dialect::kKafkaConnect, &raw);
     for (PropertyEntry& e : entries_) {
       if (e.key.starts_with(kRelayPrefix)) {
         // The relay's own keys: BuildConfig substitutes them as it does YAML values.
