@@ -14,6 +14,7 @@
 #include "app/relay.h"
 #include "app/test_hooks.h"
 #include "config/config.h"
+#include "config/load_file.h"
 #include "ops/logging.h"
 #include "spdlog/spdlog.h"
 

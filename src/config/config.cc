@@ -821,17 +821,6 @@ absl::StatusOr<Config> LoadYaml(const std::string& yaml_text,
   return internal::BuildConfig(*std::move(tree), overrides, resolver);
 }
 
-absl::StatusOr<Config> LoadFile(const std::string& path,
-                                const std::vector<std::pair<std::string, std::string>>& overrides,
-                                const Resolver& resolver) {
-  std::optional<std::string> text = resolver.file ? resolver.file(path) : std::nullopt;
-  if (!text.has_value()) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read the config file"));
-  if (absl::EndsWith(path, ".properties") || absl::EndsWith(path, ".json")) {
-    return internal::LoadDebeziumProperties(path, *text, overrides, resolver);
-  }
-  return LoadYaml(*text, overrides, resolver);
-}
-
 std::vector<const Config*> PipelinesOf(const Config& config) {
   if (config.pipelines.empty()) return {&config};
   std::vector<const Config*> out;

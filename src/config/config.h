@@ -199,10 +199,6 @@ absl::StatusOr<Config> LoadYaml(const std::string& yaml_text,
                                 const std::vector<std::pair<std::string, std::string>>& overrides,
                                 const Resolver& resolver);
 
-// Reads `path` (through resolver.file) and calls LoadYaml.
-absl::StatusOr<Config> LoadFile(const std::string& path,
-                                const std::vector<std::pair<std::string, std::string>>& overrides,
-                                const Resolver& resolver);
 
 // Every key a YAML file may set, sorted: each sink's keys included, `kafka.*` aside (passed to librdkafka as is) and
 // `pipelines.<name>.` prefixes aside. docs/configuration.md lists exactly these (tests/docs).

@@ -32,12 +32,6 @@ absl::StatusOr<RawTree> ParseYamlTree(const std::string& yaml_text);
 absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std::string, std::string>>& overrides,
                                    const Resolver& resolver);
 
-// A Debezium Server application.properties or a Kafka Connect connector config (.properties, or .json: a .json
-// file without connector.class is read as YAML). See properties.cc for what each Debezium key becomes.
-absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std::string& text,
-                                              const std::vector<std::pair<std::string, std::string>>& overrides,
-                                              const Resolver& resolver);
-
 // The password(s) a libpq conninfo carries, in key=value form (`password=...`, quoted or not) or URI form
 // (`postgresql://user:pass@host/db`, `?password=...`): each as written and, when it differs, decoded.
 std::vector<std::string> ConninfoPasswords(absl::string_view conninfo);

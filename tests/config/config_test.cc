@@ -1,5 +1,6 @@
 // Config loading: defaults, validation messages, overrides, ${env:}/${file:} substitution, secrets and redaction.
 #include "config/config.h"
+#include "config/load_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -36,6 +36,7 @@
 #include "absl/strings/strip.h"
 #include "common/strings.h"
 #include "config/config_internal.h"
+#include "config/debezium/debezium.h"
 #include "config/java_properties.h"
 #include "config/java_regex.h"
 #include "config/substitution.h"
@@ -1235,9 +1236,23 @@ void AddSecrets(std::vector<std::string> more, std::vector<std::string>* secrets
 
 }  // namespace
 
-absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std::string& text,
-                                              const std::vector<std::pair<std::string, std::string>>& overrides,
-                                              const Resolver& resolver) {
+}  // namespace outbox::config::internal
+
+namespace outbox::config::debezium {
+
+using internal::BuildConfig;
+using internal::DebeziumMapper;
+using internal::MayBeConnectorJson;
+using internal::LooksLikeJsonObject;
+using internal::ParseConnectorJson;
+using internal::ParseJavaProperties;
+using internal::PropertyEntry;
+using internal::Route;
+using internal::AddSecrets;
+
+absl::StatusOr<Config> Load(const std::string& path, const std::string& text,
+                            const std::vector<std::pair<std::string, std::string>>& overrides,
+                            const Resolver& resolver) {
   const bool json_path = absl::EndsWith(path, ".json");
   // A .json file that is no connector config is a relay config written in JSON (which is YAML).
   if (json_path && !MayBeConnectorJson(text)) return LoadYaml(text, overrides, resolver);
@@ -1279,4 +1294,4 @@ absl::StatusOr<Config> LoadDebeziumProperties(const std::string& path, const std
   return config;
 }
 
-}  // namespace outbox::config::internal
+}  // namespace outbox::config::debezium

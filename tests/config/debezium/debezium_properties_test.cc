@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/load_file.h"
 #include "config/fake_resolver.h"
 #include "config/java_properties.h"
 #include "config/java_regex.h"
