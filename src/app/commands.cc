@@ -26,7 +26,7 @@ namespace {
 
 constexpr int kBrokerProbeTimeoutMs = 5000;
 
-pg::OutboxSqlNames Names(const config::Config& config) {
+pg::OutboxSqlNames Names(const config::PipelineConfig& config) {
   pg::OutboxSqlNames n;
   std::tie(n.schema, n.table) = config::SplitTableName(config.outbox.table);
   n.publication = config.source.publication;
@@ -35,12 +35,12 @@ pg::OutboxSqlNames Names(const config::Config& config) {
 }
 
 // Prints "<command>: <message>" (redacted) to `err`.
-void PrintError(const config::Config& config, std::ostream& err, std::string_view command, std::string_view what,
+void PrintError(const config::PipelineConfig& config, std::ostream& err, std::string_view command, std::string_view what,
                 absl::string_view message) {
   err << command << ": " << config::Redact(config, Cat(what, what.empty() ? "" : ": ", message)) << "\n";
 }
 
-absl::Status WriteCheckpoint(const config::Config& config, const kafka::Checkpoint& c) {
+absl::Status WriteCheckpoint(const config::PipelineConfig& config, const kafka::Checkpoint& c) {
   switch (config.source.checkpoint) {
     case config::CheckpointStore::kKafka:
       if (absl::Status st = kafka::EnsureCheckpointTopic(config.kafka, config.source.checkpoint_topic, 15000); !st.ok()) {
@@ -56,7 +56,7 @@ absl::Status WriteCheckpoint(const config::Config& config, const kafka::Checkpoi
 }
 
 // This cluster's checkpoint of the slot (another cluster's, in a shared topic, is not this slot's).
-absl::StatusOr<std::optional<kafka::Checkpoint>> ReadCheckpoint(const config::Config& config,
+absl::StatusOr<std::optional<kafka::Checkpoint>> ReadCheckpoint(const config::PipelineConfig& config,
                                                                 const std::string& system_id) {
   auto found = MakeCheckpointStore(config)->Read(system_id, config.source.slot);
   if (!found.ok()) return found.status();
@@ -70,9 +70,9 @@ std::optional<int64_t> ToInt(const std::optional<std::string>& text) {
 }
 
 // The effective configuration, one "key: value" line each for the keys that have a value, secrets masked.
-std::string DumpConfig(const config::Config& c) {
+std::string DumpConfig(const config::Config& process, const config::PipelineConfig& c) {
   std::string out;
-  for (const auto& [key, value] : config::EffectiveValues(c)) {
+  for (const auto& [key, value] : config::EffectiveValues(process, c)) {
     if (!value.empty()) Append(&out, "  ", key, ": ", config::Redact(c, value), "\n");
   }
   return out;
@@ -81,7 +81,7 @@ std::string DumpConfig(const config::Config& c) {
 // Collects check results: "ok: ..." and "problem: ..." lines, redacted.
 class Report {
  public:
-  Report(const config::Config& config, std::ostream& out) : config_(config), out_(out) {}
+  Report(const config::PipelineConfig& config, std::ostream& out) : config_(config), out_(out) {}
   void Ok(std::string_view what) { out_ << "ok: " << config::Redact(config_, std::string(what)) << "\n"; }
   void Info(std::string_view what) { out_ << "note: " << config::Redact(config_, std::string(what)) << "\n"; }
   void Problem(std::string_view what) {
@@ -92,7 +92,7 @@ class Report {
   int problems() const { return problems_; }
 
  private:
-  const config::Config& config_;
+  const config::PipelineConfig& config_;
   std::ostream& out_;
   int problems_ = 0;
 };
@@ -124,7 +124,7 @@ struct ServerFacts {
   std::optional<pg::SlotInfo> slot;
 };
 
-void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& report, ServerFacts* facts) {
+void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, Report& report, ServerFacts* facts) {
   const auto value = [&](const std::string& query) -> absl::StatusOr<std::optional<std::string>> {
     auto rows = sql.Exec(query);
     if (!rows.ok()) return rows.status();
@@ -264,7 +264,7 @@ void CheckServer(const config::Config& config, pg::SqlConnection& sql, Report& r
 }
 
 // The NATS server answers and the stream exists (by name), binding the subjects the relay publishes to.
-void CheckNats(const config::Config& config, Report& report) {
+void CheckNats(const config::PipelineConfig& config, Report& report) {
   auto facts = nats::ProbeStream(NatsOptions(config));
   if (!facts.ok()) {
     report.Problem(ToStd(facts.status().message()));
@@ -285,7 +285,7 @@ void CheckNats(const config::Config& config, Report& report) {
 
 // The broker answers and the exchanges exist: rabbitmq.exchange (and the dead letters' when delivery.on_error is
 // dead_letter) when it is no template; a template's exchanges are checked by `run` before their first publish.
-void CheckRabbitMq(const config::Config& config, Report& report) {
+void CheckRabbitMq(const config::PipelineConfig& config, Report& report) {
   const config::RabbitMqConfig& q = config.rabbitmq;
   std::vector<std::string> exchanges;
   const auto add = [&](const std::string& name) {
@@ -308,7 +308,7 @@ void CheckRabbitMq(const config::Config& config, Report& report) {
 }
 
 // The HTTP endpoint answers a HEAD (http_sink.check_url, or the URL's origin), over TLS with the configured CA.
-void CheckHttp(const config::Config& config, Report& report) {
+void CheckHttp(const config::PipelineConfig& config, Report& report) {
   const http::Options options = HttpOptions(config);
   const std::string url = options.check_url.empty() ? http::Origin(options.url) : options.check_url;
   long status = 0;
@@ -321,7 +321,7 @@ void CheckHttp(const config::Config& config, Report& report) {
 
 // The slot and the checkpoint, decided by the same check `run` takes before streaming (pg::CheckSlot). The gap check
 // needs the server's identity (the replication connection) and the store (for Kafka, the broker answering).
-void CheckSlotAndCheckpoint(const config::Config& config, const ServerFacts& facts, bool broker_ok, Report& report) {
+void CheckSlotAndCheckpoint(const config::PipelineConfig& config, const ServerFacts& facts, bool broker_ok, Report& report) {
   if (!facts.slot_read) return;
   const std::string& name = config.source.slot;
   pg::SlotCheckInput in;
@@ -373,7 +373,7 @@ void CheckSlotAndCheckpoint(const config::Config& config, const ServerFacts& fac
 
 }  // namespace
 
-int Init(const config::Config& config, bool print, bool create_table, std::ostream& out, std::ostream& err) {
+int Init(const config::PipelineConfig& config, bool print, bool create_table, std::ostream& out, std::ostream& err) {
   const pg::OutboxSqlNames names = Names(config);
   if (print) {
     if (create_table) out << pg::CreateOutboxTableSql(names) << "\n\n";
@@ -437,7 +437,7 @@ int Init(const config::Config& config, bool print, bool create_table, std::ostre
   return kExitOk;
 }
 
-int Status(const config::Config& config, bool json, std::ostream& out, std::ostream& err) {
+int Status(const config::PipelineConfig& config, bool json, std::ostream& out, std::ostream& err) {
   auto sql = pg::SqlConnection::Connect(config.source.conninfo, "outbox-relay status");
   if (!sql.ok()) {
     PrintError(config, err, "status", "", sql.status().message());
@@ -530,8 +530,8 @@ int Status(const config::Config& config, bool json, std::ostream& out, std::ostr
   return kExitOk;
 }
 
-int Check(const config::Config& config, std::ostream& out, std::ostream&) {
-  out << "config: valid\n" << DumpConfig(config);
+int Check(const config::Config& process, const config::PipelineConfig& config, std::ostream& out, std::ostream&) {
+  out << "config: valid\n" << DumpConfig(process, config);
   Report report(config, out);
   ServerFacts facts;
 
@@ -573,8 +573,9 @@ int Check(const config::Config& config, std::ostream& out, std::ostream&) {
   return kExitFatal;
 }
 
-int CheckOffline(const config::Config& config, const std::vector<std::string>& unresolved, std::ostream& out) {
-  out << "config: valid\n" << DumpConfig(config);
+int CheckOffline(const config::Config& process, const config::PipelineConfig& config,
+                 const std::vector<std::string>& unresolved, std::ostream& out) {
+  out << "config: valid\n" << DumpConfig(process, config);
   Report report(config, out);
   // The producer settings are validated by librdkafka itself, which needs no broker for it.
   if (config.sink == config::SinkType::kKafka) {

@@ -103,13 +103,14 @@ int main(int argc, char** argv) {
   }
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  if (config->source.instance.empty()) config->source.instance = host[0] ? host : "relay";
-  for (outbox::config::Config& p : config->pipelines) {
+  for (outbox::config::PipelineConfig& p : config->pipelines) {
     if (p.source.instance.empty()) p.source.instance = host[0] ? host : "relay";
   }
   // Every log line goes through Redact: secrets never reach the log, whatever module wrote the message.
-  outbox::ops::Redactor redact = [secrets = *config](std::string text) {
-    return outbox::config::Redact(secrets, std::move(text));
+  outbox::config::Config masking;
+  masking.secrets = config->secrets;
+  outbox::ops::Redactor redact = [masking](std::string text) {
+    return outbox::config::Redact(masking, std::move(text));
   };
   if (absl::Status st = outbox::ops::SetupLogging(config->log_level,
                                                   config->log_format == outbox::config::LogFormat::kJson, redact);
@@ -117,7 +118,11 @@ int main(int argc, char** argv) {
     std::cerr << "outbox-relay: " << st.message() << "\n";
     return kExitUsage;
   }
-  for (const std::string& w : config->warnings) spdlog::warn("{}", w);
+  for (const outbox::config::PipelineConfig& p : config->pipelines) {
+    for (const std::string& w : p.warnings) {
+      spdlog::warn("{}{}", p.pipeline.empty() ? "" : "pipeline " + p.pipeline + ": ", w);
+    }
+  }
 
   outbox::app::PipelineSelection selection;
   if (!pipeline.empty()) selection.only = pipeline;

@@ -20,7 +20,7 @@ namespace outbox::app {
 namespace {
 
 // What `run` cannot honour is a usage error (exit 2), found before anything connects.
-absl::Status CheckRunnable(const config::Config& config) {
+absl::Status CheckRunnable(const config::PipelineConfig& config) {
   if (config.sink != config::SinkType::kKafka) return absl::OkStatus();
   auto producer = kafka::BuildProducerConfig(
       config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
@@ -28,37 +28,46 @@ absl::Status CheckRunnable(const config::Config& config) {
   return absl::OkStatus();
 }
 
-std::string Prefixed(const config::Config& pipeline, absl::string_view message) {
+std::string Prefixed(const config::PipelineConfig& pipeline, absl::string_view message) {
   return pipeline.pipeline.empty() ? std::string(message) : Cat("pipeline ", pipeline.pipeline, ": ", message);
 }
 
 // One pipeline's loop thread and what it ended with.
 struct Running {
-  const config::Config* config = nullptr;
+  const config::PipelineConfig* config = nullptr;
   std::unique_ptr<ops::Metrics> metrics = std::make_unique<ops::Metrics>();
   std::thread thread;
   int exit_code = kExitOk;
 };
 
+// Every pipeline of `config`.
+std::vector<const config::PipelineConfig*> All(const config::Config& config) {
+  std::vector<const config::PipelineConfig*> all;
+  for (const config::PipelineConfig& p : config.pipelines) all.push_back(&p);
+  return all;
+}
+
+bool Named(const config::Config& config) { return !config.pipelines.empty() && !config.pipelines[0].pipeline.empty(); }
+
 }  // namespace
 
-absl::StatusOr<std::vector<const config::Config*>> SelectPipelines(const config::Config& config,
-                                                                   const PipelineSelection& selection) {
-  std::vector<const config::Config*> all = config::PipelinesOf(config);
+absl::StatusOr<std::vector<const config::PipelineConfig*>> SelectPipelines(const config::Config& config,
+                                                                           const PipelineSelection& selection) {
+  std::vector<const config::PipelineConfig*> all = All(config);
   if (!selection.only.has_value()) return all;
-  for (const config::Config* p : all) {
-    if (p->pipeline == *selection.only) return std::vector<const config::Config*>{p};
+  for (const config::PipelineConfig* p : all) {
+    if (p->pipeline == *selection.only) return std::vector<const config::PipelineConfig*>{p};
   }
   std::string names;
-  for (const config::Config* p : all) Append(&names, names.empty() ? "" : ", ", p->pipeline);
-  return absl::InvalidArgumentError(config.pipelines.empty()
+  for (const config::PipelineConfig* p : all) Append(&names, names.empty() ? "" : ", ", p->pipeline);
+  return absl::InvalidArgumentError(!Named(config)
                                         ? Cat("--pipeline ", *selection.only, ": the config has no pipelines")
                                         : Cat("--pipeline ", *selection.only, ": no such pipeline (", names, ")"));
 }
 
 int RunPipelines(const config::Config& config, const RunOptions& options, const PipelineSelection& selection,
                  const std::atomic<bool>* stop, ops::Redactor redact) {
-  const std::vector<const config::Config*> all = config::PipelinesOf(config);
+  const std::vector<const config::PipelineConfig*> all = All(config);
   if (options.start_lsn.has_value() && all.size() > 1 && !selection.only.has_value()) {
     spdlog::error("--start-lsn: the config has {} pipelines: name the one it applies to with --pipeline",
                   all.size());
@@ -69,7 +78,7 @@ int RunPipelines(const config::Config& config, const RunOptions& options, const 
     spdlog::error("{}", chosen.status().message());
     return kExitUsage;
   }
-  for (const config::Config* p : all) {
+  for (const config::PipelineConfig* p : all) {
     if (absl::Status st = CheckRunnable(*p); !st.ok()) {
       spdlog::error("{}", config::Redact(config, Prefixed(*p, st.message())));
       return kExitUsage;
@@ -129,19 +138,20 @@ int RunCommand(Command command, const config::Config& config, const PipelineSele
     err << "outbox-relay: " << chosen.status().message() << "\n";
     return kExitUsage;
   }
-  const auto one = [&](const config::Config& p, std::ostream& o) {
+  const auto one = [&](const config::PipelineConfig& p, std::ostream& o) {
     switch (command) {
       case Command::kInit: return Init(p, options.print, options.create_table, o, err);
       case Command::kStatus: return Status(p, options.json, o, err);
-      case Command::kCheck: return options.offline ? CheckOffline(p, options.unresolved, o) : Check(p, o, err);
+      case Command::kCheck:
+        return options.offline ? CheckOffline(config, p, options.unresolved, o) : Check(config, p, o, err);
     }
     return kExitUsage;
   };
-  if (config.pipelines.empty()) return one(config, out);
+  if (!Named(config)) return one(config.pipelines.front(), out);
   int code = kExitOk;
   if (command == Command::kStatus && options.json) {
     nlohmann::json all = nlohmann::json::object();
-    for (const config::Config* p : *chosen) {
+    for (const config::PipelineConfig* p : *chosen) {
       std::ostringstream text;
       code = std::max(code, one(*p, text));
       all[p->pipeline] = text.str().empty() ? nlohmann::json(nullptr) : nlohmann::json::parse(text.str(), nullptr, false);
@@ -149,7 +159,7 @@ int RunCommand(Command command, const config::Config& config, const PipelineSele
     out << nlohmann::json{{"pipelines", all}}.dump(2) << "\n";
     return code;
   }
-  for (const config::Config* p : *chosen) {
+  for (const config::PipelineConfig* p : *chosen) {
     out << "== pipeline " << p->pipeline << " ==\n";
     code = std::max(code, one(*p, out));
   }

@@ -23,7 +23,7 @@ struct PipelineSelection {
 
 // The pipelines `selection` names, or an error naming the unknown pipeline (or --start-lsn without a name when
 // there are several).
-absl::StatusOr<std::vector<const config::Config*>> SelectPipelines(const config::Config& config,
+absl::StatusOr<std::vector<const config::PipelineConfig*>> SelectPipelines(const config::Config& config,
                                                                    const PipelineSelection& selection);
 
 // `run`: serves /metrics, /healthz, /readyz for all and streams every pipeline until `stop` is set.

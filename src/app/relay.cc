@@ -34,7 +34,7 @@ std::shared_ptr<spdlog::logger> Log() {
 
 }  // namespace
 
-Relay::Relay(config::Config config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop)
+Relay::Relay(config::PipelineConfig config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop)
     : config_(std::move(config)),
       options_(options),
       metrics_(metrics),

@@ -35,7 +35,7 @@ inline constexpr int kExitUsage = 2;
 class Relay {
  public:
   // `stop` is set by the signal handler; `metrics` outlives the relay.
-  Relay(config::Config config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop);
+  Relay(config::PipelineConfig config, RunOptions options, ops::Metrics* metrics, const std::atomic<bool>* stop);
   ~Relay();
 
   // Streams until `stop` is set (returns OK) or a fatal error (returns it; the caller exits 1).
@@ -75,7 +75,7 @@ class Relay {
   absl::Status EnsureSink();
   bool stopping() const { return stop_->load(); }
 
-  config::Config config_;
+  config::PipelineConfig config_;
   RunOptions options_;
   ops::Metrics* metrics_;
   const std::atomic<bool>* stop_;

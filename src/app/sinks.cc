@@ -15,7 +15,7 @@ int64_t UnixMillis() { return delivery::SystemClock().UnixMillis(); }
 
 }  // namespace
 
-nats::Options NatsOptions(const config::Config& config) {
+nats::Options NatsOptions(const config::PipelineConfig& config) {
   const config::NatsConfig& n = config.nats;
   nats::Options o;
   o.url = n.url;
@@ -36,7 +36,7 @@ nats::Options NatsOptions(const config::Config& config) {
   return o;
 }
 
-rabbitmq::Options RabbitMqOptions(const config::Config& config) {
+rabbitmq::Options RabbitMqOptions(const config::PipelineConfig& config) {
   const config::RabbitMqConfig& q = config.rabbitmq;
   rabbitmq::Options o;
   o.url = q.url;
@@ -57,7 +57,7 @@ rabbitmq::Options RabbitMqOptions(const config::Config& config) {
   return o;
 }
 
-http::Options HttpOptions(const config::Config& config) {
+http::Options HttpOptions(const config::PipelineConfig& config) {
   const config::HttpSinkConfig& h = config.http_sink;
   http::Options o;
   o.url = h.url;
@@ -83,7 +83,7 @@ http::Options HttpOptions(const config::Config& config) {
   return o;
 }
 
-absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler) {
+absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConfig& config, sinks::ReportHandler* handler) {
   if (config.sink == config::SinkType::kHttp) {
     auto sink = http::HttpSink::Create(HttpOptions(config), handler);
     if (!sink.ok()) return sink.status();
@@ -107,7 +107,7 @@ absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& conf
   return std::unique_ptr<sinks::Sink>(std::move(*sink));
 }
 
-std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config) {
+std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::PipelineConfig& config) {
   switch (config.source.checkpoint) {
     case config::CheckpointStore::kKafka:
       return std::make_unique<kafka::KafkaCheckpointStore>(config.kafka, config.source.checkpoint_topic, &UnixMillis);

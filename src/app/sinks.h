@@ -16,18 +16,18 @@
 namespace outbox::app {
 
 // The pipeline's sink; its reports go to `handler`. Errors name the configuration key.
-absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::Config& config, sinks::ReportHandler* handler);
+absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConfig& config, sinks::ReportHandler* handler);
 
 // The NATS sink's options from nats.* (sink.type: nats).
-nats::Options NatsOptions(const config::Config& config);
+nats::Options NatsOptions(const config::PipelineConfig& config);
 // The RabbitMQ sink's options from rabbitmq.* (sink.type: rabbitmq).
-rabbitmq::Options RabbitMqOptions(const config::Config& config);
+rabbitmq::Options RabbitMqOptions(const config::PipelineConfig& config);
 
 // The HTTP sink's options from http_sink.* (sink.type: http).
-http::Options HttpOptions(const config::Config& config);
+http::Options HttpOptions(const config::PipelineConfig& config);
 
 // The store of source.checkpoint. A store that writes through the sink (the kafka topic) is given it by Attach.
-std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Config& config);
+std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::PipelineConfig& config);
 // Tells `store` which sink its writes go through (after the sink is made or recreated; nullptr before).
 void AttachSink(sinks::CheckpointStore* store, sinks::Sink* sink);
 

@@ -455,7 +455,7 @@ void ReadKafka(Reader& r, std::map<std::string, std::string>* kafka) {
 }
 
 // The rabbitmq.* keys; required ones only when sink.type is rabbitmq.
-void ReadRabbitMq(Reader& r, Config* config) {
+void ReadRabbitMq(Reader& r, PipelineConfig* config) {
   RabbitMqConfig& q = config->rabbitmq;
   r.String("rabbitmq.url", &q.url);
   r.String("rabbitmq.user", &q.user);
@@ -484,7 +484,7 @@ void ReadRabbitMq(Reader& r, Config* config) {
 }
 
 // http_sink.*, checked when sink.type is http.
-void ReadHttpSink(Reader& r, Config* config) {
+void ReadHttpSink(Reader& r, PipelineConfig* config) {
   HttpSinkConfig& h = config->http_sink;
   r.String("http_sink.url", &h.url);
   r.String("http_sink.content_type", &h.content_type);
@@ -540,7 +540,7 @@ void ReadHttpSink(Reader& r, Config* config) {
 }
 
 // The nats.* keys; required ones only when sink.type is nats.
-void ReadNats(Reader& r, Config* config) {
+void ReadNats(Reader& r, PipelineConfig* config) {
   NatsConfig& n = config->nats;
   r.String("nats.url", &n.url);
   r.String("nats.stream", &n.stream);
@@ -569,7 +569,7 @@ void ReadNats(Reader& r, Config* config) {
 
 // sink.type and every sink's keys. Only the kafka sink needs kafka settings, and only with it can the checkpoint live
 // in Kafka.
-void ReadSink(Reader& r, Config* config) {
+void ReadSink(Reader& r, PipelineConfig* config) {
   r.Enum<SinkType>("sink.type",
                    {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq},
                     {"http", SinkType::kHttp}},
@@ -612,7 +612,7 @@ std::string UrlPassword(absl::string_view url) {
 
 // Every secret once, longest first: the value of every secret key (whichever sink reads it), the passwords inside
 // a conninfo or an amqp:// URL, and `resolved` (what ${env:} and ${file:} gave).
-std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::string> secrets) {
+std::vector<std::string> CollectSecrets(const PipelineConfig& config, std::vector<std::string> secrets) {
   for (std::string& password : internal::ConninfoPasswords(config.source.conninfo)) {
     secrets.push_back(std::move(password));
   }
@@ -627,8 +627,8 @@ std::vector<std::string> CollectSecrets(const Config& config, std::vector<std::s
   return secrets;
 }
 
-// Reads and validates every key of one pipeline: the one list of what a file may set.
-void ReadAll(Reader& r, Config* config) {
+// Reads and validates every key of one pipeline and of the process: the one list of what a file may set.
+void ReadAll(Reader& r, Config* process, PipelineConfig* config) {
   ReadSource(r, &config->source);
   ReadOutbox(r, &config->outbox);
   ReadSink(r, config);
@@ -638,23 +638,26 @@ void ReadAll(Reader& r, Config* config) {
     r.Kafka(&config->kafka);  // accepted and unused
   }
   ReadDelivery(r, &config->delivery);
-  ReadOps(r, config);
+  ReadOps(r, process);
   ValidateSource(config->source, r);
   ValidateOutbox(&config->outbox, r);
 }
 
-// One pipeline's configuration from its flat key tree (overrides already applied).
+// A process with one pipeline from a flat key tree (overrides already applied).
 absl::StatusOr<Config> BuildOne(RawTree tree, const Resolver& resolver) {
   Reader r(std::move(tree), resolver);
   Config config;
-  ReadAll(r, &config);
+  PipelineConfig pipeline;
+  ReadAll(r, &config, &pipeline);
 
-  config.secrets = CollectSecrets(config, std::move(r.secrets()));
+  pipeline.secrets = CollectSecrets(pipeline, std::move(r.secrets()));
   std::vector<std::string> problems = r.Problems();
   if (!problems.empty()) {
     // A bad value may have come from ${env:} or ${file:}: errors are redacted like everything else.
-    return absl::InvalidArgumentError(Redact(config, absl::StrJoin(problems, "; ")));
+    return absl::InvalidArgumentError(Redact(pipeline, absl::StrJoin(problems, "; ")));
   }
+  config.secrets = pipeline.secrets;
+  config.pipelines.push_back(std::move(pipeline));
   return config;
 }
 
@@ -719,16 +722,21 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
       problems.push_back(absl::StrCat("pipelines.", name, ": ", one.status().message()));
       continue;
     }
-    one->pipeline = name;
+    // http and log are top-level only: every pipeline read the same.
+    all.http_listen = one->http_listen;
+    all.log_level = one->log_level;
+    all.log_format = one->log_format;
+    PipelineConfig& pipeline = one->pipelines.front();
+    pipeline.pipeline = name;
     // Each pipeline has its own producer: name it, so the broker's logs and quotas tell them apart.
-    if (!one->kafka.contains("client.id")) one->kafka["client.id"] = absl::StrCat("outbox-relay.", name);
-    all.pipelines.push_back(*std::move(one));
+    if (!pipeline.kafka.contains("client.id")) pipeline.kafka["client.id"] = absl::StrCat("outbox-relay.", name);
+    all.pipelines.push_back(std::move(pipeline));
   }
   // Two pipelines on one slot of one server would take it from each other; on one checkpoint file, overwrite it.
   for (size_t i = 0; i < all.pipelines.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
-      const Config& a = all.pipelines[j];
-      const Config& b = all.pipelines[i];
+      const PipelineConfig& a = all.pipelines[j];
+      const PipelineConfig& b = all.pipelines[i];
       if (a.source.conninfo == b.source.conninfo && a.source.slot == b.source.slot) {
         problems.push_back(absl::StrCat("pipelines.", b.pipeline, ".source.slot: ", Quoted(b.source.slot),
                                         " on the same source.conninfo as pipeline ", a.pipeline));
@@ -740,23 +748,14 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
       }
     }
   }
-  // The process-wide part and the secrets of all, so that Redact(top level) masks every pipeline's.
-  std::vector<std::string> secrets, warnings;
-  for (const Config& p : all.pipelines) {
-    secrets.insert(secrets.end(), p.secrets.begin(), p.secrets.end());
-    for (const std::string& w : p.warnings) warnings.push_back(absl::StrCat("pipeline ", p.pipeline, ": ", w));
-  }
-  if (!problems.empty()) {
-    Config masking;
-    masking.secrets = secrets;
-    return absl::InvalidArgumentError(Redact(masking, absl::StrJoin(problems, "; ")));
-  }
-  Config top = all.pipelines.front();
-  top.pipeline.clear();
-  top.pipelines = std::move(all.pipelines);
-  top.secrets = CollectSecrets(top, std::move(secrets));
-  top.warnings = std::move(warnings);
-  return top;
+  // The secrets of all, so that Redact(process) masks every pipeline's.
+  for (const PipelineConfig& p : all.pipelines) all.secrets.insert(all.secrets.end(), p.secrets.begin(), p.secrets.end());
+  std::sort(all.secrets.begin(), all.secrets.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  all.secrets.erase(std::unique(all.secrets.begin(), all.secrets.end()), all.secrets.end());
+  if (!problems.empty()) return absl::InvalidArgumentError(Redact(all, absl::StrJoin(problems, "; ")));
+  return all;
 }
 
 }  // namespace
@@ -792,8 +791,9 @@ bool IsSecretKey(std::string_view key) {
 std::vector<std::string> AcceptedKeys() {
   const Resolver none;
   Reader r(RawTree{}, none);
-  Config config;
-  ReadAll(r, &config);  // every Read* asks for its keys whatever the tree holds
+  Config process;
+  PipelineConfig pipeline;
+  ReadAll(r, &process, &pipeline);  // every Read* asks for its keys whatever the tree holds
   return {r.known().begin(), r.known().end()};
 }
 
@@ -821,12 +821,6 @@ absl::StatusOr<Config> LoadYaml(const std::string& yaml_text,
   return internal::BuildConfig(*std::move(tree), overrides, resolver);
 }
 
-std::vector<const Config*> PipelinesOf(const Config& config) {
-  if (config.pipelines.empty()) return {&config};
-  std::vector<const Config*> out;
-  for (const Config& p : config.pipelines) out.push_back(&p);
-  return out;
-}
 
 std::pair<std::string, std::string> SplitTableName(const std::string& table) {
   size_t dot = table.find('.');

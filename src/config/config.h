@@ -154,7 +154,10 @@ struct HttpSinkConfig {
   std::string check_url;
 };
 
-struct Config {
+// One pipeline: a slot and where its events go (a file's top-level source, outbox, sink, kafka, nats, rabbitmq,
+// http_sink and delivery keys, or one entry of `pipelines:` over them).
+struct PipelineConfig {
+  std::string pipeline;  // its name under `pipelines:`; "" for a file without `pipelines:`
   SourceConfig source;
   SinkType sink = SinkType::kKafka;  // sink.type
   OutboxConfig outbox;
@@ -164,21 +167,20 @@ struct Config {
   RabbitMqConfig rabbitmq;  // sink.type: rabbitmq
   HttpSinkConfig http_sink;  // sink.type: http
   DeliveryConfig delivery;
+  std::vector<std::string> warnings;  // accepted-with-a-warning notes (e.g. Debezium keys with no effect)
+  // Every resolved secret value of this pipeline (passwords from conninfo, sasl.password, values that came from
+  // ${env:} or ${file:}), so that Redact() can mask them in any text.
+  std::vector<std::string> secrets;
+};
+
+// The process: its HTTP endpoints, its logs and its pipelines (SPEC.md §3).
+struct Config {
   std::string http_listen = "127.0.0.1:9188";
   std::string log_level = "info";
   LogFormat log_format = LogFormat::kText;
-  std::vector<std::string> warnings;  // accepted-with-a-warning notes (e.g. Debezium keys with no effect)
-
-  // Several pipelines in one process (a `pipelines:` map in the file): each entry is a whole configuration (the
-  // file's top-level source/outbox/kafka/delivery keys, overridden by the entry's own) with its name in
-  // `pipeline`. Empty for a single-pipeline file. With pipelines, the top-level fields above are the first
-  // pipeline's, `secrets` holds every pipeline's, and http/log are process-wide (top level only).
-  std::string pipeline;
-  std::vector<Config> pipelines;
-
-  // Every resolved secret value (passwords from conninfo, sasl.password, ssl.*password, values that came from
-  // ${file:}), so that Redact() can mask them in any text.
-  std::vector<std::string> secrets;
+  // At least one. A file without `pipelines:` has one, named "".
+  std::vector<PipelineConfig> pipelines;
+  std::vector<std::string> secrets;  // every pipeline's, so that the process's logs mask them all
 };
 
 // Looks up ${env:NAME} and ${file:/path}. Returns nullopt when the variable or file is absent.
@@ -204,13 +206,11 @@ absl::StatusOr<Config> LoadYaml(const std::string& yaml_text,
 // `pipelines.<name>.` prefixes aside. docs/configuration.md lists exactly these (tests/docs).
 std::vector<std::string> AcceptedKeys();
 
-// The effective value of every key in AcceptedKeys() that `config`'s sink reads (other sinks' keys are left out),
-// then `kafka.<property>` for each kafka entry, as text: "" when unset, "****" for a secret key's value. What
-// `check` prints (through Redact, for secrets inside values such as a conninfo password).
-std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& config);
-
-// The pipelines to run: `config.pipelines`, or `config` itself when the file has none.
-std::vector<const Config*> PipelinesOf(const Config& config);
+// The effective value of every key in AcceptedKeys(): the process's (http, log), then those of `pipeline` its sink
+// reads (other sinks' keys are left out), then `kafka.<property>` for each kafka entry, as text: "" when unset,
+// "****" for a secret key's value. What `check` prints (through Redact, for secrets inside values such as a
+// conninfo password).
+std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& process, const PipelineConfig& pipeline);
 
 // Every librdkafka property documented as sensitive (_RK_SENSITIVE in rdkafka_conf.c of the pinned librdkafka,
 // 2.14.2; tests/kafka checks each against the linked library).
@@ -228,6 +228,7 @@ bool IsSecretKey(std::string_view key);
 
 // Replaces every secret of `config` (and any password=... in a conninfo) in `text` with "****".
 std::string Redact(const Config& config, std::string text);
+std::string Redact(const PipelineConfig& pipeline, std::string text);
 
 // Splits "schema.table" (default schema public).
 std::pair<std::string, std::string> SplitTableName(const std::string& table);

@@ -45,7 +45,7 @@ std::string Text(int64_t v) { return Cat(v); }
 
 namespace internal {
 
-std::vector<std::pair<std::string, std::string>> KeyValues(const Config& c, bool every_sink) {
+std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig& c, bool every_sink) {
   std::vector<std::string> additional;
   for (const AdditionalField& f : c.outbox.fields.additional) additional.push_back(Cat(f.column, ":", f.placement, ":", f.name));
   std::vector<std::pair<std::string, std::string>> kv = {
@@ -85,9 +85,6 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const Config& c, bool
       {"delivery.on_error", Name(c.delivery.on_error)},
       {"delivery.dead_letter_topic", c.delivery.dead_letter_topic},
       {"delivery.unsafe", Text(c.delivery.unsafe)},
-      {"http.listen", c.http_listen},
-      {"log.level", c.log_level},
-      {"log.format", Name(c.log_format)},
   };
   if (every_sink || c.sink == SinkType::kNats) {
     const NatsConfig& n = c.nats;
@@ -146,8 +143,13 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const Config& c, bool
 
 }  // namespace internal
 
-std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& config) {
-  std::vector<std::pair<std::string, std::string>> kv = internal::KeyValues(config, /*every_sink=*/false);
+std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& process, const PipelineConfig& pipeline) {
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"http.listen", process.http_listen},
+      {"log.level", process.log_level},
+      {"log.format", Name(process.log_format)},
+  };
+  for (auto& entry : internal::KeyValues(pipeline, /*every_sink=*/false)) kv.push_back(std::move(entry));
   for (auto& [key, value] : kv) {
     if (IsSecretKey(key) && !value.empty()) value = "****";
   }

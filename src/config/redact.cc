@@ -168,16 +168,18 @@ std::vector<std::string> ConninfoPasswords(absl::string_view conninfo) {
 
 }  // namespace internal
 
-std::string Redact(const Config& config, std::string text) {
+namespace {
+
+std::string RedactSecrets(const std::vector<std::string>& all, std::string text) {
   // Longest first, so that a secret containing another is masked whole.
   // A secret also appears C-escaped in error messages that quote a value (Quoted()): mask that form too.
   std::vector<std::string> escaped;
-  for (const std::string& secret : config.secrets) {
+  for (const std::string& secret : all) {
     std::string e = absl::CHexEscape(secret);
     if (e != secret) escaped.push_back(std::move(e));
   }
   std::vector<absl::string_view> secrets;
-  for (const std::string& secret : config.secrets) {
+  for (const std::string& secret : all) {
     if (!secret.empty()) secrets.emplace_back(secret);
   }
   for (const std::string& e : escaped) secrets.emplace_back(e);
@@ -185,6 +187,13 @@ std::string Redact(const Config& config, std::string text) {
             [](absl::string_view a, absl::string_view b) { return a.size() > b.size(); });
   for (absl::string_view secret : secrets) absl::StrReplaceAll({{secret, kMask}}, &text);
   return MaskUriPasswords(MaskPasswordAssignments(text));
+}
+
+}  // namespace
+
+std::string Redact(const Config& config, std::string text) { return RedactSecrets(config.secrets, std::move(text)); }
+std::string Redact(const PipelineConfig& pipeline, std::string text) {
+  return RedactSecrets(pipeline.secrets, std::move(text));
 }
 
 }  // namespace outbox::config

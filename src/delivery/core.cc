@@ -22,7 +22,7 @@ std::shared_ptr<spdlog::logger> Log() {
 
 }  // namespace
 
-DeliveryCore::DeliveryCore(const config::Config& config, const Clock* clock, ops::Metrics* metrics)
+DeliveryCore::DeliveryCore(const config::PipelineConfig& config, const Clock* clock, ops::Metrics* metrics)
     : config_(config),
       clock_(clock),
       metrics_(metrics),

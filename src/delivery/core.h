@@ -42,7 +42,7 @@ namespace outbox::delivery {
 class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler {
  public:
   // `config`, `clock` and `metrics` outlive the core.
-  DeliveryCore(const config::Config& config, const Clock* clock, ops::Metrics* metrics);
+  DeliveryCore(const config::PipelineConfig& config, const Clock* clock, ops::Metrics* metrics);
   ~DeliveryCore() override;
 
   // The sink and the store records and checkpoints go to (the sink changes when the loop recreates it).
@@ -176,7 +176,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // comes again after a crash).
   bool CommitPossible() const { return held_.empty() && (!in_tx_ || bounds_reached()); }
 
-  const config::Config& config_;
+  const config::PipelineConfig& config_;
   const Clock* clock_;
   ops::Metrics* metrics_;
   sinks::Sink* sink_ = nullptr;

@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "config/fake_resolver.h"
+#include "config/loaded.h"
 
 namespace outbox::config {
 namespace {
@@ -46,9 +47,9 @@ kafka:
   bootstrap.servers: "127.0.0.1:9092"
 )";
 
-absl::StatusOr<Config> Load(const std::string& yaml, const Overrides& overrides = {},
+absl::StatusOr<Loaded> Load(const std::string& yaml, const Overrides& overrides = {},
                             const Resolver& resolver = FakeResolver()) {
-  return LoadYaml(yaml, overrides, resolver);
+  return Flatten(LoadYaml(yaml, overrides, resolver));
 }
 
 // kMinimal without the line that contains `needle`.
@@ -60,7 +61,7 @@ std::string MinimalWithout(absl::string_view needle) {
   return absl::StrJoin(kept, "\n");
 }
 
-std::string ErrorOf(const absl::StatusOr<Config>& config) {
+std::string ErrorOf(const absl::StatusOr<Loaded>& config) {
   EXPECT_FALSE(config.ok());
   if (config.ok()) return "";
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << config.status();
@@ -68,9 +69,9 @@ std::string ErrorOf(const absl::StatusOr<Config>& config) {
 }
 
 TEST(Config, MinimalSpecFileLoadsWithEveryDefault) {
-  absl::StatusOr<Config> loaded = Load(kMinimal);
+  absl::StatusOr<Loaded> loaded = Load(kMinimal);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  const Config& c = *loaded;
+  const Loaded& c = *loaded;
 
   EXPECT_EQ(c.source.conninfo, "host=127.0.0.1 port=5432 dbname=app user=relay");
   EXPECT_EQ(c.source.slot, "outbox_relay");
@@ -119,7 +120,7 @@ TEST(Config, MinimalSpecFileLoadsWithEveryDefault) {
 }
 
 TEST(Config, ReadsEveryKeyOfTheLayout) {
-  absl::StatusOr<Config> loaded = Load(R"(
+  absl::StatusOr<Loaded> loaded = Load(R"(
 source:
   conninfo: postgresql://relay@db/app
   slot: s1
@@ -166,7 +167,7 @@ log:
   format: json
 )");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  const Config& c = *loaded;
+  const Loaded& c = *loaded;
   EXPECT_EQ(c.source.conninfo, "postgresql://relay@db/app");
   EXPECT_TRUE(c.source.create_slot);
   EXPECT_TRUE(c.source.failover);
@@ -310,7 +311,7 @@ TEST(Config, ValueWhereAMapBelongsAndMapWhereAValueBelongs) {
 }
 
 TEST(Config, NullSectionIsAbsent) {
-  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, "delivery:\nlog: {}\n"));
+  absl::StatusOr<Loaded> loaded = Load(absl::StrCat(kMinimal, "delivery:\nlog: {}\n"));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->delivery.on_error, OnError::kHalt);
 }
@@ -326,13 +327,13 @@ TEST(Config, NumbersArePositiveIntegersNamedOnError) {
             "delivery.shutdown_timeout_ms: must be a positive integer, got \"1.5\"");
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"delivery.release_slot_after_ms", "99999999999999999999"}})),
             "delivery.release_slot_after_ms: must be a positive integer, got \"99999999999999999999\"");
-  absl::StatusOr<Config> loaded = Load(kMinimal, {{"source.status_interval_ms", "10"}});
+  absl::StatusOr<Loaded> loaded = Load(kMinimal, {{"source.status_interval_ms", "10"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->source.status_interval_ms, 10);
 }
 
 TEST(Config, BooleansAcceptYamlSpellingsAndNameTheKeyOtherwise) {
-  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, "  enable.idempotence: true\n"),
+  absl::StatusOr<Loaded> loaded = Load(absl::StrCat(kMinimal, "  enable.idempotence: true\n"),
                                        {{"source.streaming", "on"}, {"delivery.unsafe", "TRUE"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_TRUE(loaded->source.streaming);
@@ -358,7 +359,7 @@ TEST(Config, CreateSlotWithoutCheckpointIsRefused) {
 TEST(Config, FileCheckpointNeedsAFile) {
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.checkpoint", "file"}})),
             "source.checkpoint_file: required when source.checkpoint is file");
-  absl::StatusOr<Config> loaded =
+  absl::StatusOr<Loaded> loaded =
       Load(kMinimal, {{"source.checkpoint", "file"}, {"source.checkpoint_file", "/var/lib/relay/cp"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->source.checkpoint, CheckpointStore::kFile);
@@ -372,7 +373,7 @@ TEST(Config, TopicsAreChecked) {
 }
 
 TEST(Config, RouteTopicIsATemplateOrALegalTopic) {
-  absl::StatusOr<Config> literal = Load(kMinimal, {{"outbox.route.topic", "all.events"}});
+  absl::StatusOr<Loaded> literal = Load(kMinimal, {{"outbox.route.topic", "all.events"}});
   ASSERT_TRUE(literal.ok()) << literal.status();
   EXPECT_EQ(literal->outbox.route_topic, "all.events");
   EXPECT_TRUE(Load(kMinimal, {{"outbox.route.topic", "${routedByValue}"}}).ok());
@@ -384,7 +385,7 @@ TEST(Config, RouteTopicIsATemplateOrALegalTopic) {
 }
 
 TEST(Config, BareTableMeansPublicSchema) {
-  absl::StatusOr<Config> loaded = Load(kMinimal, {{"outbox.table", "outbox"}});
+  absl::StatusOr<Loaded> loaded = Load(kMinimal, {{"outbox.table", "outbox"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->outbox.table, "public.outbox");
   EXPECT_EQ(SplitTableName(loaded->outbox.table), (std::pair<std::string, std::string>{"public", "outbox"}));
@@ -396,7 +397,7 @@ TEST(Config, BareTableMeansPublicSchema) {
 
 TEST(Config, ColumnNamesMustNotBeEmptyButTimestampMayBe) {
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.key", ""}})), "outbox.fields.key: must not be empty");
-  absl::StatusOr<Config> loaded = Load(kMinimal, {{"outbox.fields.timestamp", ""}});
+  absl::StatusOr<Loaded> loaded = Load(kMinimal, {{"outbox.fields.timestamp", ""}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->outbox.fields.timestamp, std::nullopt);
 }
@@ -408,7 +409,7 @@ TEST(Config, AdditionalFieldsParseColumnHeaderAndName) {
       - tenant:header
       - "trace_id:Header:traceparent"
 )";
-  absl::StatusOr<Config> loaded = Load(absl::StrReplaceAll(kMinimal, {{"  table: public.outbox\n", kFields}}));
+  absl::StatusOr<Loaded> loaded = Load(absl::StrReplaceAll(kMinimal, {{"  table: public.outbox\n", kFields}}));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_EQ(loaded->outbox.fields.additional.size(), 2u);
   EXPECT_EQ(loaded->outbox.fields.additional[0].column, "tenant");
@@ -434,7 +435,7 @@ TEST(Config, AdditionalFieldsRefuseOtherPlacementsNamingTheEntry) {
 }
 
 TEST(Config, OverridesSetScalarsListsAndKafkaProperties) {
-  absl::StatusOr<Config> loaded = Load(kMinimal, {{"source.slot", "other_slot"},
+  absl::StatusOr<Loaded> loaded = Load(kMinimal, {{"source.slot", "other_slot"},
                                                   {"kafka.bootstrap.servers", "k1:9092"},
                                                   {"kafka.linger.ms", "20"},
                                                   {"source.message_prefixes", "outbox, billing"},
@@ -451,14 +452,14 @@ TEST(Config, OverridesSetScalarsListsAndKafkaProperties) {
 }
 
 TEST(Config, OverrideWinsOverTheFileAndTheLastOverrideWins) {
-  absl::StatusOr<Config> loaded =
+  absl::StatusOr<Loaded> loaded =
       Load(absl::StrCat(kMinimal, "log:\n  level: warn\n"), {{"log.level", "debug"}, {"log.level", "error"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->log_level, "error");
 }
 
 TEST(Config, OverrideReplacesANestedKafkaProperty) {
-  absl::StatusOr<Config> loaded = Load(R"(
+  absl::StatusOr<Loaded> loaded = Load(R"(
 source: {conninfo: "host=db", slot: s, publication: p}
 kafka:
   bootstrap:
@@ -469,19 +470,19 @@ kafka:
 }
 
 TEST(Config, OverrideCanSupplyARequiredKey) {
-  absl::StatusOr<Config> loaded = Load(MinimalWithout("slot:"), {{"source.slot", "from_flag"}});
+  absl::StatusOr<Loaded> loaded = Load(MinimalWithout("slot:"), {{"source.slot", "from_flag"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->source.slot, "from_flag");
 }
 
 TEST(Config, EmptyListOverrideClearsTheList) {
-  absl::StatusOr<Config> loaded = Load(kMinimal, {{"source.message_prefixes", ""}});
+  absl::StatusOr<Loaded> loaded = Load(kMinimal, {{"source.message_prefixes", ""}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_TRUE(loaded->source.message_prefixes.empty());
 }
 
 TEST(Config, KafkaAcceptsFlatAndNestedKeysAsStrings) {
-  absl::StatusOr<Config> loaded = Load(R"(
+  absl::StatusOr<Loaded> loaded = Load(R"(
 source: {conninfo: "host=db", slot: s, publication: p}
 kafka:
   bootstrap.servers: [b1:9092, b2:9092]
@@ -534,7 +535,7 @@ kafka:
 TEST(Config, EnvAndFileReferencesAreSubstitutedAnywhereInAValue) {
   Resolver resolver = FakeResolver({{"PGHOST", "db.internal"}, {"PGPASS", "s3cret"}, {"SLOT", "slot_a"}},
                                    {{"/run/secrets/sasl", "kafka-pw"}});
-  absl::StatusOr<Config> loaded = Load(R"(
+  absl::StatusOr<Loaded> loaded = Load(R"(
 source:
   conninfo: "host=${env:PGHOST} password=${env:PGPASS} dbname=app"
   slot: ${env:SLOT}
@@ -553,7 +554,7 @@ kafka:
 
 TEST(Config, ReferencesWorkInOverridesAndListEntries) {
   Resolver resolver = FakeResolver({{"BROKERS", "k1:9092"}, {"PREFIXES", "a,b"}});
-  absl::StatusOr<Config> loaded =
+  absl::StatusOr<Loaded> loaded =
       Load(kMinimal, {{"kafka.bootstrap.servers", "${env:BROKERS}"}, {"source.message_prefixes", "${env:PREFIXES},c"}},
            resolver);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -582,7 +583,7 @@ TEST(Config, BadValueFromAReferenceIsRedactedInTheError) {
 }
 
 TEST(Config, RedactMasksKeyValueConninfoPasswords) {
-  absl::StatusOr<Config> loaded =
+  absl::StatusOr<Loaded> loaded =
       Load(kMinimal, {{"source.conninfo", "host=db user=relay password='p@ss w\\'rd' dbname=app"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->secrets, ::testing::Contains("p@ss w'rd"));
@@ -592,14 +593,14 @@ TEST(Config, RedactMasksKeyValueConninfoPasswords) {
 }
 
 TEST(Config, RedactMasksUriConninfoPasswords) {
-  absl::StatusOr<Config> loaded =
+  absl::StatusOr<Loaded> loaded =
       Load(kMinimal, {{"source.conninfo", "postgresql://relay:pa%40ss@db:5432/app?sslmode=require"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_THAT(loaded->secrets, ::testing::IsSupersetOf({"pa%40ss", "pa@ss"}));
   EXPECT_EQ(Redact(*loaded, loaded->source.conninfo), "postgresql://relay:****@db:5432/app?sslmode=require");
   EXPECT_EQ(Redact(*loaded, "decoded pa@ss"), "decoded ****");
 
-  absl::StatusOr<Config> query =
+  absl::StatusOr<Loaded> query =
       Load(kMinimal, {{"source.conninfo", "postgres://relay@db/app?password=qpass&sslmode=require"}});
   ASSERT_TRUE(query.ok()) << query.status();
   EXPECT_THAT(query->secrets, ::testing::Contains("qpass"));
@@ -608,7 +609,7 @@ TEST(Config, RedactMasksUriConninfoPasswords) {
 
 TEST(Config, RedactMasksKafkaPasswordsAndReferencedValues) {
   Resolver resolver = FakeResolver({{"HOST", "db.internal"}}, {{"/run/secrets/sasl", "kafka-pw"}});
-  absl::StatusOr<Config> loaded = Load(absl::StrCat(kMinimal, R"(  sasl.username: kafka-user
+  absl::StatusOr<Loaded> loaded = Load(absl::StrCat(kMinimal, R"(  sasl.username: kafka-user
   sasl.password: ${file:/run/secrets/sasl}
   ssl.key.password: plain-key-pw
 )"), {{"source.conninfo", "host=${env:HOST} user=relay"}}, resolver);
@@ -630,7 +631,7 @@ TEST(Config, RedactMasksPasswordsInAnyConninfoLikeText) {
 }
 
 TEST(Config, YamlSyntaxErrorIsAnErrorWithLineNotAnException) {
-  absl::StatusOr<Config> loaded = Load("source:\n  slot: [unclosed\n  publication: p\nkafka: {\n");
+  absl::StatusOr<Loaded> loaded = Load("source:\n  slot: [unclosed\n  publication: p\nkafka: {\n");
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(loaded.status().message()), StartsWith("invalid YAML at line "));
   EXPECT_EQ(ErrorOf(Load("source:\n  slot: a\n   bad: indent\n")),
@@ -643,15 +644,15 @@ TEST(Config, TopLevelMustBeAMap) {
 
 TEST(Config, LoadFileReadsThroughTheResolver) {
   Resolver resolver = FakeResolver({}, {{"/etc/relay.yaml", kMinimal}, {"/etc/debezium.properties", "a=b\n"}});
-  absl::StatusOr<Config> loaded = LoadFile("/etc/relay.yaml", {{"source.slot", "s2"}}, resolver);
+  absl::StatusOr<Loaded> loaded = Flatten(LoadFile("/etc/relay.yaml", {{"source.slot", "s2"}}, resolver));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->source.slot, "s2");
   EXPECT_EQ(loaded->secrets, std::vector<std::string>{});  // the config file itself is no secret
 
-  EXPECT_EQ(ErrorOf(LoadFile("/etc/missing.yaml", {}, resolver)), "/etc/missing.yaml: cannot read the config file");
+  EXPECT_EQ(ErrorOf(Flatten(LoadFile("/etc/missing.yaml", {}, resolver))), "/etc/missing.yaml: cannot read the config file");
 
   // A .properties file is read as a Debezium config (debezium_properties_test.cc): this one is not a complete one.
-  absl::StatusOr<Config> properties = LoadFile("/etc/debezium.properties", {}, resolver);
+  absl::StatusOr<Loaded> properties = Flatten(LoadFile("/etc/debezium.properties", {}, resolver));
   EXPECT_EQ(properties.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(properties.status().message()), HasSubstr("connector.class: required"));
 }
@@ -673,10 +674,10 @@ TEST(SystemResolver, ReadsEnvironmentAndFilesStrippingTrailingNewlines) {
   EXPECT_EQ(resolver.file(absl::StrCat(path, ".missing")), std::nullopt);
   EXPECT_EQ(resolver.file(dir), std::nullopt);
 
-  absl::StatusOr<Config> loaded = LoadYaml(kMinimal,
+  absl::StatusOr<Loaded> loaded = Flatten(LoadYaml(kMinimal,
                                            {{"source.slot", "${env:OUTBOX_CONFIG_TEST_SLOT}"},
                                             {"kafka.sasl.password", absl::StrCat("${file:", path, "}")}},
-                                           resolver);
+                                           resolver));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->source.slot, "env_slot");
   EXPECT_EQ(loaded->kafka.at("sasl.password"), "file-secret");
@@ -711,11 +712,11 @@ TEST(IsSecretKey, RecognizesEverySensitiveLibrdkafkaPropertyAndEveryCredentialKe
 // Review (issue 13): sasl.oauthbearer.config was masked in `check` but not collected for redaction, so its value
 // could reach a log line or an error.
 TEST(Redact, MasksEverySecretKafkaPropertyIncludingTheOauthbearerConfig) {
-  auto loaded = LoadYaml(kMinimal,
+  auto loaded = Flatten(LoadYaml(kMinimal,
                          {{"kafka.sasl.oauthbearer.config", "principal=relay secret=oauth-s3cret"},
                           {"kafka.ssl.key.pem", "-----BEGIN KEY-----pemdata"},
                           {"kafka.sasl.oauthbearer.client.secret", "client-s3cret"}},
-                         FakeResolver());
+                         FakeResolver()));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(Redact(*loaded, "a: principal=relay secret=oauth-s3cret b: -----BEGIN KEY-----pemdata c: client-s3cret"),
             "a: **** b: **** c: ****");
@@ -731,13 +732,13 @@ TEST(OfflineResolver, ResolvesWhatExistsAndStandsInForTheRestListingIt) {
   ::unsetenv("OUTBOX_CONFIG_TEST_UNSET");
   std::vector<std::string> unresolved;
   Resolver resolver = OfflineResolver(&unresolved);
-  absl::StatusOr<Config> loaded =
-      LoadYaml(kMinimal,
+  absl::StatusOr<Loaded> loaded =
+      Flatten(LoadYaml(kMinimal,
                {{"source.slot", "${env:OUTBOX_CONFIG_TEST_SET}"},
                 {"kafka.sasl.username", absl::StrCat("${file:", path, "}")},
                 {"kafka.sasl.password", "${file:/var/run/secrets/outbox/kafka-password}"},
                 {"source.conninfo", "host=db password=${env:OUTBOX_CONFIG_TEST_UNSET}"}},
-               resolver);
+               resolver));
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->source.slot, "env_slot");
   EXPECT_EQ(loaded->kafka.at("sasl.username"), "present");
@@ -753,7 +754,7 @@ TEST(OfflineResolver, ResolvesWhatExistsAndStandsInForTheRestListingIt) {
 
 // Found by config_fuzz: an alias inside its own anchor recursed until the stack overflowed.
 TEST(ConfigFuzzFindings, AliasInsideItsOwnAnchorIsAnErrorNotACrash) {
-  auto config = LoadYaml("a: &a\n  b: *a\n", {}, FakeResolver());
+  auto config = Flatten(LoadYaml("a: &a\n  b: *a\n", {}, FakeResolver()));
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
 }
@@ -761,10 +762,10 @@ TEST(ConfigFuzzFindings, AliasInsideItsOwnAnchorIsAnErrorNotACrash) {
 // Found by config_fuzz: a secret quoted in an error message appears C-escaped; Redact masks that form too.
 TEST(ConfigFuzzFindings, EscapedSecretInAnErrorMessageIsMasked) {
   const std::string secret = "Zq\"qu\\ote\xc3\xa9";
-  auto config = LoadYaml(
+  auto config = Flatten(LoadYaml(
       "source:\n  conninfo: \"host=x\"\n  slot: s\n  publication: p\n  checkpoint_topic: ${env:QUOTED}\n"
       "kafka:\n  bootstrap.servers: b\n",
-      {}, FakeResolver({{"QUOTED", secret}}));
+      {}, FakeResolver({{"QUOTED", secret}})));
   ASSERT_FALSE(config.ok());
   const std::string message(config.status().message());
   EXPECT_EQ(message.find("Zq"), std::string::npos) << message;
@@ -796,11 +797,11 @@ TEST(Pipelines, EachPipelineIsTheTopLevelOverriddenByItsOwnKeys) {
   auto c = Load(kTwoPipelines);
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->pipelines.size(), 2u);
-  std::map<std::string, const Config*> by_name;
-  for (const Config* p : PipelinesOf(*c)) by_name[p->pipeline] = p;
+  std::map<std::string, const PipelineConfig*> by_name;
+  for (const PipelineConfig& p : c->pipelines) by_name[p.pipeline] = &p;
   ASSERT_EQ(by_name.size(), 2u);
-  const Config& orders = *by_name.at("orders");
-  const Config& billing = *by_name.at("billing");
+  const PipelineConfig& orders = *by_name.at("orders");
+  const PipelineConfig& billing = *by_name.at("billing");
   EXPECT_EQ(orders.source.slot, "orders_relay");
   EXPECT_EQ(orders.source.conninfo, "host=db dbname=orders user=relay password=s3cret-orders");
   EXPECT_EQ(orders.source.publication, "outbox_pub");  // from the top level
@@ -813,23 +814,24 @@ TEST(Pipelines, EachPipelineIsTheTopLevelOverriddenByItsOwnKeys) {
   EXPECT_EQ(billing.kafka.at("client.id"), "mine");
   EXPECT_EQ(billing.kafka.at("bootstrap.servers"), "k:9092");
   EXPECT_EQ(c->http_listen, "127.0.0.1:9300");
-  // The top level's Redact masks every pipeline's secrets.
-  const std::string text = Redact(*c, "s3cret-orders s3cret-top");
+  // The process's Redact masks every pipeline's secrets.
+  const std::string text = Redact(c->process, "s3cret-orders s3cret-top");
   EXPECT_EQ(text.find("s3cret"), std::string::npos) << text;
 }
 
-TEST(Pipelines, ASingleFileHasNoPipelinesAndRunsItself) {
-  auto c = Load(kMinimal);
+TEST(Pipelines, ASingleFileIsOneUnnamedPipeline) {
+  absl::StatusOr<Config> c = LoadYaml(kMinimal, {}, FakeResolver());
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_TRUE(c->pipelines.empty());
-  ASSERT_EQ(PipelinesOf(*c).size(), 1u);
-  EXPECT_EQ(PipelinesOf(*c)[0], &*c);
+  ASSERT_EQ(c->pipelines.size(), 1u);
+  EXPECT_EQ(c->pipelines[0].pipeline, "");
+  EXPECT_EQ(c->pipelines[0].source.slot, "outbox_relay");
+  EXPECT_EQ(c->http_listen, "127.0.0.1:9188");  // the process's part, not the pipeline's
 }
 
 TEST(Pipelines, OverridesReachOnePipelineOrAll) {
   auto c = Load(kTwoPipelines, {{"pipelines.billing.source.slot", "other"}, {"source.status_interval_ms", "900"}});
   ASSERT_TRUE(c.ok()) << c.status();
-  for (const Config& p : c->pipelines) {
+  for (const PipelineConfig& p : c->pipelines) {
     EXPECT_EQ(p.source.status_interval_ms, 900) << p.pipeline;
     if (p.pipeline == "billing") {
       EXPECT_EQ(p.source.slot, "other");
@@ -886,7 +888,7 @@ nats:
 )";
 
 TEST(NatsConfig, MinimalNeedsNoKafkaSetting) {
-  auto c = LoadYaml(kNats, {}, FakeResolver());
+  auto c = Flatten(LoadYaml(kNats, {}, FakeResolver()));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->sink, SinkType::kNats);
   EXPECT_EQ(c->nats.url, "nats://127.0.0.1:4222");
@@ -895,56 +897,56 @@ TEST(NatsConfig, MinimalNeedsNoKafkaSetting) {
 }
 
 TEST(NatsConfig, DefaultSinkIsKafka) {
-  auto c = LoadYaml(kMinimal, {}, FakeResolver());
+  auto c = Flatten(LoadYaml(kMinimal, {}, FakeResolver()));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->sink, SinkType::kKafka);
 }
 
 TEST(NatsConfig, UrlAndStreamAreRequired) {
-  auto c = LoadYaml(kNats, {{"nats.url", ""}, {"nats.stream", ""}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kNats, {{"nats.url", ""}, {"nats.stream", ""}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("nats.url: required when sink.type is nats"));
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("nats.stream: required when sink.type is nats"));
 }
 
 TEST(NatsConfig, KafkaCheckpointIsRefusedNamingBothKeys) {
-  auto c = LoadYaml(kNats, {{"source.checkpoint", "kafka"}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kNats, {{"source.checkpoint", "kafka"}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("source.checkpoint: kafka cannot be used with sink.type: nats"));
-  EXPECT_TRUE(LoadYaml(kNats, {{"source.checkpoint", "none"}}, FakeResolver()).ok());
+  EXPECT_TRUE(Flatten(LoadYaml(kNats, {{"source.checkpoint", "none"}}, FakeResolver())).ok());
 }
 
 TEST(NatsConfig, UnknownSinkTypeNamesTheKey) {
-  auto c = LoadYaml(kNats, {{"sink.type", "carrier-pigeon"}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kNats, {{"sink.type", "carrier-pigeon"}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("sink.type: must be"));
 }
 
 TEST(NatsConfig, OneKindOfCredentials) {
-  auto c = LoadYaml(kNats, {{"nats.user", "relay"}, {"nats.password", "pw-value"}, {"nats.token", "tok-value"}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kNats, {{"nats.user", "relay"}, {"nats.password", "pw-value"}, {"nats.token", "tok-value"}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("nats.token: give one of"));
-  auto no_user = LoadYaml(kNats, {{"nats.password", "pw-value"}}, FakeResolver());
+  auto no_user = Flatten(LoadYaml(kNats, {{"nats.password", "pw-value"}}, FakeResolver()));
   ASSERT_FALSE(no_user.ok());
   EXPECT_THAT(std::string(no_user.status().message()), HasSubstr("nats.password: needs nats.user"));
-  auto half_tls = LoadYaml(kNats, {{"nats.tls.cert", "/c.pem"}}, FakeResolver());
+  auto half_tls = Flatten(LoadYaml(kNats, {{"nats.tls.cert", "/c.pem"}}, FakeResolver()));
   ASSERT_FALSE(half_tls.ok());
   EXPECT_THAT(std::string(half_tls.status().message()), HasSubstr("nats.tls.key"));
 }
 
 TEST(NatsConfig, PasswordAndTokenAreSecrets) {
-  auto c = LoadYaml(kNats, {{"nats.user", "relay"}, {"nats.password", "${env:NATS_PASSWORD}"}},
-                    FakeResolver({{"NATS_PASSWORD", "hunter2-nats"}}));
+  auto c = Flatten(LoadYaml(kNats, {{"nats.user", "relay"}, {"nats.password", "${env:NATS_PASSWORD}"}},
+                    FakeResolver({{"NATS_PASSWORD", "hunter2-nats"}})));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->nats.password, "hunter2-nats");
   EXPECT_EQ(Redact(*c, "connect failed for hunter2-nats"), "connect failed for ****");
-  auto t = LoadYaml(kNats, {{"nats.token", "plain-token-value"}}, FakeResolver());
+  auto t = Flatten(LoadYaml(kNats, {{"nats.token", "plain-token-value"}}, FakeResolver()));
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(Redact(*t, "token plain-token-value"), "token ****");
 }
 
 TEST(NatsConfig, UnknownNatsKeyIsAnError) {
-  auto c = LoadYaml(std::string(kNats) + "  streem: X\n", {}, FakeResolver());
+  auto c = Flatten(LoadYaml(std::string(kNats) + "  streem: X\n", {}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("unknown key \"nats.streem\""));
 }
@@ -970,7 +972,7 @@ rabbitmq:
 )";
 
 TEST(RabbitMqConfig, MinimalNeedsNoKafkaSettingAndHasTheDefaults) {
-  auto c = LoadYaml(kRabbitMq, {}, FakeResolver());
+  auto c = Flatten(LoadYaml(kRabbitMq, {}, FakeResolver()));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->sink, SinkType::kRabbitMq);
   EXPECT_EQ(c->rabbitmq.exchange, "outbox");
@@ -981,47 +983,47 @@ TEST(RabbitMqConfig, MinimalNeedsNoKafkaSettingAndHasTheDefaults) {
 }
 
 TEST(RabbitMqConfig, UrlAndExchangeAreRequiredAndTheUrlIsAmqp) {
-  auto c = LoadYaml(kRabbitMq, {{"rabbitmq.url", ""}, {"rabbitmq.exchange", ""}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kRabbitMq, {{"rabbitmq.url", ""}, {"rabbitmq.exchange", ""}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("rabbitmq.url: required when sink.type is rabbitmq"));
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("rabbitmq.exchange: required when sink.type is rabbitmq"));
-  auto http = LoadYaml(kRabbitMq, {{"rabbitmq.url", "http://127.0.0.1:15672"}}, FakeResolver());
+  auto http = Flatten(LoadYaml(kRabbitMq, {{"rabbitmq.url", "http://127.0.0.1:15672"}}, FakeResolver()));
   ASSERT_FALSE(http.ok());
   EXPECT_THAT(std::string(http.status().message()), HasSubstr("rabbitmq.url: must start with amqp://"));
-  auto half_tls = LoadYaml(kRabbitMq, {{"rabbitmq.tls.key", "/k.pem"}}, FakeResolver());
+  auto half_tls = Flatten(LoadYaml(kRabbitMq, {{"rabbitmq.tls.key", "/k.pem"}}, FakeResolver()));
   ASSERT_FALSE(half_tls.ok());
   EXPECT_THAT(std::string(half_tls.status().message()), HasSubstr("rabbitmq.tls.cert"));
 }
 
 TEST(RabbitMqConfig, KafkaCheckpointIsRefusedNamingBothKeys) {
-  auto c = LoadYaml(kRabbitMq, {{"source.checkpoint", "kafka"}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kRabbitMq, {{"source.checkpoint", "kafka"}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()),
               HasSubstr("source.checkpoint: kafka cannot be used with sink.type: rabbitmq"));
-  EXPECT_TRUE(LoadYaml(kRabbitMq, {{"source.checkpoint", "none"}}, FakeResolver()).ok());
+  EXPECT_TRUE(Flatten(LoadYaml(kRabbitMq, {{"source.checkpoint", "none"}}, FakeResolver())).ok());
 }
 
 TEST(RabbitMqConfig, PasswordsAreSecretsInTheKeyAndInTheUrl) {
-  auto c = LoadYaml(kRabbitMq, {{"rabbitmq.password", "${env:RMQ_PASSWORD}"}},
-                    FakeResolver({{"RMQ_PASSWORD", "hunter2-rmq"}}));
+  auto c = Flatten(LoadYaml(kRabbitMq, {{"rabbitmq.password", "${env:RMQ_PASSWORD}"}},
+                    FakeResolver({{"RMQ_PASSWORD", "hunter2-rmq"}})));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->rabbitmq.password, "hunter2-rmq");
   EXPECT_EQ(Redact(*c, "login failed for hunter2-rmq"), "login failed for ****");
-  auto u = LoadYaml(kRabbitMq, {{"rabbitmq.url", "amqp://relay:in-url-secret@rabbit:5672/v"}}, FakeResolver());
+  auto u = Flatten(LoadYaml(kRabbitMq, {{"rabbitmq.url", "amqp://relay:in-url-secret@rabbit:5672/v"}}, FakeResolver()));
   ASSERT_TRUE(u.ok()) << u.status();
   EXPECT_EQ(Redact(*u, "amqp://relay:in-url-secret@rabbit:5672/v"), "amqp://relay:****@rabbit:5672/v");
 }
 
 TEST(RabbitMqConfig, TemplatesKeepRoutedByValue) {
-  auto c = LoadYaml(kRabbitMq, {{"rabbitmq.exchange", "ex.${routedByValue}"}, {"rabbitmq.routing_key", "${routedByValue}.v1"}},
-                    FakeResolver());
+  auto c = Flatten(LoadYaml(kRabbitMq, {{"rabbitmq.exchange", "ex.${routedByValue}"}, {"rabbitmq.routing_key", "${routedByValue}.v1"}},
+                    FakeResolver()));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->rabbitmq.exchange, "ex.${routedByValue}");
   EXPECT_EQ(c->rabbitmq.routing_key, "${routedByValue}.v1");
 }
 
 TEST(RabbitMqConfig, UnknownRabbitMqKeyIsAnError) {
-  auto c = LoadYaml(std::string(kRabbitMq) + "  exchang: X\n", {}, FakeResolver());
+  auto c = Flatten(LoadYaml(std::string(kRabbitMq) + "  exchang: X\n", {}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("unknown key \"rabbitmq.exchang\""));
 }
@@ -1046,7 +1048,7 @@ http_sink:
 )";
 
 TEST(HttpSinkConfig, MinimalNeedsNoKafkaSettingAndHasDefaults) {
-  auto c = LoadYaml(kHttp, {}, FakeResolver());
+  auto c = Flatten(LoadYaml(kHttp, {}, FakeResolver()));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->sink, SinkType::kHttp);
   EXPECT_EQ(c->http_sink.url, "https://hooks.example.com/events/${routedByValue}");
@@ -1056,48 +1058,48 @@ TEST(HttpSinkConfig, MinimalNeedsNoKafkaSettingAndHasDefaults) {
 }
 
 TEST(HttpSinkConfig, UrlIsRequiredAndMustBeHttp) {
-  auto c = LoadYaml(kHttp, {{"http_sink.url", ""}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kHttp, {{"http_sink.url", ""}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("http_sink.url: required when sink.type is http"));
-  auto ftp = LoadYaml(kHttp, {{"http_sink.url", "ftp://h/x"}}, FakeResolver());
+  auto ftp = Flatten(LoadYaml(kHttp, {{"http_sink.url", "ftp://h/x"}}, FakeResolver()));
   ASSERT_FALSE(ftp.ok());
   EXPECT_THAT(std::string(ftp.status().message()), HasSubstr("http_sink.url: must start with http:// or https://"));
 }
 
 TEST(HttpSinkConfig, KafkaCheckpointAndMixedCredentialsAreRefusedByName) {
-  auto c = LoadYaml(kHttp, {{"source.checkpoint", "kafka"}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kHttp, {{"source.checkpoint", "kafka"}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("source.checkpoint: kafka cannot be used with sink.type: http"));
-  auto both = LoadYaml(kHttp, {{"http_sink.bearer_token", "a-long-token"}, {"http_sink.user", "relay"}}, FakeResolver());
+  auto both = Flatten(LoadYaml(kHttp, {{"http_sink.bearer_token", "a-long-token"}, {"http_sink.user", "relay"}}, FakeResolver()));
   ASSERT_FALSE(both.ok());
   EXPECT_THAT(std::string(both.status().message()), HasSubstr("http_sink.bearer_token: give one of"));
-  auto half_tls = LoadYaml(kHttp, {{"http_sink.tls.key", "/k.pem"}}, FakeResolver());
+  auto half_tls = Flatten(LoadYaml(kHttp, {{"http_sink.tls.key", "/k.pem"}}, FakeResolver()));
   ASSERT_FALSE(half_tls.ok());
   EXPECT_THAT(std::string(half_tls.status().message()), HasSubstr("http_sink.tls.cert"));
 }
 
 TEST(HttpSinkConfig, RoutedByValueNeedsATemplateThatHoldsItOnce) {
-  auto c = LoadYaml(kHttp, {{"outbox.route.topic", "fixed_topic"}}, FakeResolver());
+  auto c = Flatten(LoadYaml(kHttp, {{"outbox.route.topic", "fixed_topic"}}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("http_sink.url: ${routedByValue} needs outbox.route.topic"));
-  EXPECT_TRUE(LoadYaml(kHttp, {{"outbox.route.topic", "fixed_topic"}, {"http_sink.url", "http://h/${topic}"}},
-                       FakeResolver())
+  EXPECT_TRUE(Flatten(LoadYaml(kHttp, {{"outbox.route.topic", "fixed_topic"}, {"http_sink.url", "http://h/${topic}"}},
+                       FakeResolver()))
                   .ok());
 }
 
 TEST(HttpSinkConfig, TokenAndPasswordAreSecrets) {
-  auto c = LoadYaml(kHttp, {{"http_sink.bearer_token", "${env:HOOK_TOKEN}"}},
-                    FakeResolver({{"HOOK_TOKEN", "hook-token-value"}}));
+  auto c = Flatten(LoadYaml(kHttp, {{"http_sink.bearer_token", "${env:HOOK_TOKEN}"}},
+                    FakeResolver({{"HOOK_TOKEN", "hook-token-value"}})));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->http_sink.bearer_token, "hook-token-value");
   EXPECT_EQ(Redact(*c, "401 for hook-token-value"), "401 for ****");
-  auto p = LoadYaml(kHttp, {{"http_sink.user", "relay"}, {"http_sink.password", "plain-hook-password"}}, FakeResolver());
+  auto p = Flatten(LoadYaml(kHttp, {{"http_sink.user", "relay"}, {"http_sink.password", "plain-hook-password"}}, FakeResolver()));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(Redact(*p, "auth plain-hook-password"), "auth ****");
 }
 
 TEST(HttpSinkConfig, UnknownHttpSinkKeyIsAnError) {
-  auto c = LoadYaml(std::string(kHttp) + "  timout_ms: 5\n", {}, FakeResolver());
+  auto c = Flatten(LoadYaml(std::string(kHttp) + "  timout_ms: 5\n", {}, FakeResolver()));
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("http_sink.timout_ms"));
 }

@@ -126,7 +126,7 @@ class CoreTest : public ::testing::Test {
   }
   void Poll() { sink_in_use_->Poll(0); }
 
-  config::Config config_;
+  config::PipelineConfig config_;
   FakeClock clock_;
   ops::Metrics metrics_;
   FakeSink sink_;

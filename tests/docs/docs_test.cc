@@ -103,13 +103,13 @@ std::map<std::string, std::string> CodeDefaults() {
   std::map<std::string, std::string> defaults;
   for (config::SinkType sink : {config::SinkType::kKafka, config::SinkType::kNats, config::SinkType::kRabbitMq,
                                 config::SinkType::kHttp}) {
-    config::Config c;
+    config::PipelineConfig c;
     c.sink = sink;
-    for (const auto& [key, value] : config::EffectiveValues(c)) {
+    for (const auto& [key, value] : config::EffectiveValues(config::Config{}, c)) {
       if (key != "sink.type") defaults.emplace(key, value);
     }
   }
-  defaults["sink.type"] = std::string(config::SinkTypeName(config::Config{}.sink));
+  defaults["sink.type"] = std::string(config::SinkTypeName(config::PipelineConfig{}.sink));
   return defaults;
 }
 
@@ -154,7 +154,7 @@ TEST(Docs, CheckShowsEveryAcceptedKey) {
 }
 
 TEST(Docs, KafkaDefaultsTableIsWhatTheProducerGets) {
-  const config::Config defaults;
+  const config::PipelineConfig defaults;
   const auto producer = kafka::BuildProducerConfig(
       {}, {.max_inflight_events = defaults.delivery.max_inflight_events,
            .max_inflight_bytes = defaults.delivery.max_inflight_bytes},

@@ -142,6 +142,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string redacted = outbox::config::Redact(config, "\n" + secret + "\n");
     if (redacted.find(secret) != std::string::npos) __builtin_trap();
   }
-  (void)outbox::config::SplitTableName(config.outbox.table);
+  if (config.pipelines.empty()) __builtin_trap();  // a loaded config has at least one pipeline
+  for (const outbox::config::PipelineConfig& pipeline : config.pipelines) {
+    (void)outbox::config::SplitTableName(pipeline.outbox.table);
+  }
   return 0;
 }

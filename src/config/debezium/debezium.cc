@@ -1283,13 +1283,16 @@ absl::StatusOr<Config> Load(const std::string& path, const std::string& text,
     AddSecrets(std::move(mapper.secrets()), &redactor.secrets);
     return absl::InvalidArgumentError(Redact(redactor, absl::StrJoin(problems, "; ")));
   }
-  config->warnings = mapper.warnings();
+  // A Debezium file is one pipeline.
+  PipelineConfig& pipeline = config->pipelines.front();
+  pipeline.warnings = mapper.warnings();
   const bool route_overridden = std::any_of(overrides.begin(), overrides.end(),
                                             [](const auto& o) { return o.first == "outbox.route.topic"; });
   if (route.has_value() && !route->topic_template.has_value() && !route_overridden) {
-    config->outbox.route_topic_regex = route->regex;
-    config->outbox.route_topic_replacement = route->replacement;
+    pipeline.outbox.route_topic_regex = route->regex;
+    pipeline.outbox.route_topic_replacement = route->replacement;
   }
+  AddSecrets(mapper.secrets(), &pipeline.secrets);
   AddSecrets(std::move(mapper.secrets()), &config->secrets);
   return config;
 }

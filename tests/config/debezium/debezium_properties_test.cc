@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "config/load_file.h"
 #include "config/fake_resolver.h"
+#include "config/loaded.h"
 #include "config/java_properties.h"
 #include "config/java_regex.h"
 #include "outbox/mapper.h"
@@ -35,14 +36,14 @@ using Overrides = std::vector<std::pair<std::string, std::string>>;
 
 constexpr char kPath[] = "/etc/debezium/application.properties";
 
-absl::StatusOr<Config> Load(const std::string& text, const Overrides& overrides = {},
+absl::StatusOr<Loaded> Load(const std::string& text, const Overrides& overrides = {},
                             std::map<std::string, std::string> env = {},
                             std::map<std::string, std::string> files = {}, const std::string& path = kPath) {
   files[path] = text;
-  return LoadFile(path, overrides, FakeResolver(std::move(env), std::move(files)));
+  return Flatten(LoadFile(path, overrides, FakeResolver(std::move(env), std::move(files))));
 }
 
-std::string ErrorOf(const absl::StatusOr<Config>& loaded) {
+std::string ErrorOf(const absl::StatusOr<Loaded>& loaded) {
   EXPECT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
   return std::string(loaded.status().message());
@@ -104,7 +105,7 @@ transforms.outbox.table.op.invalid.behavior=fatal
 )";
 
 // What both files mean.
-void ExpectOrdersOutbox(const Config& c) {
+void ExpectOrdersOutbox(const Loaded& c) {
   EXPECT_EQ(c.source.conninfo, "host=db.internal port=5433 user=debezium password='s3cr3t pass' dbname=orders");
   EXPECT_EQ(c.source.slot, "orders_outbox");
   EXPECT_EQ(c.source.publication, "orders_outbox_pub");
@@ -125,14 +126,14 @@ void ExpectOrdersOutbox(const Config& c) {
   EXPECT_THAT(c.secrets, Contains("s3cr3t pass"));
 }
 
-std::vector<std::string> WarnedKeys(const Config& c) {
+std::vector<std::string> WarnedKeys(const Loaded& c) {
   std::vector<std::string> keys;
   for (const std::string& w : c.warnings) keys.push_back(w.substr(0, w.find(':')));
   return keys;
 }
 
 TEST(DebeziumProperties, DebeziumServerFileMapsToTheExpectedConfig) {
-  absl::StatusOr<Config> c = Load(kServer);
+  absl::StatusOr<Loaded> c = Load(kServer);
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectOrdersOutbox(*c);
   // The producer's keys, minus the Java serializers (the relay writes text).
@@ -149,7 +150,7 @@ TEST(DebeziumProperties, DebeziumServerFileMapsToTheExpectedConfig) {
 }
 
 TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
-  absl::StatusOr<Config> c = Load(kConnect, {{"kafka.bootstrap.servers", "kafka-1:9092"}});
+  absl::StatusOr<Loaded> c = Load(kConnect, {{"kafka.bootstrap.servers", "kafka-1:9092"}});
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectOrdersOutbox(*c);
   EXPECT_EQ(c->kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "kafka-1:9092"}}));
@@ -177,7 +178,7 @@ TEST(DebeziumProperties, ConnectorJsonMapsLikeTheProperties) {
       "producer.override.bootstrap.servers": "kafka-1:9092"
     }
   })";
-  absl::StatusOr<Config> c = Load(kJson, {}, {}, {}, "/etc/connectors/orders.json");
+  absl::StatusOr<Loaded> c = Load(kJson, {}, {}, {}, "/etc/connectors/orders.json");
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectOrdersOutbox(*c);
   EXPECT_EQ(c->kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "kafka-1:9092"}}));
@@ -185,7 +186,7 @@ TEST(DebeziumProperties, ConnectorJsonMapsLikeTheProperties) {
 }
 
 TEST(DebeziumProperties, JsonWithoutConnectorClassIsARelayConfig) {
-  absl::StatusOr<Config> c = Load(R"({"source": {"conninfo": "host=h", "slot": "s", "publication": "p"},
+  absl::StatusOr<Loaded> c = Load(R"({"source": {"conninfo": "host=h", "slot": "s", "publication": "p"},
                                       "kafka": {"bootstrap.servers": "k:9092"}})",
                                   {}, {}, {}, "/etc/relay.json");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -194,7 +195,7 @@ TEST(DebeziumProperties, JsonWithoutConnectorClassIsARelayConfig) {
 }
 
 TEST(DebeziumProperties, DefaultsAreDebeziumsOwn) {
-  absl::StatusOr<Config> c = Load(R"(connector.class=io.debezium.connector.postgresql.PostgresConnector
+  absl::StatusOr<Loaded> c = Load(R"(connector.class=io.debezium.connector.postgresql.PostgresConnector
 plugin.name=pgoutput
 database.hostname=h
 database.user=u
@@ -231,14 +232,14 @@ debezium.format.key=simplestring
 debezium.format.value=simplestring
 )";
 
-absl::StatusOr<Config> LoadWith(const std::string& extra, const Overrides& overrides = {},
+absl::StatusOr<Loaded> LoadWith(const std::string& extra, const Overrides& overrides = {},
                                 std::map<std::string, std::string> env = {},
                                 std::map<std::string, std::string> files = {}) {
   return Load(std::string(kBase) + extra, overrides, std::move(env), std::move(files));
 }
 
 TEST(DebeziumProperties, FieldNamesAndRoutingKeysAreMapped) {
-  absl::StatusOr<Config> c = LoadWith(R"(debezium.transforms.outbox.table.field.event.id=event_id
+  absl::StatusOr<Loaded> c = LoadWith(R"(debezium.transforms.outbox.table.field.event.id=event_id
 debezium.transforms.outbox.table.field.event.key=stream_key
 debezium.transforms.outbox.table.field.event.type=event_type
 debezium.transforms.outbox.table.field.event.payload=body
@@ -264,11 +265,11 @@ debezium.transforms.outbox.table.expand.json.payload=false
 }
 
 TEST(DebeziumProperties, SlotFailoverMapsToSourceFailover) {
-  absl::StatusOr<Config> c = LoadWith("debezium.source.slot.failover=true\n");
+  absl::StatusOr<Loaded> c = LoadWith("debezium.source.slot.failover=true\n");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->source.failover);
   EXPECT_THAT(WarnedKeys(*c), Not(Contains("debezium.source.slot.failover")));
-  absl::StatusOr<Config> unset = LoadWith("");
+  absl::StatusOr<Loaded> unset = LoadWith("");
   ASSERT_TRUE(unset.ok()) << unset.status();
   EXPECT_FALSE(unset->source.failover);
 }
@@ -277,12 +278,12 @@ TEST(DebeziumProperties, InvalidOperationBehaviorMapsToOnUpdateAsDebeziumActs) {
   // Debezium's warn and error both log and drop an UPDATE; only fatal stops.
   for (const auto& [behavior, expected] : std::vector<std::pair<std::string, OnUpdate>>{
            {"warn", OnUpdate::kWarn}, {"error", OnUpdate::kWarn}, {"FATAL", OnUpdate::kError}}) {
-    absl::StatusOr<Config> c = LoadWith("debezium.transforms.outbox.table.op.invalid.behavior=" + behavior + "\n");
+    absl::StatusOr<Loaded> c = LoadWith("debezium.transforms.outbox.table.op.invalid.behavior=" + behavior + "\n");
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_EQ(c->outbox.on_update, expected) << behavior;
   }
   // UPDATEs that the connector skips never reach the router.
-  absl::StatusOr<Config> skipped = LoadWith("debezium.source.skipped.operations=u,t\n"
+  absl::StatusOr<Loaded> skipped = LoadWith("debezium.source.skipped.operations=u,t\n"
                                             "debezium.transforms.outbox.table.op.invalid.behavior=fatal\n");
   ASSERT_TRUE(skipped.ok()) << skipped.status();
   EXPECT_EQ(skipped->outbox.on_update, OnUpdate::kIgnore);
@@ -321,7 +322,7 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
   };
   std::string extra;
   for (const std::string& key : keys) extra += key + "=1\n";
-  absl::StatusOr<Config> c = LoadWith(extra);
+  absl::StatusOr<Loaded> c = LoadWith(extra);
   ASSERT_TRUE(c.ok()) << c.status();
   for (const std::string& key : keys) EXPECT_THAT(WarnedKeys(*c), Contains(key));
   EXPECT_EQ(c->warnings.size(), keys.size() + 1);  // and debezium.format.header, always
@@ -411,7 +412,7 @@ TEST(DebeziumProperties, KafkaConnectFileWithoutBrokersSaysHowToNameThem) {
 }
 
 TEST(DebeziumProperties, ProducerKeysBecomeLibrdkafkaKeys) {
-  absl::StatusOr<Config> c = LoadWith(
+  absl::StatusOr<Loaded> c = LoadWith(
       "debezium.sink.kafka.producer.security.protocol=SASL_SSL\n"
       "debezium.sink.kafka.producer.sasl.mechanism=SCRAM-SHA-512\n"
       "debezium.sink.kafka.producer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
@@ -433,7 +434,7 @@ TEST(DebeziumProperties, ProducerKeysBecomeLibrdkafkaKeys) {
 }
 
 TEST(DebeziumProperties, RelayKeysAndOverridesApply) {
-  absl::StatusOr<Config> c = LoadWith("outbox-relay.source.checkpoint=file\n"
+  absl::StatusOr<Loaded> c = LoadWith("outbox-relay.source.checkpoint=file\n"
                                       "outbox-relay.source.checkpoint_file=${env:CKPT}\n"
                                       "outbox-relay.http.listen=127.0.0.1:9999\n",
                                       {{"source.slot", "other_slot"}, {"delivery.on_error", "dead_letter"}},
@@ -448,7 +449,7 @@ TEST(DebeziumProperties, RelayKeysAndOverridesApply) {
 }
 
 TEST(DebeziumProperties, ServerExpressionsExpandLikeDebeziumServer) {
-  absl::StatusOr<Config> c = LoadWith(
+  absl::StatusOr<Loaded> c = LoadWith(
       "db.port=6543\n"
       "debezium.source.database.port=${db.port}\n"
       "debezium.source.database.password=${DB_PASSWORD}\n"
@@ -465,7 +466,7 @@ TEST(DebeziumProperties, ServerExpressionsExpandLikeDebeziumServer) {
 }
 
 TEST(DebeziumProperties, ConfigProviderReferencesExpandInConnectorFiles) {
-  absl::StatusOr<Config> c = Load(
+  absl::StatusOr<Loaded> c = Load(
       std::string(kConnect) + "database.password=${file:/run/secrets/db.properties:password}\n"
                               "database.user=${env:DB_USER}\n",
       {{"kafka.bootstrap.servers", "k:9092"}}, {{"DB_USER", "relay"}},
@@ -500,7 +501,7 @@ std::string ReadExample(const std::string& name) {
 }
 
 TEST(DebeziumProperties, TheExampleFilesLoad) {
-  absl::StatusOr<Config> server = Load(ReadExample("debezium/application.properties"), {},
+  absl::StatusOr<Loaded> server = Load(ReadExample("debezium/application.properties"), {},
                                        {{"OUTBOX_DB_PASSWORD", "example-pass"}});
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_EQ(server->source.conninfo,
@@ -512,7 +513,7 @@ TEST(DebeziumProperties, TheExampleFilesLoad) {
                                                "debezium.source.topic.prefix", "debezium.source.snapshot.mode",
                                                "debezium.format.header"));
 
-  absl::StatusOr<Config> connect =
+  absl::StatusOr<Loaded> connect =
       Load(ReadExample("debezium/outbox-connector.json"), {{"kafka.bootstrap.servers", "kafka:9092"}}, {},
            {{"/run/secrets/postgres.properties", "password=example-pass\n"}}, "/etc/outbox-connector.json");
   ASSERT_TRUE(connect.ok()) << connect.status();
@@ -572,7 +573,7 @@ debezium.sink.http.headers.encode.base64=false
 )";
 
 // The checkpoint every non-Kafka file gets from kServer's offsets file.
-void ExpectCheckpointBesideTheOffsets(const Config& c) {
+void ExpectCheckpointBesideTheOffsets(const Loaded& c) {
   EXPECT_EQ(c.source.checkpoint, CheckpointStore::kFile);
   EXPECT_EQ(c.source.checkpoint_file, "data/offsets.dat.outbox-relay");
   EXPECT_THAT(c.warnings, Contains(HasSubstr("debezium.source.offset.storage.file.filename: the relay keeps its own "
@@ -580,7 +581,7 @@ void ExpectCheckpointBesideTheOffsets(const Config& c) {
 }
 
 TEST(DebeziumSinks, RabbitMqFileMapsToTheRabbitMqSink) {
-  absl::StatusOr<Config> c = Load(ServerWithSink(kRabbitMqSink));
+  absl::StatusOr<Loaded> c = Load(ServerWithSink(kRabbitMqSink));
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectOrdersOutbox(*c);
   ExpectCheckpointBesideTheOffsets(*c);
@@ -599,7 +600,7 @@ TEST(DebeziumSinks, RabbitMqFileMapsToTheRabbitMqSink) {
 
 TEST(DebeziumSinks, RabbitMqDefaultsAreTheJavaClientsAndDebeziumServers) {
   // No connection keys: localhost, 5672, vhost "/"; no exchange: the record's topic, as Debezium Server names it.
-  absl::StatusOr<Config> c = Load(ServerWithSink("debezium.sink.type=rabbitmq\n"
+  absl::StatusOr<Loaded> c = Load(ServerWithSink("debezium.sink.type=rabbitmq\n"
                                                  "debezium.sink.rabbitmq.routingKey=orders\n"
                                                  "debezium.sink.rabbitmq.null.value=\n"));
   ASSERT_TRUE(c.ok()) << c.status();
@@ -626,7 +627,7 @@ TEST(DebeziumSinks, RabbitMqDefaultsAreTheJavaClientsAndDebeziumServers) {
 }
 
 TEST(DebeziumSinks, NatsJetStreamFileMapsToTheNatsSink) {
-  absl::StatusOr<Config> c = Load(ServerWithSink(kNatsSink, /*tombstones=*/false));
+  absl::StatusOr<Loaded> c = Load(ServerWithSink(kNatsSink, /*tombstones=*/false));
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectCheckpointBesideTheOffsets(*c);
   EXPECT_EQ(c->sink, SinkType::kNats);
@@ -647,7 +648,7 @@ TEST(DebeziumSinks, NatsJetStreamFileMapsToTheNatsSink) {
 }
 
 TEST(DebeziumSinks, HttpFileMapsToTheHttpSink) {
-  absl::StatusOr<Config> c = Load(ServerWithSink(kHttpSink, /*tombstones=*/false));
+  absl::StatusOr<Loaded> c = Load(ServerWithSink(kHttpSink, /*tombstones=*/false));
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectCheckpointBesideTheOffsets(*c);
   EXPECT_EQ(c->sink, SinkType::kHttp);
@@ -757,7 +758,7 @@ TEST(DebeziumSinks, TheOffsetStoreGivesTheCheckpoint) {
     return file;
   };
   // Memory offsets: no checkpoint either.
-  absl::StatusOr<Config> c = Load(with("debezium.source.offset.storage.file.filename=data/offsets.dat",
+  absl::StatusOr<Loaded> c = Load(with("debezium.source.offset.storage.file.filename=data/offsets.dat",
                                        "debezium.source.offset.storage="
                                        "org.apache.kafka.connect.storage.MemoryOffsetBackingStore"));
   ASSERT_TRUE(c.ok()) << c.status();
@@ -804,7 +805,7 @@ TEST(DebeziumSinks, SinkSecretsNeverAppearInErrors) {
 }
 
 TEST(DebeziumSinks, OtherSinksKeysAndTheProducersHaveNoEffect) {
-  absl::StatusOr<Config> c =
+  absl::StatusOr<Loaded> c =
       Load(ServerWithSink(std::string(kHttpSink) + "debezium.sink.kafka.producer.bootstrap.servers=kafka:9092\n"
                                                    "debezium.sink.rabbitmq.exchange=outbox\n"
                                                    "debezium.sink.http.some.future.key=1\n",
@@ -870,7 +871,7 @@ std::string RouteThroughTheConfig(const RouteCase& rc) {
   std::string extra;
   if (!rc.regex.empty()) extra += "debezium.transforms.outbox.route.topic.regex=" + rc.regex + "\n";
   if (!rc.replacement.empty()) extra += "debezium.transforms.outbox.route.topic.replacement=" + rc.replacement + "\n";
-  absl::StatusOr<Config> c = LoadWith(extra);
+  absl::StatusOr<Loaded> c = LoadWith(extra);
   EXPECT_TRUE(c.ok()) << c.status();
   if (!c.ok()) return "<error>";
   return outbox::TopicRouter(c->outbox).Route(rc.value);
@@ -936,7 +937,7 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
 }
 
 TEST(DebeziumRouting, ARegexRouteIsCompiledOnceAndNeverThrows) {
-  absl::StatusOr<Config> c = LoadWith("debezium.transforms.outbox.route.topic.regex=(?<v>.*)\\\\.evt\n"
+  absl::StatusOr<Loaded> c = LoadWith("debezium.transforms.outbox.route.topic.regex=(?<v>.*)\\\\.evt\n"
                                       "debezium.transforms.outbox.route.topic.replacement=$${v}\n");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->outbox.route_topic_regex, "(?<v>.*)\\.evt");  // the Java forms, which RouteRegex runs
@@ -979,7 +980,7 @@ TEST(DebeziumRouting, RandomPatternsNeverThrowAtLoadOrOnTheDataPath) {
 }
 
 TEST(DebeziumRouting, ASetRouteTopicOverridesTheFilesRegex) {
-  absl::StatusOr<Config> c = LoadWith("debezium.transforms.outbox.route.topic.regex=(?<v>.*)\\\\.evt\n"
+  absl::StatusOr<Loaded> c = LoadWith("debezium.transforms.outbox.route.topic.regex=(?<v>.*)\\\\.evt\n"
                                       "debezium.transforms.outbox.route.topic.replacement=$${v}\n",
                                       {{"outbox.route.topic", "all.events"}});
   ASSERT_TRUE(c.ok()) << c.status();
