@@ -598,17 +598,6 @@ void ReadOps(Reader& r, Config* config) {
   r.Enum<LogFormat>("log.format", {{"text", LogFormat::kText}, {"json", LogFormat::kJson}}, &config->log_format);
 }
 
-// The password of an amqp://user:password@host URL ("" when it has none).
-std::string UrlPassword(absl::string_view url) {
-  const size_t scheme = url.find("://");
-  if (scheme == absl::string_view::npos) return {};
-  absl::string_view rest = url.substr(scheme + 3);
-  const size_t at = rest.rfind('@');
-  if (at == absl::string_view::npos) return {};
-  const absl::string_view userinfo = rest.substr(0, at);
-  const size_t colon = userinfo.find(':');
-  return colon == absl::string_view::npos ? std::string() : std::string(userinfo.substr(colon + 1));
-}
 
 // Every secret once, longest first: the value of every secret key (whichever sink reads it), the passwords inside
 // a conninfo or an amqp:// URL, and `resolved` (what ${env:} and ${file:} gave).
@@ -619,7 +608,7 @@ std::vector<std::string> CollectSecrets(const PipelineConfig& config, std::vecto
   for (auto& [key, value] : internal::KeyValues(config, /*every_sink=*/true)) {
     if (IsSecretKey(key) && !value.empty()) secrets.push_back(std::move(value));
   }
-  if (std::string p = UrlPassword(config.rabbitmq.url); !p.empty()) secrets.push_back(std::move(p));
+  for (std::string& password : internal::UrlPasswords(config.rabbitmq.url)) secrets.push_back(std::move(password));
   std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
     return a.size() != b.size() ? a.size() > b.size() : a < b;
   });

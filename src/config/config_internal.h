@@ -36,6 +36,10 @@ absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std
 // (`postgresql://user:pass@host/db`, `?password=...`): each as written and, when it differs, decoded.
 std::vector<std::string> ConninfoPasswords(absl::string_view conninfo);
 
+// The password of a scheme://user:password@host URL (amqp://, amqps://) and of its `?password=` parameter, as
+// written and decoded.
+std::vector<std::string> UrlPasswords(absl::string_view url);
+
 // Every pipeline key of `config` with its value as text, unmasked ("" when unset): the keys config::EffectiveValues lists, or
 // with `every_sink` every sink's keys whatever sink.type says (for collecting secrets).
 std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig& config, bool every_sink);

@@ -63,7 +63,9 @@ void UriPasswords(absl::string_view uri, std::vector<std::string>* out) {
   if (query == absl::string_view::npos) return;
   for (absl::string_view param : absl::StrSplit(rest.substr(query + 1), '&')) {
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(param, absl::MaxSplits('=', 1));
-    if (kv.first == "password") AddPassword(kv.second, PercentDecode(kv.second), out);
+    if (IsSecretKey(std::string_view(kv.first.data(), kv.first.size()))) {
+      AddPassword(kv.second, PercentDecode(kv.second), out);  // password, sslpassword
+    }
   }
 }
 
@@ -91,7 +93,7 @@ void KeyValuePasswords(absl::string_view conninfo, std::vector<std::string>* out
     }
     absl::string_view as_written = conninfo.substr(value_begin, i - value_begin);
     if (quoted && i < n) ++i;  // the closing quote
-    if (key == "password") AddPassword(as_written, std::move(decoded), out);
+    if (IsSecretKey(std::string_view(key.data(), key.size()))) AddPassword(as_written, std::move(decoded), out);
   }
 }
 
@@ -155,6 +157,12 @@ std::string MaskUriPasswords(const std::string& text) {
 }  // namespace
 
 namespace internal {
+
+std::vector<std::string> UrlPasswords(absl::string_view url) {
+  std::vector<std::string> out;
+  if (absl::StrContains(url, "://")) UriPasswords(url, &out);
+  return out;
+}
 
 std::vector<std::string> ConninfoPasswords(absl::string_view conninfo) {
   std::vector<std::string> out;

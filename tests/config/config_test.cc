@@ -620,6 +620,16 @@ TEST(Config, RedactMasksKafkaPasswordsAndReferencedValues) {
             "sasl **** key **** host **** user **** pg relay");
 }
 
+// The conninfo's secrets are its keywords IsSecretKey names: password, and sslpassword (the client key's).
+TEST(Config, TheConninfosPasswordAndSslpasswordAreSecrets) {
+  auto c = Load(kMinimal, {{"source.conninfo", "host=db user=relay password=pw-one sslpassword='key pw two'"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(Redact(*c, "a pw-one b key pw two c"), "a **** b **** c");
+  auto uri = Load(kMinimal, {{"source.conninfo", "postgresql://relay@db/app?sslpassword=uri-key-pw"}});
+  ASSERT_TRUE(uri.ok()) << uri.status();
+  EXPECT_EQ(Redact(*uri, "x uri-key-pw"), "x ****");
+}
+
 TEST(Config, RedactMasksPasswordsInAnyConninfoLikeText) {
   Config empty;
   EXPECT_EQ(Redact(empty, "host=x password=abc port=1"), "host=x password=**** port=1");
