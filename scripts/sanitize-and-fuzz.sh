@@ -53,7 +53,7 @@ CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Re
 
 # The unit-labelled test executables (the e2e/integration ones need services and are not run here).
 mapfile -t UNIT_TARGETS < <(sed -n 's/^[[:space:]]*outbox_add_test(\([A-Za-z0-9_]*\)[[:space:]]\{1,\}unit\b.*/\1/p' \
-  "$ROOT"/tests/*/CMakeLists.txt | sort -u)
+  "$ROOT"/tests/*/CMakeLists.txt "$ROOT"/tests/*/*/CMakeLists.txt | sort -u)
 [ "${#UNIT_TARGETS[@]}" -gt 0 ] || die "no unit test targets found under tests/"
 log "building with clang (ASan+UBSan): ${UNIT_TARGETS[*]} ${FUZZERS[*]}"
 ninja -C "$BUILD" "${UNIT_TARGETS[@]}" "${FUZZERS[@]}" > "$BUILD/sanitize-build.log" 2>&1 || {
