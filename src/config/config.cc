@@ -771,7 +771,7 @@ bool IsSecretKey(std::string_view key) {
       return true;
     }
   }
-  for (absl::string_view suffix : {"password", "secret", "token", "passphrase", ".jwt", ".seed"}) {
+  for (absl::string_view suffix : {"password", "secret", "token", "passphrase", ".jwt", ".seed", "sasl.jaas.config"}) {
     if (absl::EndsWith(lower, suffix)) return true;
   }
   return false;

@@ -222,7 +222,7 @@ inline constexpr std::string_view kLibrdkafkaSensitiveProperties[] = {
 
 // Whether a key's value is a secret: a librdkafka property above (bare, as kafka.<property>, or under a Debezium
 // producer prefix), and every other credential key (…password, …secret, …token, …passphrase, NATS's …jwt and
-// …seed). The one predicate for every place that masks (check, the config dump) or collects values for redaction
+// …seed, the Java client's sasl.jaas.config). The one predicate for every place that masks (check, the config dump) or collects values for redaction
 // (logs, errors, /readyz).
 bool IsSecretKey(std::string_view key);
 

@@ -708,7 +708,8 @@ TEST(IsSecretKey, RecognizesEverySensitiveLibrdkafkaPropertyAndEveryCredentialKe
   }
   for (const char* key : {"kafka.ssl.truststore.password", "nats.password", "nats.token", "rabbitmq.password",
                           "http_sink.password", "http_sink.bearer_token", "debezium.sink.nats-jetstream.auth.jwt",
-                          "debezium.sink.nats-jetstream.auth.seed", "debezium.source.database.password"}) {
+                          "debezium.sink.nats-jetstream.auth.seed", "debezium.source.database.password",
+                          "debezium.sink.kafka.producer.sasl.jaas.config"}) {
     EXPECT_TRUE(IsSecretKey(key)) << key;
   }
   for (const char* key : {"kafka.bootstrap.servers", "kafka.sasl.mechanism", "kafka.security.protocol",

@@ -514,7 +514,7 @@ class DebeziumMapper {
         if (part.fallback.empty()) continue;
         value = std::string(part.fallback);
       }
-      if (part.keyword == "sslpassword" && !value->empty()) secrets_.push_back(*value);
+      if (IsSecretKey(part.keyword) && !value->empty()) secrets_.push_back(*value);  // password, sslpassword
       conninfo.push_back(Cat(part.keyword, "=", ConninfoValue(*value)));
     }
     // When incomplete, the errors above say why; the tree still gets a conninfo so that no second error follows.
