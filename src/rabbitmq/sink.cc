@@ -5,6 +5,7 @@
 #include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
 #include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -71,6 +72,17 @@ absl::StatusOr<Endpoint> ParseUrl(const Options& o) {
   return e;
 }
 
+// Whether the broker asked this thread's current TLS handshake for a client certificate that the relay has none of
+// (OpenSSL's client certificate callback, set only without rabbitmq.tls.cert). With TLS 1.3 the broker's refusal
+// then comes after the handshake, and its alert can be lost to the TCP reset that follows it: a bare SSL error at
+// the login with this flag set is that refusal.
+thread_local bool certificate_requested = false;
+
+int NoteCertificateRequest(SSL*, X509**, EVP_PKEY**) {
+  certificate_requested = true;
+  return 0;  // no certificate: the handshake goes on without one
+}
+
 // A failed connect or login named by its TLS cause: the key to fix, and PermissionDenied (fatal) for a certificate
 // or a protocol the two sides refuse, which no retry cures. The SSL failures the client does not type further are
 // decided on this thread's last OpenSSL error code (ClassifyTlsError); every other status is returned as it is.
@@ -85,6 +97,11 @@ absl::Status NameTlsFailure(const absl::Status& status, int amqp_status, const O
     case AMQP_STATUS_SSL_ERROR:
     case AMQP_STATUS_SSL_CONNECTION_FAILED: {
       const unsigned long e = ERR_peek_last_error();
+      if (e == 0 && certificate_requested && o.tls_cert.empty()) {
+        failure = TlsFailure::kClientCertificate;
+        cause = " (certificate required: the broker asked for a client certificate, then closed the connection)";
+        break;
+      }
       failure = ClassifyTlsError(ERR_GET_LIB(e), ERR_GET_REASON(e));
       if (const char* reason = ERR_reason_error_string(e); reason != nullptr) cause = Cat(" (", reason, ")");
       break;
@@ -142,7 +159,11 @@ class RabbitMqSink::Connection {
       }
       amqp_ssl_socket_set_verify_peer(sock, o.tls_verify ? 1 : 0);
       amqp_ssl_socket_set_verify_hostname(sock, o.tls_verify ? 1 : 0);
+      if (o.tls_cert.empty()) {
+        SSL_CTX_set_client_cert_cb(static_cast<SSL_CTX*>(amqp_ssl_socket_get_context(sock)), NoteCertificateRequest);
+      }
     }
+    certificate_requested = false;
     timeval tv = Timeval(o.connect_timeout_ms);
     ERR_clear_error();  // the OpenSSL error NameTlsFailure reads is this attempt's
     if (int st = amqp_socket_open_noblock(sock, e.host.c_str(), e.port, &tv); st != AMQP_STATUS_OK) {
