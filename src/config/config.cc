@@ -609,11 +609,9 @@ std::vector<std::string> CollectSecrets(const PipelineConfig& config, std::vecto
     if (IsSecretKey(key) && !value.empty()) secrets.push_back(std::move(value));
   }
   for (std::string& password : internal::UrlPasswords(config.rabbitmq.url)) secrets.push_back(std::move(password));
-  std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
-    return a.size() != b.size() ? a.size() > b.size() : a < b;
-  });
-  secrets.erase(std::unique(secrets.begin(), secrets.end()), secrets.end());
-  return secrets;
+  std::vector<std::string> out;
+  internal::AddSecrets(std::move(secrets), &out);
+  return out;
 }
 
 // Reads and validates every key of one pipeline and of the process: the one list of what a file may set.
@@ -738,11 +736,7 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
     }
   }
   // The secrets of all, so that Redact(process) masks every pipeline's.
-  for (const PipelineConfig& p : all.pipelines) all.secrets.insert(all.secrets.end(), p.secrets.begin(), p.secrets.end());
-  std::sort(all.secrets.begin(), all.secrets.end(), [](const std::string& a, const std::string& b) {
-    return a.size() != b.size() ? a.size() > b.size() : a < b;
-  });
-  all.secrets.erase(std::unique(all.secrets.begin(), all.secrets.end()), all.secrets.end());
+  for (const PipelineConfig& p : all.pipelines) internal::AddSecrets(p.secrets, &all.secrets);
   if (!problems.empty()) return absl::InvalidArgumentError(Redact(all, absl::StrJoin(problems, "; ")));
   return all;
 }
@@ -787,6 +781,16 @@ std::vector<std::string> AcceptedKeys() {
 }
 
 namespace internal {
+
+void AddSecrets(std::vector<std::string> more, std::vector<std::string>* secrets) {
+  for (std::string& secret : more) {
+    if (!secret.empty()) secrets->push_back(std::move(secret));
+  }
+  std::sort(secrets->begin(), secrets->end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  secrets->erase(std::unique(secrets->begin(), secrets->end()), secrets->end());
+}
 
 absl::StatusOr<Config> BuildConfig(RawTree tree, const std::vector<std::pair<std::string, std::string>>& overrides,
                                    const Resolver& resolver) {

@@ -40,6 +40,10 @@ std::vector<std::string> ConninfoPasswords(absl::string_view conninfo);
 // written and decoded.
 std::vector<std::string> UrlPasswords(absl::string_view url);
 
+// Appends the non-empty texts of `more` to `secrets`, then keeps every secret once, longest first (the order
+// Config::secrets and PipelineConfig::secrets are kept in).
+void AddSecrets(std::vector<std::string> more, std::vector<std::string>* secrets);
+
 // Every pipeline key of `config` with its value as text, unmasked ("" when unset): the keys config::EffectiveValues lists, or
 // with `every_sink` every sink's keys whatever sink.type says (for collecting secrets).
 std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig& config, bool every_sink);

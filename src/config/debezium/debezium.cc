@@ -1223,17 +1223,6 @@ class DebeziumMapper {
   std::vector<std::pair<int, std::string>> warnings_;  // (line, text)
 };
 
-// Every secret once, longest first (as BuildConfig orders them).
-void AddSecrets(std::vector<std::string> more, std::vector<std::string>* secrets) {
-  for (std::string& secret : more) {
-    if (!secret.empty()) secrets->push_back(std::move(secret));
-  }
-  std::sort(secrets->begin(), secrets->end(), [](const std::string& a, const std::string& b) {
-    return a.size() != b.size() ? a.size() > b.size() : a < b;
-  });
-  secrets->erase(std::unique(secrets->begin(), secrets->end()), secrets->end());
-}
-
 }  // namespace
 
 }  // namespace outbox::config::internal
