@@ -135,8 +135,8 @@ class Reader {
     *out = parsed;
   }
 
-  template <typename E>
-  void Enum(absl::string_view key, std::initializer_list<std::pair<absl::string_view, E>> choices, E* out) {
+  template <typename E, size_t N>
+  void Enum(absl::string_view key, const internal::EnumName<E> (&choices)[N], E* out) {
     std::optional<std::string> value = Scalar(key);
     if (!value.has_value()) return;
     std::vector<absl::string_view> names;
@@ -291,11 +291,7 @@ void ReadSource(Reader& r, SourceConfig* source) {
   r.Required("source.publication", &source->publication);
   r.Bool("source.create_slot", &source->create_slot);
   r.Bool("source.failover", &source->failover);
-  r.Enum<CheckpointStore>("source.checkpoint",
-                          {{"kafka", CheckpointStore::kKafka},
-                           {"file", CheckpointStore::kFile},
-                           {"none", CheckpointStore::kNone}},
-                          &source->checkpoint);
+  r.Enum("source.checkpoint", internal::kCheckpointStores, &source->checkpoint);
   r.String("source.checkpoint_topic", &source->checkpoint_topic);
   r.String("source.checkpoint_file", &source->checkpoint_file);
   r.String("source.instance", &source->instance);
@@ -392,13 +388,9 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   }
   r.String("outbox.route.by", &outbox->route_by);
   r.String("outbox.route.topic", &outbox->route_topic);
-  r.Enum<OnUpdate>("outbox.on_update",
-                   {{"warn", OnUpdate::kWarn}, {"error", OnUpdate::kError}, {"ignore", OnUpdate::kIgnore}},
-                   &outbox->on_update);
+  r.Enum("outbox.on_update", internal::kOnUpdates, &outbox->on_update);
   r.Bool("outbox.tombstone_on_empty_payload", &outbox->tombstone_on_empty_payload);
-  r.Enum<Format>("outbox.format",
-                 {{"raw", Format::kRaw}, {"cloudevents", Format::kCloudEvents}, {"protobuf", Format::kProtobuf}},
-                 &outbox->format);
+  r.Enum("outbox.format", internal::kFormats, &outbox->format);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
@@ -435,8 +427,7 @@ void ReadDelivery(Reader& r, DeliveryConfig* delivery) {
   r.Int("delivery.max_inflight_events", 1, &delivery->max_inflight_events);
   r.Int("delivery.release_slot_after_ms", 1, &delivery->release_slot_after_ms);
   r.Int("delivery.shutdown_timeout_ms", 1, &delivery->shutdown_timeout_ms);
-  r.Enum<OnError>("delivery.on_error", {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}},
-                  &delivery->on_error);
+  r.Enum("delivery.on_error", internal::kOnErrors, &delivery->on_error);
   r.String("delivery.dead_letter_topic", &delivery->dead_letter_topic);
   r.Bool("delivery.unsafe", &delivery->unsafe);
   if (!IsLegalTopic(delivery->dead_letter_topic)) {
@@ -570,10 +561,7 @@ void ReadNats(Reader& r, PipelineConfig* config) {
 // sink.type and every sink's keys. Only the kafka sink needs kafka settings, and only with it can the checkpoint live
 // in Kafka.
 void ReadSink(Reader& r, PipelineConfig* config) {
-  r.Enum<SinkType>("sink.type",
-                   {{"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq},
-                    {"http", SinkType::kHttp}},
-                   &config->sink);
+  r.Enum("sink.type", internal::kSinkTypes, &config->sink);
   ReadNats(r, config);
   ReadRabbitMq(r, config);
   ReadHttpSink(r, config);
@@ -592,10 +580,12 @@ void ReadOps(Reader& r, Config* config) {
       !absl::SimpleAtoi(absl::string_view(config->http_listen).substr(colon + 1), &port) || port < 0 || port > 65535) {
     r.Error("http.listen", absl::StrCat("must be host:port, got ", Quoted(config->http_listen)));
   }
-  r.Enum<std::string>("log.level",
-                      {{"trace", "trace"}, {"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}},
-                      &config->log_level);
-  r.Enum<LogFormat>("log.format", {{"text", LogFormat::kText}, {"json", LogFormat::kJson}}, &config->log_format);
+  static constexpr internal::EnumName<absl::string_view> kLogLevels[] = {
+      {"trace", "trace"}, {"debug", "debug"}, {"info", "info"}, {"warn", "warn"}, {"error", "error"}};
+  absl::string_view level = config->log_level;
+  r.Enum("log.level", kLogLevels, &level);
+  config->log_level = std::string(level);
+  r.Enum("log.format", internal::kLogFormats, &config->log_format);
 }
 
 
@@ -743,19 +733,7 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
 
 }  // namespace
 
-std::string_view SinkTypeName(SinkType sink) {
-  switch (sink) {
-    case SinkType::kKafka:
-      return "kafka";
-    case SinkType::kNats:
-      return "nats";
-    case SinkType::kRabbitMq:
-      return "rabbitmq";
-    case SinkType::kHttp:
-      return "http";
-  }
-  return "kafka";
-}
+std::string_view SinkTypeName(SinkType sink) { return internal::NameOf(internal::kSinkTypes, sink); }
 
 bool IsSecretKey(std::string_view key) {
   const std::string lower = absl::AsciiStrToLower(std::string(key));

@@ -13,6 +13,32 @@
 
 namespace outbox::config::internal {
 
+// Each enum key's values as a file writes them: the one table the loader reads them by and `check` prints them by.
+template <typename E>
+struct EnumName {
+  absl::string_view name;
+  E value;
+};
+inline constexpr EnumName<CheckpointStore> kCheckpointStores[] = {
+    {"kafka", CheckpointStore::kKafka}, {"file", CheckpointStore::kFile}, {"none", CheckpointStore::kNone}};
+inline constexpr EnumName<OnUpdate> kOnUpdates[] = {
+    {"warn", OnUpdate::kWarn}, {"error", OnUpdate::kError}, {"ignore", OnUpdate::kIgnore}};
+inline constexpr EnumName<Format> kFormats[] = {
+    {"raw", Format::kRaw}, {"cloudevents", Format::kCloudEvents}, {"protobuf", Format::kProtobuf}};
+inline constexpr EnumName<OnError> kOnErrors[] = {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}};
+inline constexpr EnumName<SinkType> kSinkTypes[] = {
+    {"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq}, {"http", SinkType::kHttp}};
+inline constexpr EnumName<LogFormat> kLogFormats[] = {{"text", LogFormat::kText}, {"json", LogFormat::kJson}};
+
+// The name of `value` in `table`.
+template <typename E, size_t N>
+std::string_view NameOf(const EnumName<E> (&table)[N], E value) {
+  for (const EnumName<E>& entry : table) {
+    if (entry.value == value) return std::string_view(entry.name.data(), entry.name.size());
+  }
+  return "?";
+}
+
 // One leaf of the config, before typing.
 struct RawValue {
   enum class Kind { kNull, kScalar, kList };

@@ -13,34 +13,9 @@
 namespace outbox::config {
 namespace {
 
-const char* Name(CheckpointStore s) {
-  switch (s) {
-    case CheckpointStore::kKafka: return "kafka";
-    case CheckpointStore::kFile: return "file";
-    case CheckpointStore::kNone: return "none";
-  }
-  return "?";
-}
-const char* Name(OnUpdate u) {
-  switch (u) {
-    case OnUpdate::kWarn: return "warn";
-    case OnUpdate::kError: return "error";
-    case OnUpdate::kIgnore: return "ignore";
-  }
-  return "?";
-}
-const char* Name(OnError e) { return e == OnError::kHalt ? "halt" : "dead_letter"; }
-const char* Name(Format f) {
-  switch (f) {
-    case Format::kRaw: return "raw";
-    case Format::kCloudEvents: return "cloudevents";
-    case Format::kProtobuf: return "protobuf";
-  }
-  return "?";
-}
-const char* Name(LogFormat f) { return f == LogFormat::kJson ? "json" : "text"; }
 std::string Text(bool b) { return b ? "true" : "false"; }
 std::string Text(int64_t v) { return Cat(v); }
+
 }  // namespace
 
 namespace internal {
@@ -54,7 +29,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"source.publication", c.source.publication},
       {"source.create_slot", Text(c.source.create_slot)},
       {"source.failover", Text(c.source.failover)},
-      {"source.checkpoint", Name(c.source.checkpoint)},
+      {"source.checkpoint", std::string(NameOf(kCheckpointStores, c.source.checkpoint))},
       {"source.checkpoint_topic", c.source.checkpoint_topic},
       {"source.checkpoint_file", c.source.checkpoint_file},
       {"source.instance", c.source.instance},
@@ -74,15 +49,15 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.fields.additional", absl::StrJoin(additional, ",")},
       {"outbox.route.by", c.outbox.route_by},
       {"outbox.route.topic", c.outbox.route_topic},
-      {"outbox.on_update", Name(c.outbox.on_update)},
+      {"outbox.on_update", std::string(NameOf(kOnUpdates, c.outbox.on_update))},
       {"outbox.tombstone_on_empty_payload", Text(c.outbox.tombstone_on_empty_payload)},
-      {"outbox.format", Name(c.outbox.format)},
+      {"outbox.format", std::string(NameOf(kFormats, c.outbox.format))},
       {"sink.type", std::string(SinkTypeName(c.sink))},
       {"delivery.max_inflight_bytes", Text(c.delivery.max_inflight_bytes)},
       {"delivery.max_inflight_events", Text(c.delivery.max_inflight_events)},
       {"delivery.release_slot_after_ms", Text(c.delivery.release_slot_after_ms)},
       {"delivery.shutdown_timeout_ms", Text(c.delivery.shutdown_timeout_ms)},
-      {"delivery.on_error", Name(c.delivery.on_error)},
+      {"delivery.on_error", std::string(NameOf(kOnErrors, c.delivery.on_error))},
       {"delivery.dead_letter_topic", c.delivery.dead_letter_topic},
       {"delivery.unsafe", Text(c.delivery.unsafe)},
   };
@@ -147,7 +122,7 @@ std::vector<std::pair<std::string, std::string>> EffectiveValues(const Config& p
   std::vector<std::pair<std::string, std::string>> kv = {
       {"http.listen", process.http_listen},
       {"log.level", process.log_level},
-      {"log.format", Name(process.log_format)},
+      {"log.format", std::string(internal::NameOf(internal::kLogFormats, process.log_format))},
   };
   for (auto& entry : internal::KeyValues(pipeline, /*every_sink=*/false)) kv.push_back(std::move(entry));
   for (auto& [key, value] : kv) {
