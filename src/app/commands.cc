@@ -550,9 +550,7 @@ int Check(const config::Config& process, const config::PipelineConfig& config, s
     CheckRabbitMq(config, report);
   } else if (config.sink == config::SinkType::kHttp) {
     CheckHttp(config, report);
-  } else if (auto producer = kafka::BuildProducerConfig(config.kafka, {config.delivery.max_inflight_events,
-                                                                       config.delivery.max_inflight_bytes},
-                                                        config.delivery.unsafe);
+  } else if (auto producer = ProducerConfigOf(config);
              !producer.ok()) {
     report.Problem(ToStd(producer.status().message()));
   } else if (auto brokers = kafka::ProbeBroker(*producer, kBrokerProbeTimeoutMs); !brokers.ok()) {
@@ -579,9 +577,7 @@ int CheckOffline(const config::Config& process, const config::PipelineConfig& co
   Report report(config, out);
   // The producer settings are validated by librdkafka itself, which needs no broker for it.
   if (config.sink == config::SinkType::kKafka) {
-    if (auto producer = kafka::BuildProducerConfig(config.kafka, {config.delivery.max_inflight_events,
-                                                                  config.delivery.max_inflight_bytes},
-                                                   config.delivery.unsafe);
+    if (auto producer = ProducerConfigOf(config);
         !producer.ok()) {
       report.Problem(ToStd(producer.status().message()));
     } else {

@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "common/status_tag.h"
 #include "common/strings.h"
+#include "app/sinks.h"
 #include "kafka/producer_config.h"
 #include "nlohmann/json.hpp"
 #include "ops/http_server.h"
@@ -22,8 +23,7 @@ namespace {
 // What `run` cannot honour is a usage error (exit 2), found before anything connects.
 absl::Status CheckRunnable(const config::PipelineConfig& config) {
   if (config.sink != config::SinkType::kKafka) return absl::OkStatus();
-  auto producer = kafka::BuildProducerConfig(
-      config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
+  auto producer = ProducerConfigOf(config);
   if (!producer.ok()) return producer.status();
   return absl::OkStatus();
 }

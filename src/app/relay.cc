@@ -8,6 +8,7 @@
 #include "common/status_tag.h"
 #include "common/strings.h"
 #include "app/sinks.h"
+#include "common/checkpoint.h"
 #include "spdlog/spdlog.h"
 
 namespace outbox::app {
@@ -50,6 +51,8 @@ Relay::~Relay() = default;
 
 absl::Status Relay::EnsureSink() {
   if (sink_ && sink_->FatalError().ok()) return absl::OkStatus();
+  // exactly_once: the transactional id names the cluster, known once a session has identified it.
+  if (exactly_once() && system_.system_id.empty()) return absl::OkStatus();
   if (sink_) {
     const absl::Status cause = sink_->FatalError();
     if (core_.acks() != acks_at_recreation_) producer_recreations_ = 0;  // it delivered since the last one
@@ -66,7 +69,7 @@ absl::Status Relay::EnsureSink() {
   core_.Attach(nullptr, store_.get());
   AttachSink(store_.get(), nullptr);
   sink_.reset();
-  auto sink = MakeSink(config_, &core_);
+  auto sink = MakeSink(config_, &core_, system_.system_id);
   if (!sink.ok()) return sink.status();
   sink_ = std::move(*sink);
   core_.Attach(sink_.get(), store_.get());
@@ -100,8 +103,8 @@ absl::Status Relay::Run() {
     }
     const bool standby = ReasonOf(st) == StatusReason::kStandby;
     const bool was_standby = metrics_->standby.exchange(standby ? 1 : 0) == 1;
-    sink_->Poll(0);  // serves the client's error events: what it last said about the broker
-    const std::string broker = sink_->unreachable_reason();
+    if (sink_) sink_->Poll(0);  // serves the client's error events: what it last said about the broker
+    const std::string broker = sink_ ? sink_->unreachable_reason() : std::string();
     metrics_->SetNotReadyReason(standby   ? Cat("standby: ", st.message())
                                 : broker.empty() ? std::string(st.message())
                                                  : Cat(st.message(), " (the broker: ", broker, ")"));
@@ -118,7 +121,7 @@ absl::Status Relay::Run() {
     const auto until = Clock::now() + wait;
     while (!stopping() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     // After a broker outage, hold the slot released until the broker answers again.
-    if (broker_down_) {
+    if (broker_down_ && sink_) {
       // A sink that fails fast (refused connection) must not make this spin.
       while (!stopping() && !sink_->CheckReachable(1000).ok()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -151,6 +154,7 @@ absl::Status Relay::Session() {
   }
   system_ = *system;
   core_.SetSystem(*system);
+  if (absl::Status st = EnsureSink(); !st.ok()) return st;
   if (config_.source.failover) {
     if (absl::Status st = pg::CheckFailoverSupported((*conn)->server_version()); !st.ok()) return st;
   }
@@ -167,6 +171,9 @@ absl::Status Relay::Session() {
   start.start_lsn = skipping ? *options_.start_lsn : Lsn(0);
   if (absl::Status st = (*conn)->StartReplication(start); !st.ok()) return st;
   own_walsender_pid_ = (*conn)->backend_pid();
+  if (exactly_once()) {
+    if (absl::Status st = TakeOverTransactions(); !st.ok()) return st;
+  }
   core_.StartSession(*system, start.proto_version, decision->confirmed, decision->checkpointed);
   metrics_->standby = 0;
   metrics_->streaming = true;
@@ -240,6 +247,7 @@ absl::StatusOr<pg::SlotDecision> Relay::PrepareSlot(pg::ReplicationConnection& c
     if (absl::Status st = WriteCheckpointNow(*decision->write_checkpoint, kCheckpointTimeoutMs); !st.ok()) return st;
   }
   slot_checked_ = true;
+  check_input_ = in;
   // --accept-gap is about the gap found at this start: a later gap (on a reconnect, or a standby's retry) stops the
   // relay again.
   options_.accept_gap = false;
@@ -248,6 +256,26 @@ absl::StatusOr<pg::SlotDecision> Relay::PrepareSlot(pg::ReplicationConnection& c
               decision->slot_confirmed.ToString(), s.restart_lsn ? s.restart_lsn->ToString() : "NULL", s.wal_status,
               s.failover ? Cat(", failover ", *s.failover, ", synced ", s.synced.value_or(false)) : "");
   return decision;
+}
+
+absl::Status Relay::TakeOverTransactions() {
+  if (absl::Status st = store_->TakeOver(kCheckpointTimeoutMs); !st.ok()) return st;
+  auto checkpoints = store_->Read(system_.system_id, config_.source.slot);
+  if (!checkpoints.ok()) return checkpoints.status();
+  // The gap check again, on what is committed now (the start's own checkpoint writes, an accepted gap or
+  // --start-lsn, are in it).
+  pg::SlotCheckInput in = check_input_;
+  in.checkpoints = *checkpoints;
+  in.accept_gap = false;
+  in.start_lsn.reset();
+  in.first_start = false;
+  in.create_slot = false;
+  auto decision = pg::CheckSlot(in);
+  if (!decision.ok()) return decision.status();
+  if (checkpoints->own) core_.SkipCommitted(*checkpoints->own);
+  Log()->info("exactly_once: took the transactional id over; the last committed checkpoint is {}",
+              checkpoints->own ? EncodeCheckpoint(*checkpoints->own) : std::string("none"));
+  return absl::OkStatus();
 }
 
 std::optional<absl::Status> Relay::Interruption(pg::ReplicationStream& stream) {
@@ -404,7 +432,8 @@ absl::Status Relay::WriteCheckpointNow(Lsn lsn, int timeout_ms) {
   if (!store_->enabled()) return absl::OkStatus();
   if (absl::Status st = core_.RequestCheckpoint(lsn); !st.ok()) return st;
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (core_.checkpointed() < lsn) {
+  // exactly_once: the commit is what acknowledges the records (nothing else does).
+  while (core_.checkpointed() < lsn || (exactly_once() && core_.pending_records() > 0)) {
     if (Clock::now() > deadline) {
       return absl::UnavailableError(Cat("the checkpoint ", lsn.ToString(), " was not acknowledged in time"));
     }
@@ -429,7 +458,10 @@ absl::Status Relay::Shutdown(pg::ReplicationStream* stream) {
   // placeholders of unwritten dead letters never will be).
   const bool halting = core_.halt().has_value();
   if (halting) core_.DropHeld();
+  // exactly_once: nothing is acknowledged before the commit below (and under a halt nothing is committed: the open
+  // Kafka transaction holds the halted transaction's records and is aborted).
   const auto waiting = [&] {
+    if (exactly_once()) return !halting && core_.has_held();
     return halting ? sink_->Outstanding() > 0 : core_.pending_records() > 0 || core_.has_held();
   };
   while (waiting() && Clock::now() < deadline && !core_.rewind_reason()) {
@@ -445,7 +477,8 @@ absl::Status Relay::Shutdown(pg::ReplicationStream* stream) {
   // What was received is confirmed only once the publication is known to have covered it.
   if (absl::Status st = CheckPublication(/*now=*/true); !st.ok()) Log()->warn("while stopping: {}", st.message());
   const Lsn candidate = core_.ConfirmCandidate();
-  if (candidate > core_.checkpointed() && !core_.rewind_reason()) {
+  const bool commit = exactly_once() ? !halting && core_.pending_records() > 0 : false;
+  if ((candidate > core_.checkpointed() || commit) && !core_.rewind_reason() && !(exactly_once() && halting)) {
     const int left = static_cast<int>(std::max<int64_t>(
         1000, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
     if (absl::Status st = WriteCheckpointNow(candidate, left); !st.ok()) {
@@ -461,7 +494,8 @@ absl::Status Relay::Shutdown(pg::ReplicationStream* stream) {
 }
 
 void Relay::Rewind(std::string_view why) {
-  core_.Rewind(why);  // a new generation first: the purged records' reports are then ignored
+  core_.Rewind(why);  // a new generation first: the purged records' reports are then ignored (exactly_once: the
+                      // open Kafka transaction is aborted)
   if (!sink_) return;
   sink_->Purge();
   const auto deadline = Clock::now() + std::chrono::seconds(10);

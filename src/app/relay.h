@@ -74,6 +74,12 @@ class Relay {
   // clear, such as a denied InitProducerId, is fatal for the relay).
   absl::Status EnsureSink();
   bool stopping() const { return stop_->load(); }
+  // delivery.guarantee exactly_once: the checkpoint commits with the records in one Kafka transaction.
+  bool exactly_once() const { return store_->commits_records(); }
+  // exactly_once, once START_REPLICATION gave this relay the slot: fence the slot's previous relay
+  // (init_transactions), read the checkpoint it left (read_committed), check the slot against it again, and skip
+  // what it says is committed (DeliveryCore::SkipCommitted).
+  absl::Status TakeOverTransactions();
 
   config::PipelineConfig config_;
   RunOptions options_;
@@ -90,6 +96,7 @@ class Relay {
   pg::SystemInfo system_;      // IDENTIFY_SYSTEM of the current connection
   std::optional<int64_t> own_walsender_pid_;  // the walsender of the last session that started streaming
   bool slot_checked_ = false;  // a session's slot and gap checks passed
+  pg::SlotCheckInput check_input_;  // the last slot check's input (exactly_once checks again after the takeover)
   bool broker_down_ = false;   // the slot was released for the broker: wait until it answers before reconnecting
   // Producers recreated in a row, and the core's acknowledgements when the last one was made.
   int producer_recreations_ = 0;

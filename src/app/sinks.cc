@@ -83,7 +83,15 @@ http::Options HttpOptions(const config::PipelineConfig& config) {
   return o;
 }
 
-absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConfig& config, sinks::ReportHandler* handler) {
+absl::StatusOr<std::map<std::string, std::string>> ProducerConfigOf(const config::PipelineConfig& config) {
+  return kafka::BuildProducerConfig(config.kafka,
+                                    {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes},
+                                    config.delivery.unsafe,
+                                    config.delivery.guarantee == config::Guarantee::kExactlyOnce);
+}
+
+absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConfig& config, sinks::ReportHandler* handler,
+                                                      const std::string& system_id) {
   if (config.sink == config::SinkType::kHttp) {
     auto sink = http::HttpSink::Create(HttpOptions(config), handler);
     if (!sink.ok()) return sink.status();
@@ -99,9 +107,11 @@ absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConf
     if (!sink.ok()) return sink.status();
     return std::unique_ptr<sinks::Sink>(std::move(*sink));
   }
-  auto conf = kafka::BuildProducerConfig(
-      config.kafka, {config.delivery.max_inflight_events, config.delivery.max_inflight_bytes}, config.delivery.unsafe);
+  auto conf = ProducerConfigOf(config);
   if (!conf.ok()) return conf.status();
+  if (config.delivery.guarantee == config::Guarantee::kExactlyOnce) {
+    (*conf)["transactional.id"] = kafka::TransactionalId(system_id, config.source.slot);
+  }
   auto sink = kafka::KafkaSink::Create(*conf, handler);
   if (!sink.ok()) return sink.status();
   return std::unique_ptr<sinks::Sink>(std::move(*sink));
@@ -110,6 +120,11 @@ absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConf
 std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::PipelineConfig& config) {
   switch (config.source.checkpoint) {
     case config::CheckpointStore::kKafka:
+      if (config.delivery.guarantee == config::Guarantee::kExactlyOnce) {
+        return std::make_unique<kafka::TransactionalCheckpointStore>(
+            config.kafka, config.source.checkpoint_topic, &UnixMillis,
+            static_cast<int>(kafka::TransactionTimeoutMs(config.kafka)));
+      }
       return std::make_unique<kafka::KafkaCheckpointStore>(config.kafka, config.source.checkpoint_topic, &UnixMillis);
     case config::CheckpointStore::kFile:
       return std::make_unique<kafka::FileCheckpointStore>(config.source.checkpoint_file);
@@ -121,6 +136,9 @@ std::unique_ptr<sinks::CheckpointStore> MakeCheckpointStore(const config::Pipeli
 
 void AttachSink(sinks::CheckpointStore* store, sinks::Sink* sink) {
   if (auto* kafka_store = dynamic_cast<kafka::KafkaCheckpointStore*>(store)) kafka_store->Attach(sink);
+  if (auto* txn_store = dynamic_cast<kafka::TransactionalCheckpointStore*>(store)) {
+    txn_store->Attach(dynamic_cast<kafka::KafkaSink*>(sink));
+  }
 }
 
 }  // namespace outbox::app

@@ -3,7 +3,9 @@
 // stores).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "config/config.h"
@@ -16,7 +18,14 @@
 namespace outbox::app {
 
 // The pipeline's sink; its reports go to `handler`. Errors name the configuration key.
-absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConfig& config, sinks::ReportHandler* handler);
+// `system_id` names the cluster streamed from: with delivery.guarantee exactly_once the producer's transactional.id
+// is derived from it and the slot (kafka::TransactionalId).
+absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConfig& config, sinks::ReportHandler* handler,
+                                                      const std::string& system_id = "");
+
+// The librdkafka configuration of a Kafka pipeline (kafka::BuildProducerConfig with its bounds and guarantee), without
+// the transactional.id.
+absl::StatusOr<std::map<std::string, std::string>> ProducerConfigOf(const config::PipelineConfig& config);
 
 // The NATS sink's options from nats.* (sink.type: nats).
 nats::Options NatsOptions(const config::PipelineConfig& config);

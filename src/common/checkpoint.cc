@@ -1,6 +1,8 @@
 // The checkpoint's codec and the fold of what a store holds.
 #include "common/checkpoint.h"
 
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
@@ -15,9 +17,17 @@ std::string CheckpointKey(const Checkpoint& c) {
   return Cat(CheckpointKeyPrefix(c.system_id, c.slot), c.instance);
 }
 
+bool CheckpointAhead(const Checkpoint& a, const Checkpoint& b) {
+  const auto position = [](const Checkpoint& c) {
+    return std::make_tuple(c.lsn, c.partial ? c.partial->commit_lsn : Lsn(0), c.partial ? c.partial->records : 0);
+  };
+  return position(a) > position(b);
+}
+
 std::string EncodeCheckpoint(const Checkpoint& c) {
   nlohmann::json j = {{"system_identifier", c.system_id}, {"timeline", c.timeline}, {"slot", c.slot},
                       {"instance", c.instance},           {"lsn", c.lsn.ToString()}};
+  if (c.partial) j["partial"] = {{"commit_lsn", c.partial->commit_lsn.ToString()}, {"records", c.partial->records}};
   return j.dump();
 }
 
@@ -33,6 +43,17 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(std::string_view json) {
     auto lsn = Lsn::Parse(j.at("lsn").get<std::string>());
     if (!lsn.ok()) return absl::DataLossError(Cat("checkpoint: ", lsn.status().message()));
     c.lsn = *lsn;
+    if (j.contains("partial")) {
+      const nlohmann::json& p = j.at("partial");
+      auto commit = Lsn::Parse(p.at("commit_lsn").get<std::string>());
+      if (!commit.ok()) return absl::DataLossError(Cat("checkpoint: partial: ", commit.status().message()));
+      const int64_t records = p.at("records").get<int64_t>();
+      if (records < 0 || *commit < c.lsn) {
+        return absl::DataLossError(Cat("checkpoint: partial: ", records, " records of the transaction at ",
+                                       commit->ToString(), " after ", c.lsn.ToString(), " is impossible"));
+      }
+      c.partial = PartialTransaction{*commit, records};
+    }
     return c;
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(Cat("checkpoint: ", e.what()));
@@ -45,7 +66,7 @@ void AddCheckpoint(const Checkpoint& c, const std::string& system_id, const std:
     into->other_systems.insert(c.system_id);
     return;
   }
-  if (!into->own || c.lsn > into->own->lsn) into->own = c;
+  if (!into->own || CheckpointAhead(c, *into->own)) into->own = c;
 }
 
 }  // namespace outbox

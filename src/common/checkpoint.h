@@ -12,13 +12,25 @@
 
 namespace outbox {
 
+// delivery.guarantee exactly_once: one PostgreSQL transaction split over several Kafka transactions (too large
+// for the delivery bounds, or too slow for the transaction timeout). Its first `records` events are committed.
+struct PartialTransaction {
+  Lsn commit_lsn;  // the transaction's commit LSN (its Begin's final LSN)
+  int64_t records = 0;
+  bool operator==(const PartialTransaction&) const = default;
+};
+
 struct Checkpoint {
   std::string system_id;
   int64_t timeline = 0;
   std::string slot;
   std::string instance;
-  Lsn lsn;
+  Lsn lsn;  // every transaction ending at or before it is delivered (exactly_once: committed)
+  std::optional<PartialTransaction> partial = std::nullopt;  // exactly_once: the transaction after `lsn` committed in part
 };
+
+// Whether `a` is further than `b`: a higher LSN, or the same LSN with more of the next transaction committed.
+bool CheckpointAhead(const Checkpoint& a, const Checkpoint& b);
 
 std::string CheckpointKey(const Checkpoint& c);        // "<system id>/<slot>/<instance>"
 std::string CheckpointKeyPrefix(const std::string& system_id, const std::string& slot);  // "<system id>/<slot>/"

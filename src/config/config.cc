@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "config/config_internal.h"
+#include "common/strings.h"
 #include "config/substitution.h"
 
 namespace outbox::config {
@@ -430,8 +431,34 @@ void ReadDelivery(Reader& r, DeliveryConfig* delivery) {
   r.Enum("delivery.on_error", internal::kOnErrors, &delivery->on_error);
   r.String("delivery.dead_letter_topic", &delivery->dead_letter_topic);
   r.Bool("delivery.unsafe", &delivery->unsafe);
+  r.Enum("delivery.guarantee", internal::kGuarantees, &delivery->guarantee);
+  r.Int("delivery.transaction_interval_ms", 1, &delivery->transaction_interval_ms);
   if (!IsLegalTopic(delivery->dead_letter_topic)) {
     r.Error("delivery.dead_letter_topic", NotATopic(delivery->dead_letter_topic));
+  }
+}
+
+// delivery.guarantee: exactly_once needs the Kafka sink, the checkpoint in Kafka (it commits with the records),
+// and the guarantee's checks; the producer settings that contradict it are refused by BuildProducerConfig.
+void ValidateGuarantee(const PipelineConfig& config, Reader& r) {
+  if (config.delivery.guarantee != Guarantee::kExactlyOnce) return;
+  constexpr absl::string_view key = "delivery.guarantee";
+  if (config.sink != SinkType::kKafka) {
+    r.Error(key, Cat("exactly_once needs sink.type: kafka (Kafka transactions), not ",
+                              internal::NameOf(internal::kSinkTypes, config.sink)));
+  }
+  if (config.source.checkpoint != CheckpointStore::kKafka) {
+    r.Error(key, Cat("exactly_once needs source.checkpoint: kafka (the checkpoint commits in the same Kafka "
+                              "transaction as the records), not ",
+                              internal::NameOf(internal::kCheckpointStores, config.source.checkpoint)));
+  }
+  if (config.delivery.unsafe) {
+    r.Error(key, "exactly_once cannot be used with delivery.unsafe: true (the guarantee rests on the settings it "
+                 "would let through)");
+  }
+  if (config.source.streaming) {
+    r.Error(key, "exactly_once cannot be used with source.streaming: true yet (a streamed transaction's replay is "
+                 "not split across Kafka transactions)");
   }
 }
 
@@ -618,6 +645,7 @@ void ReadAll(Reader& r, Config* process, PipelineConfig* config) {
   ReadOps(r, process);
   ValidateSource(config->source, r);
   ValidateOutbox(&config->outbox, r);
+  ValidateGuarantee(*config, r);
 }
 
 // A process with one pipeline from a flat key tree (overrides already applied).

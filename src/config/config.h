@@ -19,6 +19,7 @@ namespace outbox::config {
 enum class CheckpointStore { kKafka, kFile, kNone };
 enum class OnUpdate { kWarn, kError, kIgnore };
 enum class OnError { kHalt, kDeadLetter };
+enum class Guarantee { kAtLeastOnce, kExactlyOnce };  // delivery.guarantee
 enum class Format { kRaw, kCloudEvents, kProtobuf };
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
@@ -88,6 +89,10 @@ struct DeliveryConfig {
   OnError on_error = OnError::kHalt;
   std::string dead_letter_topic = "outbox.dead_letter";
   bool unsafe = false;
+  // exactly_once: the Kafka sink is transactional; records and the checkpoint commit together every
+  // transaction_interval_ms (or sooner at the bounds).
+  Guarantee guarantee = Guarantee::kAtLeastOnce;
+  int64_t transaction_interval_ms = 100;
 };
 
 // nats.* (sink.type: nats): a NATS JetStream stream that binds the records' subjects (the topic template's result).

@@ -26,6 +26,8 @@ inline constexpr EnumName<OnUpdate> kOnUpdates[] = {
 inline constexpr EnumName<Format> kFormats[] = {
     {"raw", Format::kRaw}, {"cloudevents", Format::kCloudEvents}, {"protobuf", Format::kProtobuf}};
 inline constexpr EnumName<OnError> kOnErrors[] = {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}};
+inline constexpr EnumName<Guarantee> kGuarantees[] = {{"at_least_once", Guarantee::kAtLeastOnce},
+                                                      {"exactly_once", Guarantee::kExactlyOnce}};
 inline constexpr EnumName<SinkType> kSinkTypes[] = {
     {"kafka", SinkType::kKafka}, {"nats", SinkType::kNats}, {"rabbitmq", SinkType::kRabbitMq}, {"http", SinkType::kHttp}};
 inline constexpr EnumName<LogFormat> kLogFormats[] = {{"text", LogFormat::kText}, {"json", LogFormat::kJson}};

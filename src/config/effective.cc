@@ -60,6 +60,8 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"delivery.on_error", std::string(NameOf(kOnErrors, c.delivery.on_error))},
       {"delivery.dead_letter_topic", c.delivery.dead_letter_topic},
       {"delivery.unsafe", Text(c.delivery.unsafe)},
+      {"delivery.guarantee", std::string(NameOf(kGuarantees, c.delivery.guarantee))},
+      {"delivery.transaction_interval_ms", Text(c.delivery.transaction_interval_ms)},
   };
   if (every_sink || c.sink == SinkType::kNats) {
     const NatsConfig& n = c.nats;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
+
+#include "absl/strings/numbers.h"
 
 #include "absl/strings/str_join.h"
 #include "common/strings.h"
@@ -20,6 +23,9 @@ std::shared_ptr<spdlog::logger> Log() {
   return l ? l : spdlog::default_logger();
 }
 
+// Kafka's (and librdkafka's) default transaction.timeout.ms.
+constexpr int64_t kDefaultTransactionTimeoutMs = 60000;
+
 }  // namespace
 
 DeliveryCore::DeliveryCore(const config::PipelineConfig& config, const Clock* clock, ops::Metrics* metrics)
@@ -27,7 +33,14 @@ DeliveryCore::DeliveryCore(const config::PipelineConfig& config, const Clock* cl
       clock_(clock),
       metrics_(metrics),
       mapper_(config_.outbox),
-      streams_(static_cast<size_t>(config_.delivery.max_inflight_bytes / 2), config_.source.spill_dir) {}
+      streams_(static_cast<size_t>(config_.delivery.max_inflight_bytes / 2), config_.source.spill_dir) {
+  int64_t txn_timeout_ms = kDefaultTransactionTimeoutMs;
+  if (auto it = config_.kafka.find("transaction.timeout.ms"); it != config_.kafka.end()) {
+    absl::SimpleAtoi(it->second, &txn_timeout_ms);
+  }
+  split_after_ = std::chrono::milliseconds(std::max<int64_t>(txn_timeout_ms / 2, 1));
+  transaction_interval_ = std::chrono::milliseconds(config_.delivery.transaction_interval_ms);
+}
 
 DeliveryCore::~DeliveryCore() = default;
 
@@ -50,6 +63,24 @@ void DeliveryCore::StartSession(const pg::SystemInfo& system, int proto_version,
   last_keepalive_ = now;
   last_received_ = now;
   last_progress_ = now;
+  last_commit_ = now;
+}
+
+void DeliveryCore::SkipCommitted(const Checkpoint& committed) {
+  committed_ = committed;
+  Log()->info("exactly_once: skipping what the checkpoint says is committed: transactions ending at or before {}{}",
+              committed.lsn.ToString(),
+              committed.partial ? Cat(", and the first ", committed.partial->records,
+                                      " events of the transaction committing at ",
+                                      committed.partial->commit_lsn.ToString())
+                                : std::string());
+}
+
+bool DeliveryCore::SkipCommittedEvent() {
+  ++tx_events_;
+  if (tx_events_ > tx_skip_) return false;
+  metrics_->events_skipped++;
+  return true;
 }
 
 // ---- The stream's input ----
@@ -132,6 +163,19 @@ absl::Status DeliveryCore::OnBegin(Lsn final_lsn, int64_t commit_time) {
   tx_commit_lsn_ = final_lsn;
   tx_commit_time_ms_ = PgTimeToUnixMicros(commit_time) / 1000;
   tx_entry_ = tracker_.Begin(tx_commit_time_ms_);
+  tx_events_ = 0;
+  tx_skip_ = 0;
+  if (committed_) {
+    // The skip rule: a transaction committing before the checkpoint's LSN ends at or before it (commit records
+    // follow one another in the WAL).
+    if (final_lsn < committed_->lsn) {
+      tx_skip_ = std::numeric_limits<int64_t>::max();
+    } else if (committed_->partial && final_lsn == committed_->partial->commit_lsn) {
+      tx_skip_ = committed_->partial->records;
+    } else if (final_lsn > committed_->lsn) {
+      committed_.reset();  // past it
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -164,6 +208,7 @@ absl::Status DeliveryCore::OnInsert(const pg::Insert& insert) {
     return BufferStreamed(*insert.xid, mapper_.Map(*rel, insert.new_tuple, Lsn(0), kNoTimestamp), "");
   }
   if (!in_tx_) return absl::DataLossError("INSERT outside a transaction");
+  if (SkipCommittedEvent()) return absl::OkStatus();
   if (tx_halt_) return absl::OkStatus();  // this transaction is already halted; nothing of it is produced
   auto record = mapper_.Map(*rel, insert.new_tuple, tx_commit_lsn_, tx_commit_time_ms_);
   if (!record.ok()) {
@@ -216,7 +261,8 @@ absl::Status DeliveryCore::OnLogicalMessage(const pg::LogicalMessage& message) {
     if (!stream_xid_) return absl::DataLossError("streamed message outside a Stream Start block");
     return BufferStreamed(*message.xid, mapper_.MapMessage(message.content, Lsn(0), kNoTimestamp), message.content);
   }
-  if (!in_tx_ || tx_halt_) return absl::OkStatus();
+  if (!in_tx_) return absl::OkStatus();
+  if (SkipCommittedEvent() || tx_halt_) return absl::OkStatus();
   auto record = mapper_.MapMessage(message.content, tx_commit_lsn_, tx_commit_time_ms_);
   if (!record.ok()) {
     if (outbox::IsPerEventError(record.status())) {
@@ -272,6 +318,7 @@ absl::Status DeliveryCore::ReplayStep() {
     }
     const BufferedEvent& e = **next;
     outbox::Record record = e.ToRecord(replay_source_lsn_, tx_commit_time_ms_);
+    if (SkipCommittedEvent()) continue;
     if (tx_halt_) continue;  // already halted: nothing more of it is produced
     if (e.halt) {
       tracker_.MarkFailed(tx_entry_);
@@ -337,6 +384,7 @@ bool DeliveryCore::AwaitingBroker() const {
 
 void DeliveryCore::CountProduced(EntryHandle entry, size_t bytes) {
   if (!AwaitingBroker()) last_progress_ = clock_->Now();
+  if (transactional() && !kafka_tx_started_) kafka_tx_started_ = clock_->Now();
   tracker_.AddRecord(entry, bytes);
 }
 
@@ -345,7 +393,18 @@ void DeliveryCore::Hold(const outbox::Record& record, EntryHandle entry, bool de
   held_.push_back(HeldRecord{outbox::OwnedRecord::Of(record), entry, /*counted=*/false, dead_letter, std::move(why)});
 }
 
+const DeliveryCore::Poison* DeliveryCore::PoisonOf(const outbox::Record& record) const {
+  if (poisoned_.empty()) return nullptr;
+  auto it = poisoned_.find({tx_commit_lsn_.ToString(), std::string(record.event_id)});
+  return it == poisoned_.end() ? nullptr : &it->second;
+}
+
 absl::Status DeliveryCore::ProduceRecord(const outbox::Record& record) {
+  if (const Poison* poison = PoisonOf(record)) {
+    // Refused by the broker in an aborted Kafka transaction: refused here before producing, so the transaction that
+    // brings it again can commit (its dead letter in its place under dead_letter).
+    return OnProduceRefused(sinks::ProduceResult::Rejected(poison->reason, poison->error), record);
+  }
   if (!held_.empty()) {  // behind what is held, in stream order
     Hold(record, tx_entry_, /*dead_letter=*/false, "");
     return absl::OkStatus();
@@ -496,7 +555,12 @@ void DeliveryCore::OnCheckpointReport(const sinks::Report& r) {
     return;
   }
   // A transactional sink's commit: every record produced before it is written with it.
-  if (transactional()) tracker_.AckAll();
+  if (transactional()) {
+    metrics_->events_published += tracker_.pending_records();
+    tracker_.AckAll();
+    kafka_tx_started_.reset();
+    last_commit_ = clock_->Now();
+  }
   checkpointed_ = std::max(checkpointed_, lsn);
   status_soon_ = true;
   last_progress_ = clock_->Now();
@@ -517,8 +581,19 @@ void DeliveryCore::OnAcked(const sinks::Report& r, EntryHandle handle) {
 }
 
 void DeliveryCore::OnRejectedEvent(const sinks::Report& r, EntryHandle handle) {
-  metrics_->delivery_errors_permanent++;
   const bool dead_letter = r.topic == config_.delivery.dead_letter_topic;
+  if (transactional() && !dead_letter && config_.delivery.on_error == config::OnError::kDeadLetter) {
+    // The open Kafka transaction cannot commit now (the broker failed a record of it): abort it, and dead-letter the
+    // event before producing it when the rewind brings it again.
+    Log()->warn("event id={} (commit LSN {}) refused by the broker for topic {}: {}; aborting the Kafka transaction, "
+                "the event is dead-lettered when it comes again",
+                r.event_id, r.source_lsn, r.topic, r.error);
+    poisoned_[{std::string(r.source_lsn), std::string(r.event_id)}] =
+        Poison{Cat("the broker rejected the record for topic ", r.topic, ": ", r.error), r.reason};
+    RaiseRewind(Cat("the broker refused event id=", r.event_id, " inside a Kafka transaction"));
+    return;
+  }
+  metrics_->delivery_errors_permanent++;
   if (config_.delivery.on_error == config::OnError::kDeadLetter && !dead_letter) {
     Log()->warn("dead-lettering event id={}: {}", r.event_id, r.error);
     DeadLetterFromReport(r, handle);
@@ -591,12 +666,35 @@ Lsn DeliveryCore::ConfirmCandidate() const {
   return candidate;
 }
 
+bool DeliveryCore::TransactionTooOld() const {
+  return kafka_tx_started_ && clock_->Now() - *kafka_tx_started_ >= split_after_;
+}
+
+Checkpoint DeliveryCore::CheckpointAt(Lsn lsn) const {
+  Checkpoint c{system_.system_id, system_.timeline, config_.source.slot, config_.source.instance, lsn, std::nullopt};
+  // A commit inside a PostgreSQL transaction (CommitPossible: nothing held, so every event counted was produced).
+  if (transactional() && in_tx_ && tx_events_ > 0 && tx_commit_lsn_ >= lsn) {
+    c.partial = PartialTransaction{tx_commit_lsn_, tx_events_};
+  }
+  return c;
+}
+
 absl::Status DeliveryCore::MaybeCheckpoint(Lsn candidate) {
-  if (candidate <= checkpointed_ || checkpoint_in_flight()) return absl::OkStatus();  // one at a time
-  if (transactional() && !CommitPossible()) return absl::OkStatus();
+  if (checkpoint_in_flight()) return absl::OkStatus();  // one at a time
+  if (transactional()) {
+    // A commit covers every record produced since the last one: none while a halt stands (the halted transaction's
+    // records are in it; the Kafka transaction is aborted instead), none inside a transaction unless it must split.
+    if (halt_ || tx_halt_ || batch_rejection_ || !CommitPossible()) return absl::OkStatus();
+    if (candidate <= checkpointed_ && tracker_.pending_records() == 0) {
+      commit_due_ = false;  // nothing to commit
+      return absl::OkStatus();
+    }
+  } else if (candidate <= checkpointed_) {
+    return absl::OkStatus();
+  }
   const uint64_t origin = next_checkpoint_seq_++ & EntryHandle::kSeqMask;  // generation 0: a checkpoint
   const bool was_awaiting = AwaitingBroker();
-  const Checkpoint c{system_.system_id, system_.timeline, config_.source.slot, config_.source.instance, candidate};
+  const Checkpoint c = CheckpointAt(candidate);
   const sinks::CheckpointWrite w = store_->Write(c, origin);
   switch (w.code) {
     case sinks::CheckpointWrite::Code::kDurable:
@@ -621,7 +719,7 @@ absl::Status DeliveryCore::MaybeCheckpoint(Lsn candidate) {
 
 absl::Status DeliveryCore::RequestCheckpoint(Lsn lsn) {
   if (!store_->enabled()) return absl::OkStatus();
-  if (lsn <= checkpointed_) return absl::OkStatus();
+  if (lsn <= checkpointed_ && !(transactional() && tracker_.pending_records() > 0)) return absl::OkStatus();
   checkpoint_inflight_ = Lsn(0);
   return MaybeCheckpoint(lsn);
 }
@@ -634,7 +732,9 @@ std::optional<bool> DeliveryCore::StatusDue() {
   // flight was acknowledged and the watermark moved (the end of a burst: at most every 50 ms).
   const bool burst_done = quiet && tracker_.watermark() > confirmed_ && now - last_status_ >= kBurstStatusGap;
   const bool timer = now - last_status_ >= interval;
-  if (transactional() && (timer || bounds_reached())) commit_due_ = true;
+  if (transactional() && (now - last_commit_ >= transaction_interval_ || bounds_reached() || TransactionTooOld())) {
+    commit_due_ = true;
+  }
   const bool commit_now = transactional() && commit_due_ && !checkpoint_in_flight() && CommitPossible();
   if (!reply_now_ && !timer && !status_soon_ && !burst_done && !commit_now) return std::nullopt;
   // Idle with no keepalive for an interval, or silent for half the receive timeout (busy or not): ask for a reply.
@@ -705,6 +805,9 @@ void DeliveryCore::Rewind(std::string_view why) {
   in_tx_ = false;
   tx_halt_.reset();
   commit_due_ = false;
+  kafka_tx_started_.reset();
+  tx_events_ = 0;
+  tx_skip_ = 0;
   relations_.Clear();
   decoder_ = pg::DecoderState{};
   rewind_reason_.reset();

@@ -52,6 +52,11 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   void SetSystem(const pg::SystemInfo& system) { system_ = system; }
   // A replication session starts streaming from `system`, with the positions the slot check decided.
   void StartSession(const pg::SystemInfo& system, int proto_version, Lsn confirmed, std::optional<Lsn> checkpointed);
+  // The skip rule of a transactional sink (delivery.guarantee exactly_once), after the fencing and the checkpoint read
+  // that follows it: every event at or below `committed` is already committed with it and is not produced again (a
+  // whole transaction when its commit LSN is before committed.lsn; the first committed.partial->records events of
+  // the transaction committing at committed.partial->commit_lsn).
+  void SkipCommitted(const Checkpoint& committed);
 
   // The stream's input.
   absl::Status OnFrame(const pg::ServerFrame& frame) override;
@@ -153,6 +158,15 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   void Hold(const outbox::Record& record, EntryHandle entry, bool dead_letter, std::string why);
   // Counts a produced record against its entry (and starts the release clock when nothing was outstanding).
   void CountProduced(EntryHandle entry, size_t bytes);
+  // An event of the current transaction: counts it, and says whether the skip rule drops it (already committed).
+  bool SkipCommittedEvent();
+  // A transactional sink: the event the broker refused for good in an earlier, aborted Kafka transaction, and why
+  // (it is dead-lettered before producing when the rewind brings it again); nullptr when it is not one.
+  struct Poison {
+    std::string error;
+    sinks::Reason reason = sinks::Reason::kNone;
+  };
+  const Poison* PoisonOf(const outbox::Record& record) const;
 
   // Reports.
   void OnCheckpointReport(const sinks::Report& r);
@@ -174,7 +188,11 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // Every record counted so far has been produced (nothing held), and the open transaction, if any, is not split
   // unless the bounds force it (a transaction larger than the bounds is committed in parts; its committed part
   // comes again after a crash).
-  bool CommitPossible() const { return held_.empty() && (!in_tx_ || bounds_reached()); }
+  bool CommitPossible() const { return held_.empty() && (!in_tx_ || bounds_reached() || TransactionTooOld()); }
+  // The Kafka transaction has been open half its transaction timeout: commit it even inside a PostgreSQL transaction.
+  bool TransactionTooOld() const;
+  // The checkpoint a commit now would write: `lsn`, and the open transaction's events produced so far.
+  Checkpoint CheckpointAt(Lsn lsn) const;
 
   const config::PipelineConfig& config_;
   const Clock* clock_;
@@ -205,6 +223,16 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   int64_t tx_commit_time_ms_ = 0;
   int64_t last_commit_time_ms_ = 0;  // the newest transaction received (for behind_source_seconds)
   std::optional<absl::Status> tx_halt_;  // a per-event error under halt: reported at Commit, with the end LSN
+  int64_t tx_events_ = 0;  // outbox events of the current transaction seen so far (produced, dead-lettered or skipped)
+  int64_t tx_skip_ = 0;    // how many of its first events the skip rule drops
+
+  // A transactional sink (delivery.guarantee exactly_once).
+  std::optional<Checkpoint> committed_;  // the skip rule's checkpoint, until the stream is past it
+  std::map<std::pair<std::string, std::string>, Poison> poisoned_;  // (commit LSN, event id) -> why
+  std::optional<Clock::time_point> kafka_tx_started_;  // the first record produced since the last commit
+  std::chrono::milliseconds split_after_{30000};       // half the producer's transaction.timeout.ms
+  std::chrono::milliseconds transaction_interval_{100};
+  Clock::time_point last_commit_{};
 
   // Positions.
   Lsn confirmed_;            // the last flush sent to the server (monotonic)

@@ -34,7 +34,7 @@ using Rk = std::unique_ptr<rd_kafka_t, RkDeleter>;
 
 // A client of `type` with only the connection-related keys of the producer configuration.
 absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, std::string>& kafka_conf,
-                             rd_kafka_resp_err_t* delivery_error = nullptr) {
+                             rd_kafka_resp_err_t* delivery_error = nullptr, bool read_committed = false) {
   char errstr[512];
   rd_kafka_conf_t* c = rd_kafka_conf_new();
   InstallLogCallback(c);
@@ -63,6 +63,8 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
     rd_kafka_conf_set(c, "fetch.wait.max.ms", "10", errstr, sizeof errstr);
     rd_kafka_conf_set(c, "enable.auto.commit", "false", errstr, sizeof errstr);
     rd_kafka_conf_set(c, "group.id", "outbox-relay-checkpoint-reader", errstr, sizeof errstr);
+    rd_kafka_conf_set(c, "isolation.level", read_committed ? "read_committed" : "read_uncommitted", errstr,
+                      sizeof errstr);
   }
   rd_kafka_t* rk = rd_kafka_new(type, c, errstr, sizeof errstr);
   if (rk == nullptr) {
@@ -76,8 +78,9 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
 
 absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
                                                     const std::string& topic, const std::string& slot,
-                                                    const std::string& system_id, int timeout_ms) {
-  auto rk = NewClient(RD_KAFKA_CONSUMER, kafka_conf);
+                                                    const std::string& system_id, int timeout_ms, ReadUntil until) {
+  const bool committed = until == ReadUntil::kCommittedToHighWatermark;
+  auto rk = NewClient(RD_KAFKA_CONSUMER, kafka_conf, nullptr, committed);
   if (!rk.ok()) return rk.status();
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk->get(), topic.c_str(), nullptr);
@@ -128,7 +131,10 @@ absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, 
         if (last_offset.erase(partition) > 0) --open;
       };
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        done(m->partition);
+        // read_committed: the end is the last stable offset, behind the high watermark while a transaction is open
+        // (the next end of file comes once it is decided). Transaction markers take offsets and are never read.
+        auto it = last_offset.find(m->partition);
+        if (!committed || (it != last_offset.end() && m->offset > it->second)) done(m->partition);
       } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && m->key != nullptr && m->payload != nullptr) {
         std::string_view key(static_cast<const char*>(m->key), m->key_len);
         if (key.find(suffix) != std::string_view::npos) {

@@ -24,11 +24,18 @@ using ::outbox::DecodeCheckpoint;
 using ::outbox::EncodeCheckpoint;
 using ::outbox::SlotCheckpoints;
 
+// Where a checkpoint read ends. kHighWatermark: read_uncommitted, to the high watermark seen when the read began
+// (at-least-once writes no transactions). kCommittedToHighWatermark: read_committed, and on until the last stable
+// offset reaches that high watermark (every transaction open then is committed or aborted), so that the last
+// committed checkpoint is read whatever other pipelines sharing the topic have open.
+enum class ReadUntil { kHighWatermark, kCommittedToHighWatermark };
+
 // Reads the compacted topic from the beginning to its end and returns the checkpoints of `slot` as seen from
 // cluster `system_id`.
 absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, std::string>& kafka_conf,
                                                     const std::string& topic, const std::string& slot,
-                                                    const std::string& system_id, int timeout_ms);
+                                                    const std::string& system_id, int timeout_ms,
+                                                    ReadUntil until = ReadUntil::kHighWatermark);
 
 // Creates the compacted checkpoint topic if it does not exist.
 absl::Status EnsureCheckpointTopic(const std::map<std::string, std::string>& kafka_conf, const std::string& topic,

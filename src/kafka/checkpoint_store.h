@@ -10,6 +10,8 @@
 
 namespace outbox::kafka {
 
+class KafkaSink;
+
 // The topic store. Reads with a consumer of its own (at start); writes a record through the sink it is attached to,
 // whose report (with the write's origin) tells when it is durable.
 class KafkaCheckpointStore final : public sinks::CheckpointStore {
@@ -29,6 +31,31 @@ class KafkaCheckpointStore final : public sinks::CheckpointStore {
   std::string topic_;
   int64_t (*unix_millis_)();
   sinks::Sink* sink_ = nullptr;
+};
+
+// delivery.guarantee exactly_once: the topic store inside the records' Kafka transactions. A write commits the open
+// transaction with the checkpoint record in it (through the transactional KafkaSink); TakeOver runs
+// init_transactions; Read waits, with isolation.level read_committed, until every transaction open when it began is
+// decided (so the checkpoint read after fencing is the last committed one). Before the takeover (a slot just
+// created, --accept-gap, --start-lsn) a write is a plain record, durable at once.
+class TransactionalCheckpointStore final : public sinks::CheckpointStore {
+ public:
+  TransactionalCheckpointStore(std::map<std::string, std::string> kafka_conf, std::string topic,
+                               int64_t (*unix_millis)(), int transaction_timeout_ms);
+  void Attach(KafkaSink* sink) { sink_ = sink; }
+  std::string Describe() const override { return "topic " + topic_; }
+  absl::Status Prepare() override;
+  absl::Status TakeOver(int timeout_ms) override;
+  absl::StatusOr<SlotCheckpoints> Read(const std::string& system_id, const std::string& slot) override;
+  sinks::CheckpointWrite Write(const Checkpoint& c, uint64_t origin) override;
+  bool commits_records() const override { return true; }
+
+ private:
+  std::map<std::string, std::string> kafka_conf_;
+  std::string topic_;
+  int64_t (*unix_millis_)();
+  int transaction_timeout_ms_;
+  KafkaSink* sink_ = nullptr;
 };
 
 // The file store: written to a temporary file, fsynced, renamed, and the directory fsynced.

@@ -21,8 +21,60 @@ int64_t MinQueueKbytes(const ProducerBounds& bounds) {
   return std::min<int64_t>((bounds.max_inflight_bytes + 1023) / 1024 + kQueueHeadroomKbytes, kLibrdkafkaQueueMax);
 }
 
+std::string TransactionalId(const std::string& system_id, const std::string& slot) {
+  return Cat("outbox-relay.", system_id, ".", slot);
+}
+
+int64_t TransactionTimeoutMs(const std::map<std::string, std::string>& conf) {
+  int64_t v = kDefaultTransactionTimeoutMs;
+  if (auto it = conf.find("transaction.timeout.ms"); it != conf.end()) absl::SimpleAtoi(it->second, &v);
+  return v;
+}
+
+namespace {
+
+// exactly_once: the transactional producer's settings over the at-least-once defaults, and the refusals.
+absl::Status ExactlyOnceSettings(const std::map<std::string, std::string>& user,
+                                 std::map<std::string, std::string>* conf) {
+  const auto refuse = [](const std::string& key, const std::string& value, std::string_view why) {
+    return absl::InvalidArgumentError(Cat("kafka.", key, ": \"", value, "\" ", why, " (delivery.guarantee: exactly_once)"));
+  };
+  if (auto it = user.find("transactional.id"); it != user.end()) {
+    return refuse("transactional.id", it->second,
+                  "is the relay's to set: it derives one from the cluster's system identifier and the slot, the same "
+                  "for every relay of that slot, so a new relay fences the old one");
+  }
+  if (absl::AsciiStrToLower((*conf)["enable.idempotence"]) != "true") {
+    return refuse("enable.idempotence", (*conf)["enable.idempotence"], "must be true: transactions need it");
+  }
+  int64_t txn_timeout = kDefaultTransactionTimeoutMs;
+  if (auto it = user.find("transaction.timeout.ms"); it != user.end()) {
+    if (!absl::SimpleAtoi(it->second, &txn_timeout) || txn_timeout < 1000) {
+      return refuse("transaction.timeout.ms", it->second, "must be an integer of at least 1000");
+    }
+  }
+  conf->erase("message.timeout.ms");
+  for (const char* key : {"message.timeout.ms", "delivery.timeout.ms"}) {
+    auto it = user.find(key);
+    if (it == user.end()) continue;
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(it->second, &v) || v <= 0 || v > txn_timeout) {
+      return refuse(key, it->second,
+                    Cat("must be from 1 to transaction.timeout.ms (", txn_timeout,
+                        "): a record still waiting when its transaction times out is lost to it"));
+    }
+    (*conf)[key] = it->second;
+  }
+  if (!conf->contains("message.timeout.ms") && !conf->contains("delivery.timeout.ms")) {
+    (*conf)["message.timeout.ms"] = Cat(txn_timeout);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
-    const std::map<std::string, std::string>& user, const ProducerBounds& bounds, bool unsafe) {
+    const std::map<std::string, std::string>& user, const ProducerBounds& bounds, bool unsafe, bool exactly_once) {
   // Headroom above the delivery bounds for checkpoint and dead-letter records.
   const int64_t max_messages = std::min<int64_t>(bounds.max_inflight_events + 100000, 2147483647);
   const int64_t max_kbytes = std::min<int64_t>(bounds.max_inflight_bytes / 1024 * 2 + 65536, 2147483647);
@@ -56,6 +108,9 @@ absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
       }
     }
   }
+  if (exactly_once) {
+    if (absl::Status st = ExactlyOnceSettings(user, &conf); !st.ok()) return st;
+  }
   if (unsafe) return conf;
 
   const auto refuse = [](const std::string& key, const std::string& value, std::string_view why) {
@@ -72,7 +127,7 @@ absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
   }
   for (const char* key : {"message.timeout.ms", "delivery.timeout.ms"}) {
     auto it = conf.find(key);
-    if (it == conf.end()) continue;
+    if (it == conf.end() || exactly_once) continue;  // finite by design in exactly_once (checked above)
     int64_t v = 0;
     if (!absl::SimpleAtoi(it->second, &v) || v != 0) {
       return refuse(key, it->second, "would drop records that wait for the broker (must be 0: wait forever)");

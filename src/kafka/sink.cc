@@ -152,6 +152,8 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
     return st;
   }
   if (auto it = conf.find("message.max.bytes"); it != conf.end()) absl::SimpleAtoi(it->second, &sink->message_max_bytes_);
+  sink->transactional_ = conf.contains("transactional.id");
+  if (auto it = conf.find("transaction.timeout.ms"); it != conf.end()) absl::SimpleAtoi(it->second, &sink->txn_timeout_ms_);
   rd_kafka_conf_set_dr_msg_cb(c, &KafkaSink::OnDelivery);
   InstallLogCallback(c);
   rd_kafka_conf_set_error_cb(c, &KafkaSink::OnError);
@@ -175,6 +177,11 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
 }
 
 KafkaSink::~KafkaSink() {
+  if (rk_ != nullptr && in_transaction_ && broken_.ok()) {
+    handler_ = nullptr;
+    // Not committed: aborted now rather than left to the coordinator's timeout (or the next relay's fencing).
+    if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, 2000)) rd_kafka_error_destroy(e);
+  }
   if (rk_ != nullptr) {
     rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     handler_ = nullptr;
@@ -207,6 +214,9 @@ rd_kafka_topic_t* KafkaSink::Topic(std::string_view name) {
 
 sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t opaque) {
   using sinks::ProduceResult;
+  if (transactional_) {
+    if (absl::Status st = BeginIfNeeded(); !st.ok()) return ProduceResult::Failed(std::string(st.message()));
+  }
   const int64_t wire = static_cast<int64_t>(WireBytes(record));
   if (wire > message_max_bytes_) {
     return ProduceResult::Rejected(Rejection::kTooLarge, Cat("record of ", wire, " bytes on the wire is larger than message.max.bytes (",
@@ -260,10 +270,15 @@ sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t
   }
 }
 
-size_t KafkaSink::Outstanding() const { return static_cast<size_t>(std::max(0, rd_kafka_outq_len(rk_))); }
+size_t KafkaSink::Outstanding() const {
+  return static_cast<size_t>(std::max(0, rd_kafka_outq_len(rk_))) + commit_reports_.size();
+}
 
 int KafkaSink::Poll(int timeout_ms) {
-  const int served = rd_kafka_poll(rk_, timeout_ms);
+  const int reports = static_cast<int>(commit_reports_.size());
+  if (reports > 0) timeout_ms = 0;
+  const int served = rd_kafka_poll(rk_, timeout_ms) + reports;
+  ServeCommitReports();
   CollectTopicLimits();
   return served;
 }
@@ -274,9 +289,115 @@ void KafkaSink::DrainWakeup() {
   }
 }
 
-void KafkaSink::Purge() { rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT); }
+void KafkaSink::Purge() {
+  if (transactional_ && in_transaction_) {
+    AbortTransaction("a rewind");
+    return;
+  }
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+}
+
+absl::Status KafkaSink::InitTransactions(int timeout_ms) {
+  if (initialized_) return absl::OkStatus();
+  rd_kafka_error_t* e = rd_kafka_init_transactions(rk_, timeout_ms);
+  if (e == nullptr) {
+    initialized_ = true;
+    return absl::OkStatus();
+  }
+  const std::string what = Cat("kafka: init_transactions: ", rd_kafka_error_name(e), ": ", rd_kafka_error_string(e));
+  const bool fatal = rd_kafka_error_is_fatal(e) != 0;
+  const rd_kafka_resp_err_t code = rd_kafka_error_code(e);
+  rd_kafka_error_destroy(e);
+  if (code == RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED ||
+      code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+    return absl::PermissionDeniedError(Cat(what, " (the relay's principal needs Write and Describe on its "
+                                                 "transactional id, outbox-relay.<system identifier>.<slot>)"));
+  }
+  if (fatal) broken_ = absl::InternalError(what);
+  return absl::UnavailableError(what);
+}
+
+absl::Status KafkaSink::BeginIfNeeded() {
+  if (in_transaction_) return absl::OkStatus();
+  if (!initialized_) return absl::FailedPreconditionError("kafka: producing before init_transactions");
+  if (!broken_.ok()) return broken_;
+  rd_kafka_error_t* e = rd_kafka_begin_transaction(rk_);
+  if (e != nullptr) {
+    const std::string what = Cat("kafka: begin_transaction: ", rd_kafka_error_string(e));
+    rd_kafka_error_destroy(e);
+    broken_ = absl::InternalError(what);  // a transaction state the relay does not expect: start over
+    return broken_;
+  }
+  in_transaction_ = true;
+  return absl::OkStatus();
+}
+
+void KafkaSink::AbortTransaction(std::string_view why) {
+  in_transaction_ = false;
+  rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, txn_timeout_ms_);
+  if (e == nullptr) return;
+  // Not aborted (the broker is down, or the producer was fenced): this producer cannot go on; its successor's
+  // init_transactions aborts the transaction.
+  broken_ = absl::InternalError(Cat("kafka: abort_transaction after ", why, ": ", rd_kafka_error_name(e), ": ",
+                                    rd_kafka_error_string(e)));
+  rd_kafka_error_destroy(e);
+}
+
+sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin,
+                                                    int timeout_ms) {
+  using Code = sinks::CheckpointWrite::Code;
+  if (!broken_.ok()) return {Code::kFailed, broken_};
+  const sinks::ProduceResult produced = Produce(checkpoint, 0);
+  switch (produced.code) {
+    case sinks::ProduceResult::Code::kOk:
+      break;
+    case sinks::ProduceResult::Code::kFull:
+      return {Code::kBusy, absl::OkStatus()};
+    case sinks::ProduceResult::Code::kFailed:
+      return {Code::kFailed, absl::UnavailableError(Cat("writing a checkpoint failed: ", produced.error))};
+    case sinks::ProduceResult::Code::kRejected:
+      return {Code::kError, absl::FailedPreconditionError(Cat("the checkpoint topic refused a checkpoint: ",
+                                                              produced.error))};
+  }
+  rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, timeout_ms);
+  if (e == nullptr) {
+    in_transaction_ = false;
+    commit_reports_.push_back({origin, sinks::Outcome::kAcked, ""});
+  } else {
+    std::string what = Cat("commit_transaction: ", rd_kafka_error_name(e), ": ", rd_kafka_error_string(e));
+    const bool fatal = rd_kafka_error_is_fatal(e) != 0;
+    rd_kafka_error_destroy(e);
+    if (fatal) {
+      // Fenced (a newer relay of this slot ran init_transactions), or the producer failed for good.
+      in_transaction_ = false;
+      broken_ = absl::InternalError(Cat("kafka: ", what));
+      commit_reports_.push_back({origin, sinks::Outcome::kFatal, std::move(what)});
+    } else {
+      // Abortable, or not finished in time: abort, and the relay rewinds (nothing of it was committed).
+      AbortTransaction(what);
+      commit_reports_.push_back({origin, sinks::Outcome::kRetriable, std::move(what)});
+    }
+  }
+  if (wake_write_ >= 0) (void)!write(wake_write_, "1", 1);
+  return {Code::kPending, absl::OkStatus()};
+}
+
+void KafkaSink::ServeCommitReports() {
+  while (!commit_reports_.empty()) {
+    const CommitReport c = std::move(commit_reports_.front());
+    commit_reports_.pop_front();
+    if (handler_ == nullptr) continue;
+    sinks::Report r;
+    r.origin = c.origin;
+    r.outcome = c.outcome;
+    r.error = c.error;
+    r.error_name = c.outcome == sinks::Outcome::kAcked ? "" : "TRANSACTION";
+    handler_->OnReport(r);
+  }
+}
 
 absl::Status KafkaSink::FatalError() const {
+  if (!broken_.ok()) return broken_;
   char errstr[512];
   rd_kafka_resp_err_t err = rd_kafka_fatal_error(rk_, errstr, sizeof errstr);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
@@ -302,6 +423,8 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
     self->last_error_.clear();
   }
   if (self->handler_ == nullptr) return;
+  // In a transaction a record's success means nothing yet: the commit's report acknowledges it.
+  if (self->transactional_ && msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
   sinks::Report r;
   r.origin = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(msg->_private));
   r.outcome = ClassifyDeliveryError(msg->err);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/record.h"
+#include "sinks/checkpoint_store.h"
 #include "sinks/sink.h"
 
 // librdkafka's handles, declared as librdkafka declares them (its header stays out of the sink's users).
@@ -100,6 +102,20 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   LimitsState Limits(std::string_view topic, const TopicLimits** limits);
   rd_kafka_t* handle() { return rk_; }
 
+  // ---- Transactions (a configuration with transactional.id: delivery.guarantee exactly_once) ----
+  // Records go into a Kafka transaction begun at the first record after a commit; a record's success gets no
+  // report of its own (the commit's report covers it), a failure is reported as usual.
+  bool transactional() const { return transactional_; }
+  // init_transactions: fences every earlier producer of this transactional.id and aborts its open transaction
+  // (blocks). Only once the relay holds the slot (a standby must not fence the active relay).
+  absl::Status InitTransactions(int timeout_ms);
+  bool transactions_ready() const { return initialized_; }
+  // Produces `checkpoint` into the open transaction and commits it (blocks until the broker answers, at most
+  // timeout_ms). The result is reported with `origin` by the next Poll: kAcked (committed), kRetriable (aborted:
+  // rewind), kFatal (fenced or unusable: recreate the producer). kFailed when it could not even start.
+  ::outbox::sinks::CheckpointWrite CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin,
+                                                     int timeout_ms);
+
  private:
   KafkaSink() = default;
   static void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
@@ -129,6 +145,21 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   bool all_brokers_down_ = false;
   std::string last_error_;
   int64_t message_max_bytes_ = 1000000;
+  // Transactions.
+  bool transactional_ = false;
+  bool initialized_ = false;
+  bool in_transaction_ = false;
+  absl::Status broken_;  // an abort that did not complete: the producer must be recreated
+  int txn_timeout_ms_ = 60000;
+  struct CommitReport {
+    uint64_t origin;
+    ::outbox::sinks::Outcome outcome;
+    std::string error;
+  };
+  std::deque<CommitReport> commit_reports_;  // served by Poll
+  absl::Status BeginIfNeeded();
+  void AbortTransaction(std::string_view why);
+  void ServeCommitReports();
 };
 
 }  // namespace outbox::kafka

@@ -43,6 +43,9 @@ class CheckpointStore {
   // True for a transactional sink: a write commits every record produced before it together with the checkpoint
   // (and nothing of a record is acknowledged before that).
   virtual bool commits_records() const { return false; }
+  // A transactional sink, once the relay holds the slot and before it reads the checkpoint: takes the slot's
+  // transactional identity over, fencing the relay that had it and aborting its open transaction (blocks).
+  virtual absl::Status TakeOver(int /*timeout_ms*/) { return absl::OkStatus(); }
 };
 
 // source.checkpoint: none.

@@ -238,6 +238,28 @@ TEST(Config, MessagesWithStreamingAreRefusedNamingBothKeys) {
   EXPECT_TRUE(Load(kMinimal, {{"source.streaming", "true"}}).ok());
 }
 
+TEST(Config, ExactlyOnceIsReadAndItsContradictionsAreRefusedNamingTheKey) {
+  auto loaded = Load(kMinimal, {{"delivery.guarantee", "exactly_once"}, {"delivery.transaction_interval_ms", "250"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->delivery.guarantee, config::Guarantee::kExactlyOnce);
+  EXPECT_EQ(loaded->delivery.transaction_interval_ms, 250);
+  EXPECT_EQ(Load(kMinimal)->delivery.guarantee, config::Guarantee::kAtLeastOnce);
+  EXPECT_EQ(Load(kMinimal)->delivery.transaction_interval_ms, 100);
+  const Overrides eo = {{"delivery.guarantee", "exactly_once"}};
+  const auto with = [&](Overrides more) {
+    more.insert(more.begin(), eo.begin(), eo.end());
+    return ErrorOf(Load(kMinimal, more));
+  };
+  EXPECT_THAT(with({{"source.checkpoint", "file"}, {"source.checkpoint_file", "/tmp/x"}}),
+              HasSubstr("delivery.guarantee: exactly_once needs source.checkpoint: kafka"));
+  EXPECT_THAT(with({{"source.checkpoint", "none"}, {"source.create_slot", "false"}}),
+              HasSubstr("delivery.guarantee: exactly_once needs source.checkpoint: kafka"));
+  EXPECT_THAT(with({{"delivery.unsafe", "true"}}), HasSubstr("delivery.guarantee: exactly_once cannot be used with delivery.unsafe"));
+  EXPECT_THAT(with({{"source.streaming", "true"}}), HasSubstr("delivery.guarantee: exactly_once cannot be used with source.streaming"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"delivery.guarantee", "exactly-once"}})),
+              HasSubstr("delivery.guarantee: must be"));
+}
+
 TEST(Config, ReceiveTimeoutBelowTwiceTheStatusIntervalIsRefused) {
   const std::string error =
       ErrorOf(Load(kMinimal, {{"source.status_interval_ms", "1000"}, {"source.receive_timeout_ms", "1500"}}));

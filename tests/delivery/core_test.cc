@@ -662,5 +662,102 @@ TEST_F(TransactionalCoreTest, IdleAdvanceCommitsAnEmptyTransaction) {
   EXPECT_EQ(Confirm(), Lsn(0x9000));
 }
 
+// ---- delivery.guarantee exactly_once: the skip rule, split transactions, halts and poison events ----
+
+TEST_F(TransactionalCoreTest, CommitsEveryTransactionIntervalNotEveryStatusInterval) {
+  config_.delivery.transaction_interval_ms = 100;
+  StartTx();
+  const Lsn end = Tx(0x2000, {"a"});
+  clock_.Advance(50ms);
+  EXPECT_FALSE(core_->StatusDue().has_value());
+  clock_.Advance(60ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());  // 110 ms: the transaction interval, long before the status interval
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, end);
+}
+
+TEST_F(TransactionalCoreTest, TheSkipRuleDropsWholeTransactionsCommittedBeforeTheCheckpoint) {
+  StartTx();
+  Checkpoint committed{"7300000000000000001", 1, "", "", Lsn(0x2010)};
+  core_->SkipCommitted(committed);
+  Tx(0x2000, {"a", "b"});      // ends at 0x2010: committed already
+  Tx(0x2010, {"c"});           // commits at the checkpoint's LSN: after it, produced
+  ASSERT_EQ(tx_.produced.size(), 1u);
+  EXPECT_EQ(tx_.produced[0].record.key, "c");
+  EXPECT_EQ(metrics_.events_skipped.load(), 2u);
+}
+
+TEST_F(TransactionalCoreTest, ATransactionLargerThanTheBoundsCommitsInPartsAndResumesAfterItsCommittedPart) {
+  config_.delivery.max_inflight_events = 3;
+  StartTx();
+  Begin(0x4000);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Send(Row(Id(++next_id_), "k")).ok());
+  ASSERT_TRUE(core_->bounds_reached());
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  EXPECT_EQ(Confirm(), kStart);  // a commit inside the transaction: nothing of it is confirmed
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  ASSERT_TRUE(tx_.commits[0].partial.has_value());
+  EXPECT_EQ(tx_.commits[0].partial->commit_lsn, Lsn(0x4000));
+  EXPECT_EQ(tx_.commits[0].partial->records, 3);
+  EXPECT_EQ(tx_.commits[0].lsn, kStart);
+  tx_.CompleteCommit();
+  Poll();
+  EXPECT_FALSE(core_->bounds_reached());
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "k")).ok());  // the fourth event, in the next Kafka transaction
+  // The relay dies here. The next one reads the checkpoint and replays the transaction from its Begin.
+  core_->Rewind("killed");
+  tx_.Purge();
+  Poll();
+  Restart();
+  core_->SkipCommitted(tx_.commits[0]);
+  const size_t before = tx_.produced.size();
+  next_id_ = 0;
+  Begin(0x4000);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Send(Row(Id(++next_id_), "k")).ok());
+  Commit(0x4000);
+  ASSERT_EQ(tx_.produced.size(), before + 1);  // only the fourth: the first three are committed
+  EXPECT_EQ(tx_.produced.back().record.event_id, Id(4));
+}
+
+TEST_F(TransactionalCoreTest, AHaltCommitsNothingOfTheOpenKafkaTransaction) {
+  StartTx();
+  Tx(0x2000, {"a"});
+  Begin(0x3000);
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "b")).ok());
+  ASSERT_TRUE(Send(Row("", "c")).ok());  // a NULL id: a per-event error, halt
+  Commit(0x3000);
+  ASSERT_TRUE(core_->halt().has_value());
+  clock_.Advance(1000ms);
+  Confirm();
+  EXPECT_TRUE(tx_.commits.empty());  // the good transaction before it shares the Kafka transaction: not committed
+  EXPECT_EQ(core_->RequestCheckpoint(Lsn(0x2010)).ok(), true);
+  EXPECT_TRUE(tx_.commits.empty());
+}
+
+TEST_F(TransactionalCoreTest, AnEventTheBrokerRefusesIsDeadLetteredWhenTheAbortedTransactionComesAgain) {
+  config_.delivery.on_error = config::OnError::kDeadLetter;
+  StartTx();
+  Tx(0x2000, {"a", "b"});
+  tx_.Report(1, sinks::Outcome::kRejectedEvent);  // the broker refuses "b": the Kafka transaction cannot commit
+  Poll();
+  ASSERT_TRUE(core_->rewind_reason().has_value());
+  EXPECT_TRUE(tx_.To("dead").empty());  // no dead letter in the doomed transaction
+  core_->Rewind("aborted");
+  tx_.Purge();
+  Poll();
+  Restart();
+  next_id_ = 0;
+  const size_t before = tx_.produced.size();
+  const Lsn end = Tx(0x2000, {"a", "b"});
+  ASSERT_EQ(tx_.produced.size(), before + 2);
+  EXPECT_EQ(tx_.produced[before].record.topic, kTopic);
+  EXPECT_EQ(tx_.produced[before + 1].record.topic, "dead");  // "b" refused before producing: its dead letter
+  clock_.Advance(1000ms);
+  Confirm();
+  ASSERT_FALSE(tx_.commits.empty());
+  EXPECT_EQ(tx_.commits.back().lsn, end);
+}
+
 }  // namespace
 }  // namespace outbox::delivery

@@ -80,9 +80,9 @@ class FakeSink : public sinks::Sink {
       const Queued q = queued_.front();
       queued_.pop_front();
       const Produced& p = produced.at(q.index);
-      std::string id;
+      std::string_view source_lsn;
       for (const auto& [name, value] : p.record.headers) {
-        if (name == "id" && value) id = *value;
+        if (name == "source_lsn" && value) source_lsn = *value;
       }
       sinks::Report r;
       r.origin = p.origin;
@@ -94,6 +94,7 @@ class FakeSink : public sinks::Sink {
         r.error = "the fake says no";
         r.error_name = "FAKE_ERROR";
         r.event_id = p.record.event_id;
+        r.source_lsn = source_lsn;
         r.rejected = &p.record;
       }
       handler->OnReport(r);

@@ -127,6 +127,33 @@ TEST(CheckpointCodec, MissingInstanceDecodesAsEmpty) {
   EXPECT_EQ(decoded->lsn, Lsn(0x10));
 }
 
+TEST(CheckpointCodec, APartlyCommittedTransactionRoundTripsAndOrdersAfterItsLsn) {
+  Checkpoint c{"111", 1, "s", "a", Lsn(0x100), PartialTransaction{Lsn(0x200), 7}};
+  const std::string json = EncodeCheckpoint(c);
+  EXPECT_NE(json.find(R"("partial":{"commit_lsn":"0/200","records":7})"), std::string::npos) << json;
+  auto back = DecodeCheckpoint(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->partial.has_value());
+  EXPECT_EQ(*back->partial, (PartialTransaction{Lsn(0x200), 7}));
+  EXPECT_FALSE(DecodeCheckpoint(EncodeCheckpoint(Checkpoint{"111", 1, "s", "a", Lsn(0x100)}))->partial.has_value());
+  // More of the same transaction is further; the transaction's end is further still.
+  Checkpoint more = c;
+  more.partial->records = 9;
+  const Checkpoint whole{"111", 1, "s", "b", Lsn(0x210)};
+  EXPECT_TRUE(CheckpointAhead(more, c));
+  EXPECT_FALSE(CheckpointAhead(c, more));
+  EXPECT_TRUE(CheckpointAhead(c, Checkpoint{"111", 1, "s", "a", Lsn(0x100)}));
+  EXPECT_TRUE(CheckpointAhead(whole, more));
+  SlotCheckpoints found;
+  AddCheckpoint(more, "111", "s", &found);
+  AddCheckpoint(c, "111", "s", &found);  // read later from another key: lower, not taken
+  EXPECT_EQ(found.own->partial->records, 9);
+  // A partial transaction before the checkpoint's LSN cannot be.
+  EXPECT_FALSE(DecodeCheckpoint(R"({"system_identifier":"1","timeline":1,"slot":"s","lsn":"0/300",)"
+                                R"("partial":{"commit_lsn":"0/200","records":1}})")
+                   .ok());
+}
+
 TEST(CheckpointCodec, GarbageIsDataLoss) {
   for (const char* bad : {"", "garbage", "{", "[]", "\"string\"", "42", "null"}) {
     auto decoded = DecodeCheckpoint(bad);

@@ -40,6 +40,37 @@ TEST(BuildProducerConfig, AppliesTheRelaysDefaults) {
   EXPECT_EQ(conf->at("topic.metadata.propagation.max.ms"), "300000");
 }
 
+TEST(BuildProducerConfig, ExactlyOnceBoundsTheMessageTimeoutByTheTransactionTimeout) {
+  auto conf = BuildProducerConfig({}, ProducerBounds{}, false, /*exactly_once=*/true);
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  EXPECT_EQ(conf->at("message.timeout.ms"), "60000");  // librdkafka's transaction.timeout.ms default
+  EXPECT_FALSE(conf->contains("transactional.id"));      // set where the sink is made, from the cluster and slot
+  auto shorter = BuildProducerConfig({{"transaction.timeout.ms", "5000"}}, ProducerBounds{}, false, true);
+  ASSERT_TRUE(shorter.ok()) << shorter.status();
+  EXPECT_EQ(shorter->at("message.timeout.ms"), "5000");
+  auto own = BuildProducerConfig({{"transaction.timeout.ms", "5000"}, {"message.timeout.ms", "3000"}},
+                                 ProducerBounds{}, false, true);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->at("message.timeout.ms"), "3000");
+  EXPECT_EQ(TransactionTimeoutMs(*shorter), 5000);
+  EXPECT_EQ(TransactionalId("7300000000000000001", "orders"), "outbox-relay.7300000000000000001.orders");
+}
+
+TEST(BuildProducerConfig, ExactlyOnceRefusesWhatContradictsItNamingTheKey) {
+  const auto error = [](const Conf& user) {
+    auto conf = BuildProducerConfig(user, ProducerBounds{}, false, /*exactly_once=*/true);
+    return conf.ok() ? std::string() : std::string(conf.status().message());
+  };
+  EXPECT_THAT(error({{"transactional.id", "mine"}}), StartsWith("kafka.transactional.id: \"mine\" is the relay's"));
+  EXPECT_THAT(error({{"enable.idempotence", "false"}}), StartsWith("kafka.enable.idempotence: \"false\" must be true"));
+  EXPECT_THAT(error({{"message.timeout.ms", "0"}}), StartsWith("kafka.message.timeout.ms: \"0\" must be from 1"));
+  EXPECT_THAT(error({{"transaction.timeout.ms", "5000"}, {"message.timeout.ms", "6000"}}),
+              StartsWith("kafka.message.timeout.ms: \"6000\" must be from 1 to transaction.timeout.ms (5000)"));
+  EXPECT_THAT(error({{"delivery.timeout.ms", "70000"}}), StartsWith("kafka.delivery.timeout.ms"));
+  EXPECT_THAT(error({{"acks", "1"}}), StartsWith("kafka.acks"));  // the at-least-once refusals hold too
+  EXPECT_EQ(error({{"message.timeout.ms", "30000"}}), "");
+}
+
 TEST(BuildProducerConfig, QueueLimitsAreAboveTheDeliveryBounds) {
   for (const ProducerBounds bounds : {ProducerBounds{}, ProducerBounds{.max_inflight_events = 1,
                                                                        .max_inflight_bytes = 1},
