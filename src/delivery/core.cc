@@ -77,6 +77,7 @@ void DeliveryCore::SkipCommitted(const Checkpoint& committed) {
 }
 
 bool DeliveryCore::SkipCommittedEvent() {
+  if (halting_) return true;
   ++tx_events_;
   if (tx_events_ > tx_skip_) return false;
   metrics_->events_skipped++;
@@ -165,6 +166,10 @@ absl::Status DeliveryCore::OnBegin(Lsn final_lsn, int64_t commit_time) {
   tx_entry_ = tracker_.Begin(tx_commit_time_ms_);
   tx_events_ = 0;
   tx_skip_ = 0;
+  if (halt_before_ && final_lsn == halt_before_->commit_lsn) {
+    halting_ = true;  // nothing of it is produced; what came before commits, then the halt
+    commit_due_ = true;
+  }
   if (committed_) {
     // The skip rule: a transaction committing before the checkpoint's LSN ends at or before it (commit records
     // follow one another in the WAL).
@@ -346,13 +351,32 @@ void DeliveryCore::FinishTransaction(Lsn end_lsn) {
   received_through_ = std::max(received_through_, end_lsn);
   if (end_lsn.value() > metrics_->received_lsn.load()) metrics_->received_lsn = end_lsn.value();
   if (tx_halt_) {
-    halt_ = absl::Status(tx_halt_->code(),
-                         Cat(tx_halt_->message(), "; the transaction ends at ", end_lsn.ToString(),
-                             " and was not confirmed (delivery.on_error: halt). To skip it: outbox-relay run "
-                             "--start-lsn ",
-                             end_lsn.ToString()));
+    absl::Status halt(tx_halt_->code(),
+                      Cat(tx_halt_->message(), "; the transaction ends at ", end_lsn.ToString(),
+                          " and was not confirmed (delivery.on_error: halt). To skip it: outbox-relay run "
+                          "--start-lsn ",
+                          end_lsn.ToString()));
     tx_halt_.reset();
+    if (transactional()) {
+      HaltBefore(tx_commit_lsn_, std::move(halt));
+    } else {
+      halt_ = std::move(halt);
+    }
   }
+}
+
+void DeliveryCore::HaltBefore(Lsn commit_lsn, absl::Status halt) {
+  Log()->warn("halting before the transaction committing at {}: aborting the Kafka transaction that holds its "
+              "records, then committing the transactions before it",
+              commit_lsn.ToString());
+  halt_before_ = HaltBeforeTransaction{commit_lsn, std::move(halt)};
+  RaiseRewind(Cat("halting before the transaction committing at ", commit_lsn.ToString()));
+}
+
+void DeliveryCore::MaybeHaltBefore() {
+  if (!halting_ || checkpoint_in_flight() || tracker_.pending_records() > 0 || !held_.empty()) return;
+  halting_ = false;
+  halt_ = halt_before_->halt;
 }
 
 // ---- Producing ----
@@ -363,7 +387,7 @@ bool DeliveryCore::bounds_reached() const {
 }
 
 bool DeliveryCore::paused() const {
-  if (!held_.empty() || bounds_reached()) return true;
+  if (!held_.empty() || bounds_reached() || halting_) return true;
   // A transactional commit covers everything produced before it: nothing more is produced while it is in flight,
   // and a due commit waits for the current transaction's end.
   return transactional() && (checkpoint_in_flight() || (commit_due_ && !in_tx_));
@@ -560,6 +584,7 @@ void DeliveryCore::OnCheckpointReport(const sinks::Report& r) {
     tracker_.AckAll();
     kafka_tx_started_.reset();
     last_commit_ = clock_->Now();
+    MaybeHaltBefore();
   }
   checkpointed_ = std::max(checkpointed_, lsn);
   status_soon_ = true;
@@ -602,12 +627,16 @@ void DeliveryCore::OnRejectedEvent(const sinks::Report& r, EntryHandle handle) {
   // Failed for good: the watermark stays before it, and its report is in (nothing waits for it at a stop).
   tracker_.MarkFailed(handle);
   tracker_.Ack(handle, r.bytes);
-  if (!halt_) {
-    halt_ = absl::InvalidArgumentError(Cat(
-        dead_letter ? "could not write a dead letter of event id=" : "the broker rejected event id=", r.event_id,
-        " for topic ", r.topic, ": ", r.error, "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed",
-        SkipAdvice(handle)));
+  if (halt_ || halt_before_) return;
+  absl::Status halt = absl::InvalidArgumentError(Cat(
+      dead_letter ? "could not write a dead letter of event id=" : "the broker rejected event id=", r.event_id,
+      " for topic ", r.topic, ": ", r.error, "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed",
+      SkipAdvice(handle)));
+  if (auto commit_lsn = Lsn::Parse(r.source_lsn); transactional() && commit_lsn.ok()) {
+    HaltBefore(*commit_lsn, std::move(halt));
+    return;
   }
+  halt_ = std::move(halt);
 }
 
 void DeliveryCore::OnRejectedBatch(const sinks::Report& r, EntryHandle handle) {
@@ -627,11 +656,16 @@ void DeliveryCore::OnRejectedBatch(const sinks::Report& r, EntryHandle handle) {
   }
   BatchRejection& b = *batch_rejection_;
   b.event_ids.emplace_back(r.event_id);
-  halt_ = absl::InvalidArgumentError(
+  absl::Status halt = absl::InvalidArgumentError(
       Cat("the broker rejected a batch of ", b.event_ids.size(), " records for topic ", b.topic, ": ", b.error, " (",
           b.error_name, "; event ids ", absl::StrJoin(b.event_ids, ", "), ")",
           b.too_large ? " (keep kafka.message.max.bytes and batch.size below the topic's max.message.bytes)" : "",
           "; the first one's transaction (commit LSN ", b.source_lsn, ") was not confirmed", b.skip_advice));
+  if (auto commit_lsn = Lsn::Parse(b.source_lsn); transactional() && commit_lsn.ok()) {
+    if (!halt_before_ || halt_before_->commit_lsn == *commit_lsn) HaltBefore(*commit_lsn, std::move(halt));
+    return;
+  }
+  halt_ = std::move(halt);
 }
 
 void DeliveryCore::DeadLetterFromReport(const sinks::Report& r, EntryHandle entry) {
@@ -679,6 +713,13 @@ Checkpoint DeliveryCore::CheckpointAt(Lsn lsn) const {
   return c;
 }
 
+Lsn DeliveryCore::CommitCandidate() const {
+  Lsn candidate = std::max(confirmed_, checkpointed_);
+  if (CommitPossible()) candidate = std::max(candidate, tracker_.last_end_lsn());
+  if (idle_wal_end_) candidate = std::max(candidate, *idle_wal_end_);
+  return candidate;
+}
+
 absl::Status DeliveryCore::MaybeCheckpoint(Lsn candidate) {
   if (checkpoint_in_flight()) return absl::OkStatus();  // one at a time
   if (transactional()) {
@@ -721,7 +762,7 @@ absl::Status DeliveryCore::RequestCheckpoint(Lsn lsn) {
   if (!store_->enabled()) return absl::OkStatus();
   if (lsn <= checkpointed_ && !(transactional() && tracker_.pending_records() > 0)) return absl::OkStatus();
   checkpoint_inflight_ = Lsn(0);
-  return MaybeCheckpoint(lsn);
+  return MaybeCheckpoint(transactional() ? std::max(lsn, CommitCandidate()) : lsn);
 }
 
 std::optional<bool> DeliveryCore::StatusDue() {
@@ -750,7 +791,8 @@ absl::StatusOr<pg::StandbyStatus> DeliveryCore::PrepareStatus(bool reply_request
   // Once a rewind or a fatal error is raised nothing more is confirmed: what is in flight is in doubt.
   if (!rewind_reason_ && !fatal_) {
     const Lsn candidate = ConfirmCandidate();
-    if (absl::Status st = MaybeCheckpoint(candidate); !st.ok()) return st;
+    if (absl::Status st = MaybeCheckpoint(transactional() ? CommitCandidate() : candidate); !st.ok()) return st;
+    MaybeHaltBefore();
     // Only what the checkpoint holds durably is confirmed.
     flush = std::max(confirmed_, std::min(candidate, checkpointed_));
   }
@@ -808,6 +850,8 @@ void DeliveryCore::Rewind(std::string_view why) {
   kafka_tx_started_.reset();
   tx_events_ = 0;
   tx_skip_ = 0;
+  halting_ = false;
+  if (halt_before_) batch_rejection_.reset();  // the replay commits before the halted transaction, then halts
   relations_.Clear();
   decoder_ = pg::DecoderState{};
   rewind_reason_.reset();

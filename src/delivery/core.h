@@ -117,6 +117,9 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // The start and the stop.
   absl::Status RequestCheckpoint(Lsn lsn);  // starts writing `lsn` now (checkpointed() reaches it when durable)
   Lsn ConfirmCandidate() const;
+  // A transactional sink: what a commit now would make committed (every whole transaction produced), which the
+  // checkpoint must name whatever the confirmation waits for (the publication watch caps only what is confirmed).
+  Lsn CommitCandidate() const;
   Lsn confirmed() const { return confirmed_; }
   Lsn checkpointed() const { return checkpointed_; }
   bool checkpoint_in_flight() const { return !checkpoint_inflight_.IsZero(); }
@@ -188,7 +191,15 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // Every record counted so far has been produced (nothing held), and the open transaction, if any, is not split
   // unless the bounds force it (a transaction larger than the bounds is committed in parts; its committed part
   // comes again after a crash).
-  bool CommitPossible() const { return held_.empty() && (!in_tx_ || bounds_reached() || TransactionTooOld()); }
+  bool CommitPossible() const {
+    return held_.empty() && (!in_tx_ || bounds_reached() || TransactionTooOld() || halting_);
+  }
+  // A transactional sink under delivery.on_error halt: the open Kafka transaction holds records of the halted
+  // transaction, so it is aborted (a rewind); the replay commits every transaction before the halted one, then halts
+  // with `halt`, so that the --start-lsn the halt names skips that transaction alone.
+  void HaltBefore(Lsn commit_lsn, absl::Status halt);
+  // The replay reached the halted transaction and everything before it is committed: raise the halt.
+  void MaybeHaltBefore();
   // The Kafka transaction has been open half its transaction timeout: commit it even inside a PostgreSQL transaction.
   bool TransactionTooOld() const;
   // The checkpoint a commit now would write: `lsn`, and the open transaction's events produced so far.
@@ -232,6 +243,12 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   std::optional<Clock::time_point> kafka_tx_started_;  // the first record produced since the last commit
   std::chrono::milliseconds split_after_{30000};       // half the producer's transaction.timeout.ms
   std::chrono::milliseconds transaction_interval_{100};
+  struct HaltBeforeTransaction {
+    Lsn commit_lsn;
+    absl::Status halt;
+  };
+  std::optional<HaltBeforeTransaction> halt_before_;  // kept across rewinds
+  bool halting_ = false;  // the replay is at halt_before_'s Begin: commit what came before, read nothing more
   Clock::time_point last_commit_{};
 
   // Positions.

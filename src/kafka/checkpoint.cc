@@ -82,6 +82,11 @@ absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, 
   const bool committed = until == ReadUntil::kCommittedToHighWatermark;
   auto rk = NewClient(RD_KAFKA_CONSUMER, kafka_conf, nullptr, committed);
   if (!rk.ok()) return rk.status();
+  // A read_committed client's ListOffsets answers the last stable offset, not the high watermark: the high
+  // watermark comes from a read_uncommitted one.
+  auto watermarks = committed ? NewClient(RD_KAFKA_CONSUMER, kafka_conf) : absl::StatusOr<Rk>(Rk(nullptr));
+  if (!watermarks.ok()) return watermarks.status();
+  rd_kafka_t* offsets_client = committed ? watermarks->get() : rk->get();
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk->get(), topic.c_str(), nullptr);
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk->get(), 0, rkt, &md, timeout_ms);
@@ -102,7 +107,7 @@ absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, 
   std::map<int32_t, int64_t> last_offset;  // per partition: the offset of its last record when the read began
   for (int32_t p : partitions) {
     int64_t low = 0, high = 0;
-    err = rd_kafka_query_watermark_offsets(rk->get(), topic.c_str(), p, &low, &high, timeout_ms);
+    err = rd_kafka_query_watermark_offsets(offsets_client, topic.c_str(), p, &low, &high, timeout_ms);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       rd_kafka_topic_partition_list_destroy(assignment);
       return absl::UnavailableError(Cat("checkpoint topic offsets: ", rd_kafka_err2str(err)));

@@ -1,6 +1,8 @@
 // The kafka and file checkpoint stores.
 #include "kafka/checkpoint_store.h"
 
+#include <utility>
+
 #include "common/strings.h"
 #include "kafka/checkpoint.h"
 #include "kafka/sink.h"
@@ -70,11 +72,14 @@ absl::Status TransactionalCheckpointStore::Prepare() {
 
 absl::Status TransactionalCheckpointStore::TakeOver(int timeout_ms) {
   if (sink_ == nullptr) return absl::UnavailableError("taking the transactional id over: no producer");
-  return sink_->InitTransactions(timeout_ms);
+  absl::Status st = sink_->InitTransactions(timeout_ms);
+  taken_over_ = st.ok();
+  return st;
 }
 
 absl::StatusOr<SlotCheckpoints> TransactionalCheckpointStore::Read(const std::string& system_id,
                                                                    const std::string& slot) {
+  if (!std::exchange(taken_over_, false)) return ReadKafkaCheckpoint(kafka_conf_, topic_, slot, system_id, kReadTimeoutMs);
   // Another pipeline's transaction open on the shared topic holds its last stable offset back for up to its
   // transaction timeout (a relay killed with one open and never restarted).
   return ReadKafkaCheckpoint(kafka_conf_, topic_, slot, system_id, transaction_timeout_ms_ + kReadTimeoutMs,

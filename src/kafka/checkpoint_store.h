@@ -35,9 +35,10 @@ class KafkaCheckpointStore final : public sinks::CheckpointStore {
 
 // delivery.guarantee exactly_once: the topic store inside the records' Kafka transactions. A write commits the open
 // transaction with the checkpoint record in it (through the transactional KafkaSink); TakeOver runs
-// init_transactions; Read waits, with isolation.level read_committed, until every transaction open when it began is
-// decided (so the checkpoint read after fencing is the last committed one). Before the takeover (a slot just
-// created, --accept-gap, --start-lsn) a write is a plain record, durable at once.
+// init_transactions. The first Read after a takeover waits, with isolation.level read_committed, until every
+// transaction open when it began is decided (so it reads the last committed checkpoint); a Read before it (the slot
+// check before START_REPLICATION) reads to the high watermark at read_uncommitted and waits for nothing. Before the
+// takeover (a slot just created, --accept-gap, --start-lsn) a write is a plain record, durable at once.
 class TransactionalCheckpointStore final : public sinks::CheckpointStore {
  public:
   TransactionalCheckpointStore(std::map<std::string, std::string> kafka_conf, std::string topic,
@@ -56,6 +57,7 @@ class TransactionalCheckpointStore final : public sinks::CheckpointStore {
   int64_t (*unix_millis_)();
   int transaction_timeout_ms_;
   KafkaSink* sink_ = nullptr;
+  bool taken_over_ = false;  // TakeOver succeeded and no Read since
 };
 
 // The file store: written to a temporary file, fsynced, renamed, and the directory fsynced.

@@ -677,6 +677,24 @@ TEST_F(TransactionalCoreTest, CommitsEveryTransactionIntervalNotEveryStatusInter
   EXPECT_EQ(tx_.commits[0].lsn, end);
 }
 
+TEST_F(TransactionalCoreTest, TheCheckpointNamesEverythingCommittedWhileTheConfirmationWaitsForThePublicationWatch) {
+  StartTx();
+  core_->WatchPublication();
+  const Lsn first = Tx(0x2000, {"a"});
+  core_->PublicationVerified(first);
+  const Lsn second = Tx(0x3000, {"b"});  // received after the last publication check
+  clock_.Advance(1000ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, second);  // both records are in the commit: the checkpoint must say so
+  tx_.CompleteCommit();
+  Poll();
+  EXPECT_EQ(Confirm(), first);  // confirmed only as far as the publication is known to have covered
+  core_->PublicationVerified(second);
+  EXPECT_EQ(Confirm(), second);
+}
+
 TEST_F(TransactionalCoreTest, TheSkipRuleDropsWholeTransactionsCommittedBeforeTheCheckpoint) {
   StartTx();
   Checkpoint committed{"7300000000000000001", 1, "", "", Lsn(0x2010)};
@@ -720,19 +738,40 @@ TEST_F(TransactionalCoreTest, ATransactionLargerThanTheBoundsCommitsInPartsAndRe
   EXPECT_EQ(tx_.produced.back().record.event_id, Id(4));
 }
 
-TEST_F(TransactionalCoreTest, AHaltCommitsNothingOfTheOpenKafkaTransaction) {
+TEST_F(TransactionalCoreTest, AHaltAbortsTheKafkaTransactionCommitsWhatCameBeforeOnTheReplayThenHalts) {
   StartTx();
-  Tx(0x2000, {"a"});
+  const Lsn good = Tx(0x2000, {"a"});
   Begin(0x3000);
   ASSERT_TRUE(Send(Row(Id(++next_id_), "b")).ok());
   ASSERT_TRUE(Send(Row("", "c")).ok());  // a NULL id: a per-event error, halt
   Commit(0x3000);
-  ASSERT_TRUE(core_->halt().has_value());
+  // The open Kafka transaction holds "b": nothing of it may commit. A rewind aborts it.
+  EXPECT_FALSE(core_->halt().has_value());
+  ASSERT_TRUE(core_->rewind_reason().has_value());
   clock_.Advance(1000ms);
   Confirm();
-  EXPECT_TRUE(tx_.commits.empty());  // the good transaction before it shares the Kafka transaction: not committed
-  EXPECT_EQ(core_->RequestCheckpoint(Lsn(0x2010)).ok(), true);
   EXPECT_TRUE(tx_.commits.empty());
+  core_->Rewind("halting");
+  tx_.Purge();
+  Poll();
+  Restart();
+  next_id_ = 0;
+  Tx(0x2000, {"a"});
+  Begin(0x3000);  // the halted transaction: nothing more is read, what came before commits
+  EXPECT_TRUE(core_->paused());
+  EXPECT_FALSE(core_->halt().has_value());
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, good);
+  EXPECT_FALSE(tx_.commits[0].partial.has_value());
+  tx_.CompleteCommit();
+  Poll();
+  ASSERT_TRUE(core_->halt().has_value());  // then the halt, naming the --start-lsn that skips that transaction alone
+  EXPECT_NE(core_->halt()->message().find("--start-lsn 0/3010"), std::string::npos) << core_->halt()->message();
+  ASSERT_EQ(tx_.committed.size(), 1u);
+  EXPECT_EQ(tx_.committed[0].key, "a");
+  EXPECT_EQ(Confirm(), good);
 }
 
 TEST_F(TransactionalCoreTest, AnEventTheBrokerRefusesIsDeadLetteredWhenTheAbortedTransactionComesAgain) {

@@ -176,6 +176,11 @@ class FakeTransactionalSink final : public FakeSink, public sinks::CheckpointSto
     return {sinks::CheckpointWrite::Code::kPending, {}};
   }
   bool commit_pending() const { return pending_commit_ != 0; }
+  // A rewind aborts the open transaction: nothing of it is ever visible.
+  void Purge() override {
+    FakeSink::Purge();
+    in_transaction = produced.size();
+  }
   // The broker commits: the records of the transaction become visible, the checkpoint's report says so.
   void CompleteCommit(bool ok = true) {
     if (ok) {

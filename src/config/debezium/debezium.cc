@@ -480,6 +480,29 @@ class DebeziumMapper {
     }
   }
 
+  // The connector's part of Kafka Connect's exactly-once source support (KIP-618): exactly.once.support and the
+  // transaction boundaries, to delivery.guarantee and delivery.transaction_interval_ms.
+  void MapExactlyOnce() {
+    if (std::optional<std::string> support = connector_.Value("exactly.once.support")) {
+      const std::string v = Lower(*support);
+      if (v == "required" || v == "requested") {
+        Put("delivery.guarantee", "exactly_once");
+      } else {
+        Error(connector_.Written("exactly.once.support"), Cat("must be required or requested, got ", Quoted(*support)));
+      }
+    }
+    std::optional<std::string> interval = connector_.Value("transaction.boundary.interval.ms");
+    const std::string boundary = Lower(connector_.Value("transaction.boundary").value_or("poll"));
+    if (boundary == "interval") {
+      if (interval) Put("delivery.transaction_interval_ms", *interval);
+    } else if (boundary != "poll") {
+      // Kafka Connect refuses `connector` for a connector that defines no boundaries, as Debezium's Postgres one.
+      Error(connector_.Written("transaction.boundary"),
+            Cat("must be poll or interval (the Postgres connector defines no transaction boundaries), got ",
+                Quoted(boundary)));
+    }
+  }
+
   void MapSource() {
     Put("source.slot", connector_.Value("slot.name").value_or("debezium"));
     Put("source.publication", connector_.Value("publication.name").value_or("dbz_publication"));
@@ -488,6 +511,7 @@ class DebeziumMapper {
     }
     // Debezium's failover slot switch (PostgreSQL 17+).
     if (std::optional<std::string> failover = connector_.Value("slot.failover")) Put("source.failover", *failover);
+    MapExactlyOnce();
 
     // database.* to a libpq conninfo, in libpq's order.
     struct Part {

@@ -157,6 +157,26 @@ TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
   EXPECT_THAT(WarnedKeys(*c), ElementsAre("topic.prefix"));
 }
 
+TEST(DebeziumProperties, KafkaConnectExactlyOnceSourceSupportMapsToTheGuarantee) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  absl::StatusOr<Loaded> c = Load(std::string(kConnect) + "exactly.once.support=required\n"
+                                  "transaction.boundary=interval\ntransaction.boundary.interval.ms=250\n", brokers);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->delivery.guarantee, config::Guarantee::kExactlyOnce);
+  EXPECT_EQ(c->delivery.transaction_interval_ms, 250);
+  EXPECT_THAT(WarnedKeys(*c), ElementsAre("topic.prefix"));
+  absl::StatusOr<Loaded> poll = Load(std::string(kConnect) + "exactly.once.support=requested\n", brokers);
+  ASSERT_TRUE(poll.ok()) << poll.status();
+  EXPECT_EQ(poll->delivery.guarantee, config::Guarantee::kExactlyOnce);
+  EXPECT_EQ(poll->delivery.transaction_interval_ms, 100);
+  EXPECT_EQ(Load(kConnect, brokers)->delivery.guarantee, config::Guarantee::kAtLeastOnce);
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "exactly.once.support=required\ntransaction.boundary=connector\n",
+                           brokers)),
+              HasSubstr("transaction.boundary: must be poll or interval"));
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "exactly.once.support=maybe\n", brokers)),
+              HasSubstr("exactly.once.support: must be required or requested"));
+}
+
 TEST(DebeziumProperties, ConnectorJsonMapsLikeTheProperties) {
   constexpr char kJson[] = R"({
     "name": "orders-outbox",
