@@ -20,7 +20,8 @@
 # that the tests that start brokers of their own (outages, SASL, TLS) get that version too. The subset: the core
 # relay, kill -9 and broker outages under load, the broker's blackhole, slow link and resets, a fatal producer
 # error, poison events and dead letters, the checkpoint topic's highest-LSN rule, SASL and TLS failures against
-# real listeners, and the metrics.
+# real listeners, the metrics, and exactly_once under kill -9, a broker outage, a foreign transaction open on the
+# checkpoint topic and a transaction the coordinator aborts.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -40,7 +41,8 @@ case "$version" in
     SUBSET='^(RelayE2E\.'
     SUBSET+='|Reliability\.(KillNineAtRandomMoments|PostgresStoppedImmediately|LostReplicationConnections)'
     SUBSET+='|Streaming\.Interleaved|Messages\.|Gap\.|LostSlot\.|StatusCheck\.|Tls\.'
-    SUBSET+='|PipelinesTest\.|ServerVersions\.|FailoverSlots\.|Failover\.|Publication\.|SlotHealth\.)'
+    SUBSET+='|PipelinesTest\.|ServerVersions\.|FailoverSlots\.|Failover\.|Publication\.|SlotHealth\.'
+    SUBSET+='|ExactlyOnce\.PostgresStoppedImmediately)'
     ;;
   kafka-?*)
     export OUTBOX_KAFKA_VERSION="${version#kafka-}"
@@ -50,7 +52,8 @@ case "$version" in
     SUBSET='^(RelayE2E\.'
     SUBSET+='|Reliability\.(KillNineAtRandomMoments|BrokerStoppedAndStarted|BrokerOutageReleases|BlackholedBroker'
     SUBSET+='|SlowThenResetBroker|FatalProducerError)'
-    SUBSET+='|Poison\.|Gap\.ALateLower|KafkaAuth\.|KafkaTls\.|Observability\.)'
+    SUBSET+='|Poison\.|Gap\.ALateLower|KafkaAuth\.|KafkaTls\.|Observability\.'
+    SUBSET+='|ExactlyOnce\.(KillNineAtRandomMoments|BrokerStoppedAndStarted|AForeignTransaction|ATransactionTheCoordinator))'
     ;;
   *) usage ;;
 esac

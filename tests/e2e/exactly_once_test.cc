@@ -61,9 +61,14 @@ std::vector<KafkaRecord> ExpectEachEventOnce(const std::string& bootstrap, const
 // A harness with init done and a loader of one event type; the relays it starts run exactly_once.
 class EoHarness : public RelayHarness {
  public:
-  EoHarness(PgServer* pg, const std::string& bootstrap, const std::string& type)
+  // `init_args`: more arguments of `init` (its first checkpoint goes where the relays will look for it).
+  EoHarness(PgServer* pg, const std::string& bootstrap, const std::string& type,
+            const std::vector<std::string>& init_args = {})
       : RelayHarness(pg, bootstrap), loader_(pg, db(), type), type_(type) {
-    Init();
+    std::vector<std::string> args = {"init", "--create-table"};
+    args.insert(args.end(), init_args.begin(), init_args.end());
+    std::string output;
+    EXPECT_EQ(RunCommand(args, &output), 0) << output;
   }
   // With `wait_streaming`, returns once the relay has taken the transactional id over and streams (init_transactions
   // waits for a fresh broker's transaction coordinator, seconds after the slot is held).
@@ -324,6 +329,37 @@ TEST(ExactlyOnce, AForeignTransactionOpenOnTheSharedCheckpointTopicIsWaitedFor) 
       << next->Output();
   h.StopLoadAndExpectEachEventOnce("exactly_once with a foreign transaction open on the checkpoint topic");
   ExpectStopsCleanly(*next);
+}
+
+// Two pipelines (two databases and slots, two relays) share one checkpoint topic; one is killed at random moments
+// under load while the other commits all along (its transactions open and close on the same partition). Each
+// relay's restart reads its own last committed checkpoint, whatever the other has open: both give each event once.
+TEST(ExactlyOnce, TwoPipelinesSharingTheCheckpointTopicOneKilledRepeatedlyGiveEachEventOnce) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  const std::vector<std::string> shared = {"--set", "source.checkpoint_topic=" + UniqueName("shared") + ".checkpoints"};
+  EoHarness a(pg, broker->bootstrap(), "EoSharedA", shared);
+  EoHarness b(pg, broker->bootstrap(), "EoSharedB", shared);
+  auto steady = b.Start(shared);
+  ASSERT_NE(steady, nullptr);
+  a.loader().Start();
+  b.loader().Start();
+  std::mt19937 rng(std::random_device{}());
+  for (int i = 0; i < 5; ++i) {
+    auto killed = a.Start(shared);
+    ASSERT_NE(killed, nullptr);
+    Sleep(std::chrono::milliseconds(300 + rng() % 1200));
+    ASSERT_TRUE(killed->Kill(SIGKILL).ok());
+    ASSERT_TRUE(killed->Wait(10s).has_value());
+  }
+  auto last = a.Start(shared);
+  ASSERT_NE(last, nullptr);
+  a.StopLoadAndExpectEachEventOnce("exactly_once, the pipeline killed 5 times beside another on its checkpoint topic");
+  b.StopLoadAndExpectEachEventOnce("exactly_once, the pipeline running beside it");
+  EXPECT_TRUE(steady->Running()) << steady->Output();
+  ExpectStopsCleanly(*last);
+  ExpectStopsCleanly(*steady);
 }
 
 // A poison event (larger than the topic allows, checked before producing) inside a PostgreSQL transaction, after
