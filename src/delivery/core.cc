@@ -773,9 +773,10 @@ std::optional<bool> DeliveryCore::StatusDue() {
   // flight was acknowledged and the watermark moved (the end of a burst: at most every 50 ms).
   const bool burst_done = quiet && tracker_.watermark() > confirmed_ && now - last_status_ >= kBurstStatusGap;
   const bool timer = now - last_status_ >= interval;
-  if (transactional() && (now - last_commit_ >= transaction_interval_ || bounds_reached() || TransactionTooOld())) {
-    commit_due_ = true;
-  }
+  // A commit every transaction interval while records wait in it; with none, the checkpoint alone (the idle
+  // advance) follows the status interval as in at-least-once mode.
+  const bool records_due = tracker_.pending_records() > 0 && now - last_commit_ >= transaction_interval_;
+  if (transactional() && (records_due || timer || bounds_reached() || TransactionTooOld())) commit_due_ = true;
   const bool commit_now = transactional() && commit_due_ && !checkpoint_in_flight() && CommitPossible();
   if (!reply_now_ && !timer && !status_soon_ && !burst_done && !commit_now) return std::nullopt;
   // Idle with no keepalive for an interval, or silent for half the receive timeout (busy or not): ask for a reply.
@@ -811,7 +812,12 @@ void DeliveryCore::StatusSent(const pg::StandbyStatus& status) {
 
 int DeliveryCore::SleepMs() const {
   const auto interval = std::chrono::milliseconds(config_.source.status_interval_ms);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(last_status_ + interval - clock_->Now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(last_status_ + interval - clock_->Now());
+  // A transactional sink with records waiting commits at the transaction interval: wake up for it.
+  if (transactional() && tracker_.pending_records() > 0) {
+    left = std::min(left, std::chrono::duration_cast<std::chrono::milliseconds>(last_commit_ + transaction_interval_ -
+                                                                                clock_->Now()));
+  }
   return std::clamp(static_cast<int>(left.count()), 0, 200);
 }
 

@@ -651,6 +651,28 @@ TEST_F(TransactionalCoreTest, AFailedCommitRewindsAndConfirmsNothing) {
   EXPECT_EQ(Confirm(), kStart);
 }
 
+TEST_F(TransactionalCoreTest, TheLoopWakesForTheNextCommitWhileRecordsWait) {
+  config_.delivery.transaction_interval_ms = 100;
+  StartTx();
+  EXPECT_GT(core_->SleepMs(), 100);  // nothing waits: the status interval's sleep (capped at 200 ms)
+  Tx(0x2000, {"a"});
+  clock_.Advance(30ms);
+  EXPECT_LE(core_->SleepMs(), 70);
+}
+
+TEST_F(TransactionalCoreTest, IdleTheCheckpointAloneCommitsEveryStatusIntervalNotEveryTransactionInterval) {
+  config_.delivery.transaction_interval_ms = 100;
+  StartTx();
+  Keepalive(0x9000);
+  clock_.Advance(200ms);
+  EXPECT_FALSE(core_->StatusDue().has_value());  // no record waits: no commit at the transaction interval
+  clock_.Advance(900ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, Lsn(0x9000));
+}
+
 TEST_F(TransactionalCoreTest, IdleAdvanceCommitsAnEmptyTransaction) {
   StartTx();
   Keepalive(0x9000);
