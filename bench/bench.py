@@ -6,6 +6,9 @@ Same WAL for everyone: per workload, one logical slot per contender and repetiti
 one contender at a time, alternating the order between repetitions. Contenders:
   limit       pg_recvlogical --start ... -f /dev/null --endpos=<end LSN> (the server's decode rate)
   relay       outbox-relay into the real broker (done when outbox_relay_confirmed_lsn >= end LSN)
+  relay-eo    the same with --set delivery.guarantee=exactly_once (a transactional producer: records and the
+              checkpoint commit together every delivery.transaction_interval_ms); done likewise, then its topics are
+              read back at isolation.level=read_committed: every event (distinct `id` header) exactly once
   relay-mock  outbox-relay into librdkafka's mock cluster, run in its own process (bench-kafka mock)
   relay-rabbitmq, relay-nats, relay-http
               outbox-relay into a RabbitMQ node (scripts/rabbitmq-temp.sh), a NATS JetStream server
@@ -15,8 +18,10 @@ one contender at a time, alternating the order between repetitions. Contenders:
   debezium    Debezium's Postgres connector + Outbox Event Router on Kafka Connect standalone, into the real
               broker (done when its slot's confirmed_flush_lsn reaches the LSN of the load's last transaction's
               first record: Debezium confirms the position of the last transaction's BEGIN, not the commit's end)
-Then the latency runs: a steady rate of 1-event transactions for a while, commit-to-ack = the record's
-LogAppendTime minus the event's ts_us (clock_timestamp() at the insert, committed right after).
+Then the latency runs: a steady rate of 1-event transactions for a while, read as they come by a consumer at
+isolation.level=read_committed (bench-kafka visibility); commit-to-ack = the record's LogAppendTime minus the
+event's ts_us (clock_timestamp() at the insert, committed right after), and visibility = the local wall-clock time
+that consumer received the record minus ts_us (every server runs on this machine: one clock).
 """
 import argparse
 import json
@@ -43,9 +48,12 @@ PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TYPES = ["OrderCreated", "OrderPaid", "OrderShipped", "OrderDelivered"]
 PARTITIONS = 3
-CONTENDERS = ["limit", "relay", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
-SINKS = {"relay": "kafka", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq", "relay-nats": "nats",
-         "relay-http": "http"}
+CONTENDERS = ["limit", "relay", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
+SINKS = {"relay": "kafka", "relay-eo": "kafka-eo", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq",
+         "relay-nats": "nats", "relay-http": "http"}
+LATENCY = ["relay", "relay-eo", "debezium"]  # the contenders with a latency run, in this order
+CHECKPOINT_TOPIC = "outbox_relay.checkpoints"  # the relay's default source.checkpoint_topic
+QUANTILES = [i / 100 for i in range(101)]  # of the visibility latency, kept in results.json for the chart
 
 START = time.time()
 
@@ -440,14 +448,16 @@ outbox:
         return m
 
     def start_relay(self, name, slot, prefix, sink, dbname="bench"):
-        """sink: what prepare_sink returns (the relay's sink configuration and where its checkpoint goes)."""
+        """sink: what prepare_sink returns (the relay's sink configuration, where its checkpoint goes, and the
+        command line's --set options: "args")."""
         port = free_port()
         cfg = f"{self.work}/{name}.yaml"
         self.relay_config(cfg, slot, prefix, sink["yaml"], port, dbname, sink.get("checkpoint_file"))
-        sh([self.relay_bin, "init", "-c", cfg])
+        sets = sink.get("args", [])
+        sh([self.relay_bin, "init", "-c", cfg] + sets)
         logf = open(f"{self.work}/{name}.log", "w")
         t0 = time.time()
-        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg], stdout=logf, stderr=subprocess.STDOUT)
+        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg] + sets, stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p, port, t0
 
@@ -455,12 +465,23 @@ outbox:
     def kafka_sink(bootstrap):
         return {"yaml": f'kafka:\n  bootstrap.servers: "{bootstrap}"\n'}
 
+    def eo_args(self):
+        """relay-eo's command line: exactly_once, and the transaction interval when --transaction-interval-ms
+        sets one (the relay's default otherwise)."""
+        args = ["--set", "delivery.guarantee=exactly_once"]
+        if self.args.transaction_interval_ms:
+            args += ["--set", f"delivery.transaction_interval_ms={self.args.transaction_interval_ms}"]
+        return args
+
+    def eo_sink(self, bootstrap):
+        return dict(self.kafka_sink(bootstrap), args=self.eo_args())
+
     def tool(self, python, script, *args):
         """tests/nats/nats_tool.py or tests/rabbitmq/rmq_tool.py (nats-py, pika: clients that share no code with the
         relay's) under the venv python that has the client."""
         return sh([python, f"{ROOT}/tests/{script}"] + [str(a) for a in args], timeout=120).strip()
 
-    def prepare_sink(self, sink, prefix, slot):
+    def prepare_sink(self, sink, prefix, slot, n_expected=0):
         """The server side of one drain, made before the relay starts: returns {"yaml": the relay's sink
         configuration, "checkpoint_file" (sinks other than Kafka), "pid": the server's process (its CPU is the
         "broker" figure), "count": a function reading back how many events the server holds, "cleanup"}."""
@@ -468,6 +489,12 @@ outbox:
             self.create_topics(prefix)
             return dict(self.kafka_sink(self.bootstrap), pid=self.kafka_pid,
                         count=lambda: self.topic_count(self.bootstrap, prefix), cleanup=lambda: None)
+        if sink == "kafka-eo":
+            # The high watermarks count commit markers too (one per partition and transaction): the read-back is a
+            # read_committed consumer, which must see every event (distinct `id` header) and none twice.
+            self.create_topics(prefix)
+            return dict(self.eo_sink(self.bootstrap), pid=self.kafka_pid,
+                        count=lambda: self.committed_count(prefix, n_expected), cleanup=lambda: None)
         if sink == "mock":
             mock_p = subprocess.Popen([self.bk, "mock", "--topic", "outbox_relay.checkpoints:1"] +
                                       [f"{t}:{PARTITIONS}" for t in self.topics(prefix)],
@@ -513,8 +540,31 @@ outbox:
         out = sh([self.bk, "counts", "--bootstrap", bootstrap] + self.topics(prefix))
         return sum(int(line.split()[2]) for line in out.splitlines() if line.strip())
 
+    def offsets(self, topics):
+        """The sum of the topics' high watermarks on the real broker (0 for a topic that does not exist)."""
+        out = sh([self.bk, "counts", "--bootstrap", self.bootstrap] + topics)
+        return sum(max(0, int(line.split()[2])) for line in out.splitlines() if line.strip())
+
+    def committed_count(self, prefix, n):
+        """relay-eo's read-back: what a read_committed consumer sees. Fails on a duplicate (an event twice) or a
+        record without an `id` header; returns the distinct events seen (the caller fails below n)."""
+        r = subprocess.run([self.bk, "count-committed", "--bootstrap", self.bootstrap, "--target", str(n),
+                            "--timeout-ms", "120000"] + self.topics(prefix),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=180)
+        m = re.search(r"COUNT (\d+) (\d+) (\d+)", r.stdout)
+        if not m:
+            raise RuntimeError(f"bench-kafka count-committed failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
+        records, distinct, without_id = (int(x) for x in m.groups())
+        if without_id or records != distinct:
+            raise RuntimeError(f"read_committed read-back of {prefix}: {records} records, {distinct} distinct ids, "
+                               f"{without_id} without an id header: not exactly once")
+        return distinct
+
     def drain_relay(self, slot, end, n, prefix, sink="kafka", **_):
-        target = self.prepare_sink(sink, prefix, slot)
+        target = self.prepare_sink(sink, prefix, slot, n)
+        # Into the real broker: the checkpoint topic's offsets written during the drain (relay-eo: one checkpoint
+        # record and one commit marker per Kafka transaction, so about half of them is the number of commits).
+        k0 = self.offsets([CHECKPOINT_TOPIC]) if sink in ("kafka", "kafka-eo") else None
         b0 = proc_cpu(target["pid"])
         m0 = machine_cpu()
         p, port, t0 = self.start_relay(slot, slot, prefix, target)
@@ -537,6 +587,7 @@ outbox:
         startup = self.log_time(f"{self.work}/{slot}.log", r"^(\S+Z) info \[relay\] streaming slot", t0)
         if p.returncode != 0:
             raise RuntimeError(f"the relay exited {p.returncode} on SIGTERM (log {self.work}/{slot}.log)")
+        checkpoint_offsets = self.offsets([CHECKPOINT_TOPIC]) - k0 if k0 is not None else None
         # Read back from the server, not only the relay's own metric: it holds every event.
         held = target["count"]()
         target["cleanup"]()
@@ -544,9 +595,14 @@ outbox:
             raise RuntimeError(f"relay published {published} events, expected {n}")
         if held < n:
             raise RuntimeError(f"the {sink} server holds {held} of the relay's events (read back), expected {n}")
-        return {"seconds": t1 - t0, "acked_seconds": acked.get("t", t1) - t0, "cpu": cpu, "rss_kib": hwm,
-                "walsender_cpu": info["walsender_cpu"], "broker_cpu": b1 - b0, "held": held,
-                "startup_seconds": startup, "machine": (m0, m1)}
+        res = {"seconds": t1 - t0, "acked_seconds": acked.get("t", t1) - t0, "cpu": cpu, "rss_kib": hwm,
+               "walsender_cpu": info["walsender_cpu"], "broker_cpu": b1 - b0, "held": held,
+               "startup_seconds": startup, "machine": (m0, m1)}
+        if checkpoint_offsets is not None:
+            res["checkpoint_offsets"] = checkpoint_offsets
+        if sink == "kafka-eo":
+            res["read_committed"] = True
+        return res
 
     @staticmethod
     def log_time(path, pattern, t0):
@@ -753,7 +809,7 @@ logger.measure.level = ERROR
                 log(f"  rep {r}: {c}: {res['seconds']:.2f}s = {res['rate']:,.0f} ev/s, cpu {res['cpu']:.2f}s, "
                     f"rss {res['rss_kib'] / 1024:.1f} MiB, walsender cpu {res['walsender_cpu']:.2f}s")
                 self.drop_slots([slot])
-                time.sleep(1)
+                time.sleep(self.args.settle_seconds)
         if "debezium" in contenders and "relay" in contenders and wname == "w1":
             self.compare_records(f"b.{wname}.r1.relay", f"b.{wname}.r1.debezium")
         self.drop_slots(list(slots.values()))
@@ -808,8 +864,9 @@ logger.measure.level = ERROR
             warm = {"slot": ws, "last_begin": warm_last}
         self.create_slots([slot])
         log(f"latency: {who}, {rate} events/s for {seconds}s")
-        if who == "relay":
-            p, port, _ = self.start_relay(slot, slot, prefix, self.kafka_sink(self.bootstrap))
+        if who in ("relay", "relay-eo"):
+            sink = self.eo_sink(self.bootstrap) if who == "relay-eo" else self.kafka_sink(self.bootstrap)
+            p, port, _ = self.start_relay(slot, slot, prefix, sink)
             deadline = time.time() + 60
             while True:
                 try:
@@ -838,7 +895,18 @@ logger.measure.level = ERROR
                 if time.time() > deadline:
                     raise RuntimeError("Debezium did not start streaming")
                 time.sleep(0.2)
-        time.sleep(2)
+        time.sleep(2 * self.args.settle_seconds)
+        # The consumer that measures visibility: read_committed, fetching (every partition read to its end) before
+        # the load starts; it notes when each record arrives and prints them all once it has n.
+        vis_err = open(f"{self.work}/visibility-{who}.err", "w")
+        vis = subprocess.Popen([self.bk, "visibility", "--bootstrap", self.bootstrap, "--count", str(n),
+                                "--timeout-ms", str((seconds + max(0, self.args.quiet_wait) + 150) * 1000)]
+                               + self.topics(prefix),
+                               stdout=subprocess.PIPE, stderr=vis_err, text=True)
+        self.procs.append(vis)
+        ready = vis.stdout.readline()
+        if not ready.startswith("READY"):
+            raise RuntimeError(f"bench-kafka visibility did not start (log {self.work}/visibility-{who}.err)")
         self.wait_quiet()
         m0 = machine_cpu()
         t0 = time.time()
@@ -846,42 +914,70 @@ logger.measure.level = ERROR
             c.execute("CALL bench_steady(%s, %s)", (rate, seconds))
         m1 = machine_cpu()
         load_s = time.time() - t0
-        wc = self.wait_count(prefix, n, 120000)
-        t_rec, count = self.reached_at(wc, 130)
-        if t_rec is None:
-            raise RuntimeError(f"latency run {who}: {count} of {n} records")
-        recs = self.dump(prefix, n)
+        try:
+            out, _ = vis.communicate(timeout=seconds + 150)
+        except subprocess.TimeoutExpired:
+            vis.kill()
+            out, _ = vis.communicate()
+        with open(f"{self.work}/visibility-{who}.txt", "w") as f:  # every record's times (--keep keeps them)
+            f.write(out)
+        recs = [line.split() for line in out.splitlines() if line and line[0].isdigit()]
+        if vis.returncode != 0 or len(recs) < n:
+            raise RuntimeError(f"latency run {who}: {len(recs)} of {n} records read at read_committed")
         if url:
             self.dbz_delete(url, "dbz-lat", slot, "bench")
         stop_process(p)
-        lat = sorted(r["ts"] - json.loads(r["value"])["ts_us"] / 1000.0 for r in recs)
-        if any(r["tstype"] != "append" for r in recs):
+        if any(r[2] != "a" for r in recs):
             raise RuntimeError("records without LogAppendTime")
+        if any(int(r[3]) < 0 for r in recs):
+            raise RuntimeError("records without ts_us in the payload")
+        # commit-to-ack: LogAppendTime (ms) - ts_us; visibility: received (us, this machine's clock) - ts_us.
+        lat = sorted(int(r[1]) - int(r[3]) / 1000.0 for r in recs)
+        vis_lat = sorted((int(r[0]) - int(r[3])) / 1000.0 for r in recs)
         res = {"events": len(recs), "rate_target": rate, "rate_achieved": n / load_s, "seconds": seconds,
                "p50_ms": percentile(lat, 0.50), "p99_ms": percentile(lat, 0.99), "max_ms": lat[-1],
                "min_ms": lat[0], "mean_ms": statistics.fmean(lat),
+               "visible": {"isolation": "read_committed", "p50_ms": percentile(vis_lat, 0.50),
+                           "p90_ms": percentile(vis_lat, 0.90), "p99_ms": percentile(vis_lat, 0.99),
+                           "p999_ms": percentile(vis_lat, 0.999), "max_ms": vis_lat[-1], "min_ms": vis_lat[0],
+                           "mean_ms": statistics.fmean(vis_lat),
+                           "quantiles": [round(percentile(vis_lat, q) if q > 0 else vis_lat[0], 2)
+                                         for q in QUANTILES]},
                "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet}
+        if who == "relay-eo":
+            res["transaction_interval_ms"] = self.args.transaction_interval_ms or 100
         self.results["latency"][who] = res
-        log(f"latency {who}: p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms, max {res['max_ms']:.1f} ms "
-            f"({res['rate_achieved']:.0f} ev/s achieved)")
+        v = res["visible"]
+        log(f"latency {who}: commit-to-ack p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms, max "
+            f"{res['max_ms']:.1f} ms; visible at read_committed p50 {v['p50_ms']:.1f} ms, p99 {v['p99_ms']:.1f} ms, "
+            f"max {v['max_ms']:.1f} ms ({res['rate_achieved']:.0f} ev/s achieved)")
         self.drop_slots([slot])
         if warm:
             self.drop_slots([warm["slot"]], "bench_warm")
 
     # ---------------------------------------------------------------- warm-up and versions
     def warm_broker(self):
-        """A first idempotent producer waits for the broker's coordinators to load: not in a timed run."""
-        self.create_slots(["relay_warm"], "bench_warm")
+        """A first idempotent producer waits for the broker's coordinators to load, and a first transactional one
+        for the transaction coordinator (the __transaction_state topic is created then): not in a timed run."""
+        warm = [("relay_warm", "b.warm.relay", self.kafka_sink(self.bootstrap))]
+        if "relay-eo" in self.args.contenders:
+            warm.append(("relay_eo_warm", "b.warm.relay-eo", self.eo_sink(self.bootstrap)))
+        self.create_slots([w[0] for w in warm], "bench_warm")
         end, _ = self.load(2000, 10, "bench_warm")
-        p, port, _ = self.start_relay("relay_warm", "relay_warm", "b.warm.relay", self.kafka_sink(self.bootstrap),
-                                      "bench_warm")
+        running = []  # together: nothing of this is timed
+        for slot, prefix, sink in warm:
+            self.create_topics(prefix)
+            p, port, _ = self.start_relay(slot, slot, prefix, sink, "bench_warm")
+            running.append((slot, p, port))
         deadline = time.time() + 120
-        while self.metrics(port).get("confirmed", 0) < end:
-            if p.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"warm-up relay failed (log {self.work}/relay_warm.log)")
-            time.sleep(0.1)
-        stop_process(p)
-        self.drop_slots(["relay_warm"], "bench_warm")
+        for slot, p, port in running:
+            while self.metrics(port).get("confirmed", 0) < end:
+                if p.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"warm-up relay failed (log {self.work}/{slot}.log)")
+                time.sleep(0.1)
+        for _, p, _ in running:
+            stop_process(p)
+        self.drop_slots([w[0] for w in warm], "bench_warm")
 
     def versions(self):
         v = {}
@@ -929,9 +1025,10 @@ logger.measure.level = ERROR
             self.workload("w1", a.events_1, 1, a.reps, a.contenders)
         if a.events_100 > 0:
             self.workload("w100", a.events_100, 100, a.reps, a.contenders)
-        for who in ("relay", "debezium"):
+        for who in LATENCY:
             if who in a.contenders and a.latency_seconds > 0:
                 self.latency(who, a.latency_rate, a.latency_seconds)
+        self.results["meta"]["transaction_interval_ms"] = a.transaction_interval_ms or 100
         self.results["meta"]["harness_seconds"] = time.time() - START
         self.results["meta"]["quiet_busy"] = a.quiet_busy
         self.results["meta"]["quiet_waited_seconds"] = self.quiet_waited
@@ -957,6 +1054,10 @@ def main():
     ap.add_argument("--contenders", default=",".join(CONTENDERS))
     ap.add_argument("--latency-rate", type=int, default=2000)
     ap.add_argument("--latency-seconds", type=int, default=60)
+    ap.add_argument("--settle-seconds", type=float, default=1.0,
+                    help="pause after each drain (twice that between a latency run's start and its load)")
+    ap.add_argument("--transaction-interval-ms", type=int, default=0,
+                    help="relay-eo's delivery.transaction_interval_ms (0: the relay's default, 100)")
     ap.add_argument("--warm-events", type=int, default=20000, help="Debezium's warm-up load (another database)")
     ap.add_argument("--sample", type=int, default=4000, help="records compared with Debezium's")
     ap.add_argument("--quiet-busy", type=float, default=0.25,

@@ -10,20 +10,24 @@ import textwrap
 LABELS = {
     "limit": "pg_recvlogical (the limit)",
     "relay": "outbox-relay → Kafka",
+    "relay-eo": "outbox-relay → Kafka, exactly_once",
     "relay-mock": "outbox-relay → mock cluster",
     "relay-rabbitmq": "outbox-relay → RabbitMQ",
     "relay-nats": "outbox-relay → NATS JetStream",
     "relay-http": "outbox-relay → HTTP receiver",
     "debezium": "Debezium 3.6 + Connect → Kafka",
 }
-SHORT = {"limit": "pg_recvlogical", "relay": "relay→Kafka", "relay-mock": "relay→mock",
+SHORT = {"limit": "pg_recvlogical", "relay": "relay→Kafka", "relay-eo": "relay-eo→Kafka", "relay-mock": "relay→mock",
          "relay-rabbitmq": "relay→RabbitMQ", "relay-nats": "relay→NATS", "relay-http": "relay→HTTP",
          "debezium": "Debezium"}
-ORDER = ["limit", "relay", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
+ORDER = ["limit", "relay", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
 OTHER_SINKS = ["relay-rabbitmq", "relay-nats", "relay-http"]
 WORKLOADS = {"w1": "1 event per transaction", "w100": "100 events per transaction"}
 TARGETS = {"relay_vs_limit": 0.7, "mock_vs_limit": 0.95, "vs_debezium": 3.0, "limit_fraction": 0.9,
-           "cpu_vs_debezium": 1 / 3, "p99_ms": 25.0, "rss_mib": 64.0}
+           "cpu_vs_debezium": 1 / 3, "p99_ms": 25.0, "rss_mib": 64.0,
+           "eo_vs_relay": 0.8, "eo_visible_slack_ms": 50.0}  # issue 15: drain ≥ 0.8 × relay; p99 ≤ interval + 50
+COLORS = {"limit": "#7f7f7f", "relay": "#1f77b4", "relay-eo": "#17becf", "relay-mock": "#9ecae1",
+          "relay-rabbitmq": "#ff7f0e", "relay-nats": "#2ca02c", "relay-http": "#9467bd", "debezium": "#d62728"}
 
 
 def med(values):
@@ -63,6 +67,8 @@ def summarize(results):
                 "broker100k": med([r["broker_cpu"] * per100k if r.get("broker_cpu") is not None else None
                                    for r in runs]),
                 "rss_mib": max(r["rss_kib"] for r in runs) / 1024.0,
+                "checkpoint_offsets": med([r.get("checkpoint_offsets") for r in runs]),
+                "cpu_share": med([r["cpu"] / r["seconds"] for r in runs]),
             }
     return summary
 
@@ -107,7 +113,7 @@ def targets(summary, latency):
                          rel["rate"] >= need))
             r = rel["cpu100k"] / dbz["cpu100k"]
             rows.append((f"{wl}: relay CPU per event ≤ ⅓ of Debezium's", f"{r:.2f} × Debezium's", r <= 1 / 3))
-        for k in ("relay", "relay-mock", *OTHER_SINKS):
+        for k in ("relay", "relay-eo", "relay-mock", *OTHER_SINKS):
             if s.get(k):
                 rows.append((f"{wl}: {SHORT[k]} peak RSS ≤ 64 MiB (default delivery bounds)",
                              f"{s[k]['rss_mib']:.1f} MiB", s[k]["rss_mib"] <= 64))
@@ -116,6 +122,113 @@ def targets(summary, latency):
         rows.append((f"relay p99 commit-to-ack ≤ 25 ms at {lat['rate_target']:,} ev/s",
                      f"{lat['p99_ms']:.1f} ms", lat["p99_ms"] <= 25))
     return rows
+
+
+def eo_targets(summary, latency, meta):
+    """Issue 15's targets of exactly_once: (target, measured, met) rows."""
+    rows = []
+    for w, s in summary.items():
+        rel, eo = s.get("relay"), s.get("relay-eo")
+        if rel and eo:
+            r = eo["rate"] / rel["rate"]
+            rows.append((f"{WORKLOADS.get(w, w)}: relay-eo drain rate ≥ 0.8 × relay→Kafka (at-least-once)",
+                         f"{r:.2f} × ({eo['rate']:,.0f} / {rel['rate']:,.0f} ev/s)", r >= TARGETS["eo_vs_relay"]))
+    lat = latency.get("relay-eo")
+    if lat and lat.get("visible"):
+        interval = lat.get("transaction_interval_ms") or meta.get("transaction_interval_ms") or 100
+        need = interval + TARGETS["eo_visible_slack_ms"]
+        rows.append((f"relay-eo p99 visibility at read_committed ≤ transaction interval + 50 ms = {need:.0f} ms "
+                     f"at {lat['rate_target']:,} ev/s", f"{lat['visible']['p99_ms']:.1f} ms",
+                     lat["visible"]["p99_ms"] <= need))
+    return rows
+
+
+def eo_section(summary, latency, results, meta):
+    """The "Exactly once" section (issue 15 item 7): relay-eo against relay in the same run."""
+    has_drain = any(s.get("relay-eo") for s in summary.values())
+    lat_eo = latency.get("relay-eo")
+    if not has_drain and not lat_eo:
+        return []
+    interval = (lat_eo or {}).get("transaction_interval_ms") or meta.get("transaction_interval_ms") or 100
+    L = ["## Exactly once", ""]
+    L.append(f"relay-eo is the relay into the same broker with `--set delivery.guarantee=exactly_once` "
+             f"(`delivery.transaction_interval_ms` {interval}): a transactional producer; the records and a "
+             f"checkpoint record commit together in one Kafka transaction every {interval} ms (or sooner at the "
+             f"delivery bounds), the relay stops reading the slot while a commit is in flight, and the slot is "
+             f"confirmed after the commit. It drains its own slot of the same WAL as the others; its topics are "
+             f"then read back at `isolation.level=read_committed` (`bench-kafka count-committed`), and the run "
+             f"fails unless every event is there exactly once (distinct `id` headers = records = events). "
+             f"relay is the default, at-least-once, in the same run.")
+    L.append("")
+    rows = []
+    for w in ("w1", "w100"):
+        s = summary.get(w) or {}
+        rel, eo = s.get("relay"), s.get("relay-eo")
+        if not eo:
+            continue
+        pair = []
+        if rel:
+            by_rep = {}
+            for d in results["drains"]:
+                if d["workload"] == w and d["contender"] in ("relay", "relay-eo"):
+                    by_rep.setdefault(d["rep"], {})[d["contender"]] = d["rate"]
+            pair = [v["relay-eo"] / v["relay"] for v in by_rep.values() if len(v) == 2]
+        ratio = eo["rate"] / rel["rate"] if rel else None
+        commits = eo["checkpoint_offsets"] / 2 if eo.get("checkpoint_offsets") else None
+        rows.append([WORKLOADS[w],
+                     f"{rel['rate']:,.0f} [{rel['rate_min']:,.0f}–{rel['rate_max']:,.0f}]" if rel else "–",
+                     f"{eo['rate']:,.0f} [{eo['rate_min']:,.0f}–{eo['rate_max']:,.0f}]",
+                     (f"**{ratio:.2f}**" + (f" [{min(pair):.2f}–{max(pair):.2f}]" if len(pair) > 1 else ""))
+                     if ratio else "–",
+                     ("yes" if ratio >= TARGETS["eo_vs_relay"] else "**no**") if ratio else "–",
+                     f"{rel['cpu100k']:.2f}" if rel else "–", f"{eo['cpu100k']:.2f}",
+                     f"{rel['cpu_share']:.2f}" if rel else "–", f"{eo['cpu_share']:.2f}",
+                     fmt(commits), fmt(eo["events"] / commits if commits else None)])
+    if rows:
+        L.append("Drain rate (medians of the repetitions [min–max]; the ratio of the medians [min–max of the "
+                 "per-repetition ratios]), the relay's CPU seconds per 100k events and per second of drain "
+                 "(*busy share*: 1.0 = one core all the time), and the Kafka transactions of relay-eo's drain "
+                 "(about half the offsets its drain added to the checkpoint topic: one checkpoint record and one "
+                 "commit marker per transaction, `init` and the stop included).")
+        L.append("")
+        L += table(["workload", "relay ev/s", "relay-eo ev/s", "relay-eo / relay", "≥ 0.8", "relay CPU s/100k",
+                    "relay-eo CPU s/100k", "relay busy share", "relay-eo busy share", "relay-eo transactions (≈)",
+                    "events per transaction (≈)"], rows)
+    if lat_eo and lat_eo.get("visible"):
+        need = interval + TARGETS["eo_visible_slack_ms"]
+        L.append(f"Visibility at {lat_eo['rate_target']:,} ev/s (1-event transactions for {lat_eo['seconds']} s): "
+                 f"the local wall-clock time at which a consumer at `isolation.level=read_committed` "
+                 f"(`bench-kafka visibility`, fetching with `fetch.wait.max.ms=10` before the load starts) received "
+                 f"each record, minus the `ts_us` that `clock_timestamp()` put into its payload at the insert. "
+                 f"Target: p99 ≤ the transaction interval + 50 ms = {need:.0f} ms.")
+        L.append("")
+        vrows = []
+        for c in ("relay", "relay-eo"):
+            x = latency.get(c)
+            if not x or not x.get("visible"):
+                continue
+            v = x["visible"]
+            met = ("yes" if v["p99_ms"] <= need else "**no**") if c == "relay-eo" else "(at-least-once: reference)"
+            vrows.append([LABELS[c], f"{x['rate_achieved']:,.0f}", f"{x['events']:,}", f"{v['p50_ms']:.1f}",
+                          f"{v.get('p90_ms', float('nan')):.1f}", f"{v['p99_ms']:.1f}", f"{v['max_ms']:.1f}",
+                          f"{x['p99_ms']:.1f}", met])
+        L += table(["contender", "ev/s achieved", "events", "visible p50 ms", "p90 ms", "p99 ms", "max ms",
+                    "commit-to-ack (LogAppendTime) p99 ms", f"p99 ≤ {need:.0f} ms"], vrows)
+        L.append(f"An exactly_once record becomes visible when its transaction commits: it waits for the next "
+                 f"commit (due {interval} ms after the previous one began, so up to {interval} ms), then for that `commit_transaction` (librdkafka flushes the transaction's records, "
+                 f"which wait for their partitions' AddPartitionsToTxn, then EndTxn; the broker writes the commit "
+                 f"markers and the last stable offset moves). "
+                 f"Its LogAppendTime is when it was appended, uncommitted: its commit-to-ack figure is not its "
+                 f"visibility.")
+        L.append("")
+    rows = eo_targets(summary, latency, meta)
+    if rows:
+        L.append("| target (issue 15) | measured | met |")
+        L.append("| --- | --- | --- |")
+        for t, m, ok in rows:
+            L.append(f"| {t} | {m} | {'yes' if ok else '**no**'} |")
+        L.append("")
+    return L
 
 
 def other_sinks_method(present):
@@ -184,6 +297,8 @@ def write(results, out_dir):
     confirmation waits for the checkpoint record and the next status update (`source.status_interval_ms`, 1 s by
     default). "acked" is when `outbox_relay_events_total{{result="published"}}` reached the event count.
     Default configuration (checkpoints in Kafka, default delivery bounds) but for the slot and the topic template.
+  - relay-eo: the same with `--set delivery.guarantee=exactly_once` (see "Exactly once"); its read-back is a
+    read_committed consumer (the high watermarks count commit markers too) that must see every event once.
   - relay→mock: the same binary against librdkafka's mock cluster (`bench-kafka mock`, its own process, topics
     and the checkpoint topic pre-created there).{other_sinks_method(present)}
   - Debezium: Kafka Connect standalone (connect-runtime from the broker's own jars, the JVM options of
@@ -212,7 +327,10 @@ def write(results, out_dir):
   drain time goes").
 - Latency: a fresh slot; the contender is started and streaming; then 1-event transactions at a steady rate
   (`bench_steady` in bench/bench.sql: clock_timestamp() into the payload's `ts_us` at the insert, committed
-  right after), and commit-to-ack = the record's LogAppendTime (the broker's append, ms) − `ts_us`.""")
+  right after), and commit-to-ack = the record's LogAppendTime (the broker's append, ms) − `ts_us`. A consumer at
+  `isolation.level=read_committed` (`bench-kafka visibility`) reads the records as they come: *visible* = the
+  local wall-clock time it received a record − `ts_us` (PostgreSQL, the broker and the consumer share this
+  machine's clock).""")
     L.append("")
 
     L.append("## Drain rate, CPU and memory")
@@ -275,20 +393,28 @@ def write(results, out_dir):
     if latency:
         L.append("## Commit-to-ack latency")
         L.append("")
-        L.append("| contender | rate (target / achieved) | events | p50 ms | p99 ms | max ms | busy before |")
-        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        L.append("| contender | rate (target / achieved) | events | p50 ms | p99 ms | max ms | visible p50 ms | "
+                 "visible p99 ms | visible max ms | busy before |")
+        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for c in ORDER:
             x = latency.get(c)
             if not x:
                 continue
+            v = x.get("visible") or {}
             L.append(f"| {LABELS[c]} | {x['rate_target']:,} / {x['rate_achieved']:,.0f} ev/s for {x['seconds']} s | "
                      f"{x['events']:,} | {x['p50_ms']:.1f} | {x['p99_ms']:.1f} | {x['max_ms']:.1f} | "
+                     f"{fmt(v.get('p50_ms'), '.1f')} | {fmt(v.get('p99_ms'), '.1f')} | {fmt(v.get('max_ms'), '.1f')} | "
                      f"{pct(x.get('busy_before'))} |")
+        L.append("")
+        L.append("p50/p99/max: commit-to-ack (LogAppendTime − `ts_us`); *visible*: received by the read_committed "
+                 "consumer − `ts_us`.")
         L.append("")
         L.append("LogAppendTime has millisecond resolution; `ts_us` is taken at the insert, just before the COMMIT, "
                  "so the figures include the commit itself. The relay runs with its defaults; Debezium's latency run "
                  "uses `poll.interval.ms=10` (its best case; the drains use 100, the default is 500).")
         L.append("")
+
+    L += eo_section(summary, latency, results, meta)
 
     rows = targets(summary, latency)
     if rows:
@@ -360,9 +486,9 @@ def chart(summary, latency, path, meta):
     if not ws:
         return
     contenders = [c for c in ORDER if any(c in summary[w] for w in ws)]
-    colors = {"limit": "#7f7f7f", "relay": "#1f77b4", "relay-mock": "#9ecae1", "relay-rabbitmq": "#ff7f0e",
-              "relay-nats": "#2ca02c", "relay-http": "#9467bd", "debezium": "#d62728"}
-    ncols = 3 if latency else 2
+    colors = COLORS
+    visible = [c for c in ORDER if latency.get(c, {}).get("visible", {}).get("quantiles")]
+    ncols = 2 + (1 if latency else 0) + (1 if visible else 0)
     fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 4.6))
     width = 0.8 / max(1, len(contenders))
     for panel, (key, title, unit) in enumerate([("rate", "Drain rate (median, min–max)", "events/s"),
@@ -415,6 +541,32 @@ def chart(summary, latency, path, meta):
         ax.annotate("25 ms (p99 target)", (-0.45, 24), fontsize=7, color="#2ca02c", ha="left", va="top")
         ax.set_ylim(top=ax.get_ylim()[1] * 3)
         ax.legend(fontsize=8, loc="upper left")
+    if visible:
+        # The distribution of the visibility latency (read_committed consumer): percentile against ms.
+        ax = axes[3]
+        for c in visible:
+            v = latency[c]["visible"]
+            qs = v["quantiles"]
+            xs = list(qs) + [v["max_ms"]]
+            ys = [100 * i / (len(qs) - 1) for i in range(len(qs))] + [100]
+            ax.plot(xs, ys, color=colors[c], label=f"{SHORT[c]} (p99 {v['p99_ms']:.0f} ms)", linewidth=1.5)
+        lat_eo = latency.get("relay-eo")
+        if lat_eo:
+            interval = lat_eo.get("transaction_interval_ms") or meta.get("transaction_interval_ms") or 100
+            need = interval + TARGETS["eo_visible_slack_ms"]
+            ax.axvline(need, color="#2ca02c", linestyle="--", linewidth=1)
+            ax.annotate(f"{need:.0f} ms (relay-eo p99 target)", (need, 50), fontsize=7, color="#2ca02c",
+                        rotation=90, ha="right", va="center")
+        ax.axhline(99, color="#7f7f7f", linestyle=":", linewidth=1)
+        # Linear, up to twice the target (or past the highest p99): the tail beyond is in the legend's p99s.
+        right = max([latency[c]["visible"]["p99_ms"] * 1.3 for c in visible] +
+                    [2 * (need if lat_eo else 100)])
+        ax.set_xlim(0, right)
+        ax.set_ylim(0, 101)
+        ax.set_xlabel("ms from the insert to the read_committed consumer")
+        ax.set_ylabel("percentile")
+        ax.set_title(f"Visible at read_committed, {latency[visible[0]]['rate_target']:,} ev/s", fontsize=10)
+        ax.legend(fontsize=8, loc="lower right")
     # Wrapped: a run with many options has a command longer than the figure is wide.
     fig.suptitle(textwrap.fill(f"outbox-relay benchmark, {meta.get('date', '')}  ({meta.get('command', '')})",
                                55 * ncols, break_on_hyphens=False), fontsize=10)

@@ -17,6 +17,17 @@
 //   bench-kafka dump --bootstrap B [--count N] [--timeout-ms T] TOPIC...
 //       Reads the topics from the beginning and prints one JSON object per record: topic, partition, offset,
 //       timestamp type (create|append), timestamp (ms), key, headers [[name, value]...], value.
+//   bench-kafka count-committed --bootstrap B --target N [--timeout-ms T] TOPIC...
+//       Reads the topics from the beginning with isolation.level=read_committed (what a transactional producer
+//       committed, never an aborted record) until it has read at least N records and every partition is at its end
+//       (the last stable offset), or the timeout; prints COUNT <records> <distinct id headers> <records without an
+//       id header>, exits 0 when the distinct ids reach N (1 otherwise).
+//   bench-kafka visibility --bootstrap B --count N [--timeout-ms T] [--fetch-wait-ms W] TOPIC...
+//       The latency consumer: assigns the topics from the beginning with isolation.level=read_committed, prints
+//       READY once every partition has been fetched to its end (so it is fetching before the load starts), then
+//       for each record notes the local wall-clock time it was received. At N records (or the timeout) prints one
+//       line per record, "<received unix us> <timestamp ms> <timestamp type a|c|n> <payload ts_us>" (ts_us: the
+//       payload's "ts_us" field, -1 when absent), then DONE <records>; exits 0 when it got N.
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
@@ -28,7 +39,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -53,6 +66,7 @@ struct Args {
   long long count = -1;
   int timeout_ms = 60000;
   int interval_ms = 50;
+  int fetch_wait_ms = 10;
   int partitions = 1;
   std::vector<std::pair<std::string, std::string>> configs;
   std::vector<std::string> topics;  // positional, or --topic
@@ -71,6 +85,7 @@ Args Parse(int argc, char** argv, int first) {
     else if (s == "--count") a.count = std::atoll(next().c_str());
     else if (s == "--timeout-ms") a.timeout_ms = std::atoi(next().c_str());
     else if (s == "--interval-ms") a.interval_ms = std::atoi(next().c_str());
+    else if (s == "--fetch-wait-ms") a.fetch_wait_ms = std::atoi(next().c_str());
     else if (s == "--partitions") a.partitions = std::atoi(next().c_str());
     else if (s == "--topic") a.topics.push_back(next());
     else if (s == "--config") {
@@ -84,7 +99,13 @@ Args Parse(int argc, char** argv, int first) {
   return a;
 }
 
-rd_kafka_t* NewClient(rd_kafka_type_t type, const std::string& bootstrap, bool consumer_group = false) {
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+rd_kafka_t* NewClient(rd_kafka_type_t type, const std::string& bootstrap, bool consumer_group = false,
+                      const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   char errstr[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   auto set = [&](const char* k, const char* v) {
@@ -97,6 +118,7 @@ rd_kafka_t* NewClient(rd_kafka_type_t type, const std::string& bootstrap, bool c
     set("enable.auto.commit", "false");
     set("fetch.wait.max.ms", "100");
   }
+  for (const auto& [k, v] : extra) set(k.c_str(), v.c_str());
   rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
   if (rk == nullptr) Die(errstr);
   return rk;
@@ -313,10 +335,139 @@ int Dump(const Args& a) {
   return a.count < 0 || seen >= a.count ? 0 : 1;
 }
 
+
+// Assigns every partition of the topics from the beginning; returns the number of partitions.
+int AssignFromBeginning(rd_kafka_t* rk, const std::vector<std::string>& topics) {
+  std::vector<int> parts = PartitionCounts(rk, topics, 5000);
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(16);
+  int n = 0;
+  for (size_t i = 0; i < topics.size(); ++i) {
+    if (parts[i] == 0) Die("topic " + topics[i] + " has no partitions (does it exist?)");
+    for (int p = 0; p < parts[i]; ++p, ++n) {
+      rd_kafka_topic_partition_list_add(list, topics[i].c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    }
+  }
+  if (rd_kafka_assign(rk, list) != RD_KAFKA_RESP_ERR_NO_ERROR) Die("assign failed");
+  rd_kafka_topic_partition_list_destroy(list);
+  return n;
+}
+
+std::string PartitionKey(const rd_kafka_message_t* m) {
+  return std::string(rd_kafka_topic_name(m->rkt)) + "/" + std::to_string(m->partition);
+}
+
+int CountCommitted(const Args& a) {
+  if (a.bootstrap.empty() || a.topics.empty() || a.target < 0) {
+    Die("count-committed needs --bootstrap, --target, topics");
+  }
+  rd_kafka_t* rk = NewClient(RD_KAFKA_CONSUMER, a.bootstrap, true,
+                             {{"isolation.level", "read_committed"}, {"enable.partition.eof", "true"}});
+  const int partitions = AssignFromBeginning(rk, a.topics);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(a.timeout_ms);
+  std::unordered_set<std::string> at_end, ids;
+  long long records = 0, without_id = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (records >= a.target && static_cast<int>(at_end.size()) == partitions) break;
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 200);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      at_end.insert(PartitionKey(m));
+    } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      at_end.erase(PartitionKey(m));
+      ++records;
+      rd_kafka_headers_t* hdrs = nullptr;
+      const void* val = nullptr;
+      size_t size = 0;
+      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          rd_kafka_header_get_last(hdrs, "id", &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR && val != nullptr) {
+        ids.emplace(static_cast<const char*>(val), size);
+      } else {
+        ++without_id;
+      }
+    }
+    rd_kafka_message_destroy(m);
+  }
+  std::printf("COUNT %lld %zu %lld\n", records, ids.size(), without_id);
+  std::fflush(stdout);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return static_cast<long long>(ids.size()) >= a.target ? 0 : 1;
+}
+
+// The payload's "ts_us" number (jsonb prints `"ts_us": 123`), -1 when absent.
+long long PayloadTsUs(const rd_kafka_message_t* m) {
+  if (m->payload == nullptr) return -1;
+  const std::string_view v(static_cast<const char*>(m->payload), m->len);
+  constexpr std::string_view kField = "\"ts_us\":";
+  const size_t at = v.find(kField);
+  if (at == std::string_view::npos) return -1;
+  size_t i = at + kField.size();
+  while (i < v.size() && v[i] == ' ') ++i;
+  long long x = 0;
+  bool any = false;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i, any = true) x = x * 10 + (v[i] - '0');
+  return any ? x : -1;
+}
+
+int Visibility(const Args& a) {
+  if (a.bootstrap.empty() || a.topics.empty() || a.count < 0) Die("visibility needs --bootstrap, --count, topics");
+  // Fetches return as soon as anything is readable; fetch.wait.max.ms bounds the wait when nothing is.
+  rd_kafka_t* rk = NewClient(RD_KAFKA_CONSUMER, a.bootstrap, true,
+                             {{"isolation.level", "read_committed"},
+                              {"enable.partition.eof", "true"},
+                              {"fetch.wait.max.ms", std::to_string(a.fetch_wait_ms)},
+                              {"fetch.error.backoff.ms", "10"}});
+  const int partitions = AssignFromBeginning(rk, a.topics);
+  struct Seen {
+    int64_t received_us;
+    int64_t ts_ms;
+    char tstype;
+    long long ts_us;
+  };
+  std::vector<Seen> seen;
+  seen.reserve(static_cast<size_t>(a.count));
+  std::unordered_set<std::string> at_end;
+  bool ready = false;
+  const auto ready_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(a.timeout_ms);
+  while (static_cast<long long>(seen.size()) < a.count && std::chrono::steady_clock::now() < deadline) {
+    if (!ready && (static_cast<int>(at_end.size()) == partitions || std::chrono::steady_clock::now() > ready_deadline)) {
+      ready = true;
+      std::printf("READY %d\n", static_cast<int>(at_end.size()));
+      std::fflush(stdout);
+    }
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
+    if (m == nullptr) continue;
+    const int64_t now = NowUs();
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      at_end.insert(PartitionKey(m));
+    } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_timestamp_type_t tstype;
+      const int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+      seen.push_back({now, ts,
+                      tstype == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? 'a'
+                      : tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME  ? 'c'
+                                                                  : 'n',
+                      PayloadTsUs(m)});
+    }
+    rd_kafka_message_destroy(m);
+  }
+  if (!ready) std::printf("READY %d\n", static_cast<int>(at_end.size()));
+  for (const Seen& s : seen) {
+    std::printf("%lld %lld %c %lld\n", static_cast<long long>(s.received_us), static_cast<long long>(s.ts_ms),
+                s.tstype, s.ts_us);
+  }
+  std::printf("DONE %zu\n", seen.size());
+  std::fflush(stdout);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return static_cast<long long>(seen.size()) >= a.count ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) Die("usage: bench-kafka mock|create-topics|wait-count|counts|dump|version ...");
+  if (argc < 2) Die("usage: bench-kafka mock|create-topics|wait-count|counts|dump|count-committed|visibility|version ...");
   std::string cmd = argv[1];
   Args a = Parse(argc, argv, 2);
   if (cmd == "mock") return Mock(a);
@@ -324,6 +475,8 @@ int main(int argc, char** argv) {
   if (cmd == "wait-count") return WaitCount(a);
   if (cmd == "dump") return Dump(a);
   if (cmd == "counts") return Counts(a);
+  if (cmd == "count-committed") return CountCommitted(a);
+  if (cmd == "visibility") return Visibility(a);
   if (cmd == "version") {
     std::printf("%s\n", rd_kafka_version_str());
     return 0;

@@ -583,7 +583,6 @@ void DeliveryCore::OnCheckpointReport(const sinks::Report& r) {
     metrics_->events_published += tracker_.pending_records();
     tracker_.AckAll();
     kafka_tx_started_.reset();
-    last_commit_ = clock_->Now();
     MaybeHaltBefore();
   }
   checkpointed_ = std::max(checkpointed_, lsn);
@@ -745,6 +744,8 @@ absl::Status DeliveryCore::MaybeCheckpoint(Lsn candidate) {
       checkpoint_records_[origin] = candidate;
       checkpoint_inflight_ = candidate;
       commit_due_ = false;
+      // The transaction interval runs from a commit's start: a record waits at most one interval plus one commit.
+      if (transactional()) last_commit_ = clock_->Now();
       if (!was_awaiting) last_progress_ = clock_->Now();
       break;
     case sinks::CheckpointWrite::Code::kBusy:

@@ -249,7 +249,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   };
   std::optional<HaltBeforeTransaction> halt_before_;  // kept across rewinds
   bool halting_ = false;  // the replay is at halt_before_'s Begin: commit what came before, read nothing more
-  Clock::time_point last_commit_{};
+  Clock::time_point last_commit_{};  // when the last commit started
 
   // Positions.
   Lsn confirmed_;            // the last flush sent to the server (monotonic)

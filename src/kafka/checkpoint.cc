@@ -126,7 +126,20 @@ absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, 
     while (open > 0) {
       if (std::chrono::steady_clock::now() > deadline) {
         rd_kafka_topic_partition_list_destroy(assignment);
-        return absl::UnavailableError("reading the checkpoint topic timed out");
+        std::string stuck;
+        if (committed) {
+          for (const auto& [partition, last] : last_offset) {
+            int64_t low = 0, high = 0;
+            rd_kafka_get_watermark_offsets(rk->get(), topic.c_str(), partition, &low, &high);
+            stuck += Cat(stuck.empty() ? "" : ", ", "partition ", partition, " read to offset ", high,
+                         " of ", last + 1);
+          }
+        }
+        return absl::UnavailableError(
+            committed ? Cat("reading the checkpoint topic ", topic, " timed out: a transaction open on it holds its last "
+                            "stable offset back (", stuck, "); another pipeline's transaction ends within its "
+                            "transaction.timeout.ms, a hanging one shows in kafka-transactions.sh find-hanging")
+                      : std::string("reading the checkpoint topic timed out"));
       }
       rd_kafka_message_t* m = rd_kafka_consumer_poll(rk->get(), 100);
       if (m == nullptr) continue;

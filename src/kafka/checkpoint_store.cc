@@ -96,8 +96,7 @@ sinks::CheckpointWrite TransactionalCheckpointStore::Write(const Checkpoint& c, 
     return {Code::kDurable, absl::OkStatus()};
   }
   std::string key, value;
-  return sink_->CommitTransaction(CheckpointRecord(c, topic_, unix_millis_(), &key, &value), origin,
-                                  transaction_timeout_ms_);
+  return sink_->CommitTransaction(CheckpointRecord(c, topic_, unix_millis_(), &key, &value), origin);
 }
 
 absl::StatusOr<SlotCheckpoints> FileCheckpointStore::Read(const std::string& system_id, const std::string& slot) {

@@ -275,6 +275,7 @@ size_t KafkaSink::Outstanding() const {
 }
 
 int KafkaSink::Poll(int timeout_ms) {
+  if (commit_in_progress_) ResumeCommit(*commit_in_progress_, 0);
   const int reports = static_cast<int>(commit_reports_.size());
   if (reports > 0) timeout_ms = 0;
   const int served = rd_kafka_poll(rk_, timeout_ms) + reports;
@@ -290,6 +291,16 @@ void KafkaSink::DrainWakeup() {
 }
 
 void KafkaSink::Purge() {
+  if (commit_in_progress_) {
+    // A rewind while a commit is unfinished: its outcome is the coordinator's to decide. This producer stops here;
+    // its successor's init_transactions completes or aborts the transaction, and the checkpoint read after it says
+    // which.
+    commit_in_progress_.reset();
+    in_transaction_ = false;
+    broken_ = absl::UnavailableError("kafka: a rewind while a commit was unfinished (the broker did not answer it)");
+    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    return;
+  }
   if (transactional_ && in_transaction_) {
     AbortTransaction("a rewind");
     return;
@@ -343,10 +354,10 @@ void KafkaSink::AbortTransaction(std::string_view why) {
   rd_kafka_error_destroy(e);
 }
 
-sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin,
-                                                    int timeout_ms) {
+sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin) {
   using Code = sinks::CheckpointWrite::Code;
   if (!broken_.ok()) return {Code::kFailed, broken_};
+  if (commit_in_progress_) return {Code::kBusy, absl::OkStatus()};
   const sinks::ProduceResult produced = Produce(checkpoint, 0);
   switch (produced.code) {
     case sinks::ProduceResult::Code::kOk:
@@ -359,6 +370,12 @@ sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& chec
       return {Code::kError, absl::FailedPreconditionError(Cat("the checkpoint topic refused a checkpoint: ",
                                                               produced.error))};
   }
+  ResumeCommit(origin, kCommitWaitMs);
+  return {Code::kPending, absl::OkStatus()};
+}
+
+void KafkaSink::ResumeCommit(uint64_t origin, int timeout_ms) {
+  commit_in_progress_.reset();
   rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, timeout_ms);
   if (e == nullptr) {
     in_transaction_ = false;
@@ -366,20 +383,26 @@ sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& chec
   } else {
     std::string what = Cat("commit_transaction: ", rd_kafka_error_name(e), ": ", rd_kafka_error_string(e));
     const bool fatal = rd_kafka_error_is_fatal(e) != 0;
+    const bool abort = rd_kafka_error_txn_requires_abort(e) != 0;
+    const bool retriable = rd_kafka_error_is_retriable(e) != 0;
     rd_kafka_error_destroy(e);
     if (fatal) {
       // Fenced (a newer relay of this slot ran init_transactions), or the producer failed for good.
       in_transaction_ = false;
       broken_ = absl::InternalError(Cat("kafka: ", what));
       commit_reports_.push_back({origin, sinks::Outcome::kFatal, std::move(what)});
+    } else if (retriable && !abort) {
+      // Not finished yet (the broker is slow or away): librdkafka goes on with it; resumed by the next Poll. An
+      // abort now would conflict with it.
+      commit_in_progress_ = origin;
+      return;
     } else {
-      // Abortable, or not finished in time: abort, and the relay rewinds (nothing of it was committed).
+      // Abortable: abort, and the relay rewinds (nothing of it was committed).
       AbortTransaction(what);
       commit_reports_.push_back({origin, sinks::Outcome::kRetriable, std::move(what)});
     }
   }
   if (wake_write_ >= 0) (void)!write(wake_write_, "1", 1);
-  return {Code::kPending, absl::OkStatus()};
 }
 
 void KafkaSink::ServeCommitReports() {

@@ -110,11 +110,12 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   // (blocks). Only once the relay holds the slot (a standby must not fence the active relay).
   absl::Status InitTransactions(int timeout_ms);
   bool transactions_ready() const { return initialized_; }
-  // Produces `checkpoint` into the open transaction and commits it (blocks until the broker answers, at most
-  // timeout_ms). The result is reported with `origin` by the next Poll: kAcked (committed), kRetriable (aborted:
-  // rewind), kFatal (fenced or unusable: recreate the producer). kFailed when it could not even start.
-  ::outbox::sinks::CheckpointWrite CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin,
-                                                     int timeout_ms);
+  // Produces `checkpoint` into the open transaction and commits it. The commit blocks for at most
+  // kCommitWaitMs; one the broker has not finished by then goes on in the background and is resumed by each Poll.
+  // The result is reported with `origin` by a Poll: kAcked (committed), kRetriable (aborted: rewind), kFatal
+  // (fenced or unusable: recreate the producer). kFailed when it could not even start.
+  ::outbox::sinks::CheckpointWrite CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin);
+  static constexpr int kCommitWaitMs = 500;
 
  private:
   KafkaSink() = default;
@@ -157,7 +158,10 @@ class KafkaSink final : public ::outbox::sinks::Sink {
     std::string error;
   };
   std::deque<CommitReport> commit_reports_;  // served by Poll
+  std::optional<uint64_t> commit_in_progress_;  // a commit that timed out and is resumed by Poll (its origin)
   absl::Status BeginIfNeeded();
+  // Calls commit_transaction (again) for `origin`: queues its report, or leaves it in progress.
+  void ResumeCommit(uint64_t origin, int timeout_ms);
   void AbortTransaction(std::string_view why);
   void ServeCommitReports();
 };

@@ -651,6 +651,24 @@ TEST_F(TransactionalCoreTest, AFailedCommitRewindsAndConfirmsNothing) {
   EXPECT_EQ(Confirm(), kStart);
 }
 
+TEST_F(TransactionalCoreTest, TheTransactionIntervalRunsFromTheLastCommitsStart) {
+  config_.delivery.transaction_interval_ms = 100;
+  StartTx();
+  Tx(0x2000, {"a"});
+  clock_.Advance(100ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();  // the commit starts at 100 ms
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  clock_.Advance(40ms);  // and takes 40 ms
+  tx_.CompleteCommit();
+  Poll();
+  Tx(0x3000, {"b"});
+  clock_.Advance(61ms);  // 101 ms after the last commit began, 61 ms after it ended
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  EXPECT_EQ(tx_.commits.size(), 2u);
+}
+
 TEST_F(TransactionalCoreTest, TheLoopWakesForTheNextCommitWhileRecordsWait) {
   config_.delivery.transaction_interval_ms = 100;
   StartTx();
