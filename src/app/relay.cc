@@ -154,6 +154,14 @@ absl::Status Relay::Session() {
   }
   system_ = *system;
   core_.SetSystem(*system);
+  if (exactly_once() && sink_fenced_) {
+    // init_transactions runs once per producer: every takeover gets a fresh one, so that it fences whatever relay
+    // held the slot since this one's last session (and aborts its open transaction).
+    core_.Attach(nullptr, store_.get());
+    AttachSink(store_.get(), nullptr);
+    sink_.reset();
+    sink_fenced_ = false;
+  }
   if (absl::Status st = EnsureSink(); !st.ok()) return st;
   if (config_.source.failover) {
     if (absl::Status st = pg::CheckFailoverSupported((*conn)->server_version()); !st.ok()) return st;
@@ -171,10 +179,15 @@ absl::Status Relay::Session() {
   start.start_lsn = skipping ? *options_.start_lsn : Lsn(0);
   if (absl::Status st = (*conn)->StartReplication(start); !st.ok()) return st;
   own_walsender_pid_ = (*conn)->backend_pid();
+  std::optional<Lsn> checkpointed = decision->checkpointed;
   if (exactly_once()) {
-    if (absl::Status st = TakeOverTransactions(); !st.ok()) return st;
+    // What is committed comes from the read after fencing alone: the read before it may hold the checkpoint of an
+    // open or aborted transaction.
+    auto committed = TakeOverTransactions();
+    if (!committed.ok()) return committed.status();
+    checkpointed = *committed;
   }
-  core_.StartSession(*system, start.proto_version, decision->confirmed, decision->checkpointed);
+  core_.StartSession(*system, start.proto_version, decision->confirmed, checkpointed);
   metrics_->standby = 0;
   metrics_->streaming = true;
   Log()->info("streaming slot {} from {} (server {}, timeline {})", config_.source.slot, core_.confirmed().ToString(),
@@ -258,7 +271,8 @@ absl::StatusOr<pg::SlotDecision> Relay::PrepareSlot(pg::ReplicationConnection& c
   return decision;
 }
 
-absl::Status Relay::TakeOverTransactions() {
+absl::StatusOr<std::optional<Lsn>> Relay::TakeOverTransactions() {
+  sink_fenced_ = true;  // this producer's init_transactions is spent, whatever it answers
   if (absl::Status st = store_->TakeOver(kCheckpointTimeoutMs); !st.ok()) return st;
   auto checkpoints = store_->Read(system_.system_id, config_.source.slot);
   if (!checkpoints.ok()) return checkpoints.status();
@@ -275,7 +289,7 @@ absl::Status Relay::TakeOverTransactions() {
   if (checkpoints->own) core_.SkipCommitted(*checkpoints->own);
   Log()->info("exactly_once: took the transactional id over; the last committed checkpoint is {}",
               checkpoints->own ? EncodeCheckpoint(*checkpoints->own) : std::string("none"));
-  return absl::OkStatus();
+  return decision->checkpointed;
 }
 
 std::optional<absl::Status> Relay::Interruption(pg::ReplicationStream& stream) {
@@ -476,6 +490,8 @@ absl::Status Relay::Shutdown(pg::ReplicationStream* stream) {
   }
   // What was received is confirmed only once the publication is known to have covered it.
   if (absl::Status st = CheckPublication(/*now=*/true); !st.ok()) Log()->warn("while stopping: {}", st.message());
+  // exactly_once: stopping inside a PostgreSQL transaction commits it in part (the checkpoint says how much).
+  if (exactly_once()) core_.AllowSplit();
   const Lsn candidate = core_.ConfirmCandidate();
   const bool commit = exactly_once() ? !halting && core_.pending_records() > 0 : false;
   if ((candidate > core_.checkpointed() || commit) && !core_.rewind_reason() && !(exactly_once() && halting)) {

@@ -79,7 +79,8 @@ class Relay {
   // exactly_once, once START_REPLICATION gave this relay the slot: fence the slot's previous relay
   // (init_transactions), read the checkpoint it left (read_committed), check the slot against it again, and skip
   // what it says is committed (DeliveryCore::SkipCommitted).
-  absl::Status TakeOverTransactions();
+  // Returns what the committed checkpoint holds (the session's checkpointed position).
+  absl::StatusOr<std::optional<Lsn>> TakeOverTransactions();
 
   config::PipelineConfig config_;
   RunOptions options_;
@@ -97,6 +98,7 @@ class Relay {
   std::optional<int64_t> own_walsender_pid_;  // the walsender of the last session that started streaming
   bool slot_checked_ = false;  // a session's slot and gap checks passed
   pg::SlotCheckInput check_input_;  // the last slot check's input (exactly_once checks again after the takeover)
+  bool sink_fenced_ = false;         // exactly_once: the producer's init_transactions ran (the next takeover needs a new one)
   bool broker_down_ = false;   // the slot was released for the broker: wait until it answers before reconnecting
   // Producers recreated in a row, and the core's acknowledgements when the last one was made.
   int producer_recreations_ = 0;

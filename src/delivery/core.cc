@@ -366,6 +366,11 @@ void DeliveryCore::FinishTransaction(Lsn end_lsn) {
 }
 
 void DeliveryCore::HaltBefore(Lsn commit_lsn, absl::Status halt) {
+  // Several transactions refused in one Kafka transaction: the replay halts before the first of them.
+  if (halt_before_ && halt_before_->commit_lsn <= commit_lsn) {
+    RaiseRewind(Cat("halting before the transaction committing at ", halt_before_->commit_lsn.ToString()));
+    return;
+  }
   Log()->warn("halting before the transaction committing at {}: aborting the Kafka transaction that holds its "
               "records, then committing the transactions before it",
               commit_lsn.ToString());
@@ -626,7 +631,7 @@ void DeliveryCore::OnRejectedEvent(const sinks::Report& r, EntryHandle handle) {
   // Failed for good: the watermark stays before it, and its report is in (nothing waits for it at a stop).
   tracker_.MarkFailed(handle);
   tracker_.Ack(handle, r.bytes);
-  if (halt_ || halt_before_) return;
+  if (halt_) return;
   absl::Status halt = absl::InvalidArgumentError(Cat(
       dead_letter ? "could not write a dead letter of event id=" : "the broker rejected event id=", r.event_id,
       " for topic ", r.topic, ": ", r.error, "; its transaction (commit LSN ", r.source_lsn, ") was not confirmed",
@@ -661,7 +666,7 @@ void DeliveryCore::OnRejectedBatch(const sinks::Report& r, EntryHandle handle) {
           b.too_large ? " (keep kafka.message.max.bytes and batch.size below the topic's max.message.bytes)" : "",
           "; the first one's transaction (commit LSN ", b.source_lsn, ") was not confirmed", b.skip_advice));
   if (auto commit_lsn = Lsn::Parse(b.source_lsn); transactional() && commit_lsn.ok()) {
-    if (!halt_before_ || halt_before_->commit_lsn == *commit_lsn) HaltBefore(*commit_lsn, std::move(halt));
+    HaltBefore(*commit_lsn, std::move(halt));
     return;
   }
   halt_ = std::move(halt);

@@ -111,6 +111,9 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   Lsn received_through() const { return received_through_; }
   void PublicationVerified(Lsn through) { verified_through_ = std::max(verified_through_, through); }
 
+  // A transactional sink, stopping: the final commit may split the PostgreSQL transaction in progress.
+  void AllowSplit() { split_allowed_ = true; }
+
   // Crash-only recovery: forget everything in flight (a new generation: the purged records' reports are ignored).
   void Rewind(std::string_view why);
 
@@ -192,7 +195,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // unless the bounds force it (a transaction larger than the bounds is committed in parts; its committed part
   // comes again after a crash).
   bool CommitPossible() const {
-    return held_.empty() && (!in_tx_ || bounds_reached() || TransactionTooOld() || halting_);
+    return held_.empty() && (!in_tx_ || bounds_reached() || TransactionTooOld() || halting_ || split_allowed_);
   }
   // A transactional sink under delivery.on_error halt: the open Kafka transaction holds records of the halted
   // transaction, so it is aborted (a rewind); the replay commits every transaction before the halted one, then halts
@@ -249,6 +252,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   };
   std::optional<HaltBeforeTransaction> halt_before_;  // kept across rewinds
   bool halting_ = false;  // the replay is at halt_before_'s Begin: commit what came before, read nothing more
+  bool split_allowed_ = false;  // AllowSplit
   Clock::time_point last_commit_{};  // when the last commit started
 
   // Positions.

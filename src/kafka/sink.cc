@@ -345,7 +345,9 @@ absl::Status KafkaSink::BeginIfNeeded() {
 
 void KafkaSink::AbortTransaction(std::string_view why) {
   in_transaction_ = false;
-  rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, txn_timeout_ms_);
+  // Bounded: an abort that does not finish leaves the producer broken, and its successor's init_transactions
+  // aborts the transaction (the loop must not stand still for a transaction timeout).
+  rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, std::min(txn_timeout_ms_, kAbortWaitMs));
   if (e == nullptr) return;
   // Not aborted (the broker is down, or the producer was fenced): this producer cannot go on; its successor's
   // init_transactions aborts the transaction.

@@ -116,6 +116,7 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   // (fenced or unusable: recreate the producer). kFailed when it could not even start.
   ::outbox::sinks::CheckpointWrite CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin);
   static constexpr int kCommitWaitMs = 500;
+  static constexpr int kAbortWaitMs = 3000;
 
  private:
   KafkaSink() = default;

@@ -814,6 +814,51 @@ TEST_F(TransactionalCoreTest, AHaltAbortsTheKafkaTransactionCommitsWhatCameBefor
   EXPECT_EQ(Confirm(), good);
 }
 
+TEST_F(TransactionalCoreTest, TwoRefusedTransactionsInOneKafkaTransactionHaltBeforeTheFirst) {
+  StartTx();
+  const Lsn before = Tx(0x1000, {"ok"});
+  Tx(0x2000, {"a"});
+  Tx(0x3000, {"b"});
+  // The broker refuses both; the later one's report is served first.
+  tx_.Report(2, sinks::Outcome::kRejectedEvent);
+  tx_.Report(1, sinks::Outcome::kRejectedEvent);
+  Poll();
+  ASSERT_TRUE(core_->rewind_reason().has_value());
+  EXPECT_FALSE(core_->halt().has_value());
+  core_->Rewind("aborted");
+  tx_.Purge();
+  Poll();
+  Restart();
+  next_id_ = 0;
+  Tx(0x1000, {"ok"});
+  Begin(0x2000);  // the first refused transaction: the replay stops here
+  EXPECT_TRUE(core_->paused());
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, before);
+  tx_.CompleteCommit();
+  Poll();
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_NE(core_->halt()->message().find("commit LSN 0/2000"), std::string::npos) << core_->halt()->message();
+}
+
+TEST_F(TransactionalCoreTest, StoppingInsideATransactionCommitsItInPart) {
+  StartTx();
+  const Lsn whole = Tx(0x2000, {"a"});
+  Begin(0x3000);
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "b")).ok());
+  ASSERT_TRUE(core_->RequestCheckpoint(whole).ok());
+  EXPECT_TRUE(tx_.commits.empty());  // inside a transaction: not while running
+  core_->AllowSplit();                // the stop
+  ASSERT_TRUE(core_->RequestCheckpoint(whole).ok());
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, whole);
+  ASSERT_TRUE(tx_.commits[0].partial.has_value());
+  EXPECT_EQ(tx_.commits[0].partial->commit_lsn, Lsn(0x3000));
+  EXPECT_EQ(tx_.commits[0].partial->records, 1);
+}
+
 TEST_F(TransactionalCoreTest, AnEventTheBrokerRefusesIsDeadLetteredWhenTheAbortedTransactionComesAgain) {
   config_.delivery.on_error = config::OnError::kDeadLetter;
   StartTx();
