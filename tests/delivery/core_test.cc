@@ -843,6 +843,18 @@ TEST_F(TransactionalCoreTest, TwoRefusedTransactionsInOneKafkaTransactionHaltBef
   EXPECT_NE(core_->halt()->message().find("commit LSN 0/2000"), std::string::npos) << core_->halt()->message();
 }
 
+TEST_F(TransactionalCoreTest, ATransactionWithAPoisonEventNeverCommitsInPartAtTheBounds) {
+  config_.delivery.max_inflight_events = 1;
+  StartTx();
+  Begin(0x3000);
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "b")).ok());
+  ASSERT_TRUE(Send(Row("", "c")).ok());  // a NULL id under halt: the transaction will halt at its Commit
+  ASSERT_TRUE(core_->bounds_reached());
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  EXPECT_TRUE(tx_.commits.empty());  // "b" must never become visible
+}
+
 TEST_F(TransactionalCoreTest, StoppingInsideATransactionCommitsItInPart) {
   StartTx();
   const Lsn whole = Tx(0x2000, {"a"});
