@@ -49,6 +49,12 @@ Relay::Relay(config::PipelineConfig config, RunOptions options, ops::Metrics* me
 
 Relay::~Relay() = default;
 
+void Relay::DropSink() {
+  core_.Attach(nullptr, store_.get());
+  AttachSink(store_.get(), nullptr);
+  sink_.reset();
+}
+
 absl::Status Relay::EnsureSink() {
   if (sink_ && sink_->FatalError().ok()) return absl::OkStatus();
   // exactly_once: the transactional id names the cluster, known once a session has identified it.
@@ -66,9 +72,7 @@ absl::Status Relay::EnsureSink() {
                 kMaxProducerRecreations, cause.message());
   }
   acks_at_recreation_ = core_.acks();
-  core_.Attach(nullptr, store_.get());
-  AttachSink(store_.get(), nullptr);
-  sink_.reset();
+  DropSink();
   auto sink = MakeSink(config_, &core_, system_.system_id);
   if (!sink.ok()) return sink.status();
   sink_ = std::move(*sink);
@@ -157,9 +161,7 @@ absl::Status Relay::Session() {
   if (exactly_once() && sink_fenced_) {
     // init_transactions runs once per producer: every takeover gets a fresh one, so that it fences whatever relay
     // held the slot since this one's last session (and aborts its open transaction).
-    core_.Attach(nullptr, store_.get());
-    AttachSink(store_.get(), nullptr);
-    sink_.reset();
+    DropSink();
     sink_fenced_ = false;
   }
   if (absl::Status st = EnsureSink(); !st.ok()) return st;

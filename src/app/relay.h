@@ -73,6 +73,8 @@ class Relay {
   // Creates the producer, or recreates it after a fatal error (bounded: a fatal error that recreating does not
   // clear, such as a denied InitProducerId, is fatal for the relay).
   absl::Status EnsureSink();
+  // Detaches the producer from the core and the store, and destroys it.
+  void DropSink();
   bool stopping() const { return stop_->load(); }
   // delivery.guarantee exactly_once: the checkpoint commits with the records in one Kafka transaction.
   bool exactly_once() const { return store_->commits_records(); }

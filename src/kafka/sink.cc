@@ -1,6 +1,7 @@
 // KafkaSink: librdkafka producer, delivery reports on the loop thread.
 #include "common/strings.h"
 #include "kafka/sink.h"
+#include "kafka/producer_config.h"
 
 #include <fcntl.h>
 
@@ -153,7 +154,7 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
   }
   if (auto it = conf.find("message.max.bytes"); it != conf.end()) absl::SimpleAtoi(it->second, &sink->message_max_bytes_);
   sink->transactional_ = conf.contains("transactional.id");
-  if (auto it = conf.find("transaction.timeout.ms"); it != conf.end()) absl::SimpleAtoi(it->second, &sink->txn_timeout_ms_);
+  sink->txn_timeout_ms_ = static_cast<int>(TransactionTimeoutMs(conf));
   rd_kafka_conf_set_dr_msg_cb(c, &KafkaSink::OnDelivery);
   InstallLogCallback(c);
   rd_kafka_conf_set_error_cb(c, &KafkaSink::OnError);
