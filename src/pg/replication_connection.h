@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "common/lsn.h"
 #include "pg/frames.h"
+#include "pg/stream_connection.h"
 #include "pg/slot_check.h"
 
 struct pg_conn;
@@ -79,13 +80,13 @@ struct WaitLimits {
 absl::StatusOr<pg_conn*> ConnectWithParams(const std::string& conninfo, bool replication,
                                            const std::string& application_name, const WaitLimits& limits = {});
 
-class ReplicationConnection {
+class ReplicationConnection : public StreamConnection {
  public:
   // Every call on the connection waits within `limits` (see WaitLimits).
   static absl::StatusOr<std::unique_ptr<ReplicationConnection>> Connect(const std::string& conninfo,
                                                                         const std::string& application_name,
                                                                         const WaitLimits& limits = {});
-  ~ReplicationConnection();
+  ~ReplicationConnection() override;
 
   absl::StatusOr<SystemInfo> IdentifySystem();
   // nullopt when the slot does not exist.
@@ -99,17 +100,13 @@ class ReplicationConnection {
 
   absl::Status StartReplication(const StartOptions& options);
 
-  // Non-blocking read of one CopyData message. Returns nullopt when nothing complete is buffered (wait on
-  // socket() then call ConsumeInput()). The returned view is valid until the next ReadMessage call.
-  absl::StatusOr<std::optional<std::string_view>> ReadMessage();
-  // Reads what the socket has into libpq's buffer.
-  absl::Status ConsumeInput();
-  absl::Status SendStatus(const StandbyStatus& status);
-  // Flushes libpq's output buffer; returns true when everything was sent.
-  absl::StatusOr<bool> Flush();
-  // Ends COPY cleanly (PQputCopyEnd, drain, final result).
-  absl::Status EndCopy(int timeout_ms);
-  int socket() const;
+  // StreamConnection, on libpq: ConsumeInput reads into libpq's buffer; EndCopy is PQputCopyEnd, drain, result.
+  absl::StatusOr<std::optional<std::string_view>> ReadMessage() override;
+  absl::Status ConsumeInput() override;
+  absl::Status SendStatus(const StandbyStatus& status) override;
+  absl::StatusOr<bool> Flush() override;
+  absl::Status EndCopy(int timeout_ms) override;
+  int socket() const override;
 
  private:
   ReplicationConnection(pg_conn* conn, const WaitLimits& limits) : conn_(conn), limits_(limits) {}

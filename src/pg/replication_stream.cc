@@ -16,7 +16,10 @@ absl::StatusOr<bool> ReplicationStream::Receive(FrameHandler& handler, int max_f
     auto bytes = conn_->ReadMessage();
     if (!bytes.ok()) return bytes.status();
     if (!bytes->has_value()) {
-      if (!read_again) return false;
+      if (!read_again) {
+        buffered_ = false;
+        return false;
+      }
       read_again = false;
       if (absl::Status st = conn_->ConsumeInput(); !st.ok()) return st;
       continue;
@@ -28,17 +31,24 @@ absl::StatusOr<bool> ReplicationStream::Receive(FrameHandler& handler, int max_f
       case ReadControl::kGoOn:
         break;
       case ReadControl::kStop:
+        buffered_ = true;  // what the last read brought after this frame stays in libpq's buffer
         return false;
       case ReadControl::kStopBusy:
+        buffered_ = true;
         return true;
     }
   }
+  buffered_ = true;
   return true;  // the batch is full: more may be buffered
 }
 
 absl::StatusOr<bool> ReplicationStream::Wait(int timeout_ms, bool read, int extra_fd) {
   auto flushed = conn_->Flush();
   if (!flushed.ok()) return flushed.status();
+  // Frames already in libpq's buffer never make the socket readable: a stream that may read again and may have them
+  // does not sleep (a pause that ended inside the round, e.g. a held record produced once its topic's limits came,
+  // left a transaction's Commit unread until the next acknowledgement or status interval).
+  if (read && buffered_) timeout_ms = 0;
   pollfd fds[2] = {{conn_->socket(), static_cast<short>((read ? POLLIN : 0) | (*flushed ? 0 : POLLOUT)), 0},
                    {extra_fd, POLLIN, 0}};
   const int n = ::poll(fds, extra_fd >= 0 ? 2 : 1, timeout_ms);

@@ -1,20 +1,20 @@
-// ReplicationStream: one streaming session over a ReplicationConnection after START_REPLICATION, as small steps in
-// the shape of PostgreSQL's receivelog.c: receive what is buffered (frames to a FrameHandler), send feedback (a
-// standby status update), sleep until the socket, a second descriptor or a timeout wakes it, end the copy. It decides
-// nothing about positions: the handler does, and says what to send.
+// ReplicationStream: one streaming session over a StreamConnection (a ReplicationConnection) after
+// START_REPLICATION, as small steps in the shape of PostgreSQL's receivelog.c: receive what is buffered (frames to a
+// FrameHandler), send feedback (a standby status update), sleep until the socket, a second descriptor or a timeout
+// wakes it, end the copy. It decides nothing about positions: the handler does, and says what to send.
 #pragma once
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "pg/frames.h"
-#include "pg/replication_connection.h"
+#include "pg/stream_connection.h"
 
 namespace outbox::pg {
 
 class ReplicationStream {
  public:
   // `conn` is streaming (StartReplication succeeded) and outlives this.
-  explicit ReplicationStream(ReplicationConnection* conn) : conn_(conn) {}
+  explicit ReplicationStream(StreamConnection* conn) : conn_(conn) {}
 
   // Hands up to `max_frames` complete frames to `handler`, asking AfterFrame after each. When libpq's buffer runs
   // dry it reads the socket once more without blocking (under load the server has usually sent more). Returns true
@@ -23,12 +23,14 @@ class ReplicationStream {
   absl::Status SendFeedback(const StandbyStatus& status) { return conn_->SendStatus(status); }
   // Flushes pending output, then waits up to `timeout_ms` for the socket (readable when `read`, writable while
   // output is pending) or `extra_fd` (readable). What the socket has is read into libpq's buffer. Returns whether
-  // `extra_fd` was readable.
+  // `extra_fd` was readable. When `read` and the last Receive stopped with frames possibly left in libpq's buffer,
+  // it does not sleep: the socket would not wake it for them.
   absl::StatusOr<bool> Wait(int timeout_ms, bool read, int extra_fd);
   absl::Status End(int timeout_ms) { return conn_->EndCopy(timeout_ms); }
 
  private:
-  ReplicationConnection* conn_;
+  StreamConnection* conn_;
+  bool buffered_ = false;  // the last Receive stopped before libpq's buffer ran dry
 };
 
 }  // namespace outbox::pg

@@ -45,6 +45,7 @@ TEST_F(Payloads, NonUtf8ByteaPayloadArrivesByteIdenticalUnderHaltAndDeadLetter) 
         .value_or("");
   };
   std::vector<std::string> ids;
+  std::string outputs;
   for (const std::vector<std::string>& args : {std::vector<std::string>{}, DeadLetterArgs(dlq_)}) {
     auto relay = h.StartRelay(args);
     ASSERT_NE(relay, nullptr);
@@ -53,10 +54,11 @@ TEST_F(Payloads, NonUtf8ByteaPayloadArrivesByteIdenticalUnderHaltAndDeadLetter) 
     ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
     ASSERT_TRUE(relay->Running()) << relay->Output();
     ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
+    outputs += relay->Output();
   }
   auto all = reader_->ReadAll(h.Topic("Bytes"), 30s);
   ASSERT_TRUE(all.ok()) << all.status();
-  ASSERT_EQ(all->size(), 2u);
+  ASSERT_EQ(all->size(), 2u) << outputs;
   for (size_t i = 0; i < all->size(); ++i) {
     EXPECT_EQ(HeaderValue((*all)[i], "id"), ids[i]);
     EXPECT_EQ((*all)[i].value, kNotUtf8) << "the bytea payload was not sent as its raw bytes";
