@@ -2,6 +2,7 @@
 #include "common/strings.h"
 #include "outbox/mapper.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -85,6 +86,12 @@ void SetTimestamp(v1::Envelope& e, int64_t ms) {
 
 bool IsPerEventError(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument;
+}
+
+bool BlankAsJavaTrims(std::string_view text) {
+  // Java's String.trim() strips every character up to U+0020 from both ends; in UTF-8 those are single bytes, and no
+  // byte of a longer sequence is below 0x80.
+  return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20; });
 }
 
 bool IsLegalTopicName(std::string_view name) {
@@ -325,7 +332,8 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   r.route_value = s_.routed_value;
   r.event_id = s_.id.text;
   r.key = s_.key.null ? std::nullopt : std::optional<std::string_view>(s_.key.text);
-  if (s_.payload.null || (config_.tombstone_on_empty_payload && s_.payload.text.empty())) {
+  // Empty as Debezium judges it: blank once Java trims it ("\\x", an empty bytea's text, is not: see below).
+  if (s_.payload.null || (config_.tombstone_on_empty_payload && BlankAsJavaTrims(s_.payload.text))) {
     r.value = std::nullopt;
   } else if (s_.payload_type == pg::oid::kBytea) {
     auto bytes = DecodeByteaHex(s_.payload.text);

@@ -40,6 +40,10 @@ using ::outbox::Record;
 // kFailedPrecondition (fatal whatever on_error says).
 bool IsPerEventError(const absl::Status& status);
 
+// Whether the text is empty once Java's String.trim() is done with it (only characters up to U+0020): what
+// Debezium's Outbox Event Router calls an empty payload (route.tombstone.on.empty.payload).
+bool BlankAsJavaTrims(std::string_view text);
+
 // Is `name` a legal Kafka topic name ([a-zA-Z0-9._-], 1 to 249 characters, not "." or "..")?
 bool IsLegalTopicName(std::string_view name);
 

@@ -198,6 +198,36 @@ TEST_F(MapperTest, EmptyPayloadGivesATombstoneWhenTombstoneOnEmptyPayload) {
   EXPECT_FALSE(r->value.has_value());
 }
 
+// Debezium's Outbox Event Router: payload.toString().trim().isEmpty(), and Java's trim() strips every character up
+// to U+0020 (spaces, tabs, line breaks, other control characters) from both ends.
+TEST_F(MapperTest, ABlankPayloadAsJavaTrimsItGivesATombstoneWhenTombstoneOnEmptyPayload) {
+  config_.tombstone_on_empty_payload = true;
+  SetType("payload", kText);
+  for (const std::string& blank : {std::string(" "), std::string(" \t\r\n "), std::string("\x01\x1f\x20", 3)}) {
+    Set("payload", blank);
+    auto r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->value.has_value()) << "payload of " << blank.size() << " blank characters";
+  }
+  // Not blank: a character above U+0020 (U+00A0, a no-break space, is one; Java's trim keeps it), or any text.
+  for (const std::string& kept : {std::string("\xc2\xa0"), std::string(" x "), std::string("\x7f")}) {
+    Set("payload", kept);
+    auto r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->value.has_value()) << kept;
+    EXPECT_EQ(*r->value, kept);
+  }
+}
+
+TEST_F(MapperTest, ABlankPayloadIsSentAsItIsByDefault) {
+  SetType("payload", kText);
+  Set("payload", " ");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->value.has_value());
+  EXPECT_EQ(*r->value, " ");
+}
+
 TEST_F(MapperTest, NonEmptyPayloadIsKeptWhenTombstoneOnEmptyPayload) {
   config_.tombstone_on_empty_payload = true;
   auto r = Map();

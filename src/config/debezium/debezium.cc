@@ -72,6 +72,15 @@ std::vector<std::string> SplitList(std::string_view text) {
   return out;
 }
 
+// Java's String.split around one literal character: the pieces, with trailing empty ones removed ("" gives [""],
+// "a,b," gives [a, b], "a,,b" gives [a, "", b]). Debezium splits its list-valued options this way.
+std::vector<std::string> JavaSplit(std::string_view text, char separator) {
+  std::vector<std::string> out = absl::StrSplit(ToAbsl(text), separator);
+  while (out.size() > 1 && out.back().empty()) out.pop_back();
+  if (out.size() == 1 && out.front().empty() && !text.empty()) out.clear();  // only separators: Java gives []
+  return out;
+}
+
 // A libpq conninfo value: bare when it can be, else 'quoted' with \ and ' escaped.
 std::string ConninfoValue(std::string_view value) {
   const bool bare = !value.empty() && std::none_of(value.begin(), value.end(), [](char c) {
@@ -696,14 +705,19 @@ class DebeziumMapper {
     }
   }
 
-  // table.fields.additional.placement: column:header[:alias] entries; envelope and partition are refused.
+  // table.fields.additional.placement: column:header[:alias] entries; envelope and partition are refused. Split as
+  // Debezium splits it (AdditionalFieldsValidator: Java's split on "," then ":"), so that a value Debezium refuses
+  // (empty, blank, or with an empty entry between commas) is refused here too, and one it takes means the same.
   void MapPlacement(const Prop& placement) {
     RawValue list{.kind = RawValue::Kind::kList, .scalar = "", .list = {}, .plain = false};
-    for (const std::string& entry : SplitList(placement.value)) {
-      std::vector<std::string> parts = absl::StrSplit(entry, ':');
+    for (const std::string& entry : JavaSplit(placement.value, ',')) {
+      std::vector<std::string> parts = JavaSplit(entry, ':');
       for (std::string& part : parts) absl::StripAsciiWhitespace(&part);
       const std::string where = parts.size() >= 2 ? Lower(parts[1]) : "";
-      if (parts.size() < 2 || parts.size() > 3 || parts[0].empty()) {
+      if (parts.size() < 2 || parts.size() > 3) {
+        Error(placement.written, Cat(Quoted(entry), ": a comma-separated list of column:placement pairs or "
+                                     "column:placement:alias trios is expected (Debezium refuses this value too)"));
+      } else if (parts[0].empty()) {
         Error(placement.written, Cat(Quoted(entry), " must be column:placement[:alias]"));
       } else if (where == "envelope" || where == "partition") {
         Error(placement.written, Cat(Quoted(entry), ": placement ", where,

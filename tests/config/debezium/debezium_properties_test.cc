@@ -284,6 +284,25 @@ debezium.transforms.outbox.table.expand.json.payload=false
   EXPECT_EQ(c->outbox.route_topic_regex, "");
 }
 
+// Debezium splits table.fields.additional.placement with Java's split (AdditionalFieldsValidator): trailing empty
+// pieces are dropped, and every other entry must be a pair or a trio. What it refuses at start is refused here,
+// naming the key; what it takes means the same.
+TEST(DebeziumProperties, PlacementIsSplitAsDebeziumSplitsIt) {
+  const std::string key = "debezium.transforms.outbox.table.fields.additional.placement";
+  for (const std::string refused : {"", " ", "type:header,,aggregateid:header", "type", "type:header:alias:more"}) {
+    EXPECT_THAT(ErrorOf(LoadWith(key + "=" + refused + "\n")),
+                AllOf(HasSubstr(key + ": "), HasSubstr("pairs or column:placement:alias trios")))
+        << "\"" << refused << "\"";
+  }
+  // A trailing comma or colon is dropped, as Java's split drops it.
+  absl::StatusOr<Loaded> c = LoadWith(key + "=type:header:eventType,aggregateid:header:,\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->outbox.fields.additional.size(), 2u);
+  EXPECT_EQ(c->outbox.fields.additional[0].name, "eventType");
+  EXPECT_EQ(c->outbox.fields.additional[1].column, "aggregateid");
+  EXPECT_EQ(c->outbox.fields.additional[1].name, "aggregateid");
+}
+
 TEST(DebeziumProperties, SlotFailoverMapsToSourceFailover) {
   absl::StatusOr<Loaded> c = LoadWith("debezium.source.slot.failover=true\n");
   ASSERT_TRUE(c.ok()) << c.status();
