@@ -363,9 +363,12 @@ absl::Status Relay::SendStatus(pg::ReplicationStream& stream, bool reply_request
 }
 
 absl::Status Relay::CheckPublication(bool now) {
-  if (!now && Clock::now() - watched_at_ < std::chrono::milliseconds(config_.source.status_interval_ms)) {
-    return absl::OkStatus();
-  }
+  // exactly_once: while the watch holds back what the commits made durable, every transaction interval (a drain's
+  // last commit would otherwise wait up to a status interval to be confirmed).
+  const int64_t every = exactly_once() && core_.WatchHoldsBack()
+                            ? std::min(config_.delivery.transaction_interval_ms, config_.source.status_interval_ms)
+                            : config_.source.status_interval_ms;
+  if (!now && Clock::now() - watched_at_ < std::chrono::milliseconds(every)) return absl::OkStatus();
   watched_at_ = Clock::now();
   const Lsn through = core_.received_through();  // what was received before the check starts
   if (!watch_) {

@@ -694,14 +694,27 @@ std::string DeliveryCore::SkipAdvice(EntryHandle handle) const {
 
 // ---- Confirmation ----
 
-Lsn DeliveryCore::ConfirmCandidate() const {
+Lsn DeliveryCore::UnwatchedCandidate() const {
   Lsn candidate = std::max(confirmed_, tracker_.watermark());
   // A transactional sink acknowledges nothing before its commit: what may be committed is everything produced.
   if (transactional() && CommitPossible()) candidate = std::max(candidate, tracker_.last_end_lsn());
   // A walEnd remembered while nothing was open or in flight (OnKeepalive): everything after it is beyond it.
   if (idle_wal_end_) candidate = std::max(candidate, *idle_wal_end_);
-  if (watch_publication_) candidate = std::max(confirmed_, std::min(candidate, verified_through_));
   return candidate;
+}
+
+Lsn DeliveryCore::ConfirmCandidate() const {
+  const Lsn candidate = UnwatchedCandidate();
+  return watch_publication_ ? std::max(confirmed_, std::min(candidate, verified_through_)) : candidate;
+}
+
+bool DeliveryCore::WatchHoldsBack() const {
+  return watch_publication_ && std::min(UnwatchedCandidate(), checkpointed_) > std::max(confirmed_, verified_through_);
+}
+
+void DeliveryCore::PublicationVerified(Lsn through) {
+  if (WatchHoldsBack() && through > verified_through_) status_soon_ = true;  // what it vouches for is confirmed now
+  verified_through_ = std::max(verified_through_, through);
 }
 
 bool DeliveryCore::TransactionTooOld() const {

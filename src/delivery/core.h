@@ -109,7 +109,11 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   void WatchPublication() { watch_publication_ = true; }
   // Everything up to here was received (commits' end LSNs, keepalives' walEnd): what a check started now vouches for.
   Lsn received_through() const { return received_through_; }
-  void PublicationVerified(Lsn through) { verified_through_ = std::max(verified_through_, through); }
+  void PublicationVerified(Lsn through);
+  // Whether the watch is what holds the confirmation back: the checkpoint holds more than the last check vouched
+  // for. A transactional sink's commits move the checkpoint every transaction interval, and the check then follows
+  // them (Relay::CheckPublication) instead of waiting for the status interval.
+  bool WatchHoldsBack() const;
 
   // A transactional sink, stopping: the final commit may split the PostgreSQL transaction in progress.
   void AllowSplit() { split_allowed_ = true; }
@@ -137,6 +141,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   const StreamBuffers& streams() const { return streams_; }
 
  private:
+  // What may be confirmed before the publication watch's cap.
+  Lsn UnwatchedCandidate() const;
   // Messages.
   absl::Status OnKeepalive(const pg::Keepalive& k);
   absl::Status OnMessage(const pg::Message& message);
@@ -274,7 +280,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   Lsn progress_from_;        // stream position at the last progress line
   Clock::time_point progress_at_{};
   bool caught_up_ = true;
-  bool status_soon_ = false;  // a checkpoint was acknowledged: confirm it without waiting for the timer
+  bool status_soon_ = false;  // a checkpoint was acknowledged (or verified): confirm it without waiting for the timer
   bool commit_due_ = false;   // a transactional sink's commit is due: pause at the next transaction boundary
   bool was_at_bounds_ = false;
   Clock::time_point last_progress_{};  // the last ack, or when the first pending record was produced

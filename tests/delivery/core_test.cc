@@ -735,6 +735,31 @@ TEST_F(TransactionalCoreTest, TheCheckpointNamesEverythingCommittedWhileTheConfi
   EXPECT_EQ(Confirm(), second);
 }
 
+// The publication watch's check follows the commits (Relay::CheckPublication asks WatchHoldsBack): once a check
+// vouches for what a commit made durable, a status is due at once, not at the next status interval (a drain's last
+// commit waited up to a status interval to be confirmed).
+TEST_F(TransactionalCoreTest, ACheckThatVouchesForACommittedCheckpointIsConfirmedAtOnce) {
+  config_.delivery.transaction_interval_ms = 100;
+  StartTx();
+  core_->WatchPublication();
+  const Lsn end = Tx(0x2000, {"a"});
+  EXPECT_FALSE(core_->WatchHoldsBack());  // nothing committed yet
+  clock_.Advance(100ms);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();  // the commit starts
+  tx_.CompleteCommit();
+  Poll();
+  ASSERT_TRUE(core_->StatusDue().has_value());  // the commit's acknowledgement
+  EXPECT_EQ(Confirm(), kStart);                 // capped by the watch
+  EXPECT_TRUE(core_->WatchHoldsBack());
+  clock_.Advance(10ms);
+  EXPECT_FALSE(core_->StatusDue().has_value());
+  core_->PublicationVerified(end);
+  ASSERT_TRUE(core_->StatusDue().has_value()) << "the verified checkpoint waited for the status interval";
+  EXPECT_EQ(Confirm(), end);
+  EXPECT_FALSE(core_->WatchHoldsBack());
+}
+
 TEST_F(TransactionalCoreTest, TheSkipRuleDropsWholeTransactionsCommittedBeforeTheCheckpoint) {
   StartTx();
   Checkpoint committed{"7300000000000000001", 1, "", "", Lsn(0x2010)};
