@@ -325,7 +325,9 @@ def write(results, out_dir):
 - The limit is approximate: pg_recvlogical writes every message with its own write() call, and its walsender
   spends more CPU per event than the relay's; the relay's streaming phase alone can outrun it (see "where the
   drain time goes").
-- Latency: a fresh slot; the contender is started and streaming; then 1-event transactions at a steady rate
+- Latency: a fresh slot; the contender is started and streaming, and warmed up (the relay: one event per topic
+  delivered first, since its first record to a topic waits once for the topic's configuration; Debezium: a
+  warm-up load on another slot); then 1-event transactions at a steady rate
   (`bench_steady` in bench/bench.sql: clock_timestamp() into the payload's `ts_us` at the insert, committed
   right after), and commit-to-ack = the record's LogAppendTime (the broker's append, ms) − `ts_us`. A consumer at
   `isolation.level=read_committed` (`bench-kafka visibility`) reads the records as they come: *visible* = the
