@@ -392,6 +392,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.on_update", internal::kOnUpdates, &outbox->on_update);
   r.Bool("outbox.tombstone_on_empty_payload", &outbox->tombstone_on_empty_payload);
   r.Enum("outbox.format", internal::kFormats, &outbox->format);
+  r.Enum("outbox.header_values", internal::kHeaderValues, &outbox->header_values);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {

@@ -21,6 +21,10 @@ enum class OnUpdate { kWarn, kError, kIgnore };
 enum class OnError { kHalt, kDeadLetter };
 enum class Guarantee { kAtLeastOnce, kExactlyOnce };  // delivery.guarantee
 enum class Format { kRaw, kCloudEvents, kProtobuf };
+// outbox.header_values: the additional fields' header values as PostgreSQL's text (`t`, `2024-05-01 12:00:00`), or
+// as Debezium writes them (Kafka Connect's SimpleHeaderConverter over its connector's values: `true`, epoch
+// microseconds). Debezium configuration files set debezium.
+enum class HeaderValues { kText, kDebezium };
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
 // The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.
@@ -79,6 +83,7 @@ struct OutboxConfig {
   OnUpdate on_update = OnUpdate::kWarn;
   bool tombstone_on_empty_payload = false;
   Format format = Format::kRaw;
+  HeaderValues header_values = HeaderValues::kText;
 };
 
 struct DeliveryConfig {

@@ -25,6 +25,8 @@ inline constexpr EnumName<OnUpdate> kOnUpdates[] = {
     {"warn", OnUpdate::kWarn}, {"error", OnUpdate::kError}, {"ignore", OnUpdate::kIgnore}};
 inline constexpr EnumName<Format> kFormats[] = {
     {"raw", Format::kRaw}, {"cloudevents", Format::kCloudEvents}, {"protobuf", Format::kProtobuf}};
+inline constexpr EnumName<HeaderValues> kHeaderValues[] = {{"text", HeaderValues::kText},
+                                                           {"debezium", HeaderValues::kDebezium}};
 inline constexpr EnumName<OnError> kOnErrors[] = {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}};
 inline constexpr EnumName<Guarantee> kGuarantees[] = {{"at_least_once", Guarantee::kAtLeastOnce},
                                                       {"exactly_once", Guarantee::kExactlyOnce}};

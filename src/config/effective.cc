@@ -52,6 +52,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.on_update", std::string(NameOf(kOnUpdates, c.outbox.on_update))},
       {"outbox.tombstone_on_empty_payload", Text(c.outbox.tombstone_on_empty_payload)},
       {"outbox.format", std::string(NameOf(kFormats, c.outbox.format))},
+      {"outbox.header_values", std::string(NameOf(kHeaderValues, c.outbox.header_values))},
       {"sink.type", std::string(SinkTypeName(c.sink))},
       {"delivery.max_inflight_bytes", Text(c.delivery.max_inflight_bytes)},
       {"delivery.max_inflight_events", Text(c.delivery.max_inflight_events)},

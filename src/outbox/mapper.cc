@@ -20,35 +20,6 @@ int FindColumn(const pg::Relation& relation, const std::string& name) {
   return -1;
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-bool ReadDigits(std::string_view s, size_t& pos, size_t n, int64_t* out) {
-  if (pos + n > s.size()) return false;
-  int64_t v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const char c = s[pos + i];
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  pos += n;
-  *out = v;
-  return true;
-}
-
-bool Expect(std::string_view s, size_t& pos, char c) {
-  if (pos >= s.size() || s[pos] != c) return false;
-  ++pos;
-  return true;
-}
-
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -129,51 +100,9 @@ std::string RouteTopic(const config::OutboxConfig& config, std::string_view rout
 }
 
 absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zone) {
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(Cat("unparsable timestamp \"", text, "\""));
-  };
-  size_t pos = 0;
-  int64_t year, month, day, hour, minute, second;
-  if (!ReadDigits(text, pos, 4, &year) || !Expect(text, pos, '-') || !ReadDigits(text, pos, 2, &month) ||
-      !Expect(text, pos, '-') || !ReadDigits(text, pos, 2, &day) || !Expect(text, pos, ' ') ||
-      !ReadDigits(text, pos, 2, &hour) || !Expect(text, pos, ':') || !ReadDigits(text, pos, 2, &minute) ||
-      !Expect(text, pos, ':') || !ReadDigits(text, pos, 2, &second)) {
-    return bad();
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return bad();
-  int64_t micros = 0;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    int digits = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (digits < 6) micros = micros * 10 + (text[pos] - '0');
-      ++digits;
-      ++pos;
-    }
-    if (digits == 0) return bad();
-    for (int d = digits; d < 6; ++d) micros *= 10;
-  }
-  int64_t offset_seconds = 0;
-  if (with_zone) {
-    if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-')) return bad();
-    const int sign = text[pos] == '-' ? -1 : 1;
-    ++pos;
-    int64_t oh = 0, om = 0, os = 0;
-    if (!ReadDigits(text, pos, 2, &oh)) return bad();
-    if (pos < text.size() && text[pos] == ':') {
-      ++pos;
-      if (!ReadDigits(text, pos, 2, &om)) return bad();
-      if (pos < text.size() && text[pos] == ':') {
-        ++pos;
-        if (!ReadDigits(text, pos, 2, &os)) return bad();
-      }
-    }
-    offset_seconds = sign * (oh * 3600 + om * 60 + os);
-  }
-  if (pos != text.size()) return bad();  // BC dates, infinity and other forms
-  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-  const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
-  return seconds * 1000 + micros / 1000;
+  absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, with_zone);
+  if (!micros.ok()) return micros.status();
+  return *micros >= 0 ? *micros / 1000 : -((-*micros + 999) / 1000);  // floor: microseconds truncated
 }
 
 absl::StatusOr<std::string> DecodeByteaHex(std::string_view text) {
@@ -259,6 +188,16 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
     b.additional.push_back(*idx);
+    if (config_.header_values == config::HeaderValues::kDebezium) {
+      const pg::RelationColumn& column = relation.columns[*idx];
+      absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
+      if (!form.ok()) {
+        return absl::FailedPreconditionError(
+            Cat("column \"", f.column, "\" (outbox.fields.additional) of ", schema_, ".", table_, ": ",
+                form.status().message(), "; outbox.header_values: text sends its PostgreSQL text instead"));
+      }
+      b.additional_forms.push_back(*form);
+    }
   }
   auto [pos, inserted] = bindings_.insert_or_assign(relation.oid, std::move(b));
   return &pos->second;
@@ -300,6 +239,17 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   }
   for (size_t i = 0; i < b.additional.size(); ++i) {
     if (absl::Status st = fill(s_.additional[i], b.additional[i]); !st.ok()) return st;
+  }
+  for (size_t i = 0; i < b.additional_forms.size(); ++i) {
+    Field& field = s_.additional[i];
+    if (field.null) continue;
+    s_.converted.clear();
+    if (absl::Status st = AppendConnectValue(b.additional_forms[i], field.text, &s_.converted); !st.ok()) {
+      return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message(),
+                                            " (event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ",
+                                            commit_lsn.ToString(), ")"));
+    }
+    field.text.swap(s_.converted);
   }
   s_.payload_type = b.payload_type;
   s_.timestamp_type = b.timestamp_type;

@@ -19,6 +19,7 @@
 #include "common/record.h"
 #include "config/config.h"
 #include "config/java_regex.h"
+#include "outbox/connect_header.h"
 #include "pg/pgoutput.h"
 
 namespace outbox::v1 {
@@ -118,6 +119,8 @@ class OutboxMapper {
     int id = -1, key = -1, route = -1, payload = -1, timestamp = -1, type = -1;
     uint32_t payload_type = 0, timestamp_type = 0;
     std::vector<int> additional;  // parallel to config_.fields.additional
+    // outbox.header_values: debezium: how each additional field's value is written (parallel to `additional`).
+    std::vector<ConnectColumn> additional_forms;
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
@@ -142,6 +145,7 @@ class OutboxMapper {
   struct Scratch {
     Field id, key, route, payload, timestamp, type;
     std::vector<Field> additional;
+    std::string converted;  // outbox.header_values: debezium: one additional field's header text being built
     uint32_t payload_type = 0, timestamp_type = 0;
     std::string topic;
     std::string payload_bytes;  // decoded bytea

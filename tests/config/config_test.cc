@@ -101,6 +101,7 @@ TEST(Config, MinimalSpecFileLoadsWithEveryDefault) {
   EXPECT_EQ(c.outbox.on_update, OnUpdate::kWarn);
   EXPECT_FALSE(c.outbox.tombstone_on_empty_payload);
   EXPECT_EQ(c.outbox.format, Format::kRaw);
+  EXPECT_EQ(c.outbox.header_values, HeaderValues::kText);
 
   EXPECT_EQ(c.kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "127.0.0.1:9092"}}));
 
@@ -296,6 +297,7 @@ INSTANTIATE_TEST_SUITE_P(
                       EnumCase{"outbox.on_update", "outbox.on_update: must be warn, error or ignore, got \"x\""},
                       EnumCase{"delivery.on_error", "delivery.on_error: must be halt or dead_letter, got \"x\""},
                       EnumCase{"outbox.format", "outbox.format: must be raw, cloudevents or protobuf, got \"x\""},
+                      EnumCase{"outbox.header_values", "outbox.header_values: must be text or debezium, got \"x\""},
                       EnumCase{"log.format", "log.format: must be text or json, got \"x\""},
                       EnumCase{"log.level", "log.level: must be trace, debug, info, warn or error, got \"x\""}),
     [](const auto& info) { return KeyOf(info.param.key); });

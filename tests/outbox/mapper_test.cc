@@ -479,6 +479,72 @@ TEST_F(MapperTest, MissingAdditionalFieldColumnIsFatal) {
   EXPECT_THAT(Message(r.status()), HasSubstr("\"tenant\""));
 }
 
+// outbox.header_values: debezium (set by Debezium configuration files): the additional fields' values as Debezium
+// writes them, the other headers and the record unchanged.
+TEST_F(MapperTest, DebeziumHeaderValuesAreWrittenAsDebeziumWritesThem) {
+  relation_.columns.push_back({.flags = 0, .name = "urgent", .type_oid = 16});  // boolean
+  relation_.columns.push_back({.flags = 0, .name = "amount", .type_oid = 1700, .type_modifier = (10 << 16 | 2) + 4});
+  values_.push_back("t");
+  values_.push_back("12.50");
+  config_.fields.additional = {
+      config::AdditionalField{.column = "urgent", .placement = "header", .name = "urgent"},
+      config::AdditionalField{.column = "created_at", .placement = "header", .name = "at"},
+      config::AdditionalField{.column = "amount", .placement = "header", .name = "amount"},
+      config::AdditionalField{.column = "type", .placement = "header", .name = "eventType"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "urgent", "at", "amount", "eventType", "source_lsn"}));
+  EXPECT_EQ(HeaderValue(*r, "id"), kEventId);
+  EXPECT_EQ(HeaderValue(*r, "urgent"), "true");
+  EXPECT_EQ(HeaderValue(*r, "at"), "2024-05-01T12:00:00.123456Z");
+  EXPECT_EQ(HeaderValue(*r, "amount"), "12.50");
+  EXPECT_EQ(HeaderValue(*r, "eventType"), "OrderCreated");
+  // NULL stays a null header value.
+  Set("urgent", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "urgent"), std::nullopt);
+}
+
+TEST_F(MapperTest, TextHeaderValuesAreTheColumnsText) {
+  relation_.columns.push_back({.flags = 0, .name = "urgent", .type_oid = 16});
+  values_.push_back("t");
+  config_.fields.additional = {config::AdditionalField{.column = "urgent", .placement = "header", .name = "urgent"},
+                               config::AdditionalField{.column = "created_at", .placement = "header", .name = "at"}};
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "urgent"), "t");
+  EXPECT_EQ(HeaderValue(*r, "at"), "2024-05-01 12:00:00.123456+00");
+}
+
+TEST_F(MapperTest, DebeziumHeaderValueOfATypeNotReproducedIsFatalNamingTheColumn) {
+  relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = 1186});  // interval
+  values_.push_back("P1D");
+  config_.fields.additional = {config::AdditionalField{.column = "took", .placement = "header", .name = "took"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"took\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.header_values: text"));
+}
+
+TEST_F(MapperTest, DebeziumHeaderValueTheFormCannotCarryIsAPerEventErrorNamingTheEvent) {
+  config_.fields.additional = {config::AdditionalField{.column = "created_at", .placement = "header", .name = "at"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  Set("created_at", "infinity");
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"created_at\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr(kEventId));
+  EXPECT_THAT(Message(r.status()), HasSubstr("16/B374D848"));
+  // The dead letter carries the row as it was.
+  const Record original = mapper().Original(kCommitLsn, kCommitTimeMs);
+  EXPECT_EQ(HeaderValue(original, "at"), "infinity");
+}
+
 TEST_F(MapperTest, MissingTimestampColumnIsFatal) {
   config_.fields.timestamp = "occurred_at";
   auto r = Map();

@@ -655,6 +655,8 @@ class DebeziumMapper {
     Put("outbox.route.by", router_.Value("route.by.field").value_or("aggregatetype"));
 
     if (const Prop* placement = router_.Take("table.fields.additional.placement")) MapPlacement(*placement);
+    // Header values as Kafka Connect's SimpleHeaderConverter writes the connector's values (true, epoch micros).
+    Put("outbox.header_values", "debezium");
     if (std::optional<bool> on_missing = RouterBool("table.fields.additional.error.on.missing");
         on_missing.has_value() && !*on_missing) {
       Warn(*router_.Peek("table.fields.additional.error.on.missing"),

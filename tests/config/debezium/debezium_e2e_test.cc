@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -48,8 +49,25 @@ std::optional<std::string> HeaderOf(const KafkaRecord& r, const std::string& nam
   return h ? h->value : std::nullopt;
 }
 
+// A record whole: topic, key, value and headers.
+struct FullRecord {
+  std::string topic;
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+  std::vector<KafkaHeader> headers;
+  bool operator==(const FullRecord&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const FullRecord& r) {
+  os << "{topic " << r.topic << ", key " << r.key.value_or("(null)") << ", value " << r.value.value_or("(null)")
+     << ", headers";
+  for (const KafkaHeader& h : r.headers) os << " " << h.name << "=" << (h.value ? "\"" + *h.value + "\"" : "(null)");
+  return os << "}";
+}
+
 class DebeziumE2E : public SharedServicesTest {
  protected:
+  friend class SideBySide;
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(SharedServicesTest::SetUp());
     db_ = UniqueName("dbz");
@@ -160,6 +178,30 @@ class DebeziumE2E : public SharedServicesTest {
     return got;
   }
 
+  // Every record of `topic` whose `source_lsn` header is present (`relay`) or absent (Debezium's), by its `id`
+  // header, once there are `count` of them: topic, key, value and the headers but source_lsn and
+  // __debezium.context.*, in order.
+  std::map<std::string, FullRecord> ReadFull(bool relay, const std::string& topic, size_t count) {
+    const auto mine = [relay](const KafkaRecord& r) { return (r.FindHeader("source_lsn") != nullptr) == relay; };
+    auto records = reader_->ReadUntil(
+        topic,
+        [&](const std::vector<KafkaRecord>& rs) {
+          return static_cast<size_t>(std::count_if(rs.begin(), rs.end(), mine)) >= count;
+        },
+        90s);
+    EXPECT_TRUE(records.ok()) << topic << ": " << records.status();
+    std::map<std::string, FullRecord> got;
+    for (const KafkaRecord& r : records.value_or(std::vector<KafkaRecord>{})) {
+      if (!mine(r)) continue;
+      FullRecord f{.topic = r.topic, .key = r.key, .value = r.value, .headers = {}};
+      for (const KafkaHeader& h : r.headers) {
+        if (h.name != "source_lsn" && !h.name.starts_with("__debezium.context.")) f.headers.push_back(h);
+      }
+      got[HeaderOf(r, "id").value_or("")] = f;
+    }
+    return got;
+  }
+
   std::string db_, dir_, relay_slot_, publication_, order_type_, customer_type_;
   std::vector<std::string> slots_;
 };
@@ -237,31 +279,28 @@ std::pair<std::string, std::string> KafkaLibAndDebeziumPlugins() {
   return {lines[0], lines[1]};
 }
 
-TEST_F(DebeziumE2E, TheSameConnectorFileGivesTheSameRecordsInDebeziumAndInTheRelay) {
-  const auto [kafka_lib, plugins] = KafkaLibAndDebeziumPlugins();
-  if (plugins.empty()) {
-    // scripts/test.sh installs Debezium and sets OUTBOX_REQUIRE_DEBEZIUM=1: there, a missing install fails.
-    const char* required = std::getenv("OUTBOX_REQUIRE_DEBEZIUM");
-    if (required != nullptr && std::string(required) == "1") FAIL() << "Debezium is not installed (bench/install-bench-deps.sh)";
-    GTEST_SKIP() << "Debezium is not installed (bench/install-bench-deps.sh)";
-  }
-  const std::string debezium_slot = UniqueName("dbz_slot");
-  slots_.push_back(relay_slot_);
-  slots_.push_back(debezium_slot);
 
-  // A Kafka Connect connector config, read as is by Kafka Connect and by the relay.
-  const std::string connector = Write("outbox-connector.properties", R"(name=)" + db_ + R"(
+// One connector file run by Kafka Connect (Debezium) and then by the relay, each on its own slot of the same
+// publication.
+class SideBySide {
+ public:
+  SideBySide(DebeziumE2E& test, std::string kafka_lib, std::string plugins, const std::string& router)
+      : t_(test), kafka_lib_(std::move(kafka_lib)), plugins_(std::move(plugins)) {
+    debezium_slot_ = UniqueName("dbz_slot");
+    t_.slots_.push_back(t_.relay_slot_);
+    t_.slots_.push_back(debezium_slot_);
+    connector_ = t_.Write("outbox-connector.properties", R"(name=)" + t_.db_ + R"(
 connector.class=io.debezium.connector.postgresql.PostgresConnector
 tasks.max=1
 plugin.name=pgoutput
 database.hostname=127.0.0.1
-database.port=)" + std::to_string(pg_->port()) + R"(
+database.port=)" + std::to_string(t_.pg_->port()) + R"(
 database.user=postgres
 database.password=not-needed-with-trust
-database.dbname=)" + db_ + R"(
-topic.prefix=)" + db_ + R"(
-slot.name=)" + debezium_slot + R"(
-publication.name=)" + publication_ + R"(
+database.dbname=)" + t_.db_ + R"(
+topic.prefix=)" + t_.db_ + R"(
+slot.name=)" + debezium_slot_ + R"(
+publication.name=)" + t_.publication_ + R"(
 publication.autocreate.mode=disabled
 snapshot.mode=no_data
 table.include.list=public.outbox
@@ -269,54 +308,172 @@ key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
 transforms=outbox
 transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
-transforms.outbox.table.fields.additional.placement=type:header:eventType
-)");
-  const std::vector<std::string> relay_sets = {
-      "--set", "source.slot=" + relay_slot_,
-      "--set", "kafka.bootstrap.servers=" + broker_->bootstrap(),
-      "--set", "source.checkpoint_topic=" + db_ + ".checkpoints",
-      "--set", "source.status_interval_ms=200",
-      "--set", "http.listen=127.0.0.1:0"};
-  const auto relay_args = [&](std::vector<std::string> args) {
-    args.insert(args.end(), relay_sets.begin(), relay_sets.end());
-    return args;
-  };
-  // The table, the publication (Debezium uses it too) and the relay's slot, before any event.
-  std::string output;
-  ASSERT_EQ(Relay(relay_args({"init", "--create-table", "-c", connector}), &output), 0) << output;
-
-  const std::string worker = Write("connect-worker.properties", "bootstrap.servers=" + broker_->bootstrap() + R"(
-key.converter=org.apache.kafka.connect.storage.StringConverter
-value.converter=org.apache.kafka.connect.storage.StringConverter
-offset.storage.file.filename=)" + dir_ + R"(/connect.offsets
-offset.flush.interval.ms=500
-plugin.path=)" + plugins + R"(
-listeners=http://127.0.0.1:0
-)");
-  auto connect = Spawn({"java", "-Xms128m", "-Xmx512m", "-cp", kafka_lib + "/*",
-                        "org.apache.kafka.connect.cli.ConnectStandalone", worker, connector},
-                       "connect.log");
-  ASSERT_NE(connect, nullptr);
-  ASSERT_TRUE(WaitFor([&] { return SlotActive(debezium_slot) || !connect->Running(); }, 120s,
-                      "Debezium streams from its slot"))
-      << TailOfFile(dir_ + "/connect.log");
-  ASSERT_TRUE(connect->Running()) << TailOfFile(dir_ + "/connect.log");
-
-  const std::map<std::string, Expected> expected = InsertEvents();
-  const std::map<std::string, Expected> debezium = ReadRecords(/*relay=*/false, 4, 1);
-  ASSERT_TRUE(connect->Kill(SIGTERM).ok());
-  if (!connect->Wait(30s)) {
-    ASSERT_TRUE(connect->Kill(SIGKILL).ok());
+)" + router);
+    sets_ = {"--set", "source.slot=" + t_.relay_slot_,
+             "--set", "kafka.bootstrap.servers=" + t_.broker_->bootstrap(),
+             "--set", "source.checkpoint_topic=" + t_.db_ + ".checkpoints",
+             "--set", "source.status_interval_ms=200",
+             "--set", "http.listen=127.0.0.1:0"};
   }
 
-  auto relay = Spawn(relay_args({OUTBOX_RELAY_BIN, "run", "-c", connector}), "relay.log");
-  ASSERT_NE(relay, nullptr);
+  // The table, the publication (Debezium uses it too) and the relay's slot, before any event.
+  bool Init() {
+    std::string output;
+    const int code = t_.Relay(Args({"init", "--create-table", "-c", connector_}), &output);
+    EXPECT_EQ(code, 0) << output;
+    return code == 0;
+  }
+
+  bool StartDebezium() {
+    const std::string worker = t_.Write("connect-worker.properties", "bootstrap.servers=" + t_.broker_->bootstrap() + R"(
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+offset.storage.file.filename=)" + t_.dir_ + R"(/connect.offsets
+offset.flush.interval.ms=500
+plugin.path=)" + plugins_ + R"(
+listeners=http://127.0.0.1:0
+)");
+    connect_ = t_.Spawn({"java", "-Xms128m", "-Xmx512m", "-cp", kafka_lib_ + "/*",
+                         "org.apache.kafka.connect.cli.ConnectStandalone", worker, connector_},
+                        "connect.log");
+    if (connect_ == nullptr) return false;
+    const bool streaming = WaitFor([&] { return t_.SlotActive(debezium_slot_) || !connect_->Running(); }, 120s,
+                                   "Debezium streams from its slot");
+    EXPECT_TRUE(streaming && connect_->Running()) << TailOfFile(t_.dir_ + "/connect.log");
+    return streaming && connect_->Running();
+  }
+
+  void StopDebezium() {
+    ASSERT_TRUE(connect_->Kill(SIGTERM).ok());
+    if (!connect_->Wait(30s)) {
+      ASSERT_TRUE(connect_->Kill(SIGKILL).ok());
+    }
+  }
+
+  bool StartRelay() {
+    relay_ = t_.Spawn(Args({OUTBOX_RELAY_BIN, "run", "-c", connector_}), "relay.log");
+    return relay_ != nullptr;
+  }
+
+  void StopRelay() {
+    ASSERT_TRUE(relay_->Kill(SIGTERM).ok());
+    EXPECT_EQ(relay_->Wait(60s), 0) << relay_->Output();
+  }
+
+ private:
+  std::vector<std::string> Args(std::vector<std::string> args) const {
+    args.insert(args.end(), sets_.begin(), sets_.end());
+    return args;
+  }
+
+  DebeziumE2E& t_;
+  std::string kafka_lib_, plugins_, debezium_slot_, connector_;
+  std::vector<std::string> sets_;
+  std::unique_ptr<ChildProcess> connect_, relay_;
+};
+
+// The side-by-side tests: they need Debezium, which bench/install-bench-deps.sh puts beside Kafka Connect's jars.
+class DebeziumSideBySide : public DebeziumE2E {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(DebeziumE2E::SetUp());
+    std::tie(kafka_lib_, plugins_) = KafkaLibAndDebeziumPlugins();
+    if (plugins_.empty()) {
+      // scripts/test.sh installs Debezium and sets OUTBOX_REQUIRE_DEBEZIUM=1: there, a missing install fails.
+      const char* required = std::getenv("OUTBOX_REQUIRE_DEBEZIUM");
+      if (required != nullptr && std::string(required) == "1") FAIL() << "Debezium is not installed (bench/install-bench-deps.sh)";
+      GTEST_SKIP() << "Debezium is not installed (bench/install-bench-deps.sh)";
+    }
+  }
+
+  std::string kafka_lib_, plugins_;
+};
+
+TEST_F(DebeziumSideBySide, TheSameConnectorFileGivesTheSameRecordsInDebeziumAndInTheRelay) {
+  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(side.StartDebezium());
+  const std::map<std::string, Expected> expected = InsertEvents();
+  const std::map<std::string, Expected> debezium = ReadRecords(/*relay=*/false, 4, 1);
+  side.StopDebezium();
+  ASSERT_TRUE(side.StartRelay());
   const std::map<std::string, Expected> relayed = ReadRecords(/*relay=*/true, 4, 1);
-  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
-  EXPECT_EQ(relay->Wait(60s), 0) << relay->Output();
+  side.StopRelay();
 
   EXPECT_EQ(debezium, expected) << "Debezium did not write what its documentation says";
   EXPECT_EQ(relayed, debezium);
+}
+
+// Typed columns placed in headers: Debezium's connector values as Kafka Connect's SimpleHeaderConverter writes them
+// (`true`, epoch microseconds, ISO-8601 in UTC, base64, BigDecimal text), compared header by header, value and key
+// too. Debezium also writes its __debezium.context.* headers, which the relay does not (left out of the comparison).
+TEST_F(DebeziumSideBySide, TypedColumnsPlacedInHeadersGiveTheHeadersDebeziumWrites) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"c_bool", "boolean"}, {"c_int2", "smallint"}, {"c_int8", "bigint"}, {"c_f4", "real"},
+      {"c_f8", "double precision"}, {"c_num", "numeric(12,4)"}, {"c_numt", "numeric(30,10)"}, {"c_numv", "numeric"},
+      {"c_ch", "char(5)"}, {"c_uuid", "uuid"}, {"c_jsonb", "jsonb"}, {"c_date", "date"}, {"c_time", "time"},
+      {"c_time3", "time(3)"}, {"c_ts", "timestamp"}, {"c_ts3", "timestamp(3)"}, {"c_tstz", "timestamptz"},
+      {"c_tstz0", "timestamptz(0)"}, {"c_bytea", "bytea"}, {"c_inet", "inet"}};
+  std::string placement = "type:header:eventType";
+  for (const auto& [name, type] : columns) placement += "," + name + ":header";
+  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n");
+  ASSERT_TRUE(side.Init());
+  std::string add;
+  for (const auto& [name, type] : columns) add += (add.empty() ? "" : ", ") + ("ADD COLUMN " + name + " " + type);
+  ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox " + add, db_).ok());
+  ASSERT_TRUE(side.StartDebezium());
+
+  const std::string insert = "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload";
+  std::string names;
+  for (const auto& [name, type] : columns) names += ", " + name;
+  const std::string order = order_type_;
+  const auto row = [&](const std::string& key, const std::string& values) {
+    return "(gen_random_uuid(), '" + order + "', '" + key + "', 'Typed', '{}', " + values + ")";
+  };
+  ASSERT_TRUE(pg_->Exec(insert + names + ") VALUES " +
+                            row("k1", "true, 7, 9007199254740993, 1.5, 0.1, 12.5, 0.0000001, 12.5, 'ab', "
+                                      "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"b\": [1, 2]}', '2026-12-03', "
+                                      "'13:45:07.123456', '13:45:07.1', '2026-12-03 13:45:07.123456', "
+                                      "'2026-12-03 13:45:07.12', '2026-12-03 13:45:07.123456+02', "
+                                      "'2026-12-03 13:45:07+02', '\\x00ff41', '10.0.0.1/8'") + ", " +
+                            row("k2", "false, -32768, -1, 1e20, 123456789.125, -0.0001, 1234567.5, -129, '', "
+                                      "'00000000-0000-0000-0000-000000000000', 'null', '1969-12-31', '00:00:00', "
+                                      "'23:59:59.999', '1969-12-31 23:59:59.999999', '1970-01-01 00:00:00', "
+                                      "'1900-01-01 00:00:00+00', '1970-01-01 00:00:00+00', '\\x', '::1'") + ", " +
+                            row("k3", "NULL, NULL, NULL, 0.001, 1e7, 0, 0, 0.000, NULL, NULL, NULL, NULL, NULL, "
+                                      "NULL, NULL, NULL, NULL, NULL, NULL, NULL") + ", " +
+                            row("k4", "NULL, NULL, NULL, 'NaN', '-Infinity', 99999999.9999, 0.0000000001, "
+                                      "-0.5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL") + ", " +
+                            row("k5", "NULL, NULL, NULL, NULL, NULL, NULL, NULL, 12.500, NULL, NULL, NULL, NULL, "
+                                      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL") + ", " +
+                            row("k6", "NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1200, NULL, NULL, NULL, NULL, "
+                                      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"),
+                        db_)
+                  .ok());
+  const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 6);
+  side.StopDebezium();
+  ASSERT_TRUE(side.StartRelay());
+  const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 6);
+  side.StopRelay();
+
+  ASSERT_EQ(debezium.size(), 6u);
+  for (const auto& [id, record] : debezium) {
+    ASSERT_EQ(record.headers.size(), columns.size() + 2) << record;  // id, eventType and the typed columns
+  }
+  EXPECT_EQ(relayed.size(), debezium.size());
+  for (const auto& [id, theirs] : debezium) {
+    const auto it = relayed.find(id);
+    ASSERT_NE(it, relayed.end()) << "the relay did not send event " << id;
+    const FullRecord& ours = it->second;
+    EXPECT_EQ(ours.topic, theirs.topic) << id;
+    EXPECT_EQ(ours.key, theirs.key) << id;
+    EXPECT_EQ(ours.value, theirs.value) << id;
+    ASSERT_EQ(ours.headers.size(), theirs.headers.size()) << ours << "\n" << theirs;
+    for (size_t i = 0; i < theirs.headers.size(); ++i) {
+      EXPECT_EQ(ours.headers[i].name, theirs.headers[i].name) << id;
+      EXPECT_EQ(ours.headers[i].value, theirs.headers[i].value) << id << " header " << theirs.headers[i].name;
+    }
+  }
 }
 
 }  // namespace

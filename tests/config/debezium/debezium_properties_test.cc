@@ -155,6 +155,13 @@ TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
   ExpectOrdersOutbox(*c);
   EXPECT_EQ(c->kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "kafka-1:9092"}}));
   EXPECT_THAT(WarnedKeys(*c), ElementsAre("topic.prefix"));
+  // Header values as Debezium writes them (SimpleHeaderConverter over the connector's values); a relay key may
+  // ask for the columns' text instead.
+  EXPECT_EQ(c->outbox.header_values, config::HeaderValues::kDebezium);
+  absl::StatusOr<Loaded> text = Load(std::string(kConnect) + "outbox-relay.outbox.header_values=text\n",
+                                     {{"kafka.bootstrap.servers", "kafka-1:9092"}});
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->outbox.header_values, config::HeaderValues::kText);
 }
 
 TEST(DebeziumProperties, KafkaConnectExactlyOnceSourceSupportMapsToTheGuarantee) {

@@ -1,0 +1,459 @@
+// Header values as Debezium writes them (see connect_header.h).
+#include "outbox/connect_header.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "common/strings.h"
+#include "outbox/mapper.h"
+
+namespace outbox::outbox {
+namespace {
+
+// PostgreSQL's built-in type OIDs (pg_type.dat) the forms below cover.
+namespace type {
+constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25, kOid = 26,
+                   kJson = 114, kXml = 142, kCidr = 650, kFloat4 = 700, kFloat8 = 701, kMacaddr8 = 774,
+                   kMacaddr = 829, kInet = 869, kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083,
+                   kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802;
+}  // namespace type
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// The date of a day count (Howard Hinnant's civil_from_days).
+void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
+}
+
+bool ReadDigits(std::string_view s, size_t& pos, size_t n, int64_t* out) {
+  if (pos + n > s.size()) return false;
+  int64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char c = s[pos + i];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  pos += n;
+  *out = v;
+  return true;
+}
+
+bool Expect(std::string_view s, size_t& pos, char c) {
+  if (pos >= s.size() || s[pos] != c) return false;
+  ++pos;
+  return true;
+}
+
+// "HH:MM:SS[.ffffff]" from `pos`: microseconds past midnight (a time column may hold 24:00:00, the end of the day;
+// a timestamp never does).
+bool ReadTime(std::string_view s, size_t& pos, int64_t* micros_out, int64_t max_hour = 23) {
+  int64_t hour, minute, second;
+  if (!ReadDigits(s, pos, 2, &hour) || !Expect(s, pos, ':') || !ReadDigits(s, pos, 2, &minute) ||
+      !Expect(s, pos, ':') || !ReadDigits(s, pos, 2, &second)) {
+    return false;
+  }
+  if (hour > max_hour || minute > 59 || second > 60) return false;
+  int64_t micros = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    int digits = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (digits < 6) micros = micros * 10 + (s[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return false;
+    for (int d = digits; d < 6; ++d) micros *= 10;
+  }
+  *micros_out = ((hour * 60 + minute) * 60 + second) * 1000000 + micros;
+  return true;
+}
+
+// "YYYY-MM-DD" from `pos`: days since the epoch.
+bool ReadDate(std::string_view s, size_t& pos, int64_t* days) {
+  int64_t year, month, day;
+  if (!ReadDigits(s, pos, 4, &year) || !Expect(s, pos, '-') || !ReadDigits(s, pos, 2, &month) ||
+      !Expect(s, pos, '-') || !ReadDigits(s, pos, 2, &day)) {
+    return false;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
+  *days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  return true;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// The decimal's sign, its digits without leading zeros ("0" for zero) and its scale (digits after the point).
+struct Decimal {
+  bool negative = false;
+  std::string digits;
+  int scale = 0;
+};
+
+std::optional<Decimal> ParseDecimal(std::string_view text) {
+  Decimal d;
+  size_t pos = 0;
+  if (pos < text.size() && (text[pos] == '-' || text[pos] == '+')) d.negative = text[pos++] == '-';
+  bool point = false, any = false;
+  for (; pos < text.size(); ++pos) {
+    const char c = text[pos];
+    if (c == '.' && !point) {
+      point = true;
+    } else if (c >= '0' && c <= '9') {
+      any = true;
+      if (point) ++d.scale;
+      if (!(d.digits.empty() && c == '0')) d.digits.push_back(c);
+    } else {
+      return std::nullopt;  // NaN, Infinity, exponents: numeric's output has none but NaN and Infinity
+    }
+  }
+  if (!any) return std::nullopt;
+  if (d.digits.empty()) {
+    d.digits = "0";
+    d.negative = false;
+  }
+  return d;
+}
+
+// java.math.BigInteger.toByteArray of the decimal's unscaled value: big-endian two's complement, minimal.
+std::string TwosComplementBytes(const Decimal& d) {
+  // The magnitude in base 256, by repeated division of the decimal digits.
+  std::vector<int> digits;
+  for (char c : d.digits) digits.push_back(c - '0');
+  std::string magnitude;  // little-endian
+  while (!(digits.size() == 1 && digits[0] == 0) && !digits.empty()) {
+    std::vector<int> quotient;
+    int rest = 0;
+    for (int digit : digits) {
+      rest = rest * 10 + digit;
+      if (!quotient.empty() || rest / 256 != 0) quotient.push_back(rest / 256);
+      rest %= 256;
+    }
+    magnitude.push_back(static_cast<char>(rest));
+    digits = quotient.empty() ? std::vector<int>{0} : quotient;
+  }
+  if (!d.negative || magnitude.empty()) {
+    if (magnitude.empty() || (static_cast<unsigned char>(magnitude.back()) & 0x80) != 0) magnitude.push_back('\0');
+    return std::string(magnitude.rbegin(), magnitude.rend());
+  }
+  // Negative: 2^(8n) - magnitude over n bytes, with a 0xFF in front when its top bit is clear.
+  std::string out = magnitude;
+  int carry = 1;
+  for (char& c : out) {
+    const int v = (~static_cast<unsigned char>(c) & 0xFF) + carry;
+    c = static_cast<char>(v & 0xFF);
+    carry = v >> 8;
+  }
+  if ((static_cast<unsigned char>(out.back()) & 0x80) == 0) out.push_back(static_cast<char>(0xFF));
+  return std::string(out.rbegin(), out.rend());
+}
+
+absl::Status Unreadable(std::string_view what, std::string_view text) {
+  return absl::InvalidArgumentError(Cat(what, " \"", text, "\" has no Debezium header value the relay reproduces"));
+}
+
+void AppendTwoDigits(std::string* out, int64_t v) {
+  out->push_back(static_cast<char>('0' + v / 10));
+  out->push_back(static_cast<char>('0' + v % 10));
+}
+
+}  // namespace
+
+absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier) {
+  // time, timestamp and timestamptz keep their precision in the modifier (-1: none, which is 6).
+  const int precision = type_modifier < 0 ? 6 : type_modifier;
+  switch (type_oid) {
+    case type::kBool:
+      return ConnectColumn{ConnectForm::kBoolean};
+    case type::kInt2:
+    case type::kInt4:
+    case type::kInt8:
+    case type::kOid:
+    case type::kText:
+    case type::kVarchar:
+    case type::kBpchar:
+    case type::kName:
+    case type::kUuid:
+    case type::kJson:
+    case type::kJsonb:
+    case type::kXml:
+    case type::kInet:
+    case type::kCidr:
+    case type::kMacaddr:
+    case type::kMacaddr8:
+      return ConnectColumn{ConnectForm::kText};
+    case type::kFloat4:
+      return ConnectColumn{ConnectForm::kFloat32};
+    case type::kFloat8:
+      return ConnectColumn{ConnectForm::kFloat64};
+    case type::kNumeric:
+      return ConnectColumn{type_modifier < 0 ? ConnectForm::kVariableDecimal : ConnectForm::kDecimal};
+    case type::kDate:
+      return ConnectColumn{ConnectForm::kDate};
+    case type::kTime:
+      return ConnectColumn{precision <= 3 ? ConnectForm::kTimeMillis : ConnectForm::kTimeMicros};
+    case type::kTimestamp:
+      return ConnectColumn{precision <= 3 ? ConnectForm::kTimestampMillis : ConnectForm::kTimestampMicros};
+    case type::kTimestampTz:
+      return ConnectColumn{ConnectForm::kZonedTimestamp, precision};
+    case type::kBytea:
+      return ConnectColumn{ConnectForm::kBytes};
+    default:
+      return absl::FailedPreconditionError(
+          Cat("type OID ", type_oid,
+              " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
+              "text types, uuid, json, jsonb, xml, network addresses, date, time, timestamp, timestamptz and "
+              "bytea)"));
+  }
+}
+
+absl::StatusOr<int64_t> ParseTimestampMicros(std::string_view text, bool with_zone) {
+  const auto bad = [&] { return absl::InvalidArgumentError(Cat("unparsable timestamp \"", text, "\"")); };
+  size_t pos = 0;
+  int64_t days = 0, micros = 0;
+  if (!ReadDate(text, pos, &days) || !Expect(text, pos, ' ') || !ReadTime(text, pos, &micros)) return bad();
+  int64_t offset_seconds = 0;
+  if (with_zone) {
+    if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-')) return bad();
+    const int sign = text[pos] == '-' ? -1 : 1;
+    ++pos;
+    int64_t oh = 0, om = 0, os = 0;
+    if (!ReadDigits(text, pos, 2, &oh)) return bad();
+    if (pos < text.size() && text[pos] == ':') {
+      ++pos;
+      if (!ReadDigits(text, pos, 2, &om)) return bad();
+      if (pos < text.size() && text[pos] == ':') {
+        ++pos;
+        if (!ReadDigits(text, pos, 2, &os)) return bad();
+      }
+    }
+    offset_seconds = sign * (oh * 3600 + om * 60 + os);
+  }
+  if (pos != text.size()) return bad();  // BC dates, infinity and other forms
+  return (days * 86400 - offset_seconds) * 1000000 + micros;
+}
+
+absl::StatusOr<std::string> JavaDoubleText(std::string_view text, bool is_float) {
+  if (text == "NaN" || text == "Infinity" || text == "-Infinity") return std::string(text);
+  double value = 0;
+  float fvalue = 0;
+  const char* end = text.data() + text.size();
+  const std::from_chars_result parsed = is_float ? std::from_chars(text.data(), end, fvalue)
+                                                 : std::from_chars(text.data(), end, value);
+  if (parsed.ec != std::errc() || parsed.ptr != end) return Unreadable("float", text);
+  if (is_float) value = fvalue;
+  const bool negative = std::signbit(value);
+  if (value == 0) return std::string(negative ? "-0.0" : "0.0");
+  // The shortest decimal that rounds back (of the float, for float4), as d.ddde±x.
+  char buf[64];
+  std::to_chars_result r = is_float ? std::to_chars(buf, buf + sizeof buf, std::fabs(fvalue), std::chars_format::scientific)
+                                    : std::to_chars(buf, buf + sizeof buf, std::fabs(value), std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));
+  size_t e = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c != '.') digits.push_back(c);
+  }
+  if (digits.size() == 1) {
+    // Java writes at least two digits: the two-digit decimal nearest the value (it rounds back too).
+    const int n = is_float ? std::snprintf(buf, sizeof buf, "%.1e", static_cast<double>(std::fabs(fvalue)))
+                           : std::snprintf(buf, sizeof buf, "%.1e", std::fabs(value));
+    sci = std::string_view(buf, static_cast<size_t>(n));
+    e = sci.find('e');
+    digits.clear();
+    for (char c : sci.substr(0, e)) {
+      if (c != '.') digits.push_back(c);
+    }
+  }
+  int exponent = 0;
+  std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+'), sci.data() + sci.size(), exponent);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  std::string out = negative ? "-" : "";
+  if (exponent >= -3 && exponent < 7) {
+    // Plain: 10^-3 <= |value| < 10^7.
+    if (exponent < 0) {
+      out += "0.";
+      out.append(static_cast<size_t>(-exponent - 1), '0');
+      out += digits;
+    } else {
+      const size_t whole = static_cast<size_t>(exponent) + 1;
+      if (digits.size() <= whole) {
+        out += digits;
+        out.append(whole - digits.size(), '0');
+        out += ".0";
+      } else {
+        out += digits.substr(0, whole);
+        out += '.';
+        out += digits.substr(whole);
+      }
+    }
+  } else {
+    out += digits[0];
+    out += '.';
+    out += digits.size() > 1 ? digits.substr(1) : "0";
+    out += 'E';
+    out += std::to_string(exponent);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text) {
+  const std::optional<Decimal> d = ParseDecimal(text);
+  if (!d) return Unreadable("numeric", text);
+  const int64_t adjusted = -static_cast<int64_t>(d->scale) + static_cast<int64_t>(d->digits.size()) - 1;
+  std::string out = d->negative ? "-" : "";
+  if (adjusted >= -6) {
+    if (d->scale == 0) {
+      out += d->digits;
+    } else if (d->digits.size() > static_cast<size_t>(d->scale)) {
+      const size_t whole = d->digits.size() - static_cast<size_t>(d->scale);
+      out += d->digits.substr(0, whole);
+      out += '.';
+      out += d->digits.substr(whole);
+    } else {
+      out += "0.";
+      out.append(static_cast<size_t>(d->scale) - d->digits.size(), '0');
+      out += d->digits;
+    }
+  } else {
+    out += d->digits[0];
+    if (d->digits.size() > 1) {
+      out += '.';
+      out += d->digits.substr(1);
+    }
+    out += 'E';
+    out += std::to_string(adjusted);  // negative here, so its sign is written
+  }
+  return out;
+}
+
+absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
+  switch (column.form) {
+    case ConnectForm::kText:
+      out->append(text);
+      return absl::OkStatus();
+    case ConnectForm::kBoolean:
+      if (text == "t" || text == "f") {
+        out->append(text == "t" ? "true" : "false");
+        return absl::OkStatus();
+      }
+      return Unreadable("boolean", text);
+    case ConnectForm::kFloat32:
+    case ConnectForm::kFloat64: {
+      absl::StatusOr<std::string> s = JavaDoubleText(text, column.form == ConnectForm::kFloat32);
+      if (!s.ok()) return s.status();
+      out->append(*s);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kDecimal: {
+      absl::StatusOr<std::string> s = JavaBigDecimalText(text);
+      if (!s.ok()) return s.status();
+      out->append(*s);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kVariableDecimal: {
+      std::optional<Decimal> d = ParseDecimal(text);
+      if (!d) return Unreadable("numeric", text);
+      // Debezium strips the trailing zeros (BigDecimal.stripTrailingZeros, then a negative scale set to 0).
+      while (d->scale > 0 && d->digits.size() > 1 && d->digits.back() == '0') {
+        d->digits.pop_back();
+        --d->scale;
+      }
+      if (d->digits == "0") d->scale = 0;
+      out->append(Cat("{\"scale\":", d->scale, ",\"value\":\"", absl::Base64Escape(TwosComplementBytes(*d)), "\"}"));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kDate: {
+      size_t pos = 0;
+      int64_t days = 0;
+      if (!ReadDate(text, pos, &days) || pos != text.size()) return Unreadable("date", text);
+      out->append(std::to_string(days));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kTimeMillis:
+    case ConnectForm::kTimeMicros: {
+      size_t pos = 0;
+      int64_t micros = 0;
+      if (!ReadTime(text, pos, &micros, /*max_hour=*/24) || pos != text.size()) return Unreadable("time", text);
+      out->append(std::to_string(column.form == ConnectForm::kTimeMillis ? micros / 1000 : micros));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kTimestampMillis:
+    case ConnectForm::kTimestampMicros: {
+      absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
+      if (!micros.ok()) return Unreadable("timestamp", text);
+      out->append(std::to_string(column.form == ConnectForm::kTimestampMillis ? FloorDiv(*micros, 1000) : *micros));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kZonedTimestamp: {
+      absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/true);
+      if (!micros.ok()) return Unreadable("timestamptz", text);
+      const int64_t seconds = FloorDiv(*micros, 1000000);
+      const int64_t fraction = *micros - seconds * 1000000;
+      const int64_t days = FloorDiv(seconds, 86400);
+      int64_t in_day = seconds - days * 86400;
+      int64_t year = 0;
+      unsigned month = 0, day = 0;
+      CivilFromDays(days, &year, &month, &day);
+      if (year < 0 || year > 9999) return Unreadable("timestamptz", text);  // Java writes these with a sign
+      char date[40];
+      std::snprintf(date, sizeof date, "%04d-%02u-%02u", static_cast<int>(year), month, day);
+      out->append(date);
+      out->push_back('T');
+      AppendTwoDigits(out, in_day / 3600);
+      out->push_back(':');
+      AppendTwoDigits(out, in_day / 60 % 60);
+      out->push_back(':');
+      AppendTwoDigits(out, in_day % 60);
+      if (column.fraction_digits > 0) {
+        // Exactly the column's precision of digits (ZonedTimestamp's fractional width).
+        char f[16];
+        std::snprintf(f, sizeof f, "%06d", static_cast<int>(fraction));
+        out->push_back('.');
+        out->append(f, static_cast<size_t>(std::min(column.fraction_digits, 6)));
+        out->append(static_cast<size_t>(std::max(0, column.fraction_digits - 6)), '0');
+      } else if (fraction != 0) {
+        // ISO_OFFSET_DATE_TIME: as many digits as needed.
+        char f[16];
+        std::snprintf(f, sizeof f, "%06d", static_cast<int>(fraction));
+        std::string_view digits(f, 6);
+        while (digits.back() == '0') digits.remove_suffix(1);
+        out->push_back('.');
+        out->append(digits);
+      }
+      out->push_back('Z');
+      return absl::OkStatus();
+    }
+    case ConnectForm::kBytes: {
+      absl::StatusOr<std::string> bytes = DecodeByteaHex(text);
+      if (!bytes.ok()) return Unreadable("bytea", text.substr(0, 32));
+      out->append(absl::Base64Escape(*bytes));
+      return absl::OkStatus();
+    }
+  }
+  return absl::InternalError("unknown header form");
+}
+
+}  // namespace outbox::outbox

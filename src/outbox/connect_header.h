@@ -1,0 +1,65 @@
+// Header values as Debezium writes them: Debezium's PostgreSQL connector turns a column into a Kafka Connect value
+// (under its defaults: decimal.handling.mode=precise, time.precision.mode=adaptive, binary.handling.mode=bytes),
+// and Kafka Connect's SimpleHeaderConverter writes that value as text (Values.convertToString). The relay starts
+// from PostgreSQL's text output of the column (pgoutput sends text), so for each type it redoes both steps:
+// `t` becomes `true`, a timestamp the microseconds since the epoch, a bytea its base64, and so on. Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace outbox::outbox {
+
+enum class ConnectForm : uint8_t {
+  kText,              // STRING and the integers: PostgreSQL's text is what Java prints (text, varchar, bpchar with
+                      // its padding, name, uuid, json, jsonb, xml, inet, cidr, macaddr, int2/4/8, oid)
+  kBoolean,           // BOOLEAN: true / false
+  kFloat32,           // FLOAT32: Float.toString
+  kFloat64,           // FLOAT64: Double.toString
+  kDecimal,           // numeric(p,s): Decimal (BigDecimal.toString)
+  kVariableDecimal,   // numeric without a scale: io.debezium.data.VariableScaleDecimal, a struct printed
+                      // {"scale":S,"value":"<base64 of the unscaled value's two's complement bytes>"}, trailing
+                      // zeros stripped (12.50 has scale 1, 0.000 scale 0)
+  kDate,              // io.debezium.time.Date: days since 1970-01-01
+  kTimeMillis,        // time(0..3): io.debezium.time.Time, milliseconds past midnight
+  kTimeMicros,        // time(4..6) and time: io.debezium.time.MicroTime, microseconds past midnight
+  kTimestampMillis,   // timestamp(0..3): io.debezium.time.Timestamp, milliseconds since the epoch
+  kTimestampMicros,   // timestamp(4..6) and timestamp: io.debezium.time.MicroTimestamp
+  kZonedTimestamp,    // timestamptz: io.debezium.time.ZonedTimestamp, ISO-8601 in UTC ("...T11:45:07.123456Z")
+  kBytes,             // bytea: BYTES, written base64
+};
+
+struct ConnectColumn {
+  ConnectForm form = ConnectForm::kText;
+  // kZonedTimestamp: the fraction digits written (the column's precision, 6 without one; 0 = none).
+  int fraction_digits = 0;
+};
+
+// The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
+// FAILED_PRECONDITION naming the type for a type whose Debezium value the relay does not reproduce (arrays,
+// interval, money, bit, timetz, user-defined types...).
+absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier);
+
+// Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
+// relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and
+// timestamps, NaN numerics), naming it.
+absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out);
+
+// Java's Double.toString / Float.toString of a value given as PostgreSQL's float8 / float4 text (JDK 19 and later:
+// the shortest decimal that rounds back, at least two digits; JDK 17 prints a few values with more digits, for
+// example 2e23 as 1.9999999999999998E23).
+absl::StatusOr<std::string> JavaDoubleText(std::string_view text, bool is_float);
+
+// java.math.BigDecimal.toString of a decimal given as PostgreSQL's numeric text ("-12.500"): plain, or scientific
+// when the scale is negative or the adjusted exponent is below -6 ("1.000E-7", "0E-10").
+absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text);
+
+// Microseconds since 1970-01-01 00:00 of PostgreSQL's timestamp / timestamptz text ("2024-05-01 12:00:00.123456",
+// with a trailing +HH[:MM[:SS]] offset when `with_zone`). BC dates and infinity are INVALID_ARGUMENT.
+absl::StatusOr<int64_t> ParseTimestampMicros(std::string_view text, bool with_zone);
+
+}  // namespace outbox::outbox

@@ -1,0 +1,145 @@
+// Header values as Debezium writes them. Every expected text below is what Debezium 3.6.1's PostgreSQL connector
+// and Outbox Event Router, under Kafka Connect 4.1.1 with its SimpleHeaderConverter, wrote for the same column
+// value (read back with Kafka's console consumer), except where a comment says otherwise.
+// tests/config/debezium/debezium_e2e_test.cc compares the two side by side against a real Debezium in CI.
+#include "outbox/connect_header.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace outbox::outbox {
+namespace {
+
+// PostgreSQL type OIDs (pg_type.dat).
+constexpr uint32_t kBool = 16, kBytea = 17, kInt8 = 20, kInt4 = 23, kText = 25, kFloat4 = 700, kFloat8 = 701,
+                   kBpchar = 1042, kDate = 1082, kTime = 1083, kTimestamp = 1114, kTimestampTz = 1184,
+                   kNumeric = 1700, kUuid = 2950, kJsonb = 3802, kInterval = 1186, kInt4Array = 1007,
+                   kMoney = 790, kTimeTz = 1266;
+
+// numeric(precision, scale)'s type modifier.
+int32_t NumericTypmod(int precision, int scale) { return ((precision << 16) | scale) + 4; }
+
+std::string Header(uint32_t type, int32_t typmod, std::string_view text) {
+  absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, typmod);
+  EXPECT_TRUE(column.ok()) << column.status();
+  if (!column.ok()) return "";
+  std::string out;
+  const absl::Status st = AppendConnectValue(*column, text, &out);
+  EXPECT_TRUE(st.ok()) << st;
+  return out;
+}
+
+TEST(ConnectHeaderTest, BooleansAreWordsIntegersAndTextAsPostgresWritesThem) {
+  EXPECT_EQ(Header(kBool, -1, "t"), "true");
+  EXPECT_EQ(Header(kBool, -1, "f"), "false");
+  EXPECT_EQ(Header(kInt8, -1, "9007199254740993"), "9007199254740993");
+  EXPECT_EQ(Header(kInt4, -1, "-42"), "-42");
+  EXPECT_EQ(Header(kText, -1, "héllo"), "héllo");
+  EXPECT_EQ(Header(kBpchar, 9, "ab   "), "ab   ");  // char(5) keeps its padding
+  EXPECT_EQ(Header(kUuid, -1, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+  EXPECT_EQ(Header(kJsonb, -1, R"({"b": [1, 2]})"), R"({"b": [1, 2]})");
+}
+
+TEST(ConnectHeaderTest, FloatsAreWrittenAsJavaWritesThem) {
+  EXPECT_EQ(Header(kFloat4, -1, "1.5"), "1.5");
+  EXPECT_EQ(Header(kFloat4, -1, "1e+20"), "1.0E20");
+  EXPECT_EQ(Header(kFloat4, -1, "0.001"), "0.001");
+  EXPECT_EQ(Header(kFloat4, -1, "1e-05"), "1.0E-5");
+  EXPECT_EQ(Header(kFloat4, -1, "3.4028235e+38"), "3.4028235E38");
+  EXPECT_EQ(Header(kFloat4, -1, "100"), "100.0");
+  EXPECT_EQ(Header(kFloat4, -1, "NaN"), "NaN");
+  EXPECT_EQ(Header(kFloat8, -1, "0.1"), "0.1");
+  EXPECT_EQ(Header(kFloat8, -1, "123456789.125"), "1.23456789125E8");
+  EXPECT_EQ(Header(kFloat8, -1, "10000000"), "1.0E7");
+  EXPECT_EQ(Header(kFloat8, -1, "9999999"), "9999999.0");
+  EXPECT_EQ(Header(kFloat8, -1, "1e+16"), "1.0E16");
+  EXPECT_EQ(Header(kFloat8, -1, "5e-324"), "4.9E-324");  // at least two digits: the nearer 4.9, not 5.0
+  EXPECT_EQ(Header(kFloat8, -1, "-Infinity"), "-Infinity");
+  EXPECT_EQ(Header(kFloat8, -1, "-0"), "-0.0");
+  // JDK 19 and later (JDK 17, which ran the comparison, wrote 1.9999999999999998E23).
+  EXPECT_EQ(Header(kFloat8, -1, "2e+23"), "2.0E23");
+}
+
+TEST(ConnectHeaderTest, NumericsAreBigDecimalsWithTheColumnsScale) {
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(12, 4), "12.5000"), "12.5000");
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(12, 4), "-0.0001"), "-0.0001");
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(12, 4), "0.0000"), "0.0000");
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(30, 10), "0.0000001000"), "1.000E-7");
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(30, 10), "1234567.5000000000"), "1234567.5000000000");
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(30, 10), "0.0000000000"), "0E-10");
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(30, 10), "0.0000000001"), "1E-10");
+  EXPECT_EQ(Header(kNumeric, NumericTypmod(10, 0), "-123"), "-123");
+}
+
+TEST(ConnectHeaderTest, UnconstrainedNumericsAreVariableScaleDecimalStructs) {
+  EXPECT_EQ(Header(kNumeric, -1, "12.5"), R"({"scale":1,"value":"fQ=="})");
+  EXPECT_EQ(Header(kNumeric, -1, "0.0000001"), R"({"scale":7,"value":"AQ=="})");
+  EXPECT_EQ(Header(kNumeric, -1, "100"), R"({"scale":0,"value":"ZA=="})");
+  // java.math.BigInteger.toByteArray: minimal two's complement (not from a Debezium run).
+  EXPECT_EQ(Header(kNumeric, -1, "128"), R"({"scale":0,"value":"AIA="})");    // 00 80
+  EXPECT_EQ(Header(kNumeric, -1, "-128"), R"({"scale":0,"value":"gA=="})");   // 80
+  EXPECT_EQ(Header(kNumeric, -1, "-129"), R"({"scale":0,"value":"/38="})");   // ff 7f
+  EXPECT_EQ(Header(kNumeric, -1, "-2.56"), R"({"scale":2,"value":"/wA="})");  // ff 00
+  EXPECT_EQ(Header(kNumeric, -1, "0"), R"({"scale":0,"value":"AA=="})");
+  EXPECT_EQ(Header(kNumeric, -1, "0.000"), R"({"scale":0,"value":"AA=="})");  // trailing zeros stripped
+  EXPECT_EQ(Header(kNumeric, -1, "12.500"), R"({"scale":1,"value":"fQ=="})");
+  EXPECT_EQ(Header(kNumeric, -1, "1200"), R"({"scale":0,"value":"BLA="})");  // 04 b0: no negative scale
+  EXPECT_EQ(Header(kNumeric, -1, "18446744073709551616"), R"({"scale":0,"value":"AQAAAAAAAAAA"})");  // 2^64
+}
+
+TEST(ConnectHeaderTest, DatesAndTimesAreDebeziumsAdaptiveNumbers) {
+  EXPECT_EQ(Header(kDate, -1, "2026-12-03"), "20790");
+  EXPECT_EQ(Header(kDate, -1, "1969-12-31"), "-1");
+  EXPECT_EQ(Header(kTime, -1, "13:45:07.123456"), "49507123456");  // MicroTime
+  EXPECT_EQ(Header(kTime, 3, "13:45:07.1"), "49507100");           // time(3): Time, milliseconds
+  EXPECT_EQ(Header(kTime, 3, "23:59:59.999"), "86399999");
+  EXPECT_EQ(Header(kTime, 0, "13:45:07"), "49507000");
+  EXPECT_EQ(Header(kTimestamp, -1, "2026-12-03 13:45:07.123456"), "1796305507123456");  // MicroTimestamp
+  EXPECT_EQ(Header(kTimestamp, -1, "1969-12-31 23:59:59.999999"), "-1");
+  EXPECT_EQ(Header(kTimestamp, 6, "2026-12-03 13:45:07.5"), "1796305507500000");
+  EXPECT_EQ(Header(kTimestamp, 3, "2026-12-03 13:45:07.12"), "1796305507120");  // Timestamp, milliseconds
+  EXPECT_EQ(Header(kTimestamp, 0, "2000-02-29 12:00:00"), "951825600000");
+}
+
+TEST(ConnectHeaderTest, TimestampsWithTimeZoneAreIsoInUtcWithTheColumnsPrecision) {
+  // The relay's session has TimeZone=UTC; other offsets are converted.
+  EXPECT_EQ(Header(kTimestampTz, -1, "2026-12-03 11:45:07.123456+00"), "2026-12-03T11:45:07.123456Z");
+  EXPECT_EQ(Header(kTimestampTz, -1, "2026-12-03 13:45:07.123456+02"), "2026-12-03T11:45:07.123456Z");
+  EXPECT_EQ(Header(kTimestampTz, -1, "1900-01-01 00:00:00+00"), "1900-01-01T00:00:00.000000Z");
+  EXPECT_EQ(Header(kTimestampTz, 3, "2026-12-03 13:45:07.5+00"), "2026-12-03T13:45:07.500Z");
+  EXPECT_EQ(Header(kTimestampTz, 3, "2026-06-01 07:30:00+00"), "2026-06-01T07:30:00.000Z");
+  EXPECT_EQ(Header(kTimestampTz, 0, "2026-12-03 11:45:07+00"), "2026-12-03T11:45:07Z");
+  EXPECT_EQ(Header(kTimestampTz, 0, "1970-01-01 00:00:00+00"), "1970-01-01T00:00:00Z");
+}
+
+TEST(ConnectHeaderTest, ByteaIsBase64) {
+  EXPECT_EQ(Header(kBytea, -1, "\\x00ff41"), "AP9B");
+  EXPECT_EQ(Header(kBytea, -1, "\\x"), "");
+}
+
+TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
+  for (uint32_t type : {kInterval, kInt4Array, kMoney, kTimeTz, uint32_t{16500}}) {
+    absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
+    ASSERT_FALSE(column.ok()) << type;
+    EXPECT_EQ(column.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(column.status().message().find("type OID " + std::to_string(type)), std::string::npos)
+        << column.status();
+  }
+}
+
+TEST(ConnectHeaderTest, ValuesAFormCannotCarryAreErrorsNamingThem) {
+  for (auto [type, typmod, text] : {std::tuple{kTimestamp, -1, "infinity"}, {kTimestampTz, -1, "-infinity"},
+                                    {kDate, -1, "2026-12-03 BC"}, {kNumeric, NumericTypmod(10, 2), "NaN"},
+                                    {kNumeric, -1, "Infinity"}, {kBool, -1, "yes"}}) {
+    absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, typmod);
+    ASSERT_TRUE(column.ok());
+    std::string out;
+    const absl::Status st = AppendConnectValue(*column, text, &out);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(st.message().find(text), std::string_view::npos) << st;
+  }
+}
+
+}  // namespace
+}  // namespace outbox::outbox
