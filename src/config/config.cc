@@ -393,9 +393,17 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Bool("outbox.tombstone_on_empty_payload", &outbox->tombstone_on_empty_payload);
   r.Enum("outbox.format", internal::kFormats, &outbox->format);
   r.Enum("outbox.header_values", internal::kHeaderValues, &outbox->header_values);
+  r.Enum("outbox.key_converter", internal::kConverters, &outbox->key_converter);
+  r.Enum("outbox.value_converter", internal::kConverters, &outbox->value_converter);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
+  if (outbox->format != Format::kRaw) {
+    if (outbox->key_converter != Converter::kString) r.Error("outbox.key_converter", "only with outbox.format: raw");
+    if (outbox->value_converter != Converter::kString) {
+      r.Error("outbox.value_converter", "only with outbox.format: raw");
+    }
+  }
   std::vector<absl::string_view> parts = absl::StrSplit(outbox->table, '.');
   if (parts.size() > 2 || std::any_of(parts.begin(), parts.end(), [](absl::string_view p) { return p.empty(); })) {
     r.Error("outbox.table", absl::StrCat(Quoted(outbox->table), " must be table or schema.table"));

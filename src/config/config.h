@@ -25,6 +25,11 @@ enum class Format { kRaw, kCloudEvents, kProtobuf };
 // as Debezium writes them (Kafka Connect's SimpleHeaderConverter over its connector's values: `true`, epoch
 // microseconds). Debezium configuration files set debezium.
 enum class HeaderValues { kText, kDebezium };
+// outbox.key_converter / outbox.value_converter: how the key and value bytes are written, as Kafka Connect's
+// converter of that name writes Debezium's value of the column: StringConverter (the column's text; a bytea payload
+// as its raw bytes), JsonConverter with schemas.enable=false (a JSON string of the text, a bytea as a base64 string,
+// an integer as a number), ByteArrayConverter (a bytea's bytes; a column of another type is refused).
+enum class Converter { kString, kJson, kBytes };
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
 // The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.
@@ -84,6 +89,8 @@ struct OutboxConfig {
   bool tombstone_on_empty_payload = false;
   Format format = Format::kRaw;
   HeaderValues header_values = HeaderValues::kText;
+  Converter key_converter = Converter::kString;
+  Converter value_converter = Converter::kString;
 };
 
 struct DeliveryConfig {

@@ -27,6 +27,8 @@ inline constexpr EnumName<Format> kFormats[] = {
     {"raw", Format::kRaw}, {"cloudevents", Format::kCloudEvents}, {"protobuf", Format::kProtobuf}};
 inline constexpr EnumName<HeaderValues> kHeaderValues[] = {{"text", HeaderValues::kText},
                                                            {"debezium", HeaderValues::kDebezium}};
+inline constexpr EnumName<Converter> kConverters[] = {
+    {"string", Converter::kString}, {"json", Converter::kJson}, {"bytes", Converter::kBytes}};
 inline constexpr EnumName<OnError> kOnErrors[] = {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}};
 inline constexpr EnumName<Guarantee> kGuarantees[] = {{"at_least_once", Guarantee::kAtLeastOnce},
                                                       {"exactly_once", Guarantee::kExactlyOnce}};

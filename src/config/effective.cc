@@ -53,6 +53,8 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.tombstone_on_empty_payload", Text(c.outbox.tombstone_on_empty_payload)},
       {"outbox.format", std::string(NameOf(kFormats, c.outbox.format))},
       {"outbox.header_values", std::string(NameOf(kHeaderValues, c.outbox.header_values))},
+      {"outbox.key_converter", std::string(NameOf(kConverters, c.outbox.key_converter))},
+      {"outbox.value_converter", std::string(NameOf(kConverters, c.outbox.value_converter))},
       {"sink.type", std::string(SinkTypeName(c.sink))},
       {"delivery.max_inflight_bytes", Text(c.delivery.max_inflight_bytes)},
       {"delivery.max_inflight_events", Text(c.delivery.max_inflight_events)},

@@ -229,6 +229,43 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
   }
 }
 
+void AppendJsonString(std::string_view text, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  const auto escape_unit = [&](unsigned unit) {
+    out->append("\\u");
+    for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(unit >> shift) & 0xF]);
+  };
+  out->push_back('"');
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '"': out->append("\\\""); continue;
+      case '\\': out->append("\\\\"); continue;
+      case '\b': out->append("\\b"); continue;
+      case '\t': out->append("\\t"); continue;
+      case '\n': out->append("\\n"); continue;
+      case '\f': out->append("\\f"); continue;
+      case '\r': out->append("\\r"); continue;
+      default: break;
+    }
+    if (c < 0x20) {
+      escape_unit(c);
+    } else if (c >= 0xF0 && i + 3 < text.size()) {
+      // A four-byte sequence: a character beyond U+FFFF, written as its UTF-16 surrogate pair.
+      const unsigned cp = ((c & 0x07u) << 18) | ((static_cast<unsigned char>(text[i + 1]) & 0x3Fu) << 12) |
+                          ((static_cast<unsigned char>(text[i + 2]) & 0x3Fu) << 6) |
+                          (static_cast<unsigned char>(text[i + 3]) & 0x3Fu);
+      const unsigned v = cp - 0x10000;
+      escape_unit(0xD800 + (v >> 10));
+      escape_unit(0xDC00 + (v & 0x3FF));
+      i += 3;
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+  }
+  out->push_back('"');
+}
+
 absl::StatusOr<int64_t> ParseTimestampMicros(std::string_view text, bool with_zone) {
   const auto bad = [&] { return absl::InvalidArgumentError(Cat("unparsable timestamp \"", text, "\"")); };
   size_t pos = 0;

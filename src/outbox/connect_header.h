@@ -58,6 +58,11 @@ absl::StatusOr<std::string> JavaDoubleText(std::string_view text, bool is_float)
 // when the scale is negative or the adjusted exponent is below -6 ("1.000E-7", "0E-10").
 absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text);
 
+// The JSON string literal Kafka Connect's JsonConverter (Jackson, defaults) writes for `text` (UTF-8): quotes,
+// backslash and control characters escaped (\b \t \n \f \r, else \u00XX), characters beyond U+FFFF as two
+// \uXXXX surrogates, every other character as its UTF-8 bytes.
+void AppendJsonString(std::string_view text, std::string* out);
+
 // Microseconds since 1970-01-01 00:00 of PostgreSQL's timestamp / timestamptz text ("2024-05-01 12:00:00.123456",
 // with a trailing +HH[:MM[:SS]] offset when `with_zone`). BC dates and infinity are INVALID_ARGUMENT.
 absl::StatusOr<int64_t> ParseTimestampMicros(std::string_view text, bool with_zone);

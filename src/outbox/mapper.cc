@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "outbox/v1/envelope.pb.h"
@@ -18,6 +20,30 @@ int FindColumn(const pg::Relation& relation, const std::string& name) {
     if (relation.columns[i].name == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+bool IsInteger(uint32_t type) { return type == pg::oid::kInt2 || type == pg::oid::kInt4 || type == pg::oid::kInt8; }
+
+// Whether Kafka Connect's `converter` can write Debezium's value of a column of `type` (JsonConverter: strings,
+// integers and bytes, as the relay writes them; ByteArrayConverter: bytes only, as Kafka Connect's refuses others).
+absl::Status CheckConverter(config::Converter converter, uint32_t type) {
+  switch (converter) {
+    case config::Converter::kString:
+      return absl::OkStatus();
+    case config::Converter::kJson: {
+      absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, -1);
+      if (form.ok() && (form->form == ConnectForm::kText || form->form == ConnectForm::kBytes)) {
+        return absl::OkStatus();
+      }
+      return absl::FailedPreconditionError(
+          Cat("(type OID ", type, "): json writes text types, json, jsonb, uuid, integers and bytea"));
+    }
+    case config::Converter::kBytes:
+      if (type == pg::oid::kBytea) return absl::OkStatus();
+      return absl::FailedPreconditionError(
+          Cat("(type OID ", type, "): bytes (ByteArrayConverter) needs a bytea column, as Kafka Connect does"));
+  }
+  return absl::InternalError("unknown converter");
 }
 
 int HexValue(char c) {
@@ -167,6 +193,15 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   if (!payload.ok()) return payload.status();
   b.payload = *payload;
   b.payload_type = relation.columns[b.payload].type_oid;
+  b.key_type = relation.columns[b.key].type_oid;
+  for (auto [converter, column, type, key] :
+       {std::tuple{config_.key_converter, &config_.fields.key, b.key_type, "outbox.key_converter"},
+        std::tuple{config_.value_converter, &config_.fields.payload, b.payload_type, "outbox.value_converter"}}) {
+    if (absl::Status st = CheckConverter(converter, type); !st.ok()) {
+      return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_, " ",
+                                               st.message()));
+    }
+  }
   if (config_.fields.timestamp) {
     auto ts = require(*config_.fields.timestamp, "outbox.fields.timestamp");
     if (!ts.ok()) return ts.status();
@@ -253,6 +288,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   }
   s_.payload_type = b.payload_type;
   s_.timestamp_type = b.timestamp_type;
+  s_.key_type = b.key_type;
   return Build(commit_lsn, commit_time_ms);
 }
 
@@ -311,6 +347,9 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
       }
       r.timestamp_ms = v;
     }
+  }
+  if (absl::Status st = Convert(r); !st.ok()) {
+    return absl::InvalidArgumentError(Cat(st.message(), " (", where(), ")"));
   }
   if (commit_lsn != s_.source_lsn_of || s_.source_lsn.empty()) {
     s_.source_lsn_of = commit_lsn;
@@ -422,6 +461,44 @@ absl::Status OutboxMapper::CompleteEnvelope(Record& record, std::string_view sou
 
 
 // The CloudEvents Kafka protocol binding, binary content mode: the record's value is the event data and the
+absl::Status OutboxMapper::Convert(Record& r) {
+  // JsonConverter writes a null with a schema as the JSON text null: a NULL key, and a NULL payload unless
+  // outbox.tombstone_on_empty_payload makes it a tombstone (Debezium's router then drops the value's schema too).
+  static constexpr std::string_view kJsonNull = "null";
+  if (config_.key_converter == config::Converter::kJson && !r.key.has_value()) r.key = kJsonNull;
+  if (config_.key_converter != config::Converter::kString && r.key.has_value() && !s_.key.null) {
+    s_.key_out.clear();
+    if (s_.key_type == pg::oid::kBytea) {
+      auto bytes = DecodeByteaHex(*r.key);
+      if (!bytes.ok()) return bytes.status();
+      if (config_.key_converter == config::Converter::kBytes) {
+        s_.key_out = *std::move(bytes);
+      } else {
+        AppendJsonString(absl::Base64Escape(*bytes), &s_.key_out);
+      }
+    } else if (IsInteger(s_.key_type)) {
+      s_.key_out.assign(r.key->data(), r.key->size());  // a JSON number: PostgreSQL's text is Jackson's
+    } else {
+      AppendJsonString(*r.key, &s_.key_out);
+    }
+    r.key = s_.key_out;
+  }
+  if (config_.value_converter == config::Converter::kJson && s_.payload.null && !config_.tombstone_on_empty_payload) {
+    r.value = kJsonNull;
+  } else if (config_.value_converter == config::Converter::kJson && r.value.has_value()) {
+    s_.value_out.clear();
+    if (s_.payload_type == pg::oid::kBytea) {
+      AppendJsonString(absl::Base64Escape(absl::string_view(r.value->data(), r.value->size())), &s_.value_out);  // r.value holds the decoded bytes
+    } else if (IsInteger(s_.payload_type)) {
+      s_.value_out.assign(r.value->data(), r.value->size());
+    } else {
+      AppendJsonString(*r.value, &s_.value_out);
+    }
+    r.value = s_.value_out;
+  }
+  return absl::OkStatus();  // bytes: a bytea payload already is its raw bytes
+}
+
 // attributes are `ce_`-prefixed headers (specversion, id, source, type, time) plus content-type.
 void OutboxMapper::AddCloudEventsHeaders(Record& r) {
   s_.ce_source = Cat("/", schema_, "/", table_);

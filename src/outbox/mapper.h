@@ -117,13 +117,16 @@ class OutboxMapper {
     uint32_t relation_oid = 0;
     size_t columns = 0;
     int id = -1, key = -1, route = -1, payload = -1, timestamp = -1, type = -1;
-    uint32_t payload_type = 0, timestamp_type = 0;
+    uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::vector<int> additional;  // parallel to config_.fields.additional
     // outbox.header_values: debezium: how each additional field's value is written (parallel to `additional`).
     std::vector<ConnectColumn> additional_forms;
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
+  // outbox.key_converter / value_converter other than string: rewrites the record's key and value into key_out and
+  // value_out.
+  absl::Status Convert(Record& r);
   void AddCloudEventsHeaders(Record& r);
   // outbox.format: protobuf: replaces the record's value (the payload as the raw format carries it) by the
   // serialized envelope, and adds the content-type header.
@@ -146,7 +149,8 @@ class OutboxMapper {
     Field id, key, route, payload, timestamp, type;
     std::vector<Field> additional;
     std::string converted;  // outbox.header_values: debezium: one additional field's header text being built
-    uint32_t payload_type = 0, timestamp_type = 0;
+    std::string key_out, value_out;  // the key and value as outbox.key_converter / value_converter write them
+    uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::string topic;
     std::string payload_bytes;  // decoded bytea
     std::string source_lsn;

@@ -141,5 +141,22 @@ TEST(ConnectHeaderTest, ValuesAFormCannotCarryAreErrorsNamingThem) {
   }
 }
 
+// What Debezium 3.6.1 with value.converter=JsonConverter (schemas.enable=false) wrote for a jsonb payload.
+TEST(ConnectHeaderTest, JsonStringsEscapeAsJacksonDoes) {
+  std::string out;
+  AppendJsonString("{\"s\": \"quote\\\" back\\\\ slash/ nl\\n tab\\t ctl\\u0001 \xC3\xA9 \xE2\x98\x95 \xF0\x9F\x98\x80\"}",
+                   &out);
+  EXPECT_EQ(out,
+            R"("{\"s\": \"quote\\\" back\\\\ slash/ nl\\n tab\\t ctl\\u0001 )"
+            "\xC3\xA9 \xE2\x98\x95 "
+            R"(\uD83D\uDE00\"}")");
+  out.clear();
+  AppendJsonString(std::string("a\nb\tc\rd\be\ff\x1F" "g\0", 14), &out);
+  EXPECT_EQ(out, R"("a\nb\tc\rd\be\ff\u001Fg\u0000")");
+  out.clear();
+  AppendJsonString("[]", &out);
+  EXPECT_EQ(out, R"("[]")");
+}
+
 }  // namespace
 }  // namespace outbox::outbox

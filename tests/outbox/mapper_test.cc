@@ -545,6 +545,63 @@ TEST_F(MapperTest, DebeziumHeaderValueTheFormCannotCarryIsAPerEventErrorNamingTh
   EXPECT_EQ(HeaderValue(original, "at"), "infinity");
 }
 
+// outbox.key_converter / value_converter: json writes JSON strings (JsonConverter, schemas.enable=false), bytes a
+// bytea's bytes (ByteArrayConverter).
+TEST_F(MapperTest, JsonConvertersWriteTheKeyAndValueAsJsonStrings) {
+  config_.key_converter = config::Converter::kJson;
+  config_.value_converter = config::Converter::kJson;
+  Set("payload", R"({"a": "x\"y"})");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, R"("order-42")");
+  EXPECT_EQ(r->value, R"("{\"a\": \"x\\\"y\"}")");
+  EXPECT_EQ(HeaderValue(*r, "id"), kEventId);  // headers are not converted
+  // A NULL payload is the JSON text null (JsonConverter writes a null that has a schema), and a tombstone only under
+  // outbox.tombstone_on_empty_payload (Debezium's router then drops the schema); a NULL key is null too.
+  Set("payload", std::nullopt);
+  Set("aggregateid", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "null");
+  EXPECT_EQ(r->key, "null");
+  Set("aggregateid", "order-42");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, R"("order-42")");  // with a NULL payload too
+  config_.tombstone_on_empty_payload = true;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::nullopt);
+  Set("aggregateid", "order-42");
+  // A bytea payload: its base64, as a JSON string; an integer key: a number.
+  SetType("payload", kBytea);
+  SetType("aggregateid", kInt8);
+  Set("aggregateid", "42");
+  Set("payload", "\\x00ff41");
+  mapper().OnRelation(kOutboxOid);  // a new Relation message: the columns' types are read again
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, "42");
+  EXPECT_EQ(r->value, R"("AP9B")");
+}
+
+TEST_F(MapperTest, BytesConvertersWriteByteaAndRefuseOtherColumnsNamingTheKey) {
+  config_.value_converter = config::Converter::kBytes;
+  SetType("payload", kBytea);
+  Set("payload", "\\x00ff41");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::string("\0\xff" "A", 3));
+  config_.key_converter = config::Converter::kBytes;  // aggregateid is text: Kafka Connect would fail too
+  mapper_.reset();
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.key_converter"));
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"aggregateid\""));
+}
+
 TEST_F(MapperTest, MissingTimestampColumnIsFatal) {
   config_.fields.timestamp = "occurred_at";
   auto r = Map();

@@ -52,6 +52,8 @@ constexpr std::string_view kConnectProducer = "producer.override.";
 constexpr std::string_view kPostgresConnector = "io.debezium.connector.postgresql.PostgresConnector";
 constexpr std::string_view kEventRouter = "io.debezium.transforms.outbox.EventRouter";
 constexpr std::string_view kStringConverter = "org.apache.kafka.connect.storage.StringConverter";
+constexpr std::string_view kJsonConverter = "org.apache.kafka.connect.json.JsonConverter";
+constexpr std::string_view kByteArrayConverter = "org.apache.kafka.connect.converters.ByteArrayConverter";
 constexpr std::string_view kStringSerializer = "org.apache.kafka.common.serialization.StringSerializer";
 // The Outbox Event Router's routing defaults.
 constexpr std::string_view kDefaultRouteRegex = "(?<routedByValue>.*)";
@@ -782,9 +784,26 @@ class DebeziumMapper {
     for (std::string_view which : {"key", "value"}) {
       const std::string key = Cat(which, ".converter");
       const Prop* converter = connector_.Take(key);
-      if (converter != nullptr && converter->value != kStringConverter) {
+      const std::string relay_key = Cat("outbox.", which, "_converter");
+      if (converter != nullptr && converter->value == kJsonConverter) {
+        // JsonConverter's schemas.enable defaults to true: the schema-and-payload envelope.
+        const Prop* schemas = connector_.Take(Cat(key, ".schemas.enable"));
+        const std::string schemas_value =
+            schemas == nullptr ? "true" : Lower(ToStd(absl::StripAsciiWhitespace(schemas->value)));
+        if (schemas_value == "false") {
+          Put(relay_key, "json");
+        } else {
+          Error(schemas != nullptr ? schemas->written : converter->written,
+                Cat(schemas == nullptr ? Cat(key, ".schemas.enable is not set (JsonConverter's default is true): ")
+                                       : std::string(),
+                    "the schema-and-payload envelope is not reproduced; set ", key, ".schemas.enable=false"));
+        }
+      } else if (converter != nullptr && converter->value == kByteArrayConverter) {
+        Put(relay_key, "bytes");
+      } else if (converter != nullptr && converter->value != kStringConverter) {
         Error(converter->written, Cat(Quoted(converter->value), " would change the records; the relay writes what ",
-                                      kStringConverter, " writes"));
+                                      kStringConverter, ", ", kJsonConverter, " (schemas.enable=false) or ",
+                                      kByteArrayConverter, " writes"));
       } else if (converter == nullptr && !server_) {
         WarnAbsent(connector_.Written(key),
                    Cat("not set (the worker's applies): the relay writes what ", kStringConverter, " writes, the ",

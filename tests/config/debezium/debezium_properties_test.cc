@@ -158,10 +158,35 @@ TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
   // Header values as Debezium writes them (SimpleHeaderConverter over the connector's values); a relay key may
   // ask for the columns' text instead.
   EXPECT_EQ(c->outbox.header_values, config::HeaderValues::kDebezium);
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kString);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kString);
   absl::StatusOr<Loaded> text = Load(std::string(kConnect) + "outbox-relay.outbox.header_values=text\n",
                                      {{"kafka.bootstrap.servers", "kafka-1:9092"}});
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->outbox.header_values, config::HeaderValues::kText);
+}
+
+TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  std::string file = kConnect;
+  for (const char* line : {"key.converter=org.apache.kafka.connect.storage.StringConverter\n",
+                           "value.converter=org.apache.kafka.connect.storage.StringConverter\n"}) {
+    file.erase(file.find(line), std::string(line).size());
+  }
+  absl::StatusOr<Loaded> json = Load(file + "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                                            "key.converter.schemas.enable=false\n"
+                                            "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n",
+                                     brokers);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(json->outbox.key_converter, config::Converter::kJson);
+  EXPECT_EQ(json->outbox.value_converter, config::Converter::kBytes);
+  // JsonConverter's schemas.enable defaults to true: the envelope, not reproduced, refused naming the key.
+  EXPECT_THAT(ErrorOf(Load(file + "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                                  "value.converter.schemas.enable=true\n",
+                           brokers)),
+              HasSubstr("value.converter.schemas.enable: the schema-and-payload envelope is not reproduced"));
+  EXPECT_THAT(ErrorOf(Load(file + "value.converter=org.apache.kafka.connect.json.JsonConverter\n", brokers)),
+              HasSubstr("value.converter: value.converter.schemas.enable is not set"));
 }
 
 TEST(DebeziumProperties, KafkaConnectExactlyOnceSourceSupportMapsToTheGuarantee) {
@@ -383,7 +408,8 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
       {"debezium.transforms.outbox.table.fields.additional.placement=aggregateid:partition", "placement partition"},
       {"debezium.transforms.outbox.predicate=isOutbox", "conditional"},
       {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
-      {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "would change the records"},
+      {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "schemas.enable=false"},
+      {"debezium.source.key.converter=org.apache.kafka.connect.converters.LongConverter", "would change the records"},
       {"debezium.source.value.converter=io.confluent.connect.avro.AvroConverter", "would change the records"},
       {"debezium.source.header.converter=org.apache.kafka.connect.json.JsonConverter", "would change the headers"},
       {"debezium.source.column.exclude.list=public.outbox.payload", "changes the column values"},
