@@ -31,6 +31,7 @@ pg::OutboxSqlNames Names(const config::PipelineConfig& config) {
   std::tie(n.schema, n.table) = config::SplitTableName(config.outbox.table);
   n.publication = config.source.publication;
   n.slot = config.source.slot;
+  n.publish_updates = config.outbox.on_update == config::OnUpdate::kError;
   return n;
 }
 
@@ -84,6 +85,7 @@ class Report {
   Report(const config::PipelineConfig& config, std::ostream& out) : config_(config), out_(out) {}
   void Ok(std::string_view what) { out_ << "ok: " << config::Redact(config_, std::string(what)) << "\n"; }
   void Info(std::string_view what) { out_ << "note: " << config::Redact(config_, std::string(what)) << "\n"; }
+  void Warn(std::string_view what) { out_ << "warning: " << config::Redact(config_, std::string(what)) << "\n"; }
   void Problem(std::string_view what) {
     ++problems_;
     out_ << "problem: " << config::Redact(config_, std::string(what)) << "\n";
@@ -208,6 +210,12 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     report.Problem(ToStd(covered.message()));
   } else {
     report.Ok(Cat("publication \"", pub, "\" covers ", qualified, " and publishes inserts"));
+    const bool updates = publication->front().size() > 2 && publication->front()[2].value_or("f") == "t";
+    if (config.outbox.on_update == config::OnUpdate::kError && !updates) {
+      report.Warn(Cat("publication \"", pub, "\" does not publish updates, so outbox.on_update: error never sees an "
+                      "UPDATE of ", qualified, " (ALTER PUBLICATION ", pg::QuoteIdent(pub),
+                      " SET (publish = 'insert, update'), or recreate it with `outbox-relay init`)"));
+    }
     if (sql.server_version() >= 150000) {
       // A column list (PostgreSQL 15+) that leaves out a configured column makes the relay halt.
       auto listed = value(Cat("SELECT array_to_string(attnames, ',') FROM pg_publication_tables WHERE pubname = ",

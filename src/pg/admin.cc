@@ -16,7 +16,7 @@ namespace outbox::pg {
 std::string PublicationCoverageSql(std::string_view publication, std::string_view schema, std::string_view table) {
   return Cat("SELECT p.pubinsert, EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = p.pubname AND "
              "t.schemaname = ", QuoteLiteral(schema), " AND t.tablename = ", QuoteLiteral(table),
-             ") FROM pg_publication p WHERE p.pubname = ", QuoteLiteral(publication));
+             "), p.pubupdate FROM pg_publication p WHERE p.pubname = ", QuoteLiteral(publication));
 }
 
 absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
@@ -121,7 +121,8 @@ std::string CreatePublicationSql(const OutboxSqlNames& n) {
                       "  IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = ", QuoteLiteral(n.publication),
                       ") THEN\n",
                       "    CREATE PUBLICATION ", QuoteIdent(n.publication), " FOR TABLE ", QuoteIdent(n.schema), ".",
-                      QuoteIdent(n.table), " WITH (publish = 'insert');\n",
+                      QuoteIdent(n.table), n.publish_updates ? " WITH (publish = 'insert, update');\n"
+                                                             : " WITH (publish = 'insert');\n",
                       "  END IF;\n",
                       "END $outbox_relay$;");
 }

@@ -65,6 +65,9 @@ struct OutboxSqlNames {
   std::string slot;
   std::string role = "outbox_relay";
   std::string database;  // for GRANT CONNECT; may be empty
+  // The publication publishes updates too (outbox.on_update: error asks to see them; Debezium's
+  // table.op.invalid.behavior=fatal): publish = 'insert, update' instead of 'insert'.
+  bool publish_updates = false;
 };
 
 // CREATE TABLE IF NOT EXISTS for the default outbox layout (id uuid, aggregatetype, aggregateid, type, payload

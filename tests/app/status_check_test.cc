@@ -177,6 +177,32 @@ TEST_F(StatusCheck, CheckPassesOnAnInitializedSetup) {
   EXPECT_NE(r.out.find("  kafka.bootstrap.servers: " + h.bootstrap() + "\n"), std::string::npos) << r.out;
 }
 
+// outbox.on_update: error asks to see UPDATEs: `init` creates the publication with them, and `check` warns (without
+// failing) when an existing publication hides them.
+TEST_F(StatusCheck, InitPublishesUpdatesForOnUpdateErrorAndCheckWarnsWhenThePublicationHidesThem) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  std::string out;
+  ASSERT_EQ(h.RunCommand({"init", "--create-table", "--set", "outbox.on_update=error"}, &out), 0) << out;
+  const std::string pub = h.Value("SELECT pubname FROM pg_publication").value_or("?");
+  EXPECT_EQ(h.Value("SELECT pubinsert::text || ',' || pubupdate::text || ',' || pubdelete::text FROM pg_publication"),
+            "true,true,false");
+  CommandResult r = RunRelay(h.config_path(), {"check", "--set", "outbox.on_update=error"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Lines(r.out, "warning:").empty()) << r.out;
+  h.Sql("ALTER PUBLICATION " + pub + " SET (publish = 'insert')");
+  r = RunRelay(h.config_path(), {"check", "--set", "outbox.on_update=error"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Lines(r.out, "warning:"),
+            std::vector<std::string>{"warning: publication \"" + pub +
+                                     "\" does not publish updates, so outbox.on_update: error never sees an UPDATE of "
+                                     "public.outbox (ALTER PUBLICATION \"" + pub + "\" SET (publish = 'insert, "
+                                     "update'), or recreate it with `outbox-relay init`)"})
+      << r.out;
+  // The default (warn) asks for nothing more than inserts.
+  r = RunRelay(h.config_path(), {"check"});
+  EXPECT_TRUE(Lines(r.out, "warning:").empty()) << r.out;
+}
+
 TEST_F(StatusCheck, CheckFindsWalLevelNotLogical) {
   auto replica = PgServer::Create({.extra_conf = "wal_level = replica"});
   ASSERT_TRUE(replica.ok()) << replica.status();

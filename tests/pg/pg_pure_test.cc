@@ -278,6 +278,13 @@ TEST(CreatePublicationSql, PublishesInsertsOfTheOutboxOnly) {
   EXPECT_THAT(sql, HasSubstr("WITH (publish = 'insert')"));
 }
 
+// outbox.on_update: error (Debezium's table.op.invalid.behavior=fatal) must see UPDATEs: the publication sends them.
+TEST(CreatePublicationSql, PublishesUpdatesTooWhenTheConfigAsksToSeeThem) {
+  OutboxSqlNames names = Names();
+  names.publish_updates = true;
+  EXPECT_THAT(CreatePublicationSql(names), HasSubstr("WITH (publish = 'insert, update')"));
+}
+
 TEST(CreatePublicationSql, IsGuardedByIfNotExists) {
   const std::string sql = CreatePublicationSql(Names());
   const size_t guard = sql.find("IF NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = 'outbox_pub')");

@@ -206,7 +206,8 @@ const std::vector<Rule>& ConnectorRules() {
       {"tombstones.on.delete", Verdict::kWarn, "no effect: DELETEs of the outbox are ignored either way"},
       {"slot.", Verdict::kWarn, kNoSlotHandling},
       {"publication.autocreate.mode", Verdict::kWarn,
-       "no effect: `outbox-relay init` creates the publication FOR TABLE <outbox> WITH (publish = 'insert')"},
+       "no effect: `outbox-relay init` creates the publication FOR TABLE <outbox> WITH (publish = 'insert'), "
+       "'insert, update' with table.op.invalid.behavior=fatal"},
       {"publish.via.partition.root", Verdict::kWarn, kNotApplied},
       {"replica.identity.autoset.values", Verdict::kWarn, kNotApplied},
       {"max.batch.size", Verdict::kWarn, kNoQueue},
