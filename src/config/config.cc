@@ -377,6 +377,10 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   std::string timestamp;
   r.String("outbox.fields.timestamp", &timestamp);
   if (!timestamp.empty()) outbox->fields.timestamp = timestamp;
+  std::string tracing;
+  r.String("outbox.fields.tracing_span_context", &tracing);
+  if (!tracing.empty()) outbox->fields.tracing_span_context = tracing;
+  r.Bool("outbox.fields.tracing_span_context_if_present", &outbox->fields.tracing_span_context_if_present);
   std::vector<std::string> additional;
   r.List("outbox.fields.additional", &additional);
   for (const std::string& entry : additional) {

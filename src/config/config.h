@@ -75,6 +75,12 @@ struct OutboxFields {
   std::string payload = "payload";
   std::optional<std::string> timestamp;  // none by default
   std::vector<AdditionalField> additional;
+  // A column holding a serialized trace context (java.util.Properties text with traceparent=... and
+  // tracestate=..., as Debezium's tracing.span.context.field reads it): its traceparent and tracestate become the
+  // record's W3C headers. None by default. A configured column missing from the table stops the relay, unless
+  // tracing_span_context_if_present (Debezium files: their default column is read when it exists).
+  std::optional<std::string> tracing_span_context;
+  bool tracing_span_context_if_present = false;
 };
 
 struct OutboxConfig {

@@ -46,6 +46,8 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.fields.type", c.outbox.fields.type},
       {"outbox.fields.payload", c.outbox.fields.payload},
       {"outbox.fields.timestamp", c.outbox.fields.timestamp.value_or("")},
+      {"outbox.fields.tracing_span_context", c.outbox.fields.tracing_span_context.value_or("")},
+      {"outbox.fields.tracing_span_context_if_present", Text(c.outbox.fields.tracing_span_context_if_present)},
       {"outbox.fields.additional", absl::StrJoin(additional, ",")},
       {"outbox.route.by", c.outbox.route_by},
       {"outbox.route.topic", c.outbox.route_topic},

@@ -8,6 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "config/java_properties.h"
 #include "absl/strings/numbers.h"
 #include "outbox/v1/envelope.pb.h"
 #include "pg/type_oids.h"
@@ -219,6 +220,15 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     if (!type.ok()) return type.status();
     b.type = *type;
   }
+  if (config_.fields.tracing_span_context) {
+    if (config_.fields.tracing_span_context_if_present) {
+      b.tracing = FindColumn(relation, *config_.fields.tracing_span_context);
+    } else {
+      auto idx = require(*config_.fields.tracing_span_context, "outbox.fields.tracing_span_context");
+      if (!idx.ok()) return idx.status();
+      b.tracing = *idx;
+    }
+  }
   for (const config::AdditionalField& f : config_.fields.additional) {
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
@@ -269,7 +279,8 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
                                             commit_lsn.ToString(), " is not in text form"));
   };
   for (auto [field, idx] : {std::pair<Field*, int>{&s_.id, b.id}, {&s_.key, b.key}, {&s_.route, b.route},
-                            {&s_.payload, b.payload}, {&s_.timestamp, b.timestamp}, {&s_.type, b.type}}) {
+                            {&s_.payload, b.payload}, {&s_.timestamp, b.timestamp}, {&s_.type, b.type},
+                            {&s_.tracing, b.tracing}}) {
     if (absl::Status st = fill(*field, idx); !st.ok()) return st;
   }
   for (size_t i = 0; i < b.additional.size(); ++i) {
@@ -362,6 +373,7 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     r.headers.push_back(Header{config_.fields.additional[i].name,
                                f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
   }
+  AddTraceHeaders(r);
   r.headers.push_back(Header{"source_lsn", std::string_view(s_.source_lsn)});
   if (config_.format == config::Format::kCloudEvents) AddCloudEventsHeaders(r);
   if (config_.format == config::Format::kProtobuf) {
@@ -461,6 +473,23 @@ absl::Status OutboxMapper::CompleteEnvelope(Record& record, std::string_view sou
 
 
 // The CloudEvents Kafka protocol binding, binary content mode: the record's value is the event data and the
+void OutboxMapper::AddTraceHeaders(Record& r) {
+  if (s_.tracing.null) return;
+  // java.util.Properties text, as Debezium's tracing reads it; text that is not is no context (no headers).
+  absl::StatusOr<std::vector<config::internal::PropertyEntry>> entries =
+      config::internal::ParseJavaProperties(s_.tracing.text);
+  if (!entries.ok()) return;
+  s_.traceparent.clear();
+  s_.tracestate.clear();
+  for (const config::internal::PropertyEntry& e : *entries) {
+    if (e.key == "traceparent") s_.traceparent = e.value;
+    if (e.key == "tracestate") s_.tracestate = e.value;
+  }
+  if (s_.traceparent.empty()) return;
+  r.headers.push_back(Header{"traceparent", std::string_view(s_.traceparent)});
+  if (!s_.tracestate.empty()) r.headers.push_back(Header{"tracestate", std::string_view(s_.tracestate)});
+}
+
 absl::Status OutboxMapper::Convert(Record& r) {
   // JsonConverter writes a null with a schema as the JSON text null: a NULL key, and a NULL payload unless
   // outbox.tombstone_on_empty_payload makes it a tombstone (Debezium's router then drops the value's schema too).

@@ -116,7 +116,7 @@ class OutboxMapper {
   struct Binding {
     uint32_t relation_oid = 0;
     size_t columns = 0;
-    int id = -1, key = -1, route = -1, payload = -1, timestamp = -1, type = -1;
+    int id = -1, key = -1, route = -1, payload = -1, timestamp = -1, type = -1, tracing = -1;
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::vector<int> additional;  // parallel to config_.fields.additional
     // outbox.header_values: debezium: how each additional field's value is written (parallel to `additional`).
@@ -127,6 +127,8 @@ class OutboxMapper {
   // outbox.key_converter / value_converter other than string: rewrites the record's key and value into key_out and
   // value_out.
   absl::Status Convert(Record& r);
+  // outbox.fields.tracing_span_context: the traceparent and tracestate headers of the row's trace context.
+  void AddTraceHeaders(Record& r);
   void AddCloudEventsHeaders(Record& r);
   // outbox.format: protobuf: replaces the record's value (the payload as the raw format carries it) by the
   // serialized envelope, and adds the content-type header.
@@ -146,7 +148,8 @@ class OutboxMapper {
   };
   // Reused per-record buffers: each Map fills these and the Record views them.
   struct Scratch {
-    Field id, key, route, payload, timestamp, type;
+    Field id, key, route, payload, timestamp, type, tracing;
+    std::string traceparent, tracestate;  // from `tracing` (outbox.fields.tracing_span_context)
     std::vector<Field> additional;
     std::string converted;  // outbox.header_values: debezium: one additional field's header text being built
     std::string key_out, value_out;  // the key and value as outbox.key_converter / value_converter write them

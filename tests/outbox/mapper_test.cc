@@ -602,6 +602,41 @@ TEST_F(MapperTest, BytesConvertersWriteByteaAndRefuseOtherColumnsNamingTheKey) {
   EXPECT_THAT(Message(r.status()), HasSubstr("\"aggregateid\""));
 }
 
+// outbox.fields.tracing_span_context: the column's java.util.Properties text gives the W3C headers.
+TEST_F(MapperTest, TraceContextColumnGivesTraceparentAndTracestateHeaders) {
+  relation_.columns.push_back({.flags = 0, .name = "tracingspancontext", .type_oid = kText});
+  values_.push_back("#Thu Dec 03 21:00:00 UTC 2026\ntraceparent=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\n"
+                    "tracestate=congo\\=t61rcWkgMzE\n");
+  config_.fields.tracing_span_context = "tracingspancontext";
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "traceparent", "tracestate", "source_lsn"}));
+  EXPECT_EQ(HeaderValue(*r, "traceparent"), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  EXPECT_EQ(HeaderValue(*r, "tracestate"), "congo=t61rcWkgMzE");
+  // NULL, or text without a traceparent: no trace headers.
+  Set("tracingspancontext", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
+  Set("tracingspancontext", "tracestate=a");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
+}
+
+TEST_F(MapperTest, AMissingTraceContextColumnIsFatalUnlessOnlyIfPresent) {
+  config_.fields.tracing_span_context = "tracingspancontext";
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.fields.tracing_span_context"));
+  config_.fields.tracing_span_context_if_present = true;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
+}
+
 TEST_F(MapperTest, MissingTimestampColumnIsFatal) {
   config_.fields.timestamp = "occurred_at";
   auto r = Map();

@@ -218,8 +218,6 @@ const std::vector<Rule>& ConnectorRules() {
       {"errors.", Verdict::kWarn, kNoErrors},
       {"retriable.restart.connector.wait.ms", Verdict::kWarn, kNoErrors},
       {"event.processing.failure.handling.mode", Verdict::kWarn, kNoErrors},
-      {"decimal.handling.mode", Verdict::kWarn, kNoColumnTypes},
-      {"time.precision.mode", Verdict::kWarn, kNoColumnTypes},
       {"hstore.handling.mode", Verdict::kWarn, kNoColumnTypes},
       {"interval.handling.mode", Verdict::kWarn, kNoColumnTypes},
       {"money.fraction.digits", Verdict::kWarn, kNoColumnTypes},
@@ -700,8 +698,13 @@ class DebeziumMapper {
         Warn(*prop, "no effect with a StringConverter (it sets the value schema's version)");
       }
     }
-    for (std::string_view key : {"table.json.payload.null.behavior", "tracing.span.context.field",
-                                 "tracing.operation.name", "tracing.with.context.field.only"}) {
+    // Debezium with OpenTelemetry reads the trace context column (default tracingspancontext) and writes W3C
+    // headers: the relay propagates the column's traceparent and tracestate when the column exists.
+    const Prop* tracing = router_.Take("tracing.span.context.field");
+    Put("outbox.fields.tracing_span_context", tracing != nullptr ? tracing->value : std::string("tracingspancontext"));
+    Put("outbox.fields.tracing_span_context_if_present", "true");
+    for (std::string_view key : {"table.json.payload.null.behavior", "tracing.operation.name",
+                                 "tracing.with.context.field.only"}) {
       if (const Prop* prop = router_.Take(std::string(key))) Warn(*prop, "no effect on the records");
     }
     MapRouting();
@@ -1252,6 +1255,15 @@ class DebeziumMapper {
     }
     if (const Prop* mode = connector_.Take("binary.handling.mode"); mode && Lower(mode->value) != "bytes") {
       Error(mode->written, Cat(Quoted(mode->value), " would change bytea values; the relay writes them as raw bytes"));
+    }
+    // Header values (outbox.header_values: debezium) are written as Debezium's defaults make them.
+    for (auto [key, fallback] : {std::pair<std::string_view, std::string_view>{"decimal.handling.mode", "precise"},
+                                 {"time.precision.mode", "adaptive"}}) {
+      const Prop* mode = connector_.Take(std::string(key));
+      if (mode != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(mode->value))) != fallback) {
+        Error(mode->written, Cat(Quoted(mode->value), " would change the header values of numeric and time columns; "
+                                 "the relay writes them as ", fallback, " does"));
+      }
     }
     for (const auto& [key, prop] : connector_.Rest()) {
       if (const Rule* rule = FindRule(ConnectorRules(), key)) {

@@ -425,6 +425,35 @@ TEST_F(DebeziumSideBySide, TheSameConnectorFileGivesTheSameRecordsInDebeziumAndI
   EXPECT_EQ(relayed, debezium);
 }
 
+// Debezium with OpenTelemetry reads the trace context column (tracingspancontext by default) and writes W3C
+// headers; the relay, on the same connector file, propagates the column's traceparent and tracestate.
+TEST_F(DebeziumE2E, TheTraceContextColumnBecomesTraceparentAndTracestateHeaders) {
+  SideBySide side(*this, "", "", "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN tracingspancontext varchar(255)", db_).ok());
+  ASSERT_TRUE(side.StartRelay());
+  ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, tracingspancontext) VALUES "
+                        "(gen_random_uuid(), '" + order_type_ + "', 'k1', 'Traced', '{}', E'#a comment\\n"
+                        "traceparent=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\\ntracestate=congo\\\\=t61\\n'), "
+                        "(gen_random_uuid(), '" + order_type_ + "', 'k2', 'Untraced', '{}', NULL)",
+                        db_)
+                  .ok());
+  const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 2);
+  side.StopRelay();
+  ASSERT_EQ(relayed.size(), 2u);
+  for (const auto& [id, r] : relayed) {
+    std::vector<std::string> names;
+    for (const KafkaHeader& h : r.headers) names.push_back(h.name);
+    if (r.key == "k1") {
+      EXPECT_EQ(names, (std::vector<std::string>{"id", "eventType", "traceparent", "tracestate"})) << r;
+      EXPECT_EQ(r.headers[2].value, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+      EXPECT_EQ(r.headers[3].value, "congo=t61");
+    } else {
+      EXPECT_EQ(names, (std::vector<std::string>{"id", "eventType"})) << r;
+    }
+  }
+}
+
 // Kafka Connect's JsonConverter (schemas.enable=false) for key and value: JSON strings with Jackson's escapes
 // (quotes, backslashes, control characters, characters beyond U+FFFF as surrogate pairs), NULL as a tombstone.
 TEST_F(DebeziumSideBySide, JsonConvertersGiveTheKeysAndValuesDebeziumWrites) {

@@ -166,6 +166,26 @@ TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
   EXPECT_EQ(text->outbox.header_values, config::HeaderValues::kText);
 }
 
+TEST(DebeziumProperties, TracingSpanContextColumnIsReadWhenPresent) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  absl::StatusOr<Loaded> c = Load(kConnect, brokers);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.fields.tracing_span_context, "tracingspancontext");  // Debezium's default column
+  EXPECT_TRUE(c->outbox.fields.tracing_span_context_if_present);
+  c = Load(std::string(kConnect) + "transforms.outbox.tracing.span.context.field=trace_ctx\n", brokers);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.fields.tracing_span_context, "trace_ctx");
+}
+
+TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  EXPECT_TRUE(Load(std::string(kConnect) + "decimal.handling.mode=precise\ntime.precision.mode=adaptive\n", brokers).ok());
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "decimal.handling.mode=double\n", brokers)),
+              HasSubstr("decimal.handling.mode: \"double\" would change the header values"));
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "time.precision.mode=connect\n", brokers)),
+              HasSubstr("time.precision.mode: \"connect\" would change the header values"));
+}
+
 TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
   const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
   std::string file = kConnect;
@@ -378,7 +398,6 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
       "debezium.source.tombstones.on.delete",
       "debezium.source.max.batch.size",
       "debezium.source.errors.max.retries",
-      "debezium.source.decimal.handling.mode",
       "debezium.source.schema.include.list",
       "debezium.source.message.key.columns",
       "debezium.source.some.future.setting",
@@ -386,7 +405,6 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
       "debezium.sink.kafka.producer.delivery.timeout.ms",
       "debezium.sink.kafka.producer.buffer.memory",
       "debezium.transforms.outbox.table.field.event.schema.version",
-      "debezium.transforms.outbox.tracing.span.context.field",
       "debezium.format.value.schemas.enable",
       "debezium.api.enabled",
       "quarkus.http.port",
