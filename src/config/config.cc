@@ -383,6 +383,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Bool("outbox.fields.tracing_span_context_if_present", &outbox->fields.tracing_span_context_if_present);
   std::vector<std::string> additional;
   r.List("outbox.fields.additional", &additional);
+  r.Bool("outbox.fields.additional_if_present", &outbox->fields.additional_if_present);
   for (const std::string& entry : additional) {
     absl::StatusOr<AdditionalField> field = ParseAdditionalField(entry);
     if (field.ok()) {

@@ -75,6 +75,9 @@ struct OutboxFields {
   std::string payload = "payload";
   std::optional<std::string> timestamp;  // none by default
   std::vector<AdditionalField> additional;
+  // An additional column missing from the table: stop the relay (false), or leave its header out (true: Debezium's
+  // table.field.additional.missing=ignore).
+  bool additional_if_present = false;
   // A column holding a serialized trace context (java.util.Properties text with traceparent=... and
   // tracestate=..., as Debezium's tracing.span.context.field reads it): its traceparent and tracestate become the
   // record's W3C headers. None by default. A configured column missing from the table stops the relay, unless

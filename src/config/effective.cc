@@ -49,6 +49,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.fields.tracing_span_context", c.outbox.fields.tracing_span_context.value_or("")},
       {"outbox.fields.tracing_span_context_if_present", Text(c.outbox.fields.tracing_span_context_if_present)},
       {"outbox.fields.additional", absl::StrJoin(additional, ",")},
+      {"outbox.fields.additional_if_present", Text(c.outbox.fields.additional_if_present)},
       {"outbox.route.by", c.outbox.route_by},
       {"outbox.route.topic", c.outbox.route_topic},
       {"outbox.on_update", std::string(NameOf(kOnUpdates, c.outbox.on_update))},

@@ -230,6 +230,11 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     }
   }
   for (const config::AdditionalField& f : config_.fields.additional) {
+    if (config_.fields.additional_if_present && FindColumn(relation, f.column) < 0) {
+      b.additional.push_back(-1);  // left out of the headers
+      if (config_.header_values == config::HeaderValues::kDebezium) b.additional_forms.push_back(ConnectColumn{});
+      continue;
+    }
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
     b.additional.push_back(*idx);
@@ -285,6 +290,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   }
   for (size_t i = 0; i < b.additional.size(); ++i) {
     if (absl::Status st = fill(s_.additional[i], b.additional[i]); !st.ok()) return st;
+    s_.additional[i].absent = b.additional[i] < 0;
   }
   for (size_t i = 0; i < b.additional_forms.size(); ++i) {
     Field& field = s_.additional[i];
@@ -370,6 +376,7 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
   for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
     const Field& f = s_.additional[i];
+    if (f.absent) continue;
     r.headers.push_back(Header{config_.fields.additional[i].name,
                                f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
   }
@@ -554,6 +561,7 @@ Record OutboxMapper::Original(Lsn commit_lsn, int64_t commit_time_ms) {
   if (!s_.id.null) r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
   for (size_t i = 0; i < config_.fields.additional.size() && i < s_.additional.size(); ++i) {
     const Field& f = s_.additional[i];
+    if (f.absent) continue;
     r.headers.push_back(Header{config_.fields.additional[i].name,
                                f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
   }

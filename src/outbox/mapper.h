@@ -142,6 +142,7 @@ class OutboxMapper {
   // A column value copied out of the tuple (or the JSON message) into a reused buffer.
   struct Field {
     bool null = true;
+    bool absent = false;  // an additional column the table does not have (outbox.fields.additional_if_present)
     std::string text;
     void Set(std::string_view v) { null = false; text.assign(v.data(), v.size()); }
     void SetNull() { null = true; text.clear(); }

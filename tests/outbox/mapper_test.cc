@@ -637,6 +637,24 @@ TEST_F(MapperTest, AMissingTraceContextColumnIsFatalUnlessOnlyIfPresent) {
   EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
 }
 
+// outbox.fields.additional_if_present (Debezium's table.field.additional.missing=ignore): a missing column's header
+// is left out, the others stay.
+TEST_F(MapperTest, AMissingAdditionalColumnIsLeftOutWhenOnlyIfPresent) {
+  config_.fields.additional = {config::AdditionalField{.column = "tenant", .placement = "header", .name = "tenant"},
+                               config::AdditionalField{.column = "type", .placement = "header", .name = "eventType"}};
+  config_.fields.additional_if_present = true;
+  for (config::HeaderValues values : {config::HeaderValues::kText, config::HeaderValues::kDebezium}) {
+    config_.header_values = values;
+    mapper_.reset();
+    auto r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "eventType", "source_lsn"}));
+    EXPECT_EQ(HeaderValue(*r, "eventType"), "OrderCreated");
+    EXPECT_EQ(HeaderNames(mapper().Original(kCommitLsn, kCommitTimeMs)),
+              (std::vector<std::string>{"id", "eventType", "source_lsn"}));
+  }
+}
+
 TEST_F(MapperTest, MissingTimestampColumnIsFatal) {
   config_.fields.timestamp = "occurred_at";
   auto r = Map();

@@ -658,10 +658,18 @@ class DebeziumMapper {
     if (const Prop* placement = router_.Take("table.fields.additional.placement")) MapPlacement(*placement);
     // Header values as Kafka Connect's SimpleHeaderConverter writes the connector's values (true, epoch micros).
     Put("outbox.header_values", "debezium");
+    // A missing additional column: error (Debezium's default) stops the relay, ignore leaves its header out.
     if (std::optional<bool> on_missing = RouterBool("table.fields.additional.error.on.missing");
         on_missing.has_value() && !*on_missing) {
-      Warn(*router_.Peek("table.fields.additional.error.on.missing"),
-           "not reproduced: a missing additional column stops the relay");
+      Put("outbox.fields.additional_if_present", "true");
+    }
+    if (const Prop* missing = router_.Take("table.field.additional.missing")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(missing->value)));
+      if (value == "ignore") {
+        Put("outbox.fields.additional_if_present", "true");
+      } else if (value != "error") {
+        Error(missing->written, Cat("must be error or ignore, got ", Quoted(missing->value)));
+      }
     }
 
     // UPDATEs of the outbox: Debezium's warn and error both log and drop the row, only fatal stops.

@@ -177,6 +177,17 @@ TEST(DebeziumProperties, TracingSpanContextColumnIsReadWhenPresent) {
   EXPECT_EQ(c->outbox.fields.tracing_span_context, "trace_ctx");
 }
 
+TEST(DebeziumProperties, AdditionalMissingIgnoreLeavesMissingColumnsOut) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  EXPECT_FALSE(Load(kConnect, brokers)->outbox.fields.additional_if_present);  // error, Debezium's default
+  EXPECT_TRUE(Load(std::string(kConnect) + "transforms.outbox.table.field.additional.missing=ignore\n", brokers)
+                  ->outbox.fields.additional_if_present);
+  EXPECT_FALSE(Load(std::string(kConnect) + "transforms.outbox.table.field.additional.missing=error\n", brokers)
+                   ->outbox.fields.additional_if_present);
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "transforms.outbox.table.field.additional.missing=skip\n", brokers)),
+              HasSubstr("table.field.additional.missing: must be error or ignore, got \"skip\""));
+}
+
 TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
   const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
   EXPECT_TRUE(Load(std::string(kConnect) + "decimal.handling.mode=precise\ntime.precision.mode=adaptive\n", brokers).ok());
