@@ -210,8 +210,7 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     report.Problem(ToStd(covered.message()));
   } else {
     report.Ok(Cat("publication \"", pub, "\" covers ", qualified, " and publishes inserts"));
-    const bool updates = publication->front().size() > 2 && publication->front()[2].value_or("f") == "t";
-    if (config.outbox.on_update == config::OnUpdate::kError && !updates) {
+    if (config.outbox.on_update == config::OnUpdate::kError && !pg::PublicationPublishesUpdates(*publication)) {
       report.Warn(Cat("publication \"", pub, "\" does not publish updates, so outbox.on_update: error never sees an "
                       "UPDATE of ", qualified, " (ALTER PUBLICATION ", pg::QuoteIdent(pub),
                       " SET (publish = 'insert, update'), or recreate it with `outbox-relay init`)"));

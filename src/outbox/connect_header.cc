@@ -308,21 +308,22 @@ absl::StatusOr<std::string> JavaDoubleText(std::string_view text, bool is_float)
   std::to_chars_result r = is_float ? std::to_chars(buf, buf + sizeof buf, std::fabs(fvalue), std::chars_format::scientific)
                                     : std::to_chars(buf, buf + sizeof buf, std::fabs(value), std::chars_format::scientific);
   std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));
-  size_t e = sci.find('e');
+  size_t e = 0;
   std::string digits;
-  for (char c : sci.substr(0, e)) {
-    if (c != '.') digits.push_back(c);
-  }
-  if (digits.size() == 1) {
-    // Java writes at least two digits: the two-digit decimal nearest the value (it rounds back too).
-    const int n = is_float ? std::snprintf(buf, sizeof buf, "%.1e", static_cast<double>(std::fabs(fvalue)))
-                           : std::snprintf(buf, sizeof buf, "%.1e", std::fabs(value));
-    sci = std::string_view(buf, static_cast<size_t>(n));
+  const auto read_mantissa = [&] {  // the digits before 'e', without the point
     e = sci.find('e');
     digits.clear();
     for (char c : sci.substr(0, e)) {
       if (c != '.') digits.push_back(c);
     }
+  };
+  read_mantissa();
+  if (digits.size() == 1) {
+    // Java writes at least two digits: the two-digit decimal nearest the value (it rounds back too).
+    const int n = is_float ? std::snprintf(buf, sizeof buf, "%.1e", static_cast<double>(std::fabs(fvalue)))
+                           : std::snprintf(buf, sizeof buf, "%.1e", std::fabs(value));
+    sci = std::string_view(buf, static_cast<size_t>(n));
+    read_mantissa();
   }
   int exponent = 0;
   std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+'), sci.data() + sci.size(), exponent);

@@ -230,14 +230,11 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     }
   }
   for (const config::AdditionalField& f : config_.fields.additional) {
-    if (config_.fields.additional_if_present && FindColumn(relation, f.column) < 0) {
-      b.additional.push_back(-1);  // left out of the headers
-      if (config_.header_values == config::HeaderValues::kDebezium) b.additional_forms.push_back(ConnectColumn{});
-      continue;
-    }
+    Binding::Additional& a = b.additional.emplace_back();
+    if (config_.fields.additional_if_present && FindColumn(relation, f.column) < 0) continue;  // left out
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
-    b.additional.push_back(*idx);
+    a.column = *idx;
     if (config_.header_values == config::HeaderValues::kDebezium) {
       const pg::RelationColumn& column = relation.columns[*idx];
       absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
@@ -246,7 +243,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
             Cat("column \"", f.column, "\" (outbox.fields.additional) of ", schema_, ".", table_, ": ",
                 form.status().message(), "; outbox.header_values: text sends its PostgreSQL text instead"));
       }
-      b.additional_forms.push_back(*form);
+      a.form = *form;
     }
   }
   auto [pos, inserted] = bindings_.insert_or_assign(relation.oid, std::move(b));
@@ -289,14 +286,12 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     if (absl::Status st = fill(*field, idx); !st.ok()) return st;
   }
   for (size_t i = 0; i < b.additional.size(); ++i) {
-    if (absl::Status st = fill(s_.additional[i], b.additional[i]); !st.ok()) return st;
-    s_.additional[i].absent = b.additional[i] < 0;
-  }
-  for (size_t i = 0; i < b.additional_forms.size(); ++i) {
     Field& field = s_.additional[i];
-    if (field.null) continue;
+    if (absl::Status st = fill(field, b.additional[i].column); !st.ok()) return st;
+    field.absent = b.additional[i].column < 0;
+    if (config_.header_values != config::HeaderValues::kDebezium || field.null) continue;
     s_.converted.clear();
-    if (absl::Status st = AppendConnectValue(b.additional_forms[i], field.text, &s_.converted); !st.ok()) {
+    if (absl::Status st = AppendConnectValue(b.additional[i].form, field.text, &s_.converted); !st.ok()) {
       return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message(),
                                             " (event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ",
                                             commit_lsn.ToString(), ")"));

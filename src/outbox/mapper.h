@@ -118,9 +118,12 @@ class OutboxMapper {
     size_t columns = 0;
     int id = -1, key = -1, route = -1, payload = -1, timestamp = -1, type = -1, tracing = -1;
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
-    std::vector<int> additional;  // parallel to config_.fields.additional
-    // outbox.header_values: debezium: how each additional field's value is written (parallel to `additional`).
-    std::vector<ConnectColumn> additional_forms;
+    // Parallel to config_.fields.additional.
+    struct Additional {
+      int column = -1;     // -1: the table has no such column (outbox.fields.additional_if_present): no header
+      ConnectColumn form;  // outbox.header_values: debezium: how its value is written
+    };
+    std::vector<Additional> additional;
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);

@@ -38,6 +38,10 @@ absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view 
   return absl::OkStatus();
 }
 
+bool PublicationPublishesUpdates(const std::vector<Row>& rows) {
+  return !rows.empty() && rows.front().size() > 2 && rows.front()[2].value_or("f") == "t";
+}
+
 std::string TerminateOwnWalsenderSql(std::string_view slot, int64_t pid) {
   return Cat("SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a JOIN pg_replication_slots s ON s.active_pid = "
              "a.pid WHERE a.pid = ", pid, " AND a.backend_type = 'walsender' AND a.usename = current_user AND "

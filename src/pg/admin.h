@@ -41,6 +41,8 @@ std::string PublicationCoverageSql(std::string_view publication, std::string_vie
 // the publication (and the table). `while_running` words it for a publication changed under a running relay.
 absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
                                  std::string_view qualified_table, bool while_running);
+// Whether PublicationCoverageSql's rows say the publication publishes updates too (pg_publication.pubupdate).
+bool PublicationPublishesUpdates(const std::vector<Row>& rows);
 
 // Ends this relay's own previous walsender when it still holds `slot` (a dead connection the server has not
 // noticed yet: it would keep the slot until wal_sender_timeout). Only a walsender of the connecting role with

@@ -278,6 +278,13 @@ TEST(CreatePublicationSql, PublishesInsertsOfTheOutboxOnly) {
   EXPECT_THAT(sql, HasSubstr("WITH (publish = 'insert')"));
 }
 
+TEST(PublicationPublishesUpdates, ReadsTheThirdColumnOfTheCoverageRow) {
+  EXPECT_TRUE(PublicationPublishesUpdates({Row{"t", "t", "t"}}));
+  EXPECT_FALSE(PublicationPublishesUpdates({Row{"t", "t", "f"}}));
+  EXPECT_FALSE(PublicationPublishesUpdates({Row{"t", "t", std::nullopt}}));
+  EXPECT_FALSE(PublicationPublishesUpdates({}));
+}
+
 // outbox.on_update: error (Debezium's table.op.invalid.behavior=fatal) must see UPDATEs: the publication sends them.
 TEST(CreatePublicationSql, PublishesUpdatesTooWhenTheConfigAsksToSeeThem) {
   OutboxSqlNames names = Names();
