@@ -9,6 +9,8 @@
 #include "common/strings.h"
 #include "app/sinks.h"
 #include "common/checkpoint.h"
+#include "absl/random/random.h"
+#include "outbox/mapper.h"
 #include "spdlog/spdlog.h"
 
 namespace outbox::app {
@@ -43,6 +45,11 @@ Relay::Relay(config::PipelineConfig config, RunOptions options, ops::Metrics* me
       core_(config_, &clock_, metrics_),
       store_(MakeCheckpointStore(config_)) {
   core_.WatchPublication();
+  if (!config_.outbox.debezium_context_logical_name.empty()) {
+    absl::BitGen random;
+    core_.SetRunId(outbox::FormatUuidV7(clock_.UnixMillis(), absl::Uniform<uint64_t>(random),
+                                        absl::Uniform<uint64_t>(random)));
+  }
   metrics_->inflight_events_limit = config_.delivery.max_inflight_events;
   metrics_->inflight_bytes_limit = config_.delivery.max_inflight_bytes;
 }

@@ -400,6 +400,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.header_values", internal::kHeaderValues, &outbox->header_values);
   r.Enum("outbox.key_converter", internal::kConverters, &outbox->key_converter);
   r.Enum("outbox.value_converter", internal::kConverters, &outbox->value_converter);
+  r.String("outbox.debezium_context_logical_name", &outbox->debezium_context_logical_name);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {

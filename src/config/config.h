@@ -100,6 +100,11 @@ struct OutboxConfig {
   HeaderValues header_values = HeaderValues::kText;
   Converter key_converter = Converter::kString;
   Converter value_converter = Converter::kString;
+  // When set, every record carries the four headers Debezium's connector adds to its records:
+  // __debezium.context.connectorLogicalName (this value: Debezium's topic.prefix), .taskId (0), .connectorName
+  // (postgresql) and .runId (a UUIDv7 made when the relay starts). Empty (the default): none, also for Debezium
+  // files (whose topic.prefix warning names this key).
+  std::string debezium_context_logical_name;
 };
 
 struct DeliveryConfig {

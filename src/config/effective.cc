@@ -58,6 +58,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.header_values", std::string(NameOf(kHeaderValues, c.outbox.header_values))},
       {"outbox.key_converter", std::string(NameOf(kConverters, c.outbox.key_converter))},
       {"outbox.value_converter", std::string(NameOf(kConverters, c.outbox.value_converter))},
+      {"outbox.debezium_context_logical_name", c.outbox.debezium_context_logical_name},
       {"sink.type", std::string(SinkTypeName(c.sink))},
       {"delivery.max_inflight_bytes", Text(c.delivery.max_inflight_bytes)},
       {"delivery.max_inflight_events", Text(c.delivery.max_inflight_events)},

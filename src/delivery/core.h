@@ -107,6 +107,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // past them. With the watch on, nothing is confirmed beyond what was received before the last check (on a plain
   // connection) that found the table still published.
   void WatchPublication() { watch_publication_ = true; }
+  // This run's id for the records' __debezium.context.runId header (outbox.debezium_context_logical_name).
+  void SetRunId(std::string run_id) { mapper_.SetRunId(std::move(run_id)); }
   // Everything up to here was received (commits' end LSNs, keepalives' walEnd): what a check started now vouches for.
   Lsn received_through() const { return received_through_; }
   void PublicationVerified(Lsn through);

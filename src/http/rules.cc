@@ -216,7 +216,7 @@ std::chrono::milliseconds BackoffFor(const BackoffPolicy& policy, int failures,
 // ---- Dispatcher ----
 
 void Dispatcher::Add(uint64_t seq, const std::optional<std::string>& key) {
-  // A keyless event is a queue of its own ('#' is not a topic character, so no key token looks like it).
+  // A keyless event is a queue of its own (HttpSink's key tokens start with '=', so none looks like "#<seq>").
   std::string token = key ? *key : Cat("#", seq);
   Key& k = keys_[token];
   k.queue.push_back(seq);

@@ -234,8 +234,10 @@ sinks::ProduceResult HttpSink::Produce(const Record& record, uint64_t origin) {
   for (const Header& h : record.headers) {
     if (h.name == "source_lsn" && h.value) p.source_lsn = std::string(*h.value);
   }
+  // Per key across topics: one aggregate's events routed by type reach different paths, often of one receiver,
+  // and still arrive in commit order.
   std::optional<std::string> key;
-  if (record.key) key = Cat(record.topic, std::string_view("\0", 1), *record.key);
+  if (record.key) key = Cat("=", *record.key);  // never "#<n>", the Dispatcher's token for a keyless event
   dispatcher_.Add(seq, key);
   Kick();
   return sinks::ProduceResult::Ok();

@@ -8,6 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "config/java_properties.h"
 #include "absl/strings/numbers.h"
 #include "outbox/v1/envelope.pb.h"
@@ -145,6 +146,14 @@ absl::StatusOr<std::string> DecodeByteaHex(std::string_view text) {
     out[i] = static_cast<char>((hi << 4) | lo);
   }
   return out;
+}
+
+std::string FormatUuidV7(int64_t unix_ms, uint64_t random_a, uint64_t random_b) {
+  const uint64_t high = (static_cast<uint64_t>(unix_ms) << 16) | 0x7000 | (random_a & 0x0fff);
+  const uint64_t low = (random_b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
+  std::string hex = absl::StrFormat("%016x%016x", high, low);
+  return Cat(hex.substr(0, 8), "-", hex.substr(8, 4), "-", hex.substr(12, 4), "-", hex.substr(16, 4), "-",
+             hex.substr(20));
 }
 
 OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config), router_(config) {
@@ -368,6 +377,14 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     s_.source_lsn = commit_lsn.ToString();
   }
   r.headers.clear();
+  if (!config_.debezium_context_logical_name.empty()) {
+    // What Debezium's connector puts on each of its records, ahead of the router's id.
+    r.headers.push_back(Header{"__debezium.context.connectorLogicalName",
+                               std::string_view(config_.debezium_context_logical_name)});
+    r.headers.push_back(Header{"__debezium.context.taskId", std::string_view("0")});
+    r.headers.push_back(Header{"__debezium.context.connectorName", std::string_view("postgresql")});
+    r.headers.push_back(Header{"__debezium.context.runId", std::string_view(run_id_)});
+  }
   r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
   for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
     const Field& f = s_.additional[i];

@@ -77,10 +77,18 @@ absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zo
 // Decodes bytea's hex output ("\x0a1b...") into raw bytes.
 absl::StatusOr<std::string> DecodeByteaHex(std::string_view text);
 
+// A UUID version 7 (RFC 9562) in the canonical lower-case text: the 48-bit Unix time in milliseconds, then the
+// version, 12 bits of `random_a`, the variant and 62 bits of `random_b`.
+std::string FormatUuidV7(int64_t unix_ms, uint64_t random_a, uint64_t random_b);
+
 class OutboxMapper {
  public:
   explicit OutboxMapper(const config::OutboxConfig& config);
   ~OutboxMapper();
+
+  // The __debezium.context.runId header's value (outbox.debezium_context_logical_name), made once per run by the
+  // caller (FormatUuidV7 over the clock and a random source).
+  void SetRunId(std::string run_id) { run_id_ = std::move(run_id); }
 
   // Forgets the column positions of `oid`: call on every Relation message (its layout may have changed).
   void OnRelation(uint32_t oid) { bindings_.erase(oid); }
@@ -139,6 +147,7 @@ class OutboxMapper {
 
   config::OutboxConfig config_;
   TopicRouter router_;
+  std::string run_id_;
   std::string schema_, table_;
   absl::flat_hash_map<uint32_t, Binding> bindings_;
 

@@ -102,6 +102,7 @@ TEST(Config, MinimalSpecFileLoadsWithEveryDefault) {
   EXPECT_FALSE(c.outbox.tombstone_on_empty_payload);
   EXPECT_EQ(c.outbox.format, Format::kRaw);
   EXPECT_EQ(c.outbox.header_values, HeaderValues::kText);
+  EXPECT_EQ(c.outbox.debezium_context_logical_name, "");
 
   EXPECT_EQ(c.kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "127.0.0.1:9092"}}));
 
@@ -151,6 +152,7 @@ outbox:
   on_update: error
   tombstone_on_empty_payload: true
   format: cloudevents
+  debezium_context_logical_name: shop
 kafka:
   bootstrap.servers: b1:9092,b2:9092
 delivery:
@@ -192,6 +194,7 @@ log:
   EXPECT_EQ(c.outbox.on_update, OnUpdate::kError);
   EXPECT_TRUE(c.outbox.tombstone_on_empty_payload);
   EXPECT_EQ(c.outbox.format, Format::kCloudEvents);
+  EXPECT_EQ(c.outbox.debezium_context_logical_name, "shop");
   EXPECT_EQ(c.kafka.at("bootstrap.servers"), "b1:9092,b2:9092");
   EXPECT_EQ(c.delivery.max_inflight_bytes, 1048576);
   EXPECT_EQ(c.delivery.max_inflight_events, 500);

@@ -338,7 +338,8 @@ TEST_F(HttpE2E, PerKeyOrderHoldsWhileSomeKeysAreRetried) {
   h_->Init();
   auto relay = h_->StartRelay();
   ASSERT_NE(relay, nullptr);
-  // 6 transactions of 5 events each over k0..k4, each key's step in its payload.
+  // 6 transactions of 5 events each over k0..k4, each key's step in its payload; a key's steps alternate between
+  // two types, so between two paths: the order holds per key across paths.
   std::map<std::string, int> steps;
   size_t events = 0;
   for (int tx = 0; tx < 6; ++tx) {
@@ -346,7 +347,9 @@ TEST_F(HttpE2E, PerKeyOrderHoldsWhileSomeKeysAreRetried) {
     for (int e = 0; e < 5; ++e) {
       const std::string key = "k" + std::to_string((tx + e) % 5);
       sql += "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'load', '" +
-             key + "', 'ordered', '{\"key\":\"" + key + "\",\"step\":" + std::to_string(steps[key]++) + "}');";
+             key + "', '" + (steps[key] % 2 == 0 ? "ordered" : "amended") + "', '{\"key\":\"" + key +
+             "\",\"step\":" + std::to_string(steps[key]) + "}');";
+      ++steps[key];
       ++events;
     }
     h_->Sql(sql + "COMMIT;");
@@ -456,7 +459,8 @@ TEST_F(HttpE2E, PoisonEventIsDeadLetteredAndItsKeyGoesOn) {
   const std::vector<Seen> delivered = receiver_.Delivered();
   ASSERT_EQ(delivered.size(), 3u);
   // The key's events in commit order on their path; the dead letter (another topic, so another path: the
-  // dead-letter topic fits outbox.route.topic, so ${routedByValue} is "dead_letter") whenever its report came.
+  // dead-letter topic fits outbox.route.topic, so ${routedByValue} is "dead_letter") queued behind the key's events
+  // that were waiting when the refusal came.
   std::vector<std::string> on_created;
   const Seen* dead = nullptr;
   for (const Seen& s : delivered) {
@@ -469,7 +473,13 @@ TEST_F(HttpE2E, PoisonEventIsDeadLetteredAndItsKeyGoesOn) {
   EXPECT_EQ(dead->body, R"({"poison": true})");
   EXPECT_NE(dead->Header("error").find("HTTP 422"), std::string::npos) << dead->Header("error");
   EXPECT_FALSE(dead->Header("source_lsn").empty());
-  EXPECT_EQ(Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"http\",result=\"dead_lettered\"}").value_or(-1), 1);
+  // Counted once the relay has read the answer, which the receiver sends after recording the request.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Scrape(h_->http_port(), "outbox_relay_events_total{sink=\"http\",result=\"dead_lettered\"}")
+                   .value_or(-1) == 1;
+      },
+      10s, "the dead letter counted"));
   EXPECT_TRUE(relay->Running()) << relay->Output();
 }
 

@@ -637,6 +637,33 @@ TEST_F(MapperTest, AMissingTraceContextColumnIsFatalUnlessOnlyIfPresent) {
   EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
 }
 
+// outbox.debezium_context_logical_name: Debezium's four context headers, first, with the run id the caller set.
+TEST_F(MapperTest, DebeziumContextHeadersComeFirstWhenALogicalNameIsSet) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));  // off by default
+  config_.debezium_context_logical_name = "shop";
+  mapper_.reset();
+  const std::string run = FormatUuidV7(1796340931981, 0xabc, 0x0123456789abcdefULL);
+  mapper().SetRunId(run);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"__debezium.context.connectorLogicalName",
+                                                       "__debezium.context.taskId", "__debezium.context.connectorName",
+                                                       "__debezium.context.runId", "id", "source_lsn"}));
+  EXPECT_EQ(HeaderValue(*r, "__debezium.context.connectorLogicalName"), "shop");
+  EXPECT_EQ(HeaderValue(*r, "__debezium.context.taskId"), "0");
+  EXPECT_EQ(HeaderValue(*r, "__debezium.context.connectorName"), "postgresql");
+  EXPECT_EQ(HeaderValue(*r, "__debezium.context.runId"), run);
+}
+
+// RFC 9562's layout: 48 bits of milliseconds, version 7, 12 random bits, variant 10, 62 random bits.
+TEST(FormatUuidV7, PutsTheTimeVersionAndVariantWhereRfc9562Says) {
+  EXPECT_EQ(FormatUuidV7(0x017F22E279B0, 0xCC3, 0x18C4DC0C0C07398FULL), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+  EXPECT_EQ(FormatUuidV7(0, ~0ULL, ~0ULL), "00000000-0000-7fff-bfff-ffffffffffff");
+  EXPECT_EQ(FormatUuidV7(0, 0, 0), "00000000-0000-7000-8000-000000000000");
+}
+
 // outbox.fields.additional_if_present (Debezium's table.field.additional.missing=ignore): a missing column's header
 // is left out, the others stay.
 TEST_F(MapperTest, AMissingAdditionalColumnIsLeftOutWhenOnlyIfPresent) {

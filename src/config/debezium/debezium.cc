@@ -165,6 +165,10 @@ constexpr std::string_view kNoOffsets = "no effect: the relay keeps its own chec
                                         "confirms the slot once the sink has acknowledged";
 constexpr std::string_view kNoTopicPrefix =
     "no effect: topic names come from the Outbox Event Router's routing";
+constexpr std::string_view kTopicPrefix =
+    "no effect: topic names come from the Outbox Event Router's routing (Debezium also writes it in a "
+    "__debezium.context.connectorLogicalName header: set outbox-relay.outbox.debezium_context_logical_name to it "
+    "for the four __debezium.context.* headers)";
 constexpr std::string_view kNoSnapshot =
     "no effect: the relay never snapshots the table, it streams new INSERTs from the slot";
 constexpr std::string_view kNoHeartbeat =
@@ -194,8 +198,8 @@ const std::vector<Rule>& ConnectorRules() {
       {"schema.history.internal.", Verdict::kWarn, "no effect: PostgreSQL needs no schema history"},
       {"database.history", Verdict::kWarn, "no effect: PostgreSQL needs no schema history"},
       {"database.history.", Verdict::kWarn, "no effect: PostgreSQL needs no schema history"},
-      {"topic.prefix", Verdict::kWarn, kNoTopicPrefix},
-      {"database.server.name", Verdict::kWarn, kNoTopicPrefix},
+      {"topic.prefix", Verdict::kWarn, kTopicPrefix},
+      {"database.server.name", Verdict::kWarn, kTopicPrefix},
       {"topic.", Verdict::kWarn, kNoTopicPrefix},
       {"topic.creation.", Verdict::kWarn, "no effect: the relay does not create event topics"},
       {"snapshot.", Verdict::kWarn, kNoSnapshot},
