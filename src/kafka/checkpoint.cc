@@ -45,6 +45,12 @@ absl::StatusOr<Rk> NewClient(rd_kafka_type_t type, const std::map<std::string, s
       *static_cast<rd_kafka_resp_err_t*>(opaque) = m->err;
     });
   }
+  // Once the bootstrap connection has told the client the cluster's brokers, librdkafka 2.x drops that connection,
+  // and a request of ours that went out on it is retried on a new one only after the sparse-connection pause
+  // (half of reconnect.backoff.ms): 50 ms by default, in one start of two. These clients live for one request or
+  // read, so they retry after about 11 ms, librdkafka's floor (the backoff still doubles up to
+  // reconnect.backoff.max.ms while a broker is down).
+  rd_kafka_conf_set(c, "reconnect.backoff.ms", "10", errstr, sizeof errstr);
   std::map<std::string, std::string> connection;
   for (const auto& [key, value] : kafka_conf) {
     if (key == "bootstrap.servers" || key == "metadata.broker.list" || absl::StartsWith(key, "security.") ||
