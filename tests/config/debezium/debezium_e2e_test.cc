@@ -404,6 +404,8 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
     };
     if (all(60s)) return true;
     (void)connect_->Kill(SIGQUIT);
+    (void)WaitFor([&] { return ReadFile(t_.dir_ + "/connect.log").value_or("").find("Full thread dump") != std::string::npos; },
+                  10s, "Kafka Connect's thread dump");
     std::cerr << "Debezium wrote too few records in 60 s; Kafka Connect's log with its threads:\n"
               << TailOfFile(t_.dir_ + "/connect.log", 60000) << "\n";
     StopDebezium();
