@@ -349,21 +349,22 @@ void ValidateSource(const SourceConfig& source, Reader& r) {
   }
 }
 
-// "column:header[:name]" (Debezium's table.fields.additional.placement entry). The error text omits the key.
+// "column:header[:name]" or "column:partition" (Debezium's table.fields.additional.placement entry). The error text
+// omits the key.
 absl::StatusOr<AdditionalField> ParseAdditionalField(absl::string_view entry) {
   std::vector<std::string> parts = absl::StrSplit(entry, ':');
   for (std::string& part : parts) absl::StripAsciiWhitespace(&part);
   if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || (parts.size() == 3 && parts[2].empty())) {
-    return absl::InvalidArgumentError(absl::StrCat(Quoted(entry), " must be column:header[:name]"));
+    return absl::InvalidArgumentError(absl::StrCat(Quoted(entry), " must be column:header[:name] or column:partition"));
   }
   const std::string placement = absl::AsciiStrToLower(parts[1]);
-  if (placement == "envelope" || placement == "partition") {
-    return absl::InvalidArgumentError(absl::StrCat(Quoted(entry), ": placement ", placement,
-                                                   " is not supported (the relay reproduces only header placement)"));
+  if (placement == "envelope") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Quoted(entry), ": placement envelope is not supported (the relay reproduces header and partition placement)"));
   }
-  if (placement != "header") {
+  if (placement != "header" && placement != "partition") {
     return absl::InvalidArgumentError(
-        absl::StrCat(Quoted(entry), ": placement must be header, got ", Quoted(parts[1])));
+        absl::StrCat(Quoted(entry), ": placement must be header or partition, got ", Quoted(parts[1])));
   }
   return AdditionalField{.column = parts[0], .placement = placement, .name = parts.size() == 3 ? parts[2] : parts[0]};
 }

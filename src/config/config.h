@@ -38,8 +38,8 @@ std::string_view SinkTypeName(SinkType sink);
 // One entry of outbox.fields.additional: "column:header[:name]".
 struct AdditionalField {
   std::string column;
-  std::string placement;  // "header" (the only placement the relay reproduces)
-  std::string name;       // header name; defaults to the column name
+  std::string placement;  // "header", or "partition": the column (integer) is the record's Kafka partition
+  std::string name;       // header name; defaults to the column name (unused for partition)
 };
 
 struct SourceConfig {

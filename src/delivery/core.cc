@@ -515,6 +515,7 @@ absl::Status DeliveryCore::PerEventError(const absl::Status& error, outbox::Reco
 
 absl::Status DeliveryCore::ProduceDeadLetter(outbox::Record record, const std::string& error, EntryHandle entry) {
   record.topic = config_.delivery.dead_letter_topic;
+  record.partition.reset();  // the event's own (a column placed as the partition) is not the dead-letter topic's
   record.headers.push_back(outbox::Header{"error", std::string_view(error)});
   bool has_lsn = false;
   for (const outbox::Header& h : record.headers) has_lsn = has_lsn || h.name == "source_lsn";

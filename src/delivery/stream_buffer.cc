@@ -31,6 +31,7 @@ outbox::Record BufferedEvent::ToRecord(const std::string& source_lsn, int64_t co
   if (key) r.key = *key;
   if (value) r.value = *value;
   r.timestamp_ms = timestamp_ms.value_or(commit_time_ms);
+  r.partition = partition;
   for (const auto& [name, v] : headers) {
     r.headers.push_back(outbox::Header{name, v ? std::optional<std::string_view>(*v) : std::nullopt});
   }
@@ -46,6 +47,7 @@ BufferedEvent BufferedEvent::FromRecord(const outbox::Record& record, uint32_t s
   if (record.key) e.key = std::string(*record.key);
   if (record.value) e.value = std::string(*record.value);
   if (record.timestamp_ms != no_timestamp) e.timestamp_ms = record.timestamp_ms;
+  e.partition = record.partition;
   for (const outbox::Header& h : record.headers) {
     if (h.name == "source_lsn") continue;
     e.headers.emplace_back(std::string(h.name), h.value ? std::optional<std::string>(std::string(*h.value)) : std::nullopt);
@@ -107,6 +109,8 @@ void EncodeBufferedEvent(const BufferedEvent& e, std::string* out) {
   PutOptString(out, e.value);
   out->push_back(e.timestamp_ms ? 1 : 0);
   PutU64(out, static_cast<uint64_t>(e.timestamp_ms.value_or(0)));
+  out->push_back(e.partition ? 1 : 0);
+  PutU32(out, static_cast<uint32_t>(e.partition.value_or(0)));
   PutU32(out, static_cast<uint32_t>(e.headers.size()));
   for (const auto& [name, v] : e.headers) {
     PutOptString(out, name);
@@ -135,6 +139,9 @@ absl::StatusOr<BufferedEvent> DecodeBufferedEvent(std::FILE* in) {
   uint64_t ts;
   if (flag == EOF || !GetU64(in, &ts)) return bad();
   if (flag == 1) e.timestamp_ms = static_cast<int64_t>(ts);
+  flag = std::fgetc(in);
+  if (flag == EOF || !GetU32(in, &u32)) return bad();
+  if (flag == 1) e.partition = static_cast<int32_t>(u32);
   if (!GetU32(in, &u32)) return bad();
   for (uint32_t i = 0; i < u32; ++i) {
     std::optional<std::string> name, value;

@@ -29,6 +29,7 @@ struct BufferedEvent {
   std::optional<std::string> key, value;
   std::vector<std::pair<std::string, std::optional<std::string>>> headers;  // without source_lsn
   std::optional<int64_t> timestamp_ms;  // from a timestamp column; else the commit time is used
+  std::optional<int32_t> partition;     // from a column placed as the partition (outbox.fields.additional)
 
   size_t Bytes() const;
   // A record viewing this event, with `source_lsn` appended (the string must outlive the record).

@@ -263,6 +263,11 @@ sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t
       return ProduceResult::Rejected(Rejection::kTopic, rd_kafka_err2str(err));
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
       return ProduceResult::Rejected(Rejection::kNone, rd_kafka_err2str(err));
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      // Only a record with a partition of its own (a column placed as the partition) is refused this at once: the
+      // topic's metadata is known and has no such partition.
+      return ProduceResult::Rejected(Rejection::kNone, Cat("partition ", record.partition.value_or(-1), " of topic ",
+                                                           record.topic, ": ", rd_kafka_err2str(err)));
     case RD_KAFKA_RESP_ERR__FATAL:
       // Recreating the producer clears it (the relay rewinds), so not fatal for the relay.
       return ProduceResult::Failed(Msg(FatalError()));

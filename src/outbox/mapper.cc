@@ -159,6 +159,7 @@ std::string FormatUuidV7(int64_t unix_ms, uint64_t random_a, uint64_t random_b) 
 OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config), router_(config) {
   std::tie(schema_, table_) = config::SplitTableName(config.table);
   s_.additional.resize(config_.fields.additional.size());
+  for (const config::AdditionalField& f : config_.fields.additional) partition_field_.push_back(f.placement == "partition");
   if (config_.format == config::Format::kProtobuf) {
     envelope_ = std::make_unique<v1::Envelope>();
     envelope_->set_source(Cat("/", schema_, "/", table_));
@@ -244,6 +245,15 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
     a.column = *idx;
+    if (f.placement == "partition") {
+      // Debezium reads it with Struct.getInt32, which only an integer (int4) column passes.
+      if (const uint32_t type = relation.columns[*idx].type_oid; type != pg::oid::kInt4) {
+        return absl::FailedPreconditionError(Cat("column \"", f.column, "\" (outbox.fields.additional, placement "
+                                                 "partition) of ", schema_, ".", table_, " has type OID ", type,
+                                                 ": the partition comes from an integer (int4) column"));
+      }
+      continue;
+    }
     if (config_.header_values == config::HeaderValues::kDebezium) {
       const pg::RelationColumn& column = relation.columns[*idx];
       absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
@@ -298,7 +308,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     Field& field = s_.additional[i];
     if (absl::Status st = fill(field, b.additional[i].column); !st.ok()) return st;
     field.absent = b.additional[i].column < 0;
-    if (config_.header_values != config::HeaderValues::kDebezium || field.null) continue;
+    if (config_.header_values != config::HeaderValues::kDebezium || field.null || partition_field_[i]) continue;
     s_.converted.clear();
     if (absl::Status st = AppendConnectValue(b.additional[i].form, field.text, &s_.converted); !st.ok()) {
       return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message(),
@@ -386,9 +396,21 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     r.headers.push_back(Header{"__debezium.context.runId", std::string_view(run_id_)});
   }
   r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
+  r.partition.reset();
   for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
     const Field& f = s_.additional[i];
     if (f.absent) continue;
+    if (partition_field_[i]) {
+      if (f.null) continue;  // NULL: the partitioner decides, as in Debezium
+      int32_t partition = 0;
+      if (!absl::SimpleAtoi(f.text, &partition) || partition < 0) {
+        return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column,
+                                              "\" (placement partition): \"", f.text, "\" is no partition (",
+                                              where(), ")"));
+      }
+      r.partition = partition;
+      continue;
+    }
     r.headers.push_back(Header{config_.fields.additional[i].name,
                                f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
   }

@@ -148,6 +148,7 @@ class OutboxMapper {
   config::OutboxConfig config_;
   TopicRouter router_;
   std::string run_id_;
+  std::vector<bool> partition_field_;  // per additional field: placement partition (the record's partition)
   std::string schema_, table_;
   absl::flat_hash_map<uint32_t, Binding> bindings_;
 

@@ -450,15 +450,21 @@ TEST(Config, AdditionalFieldsParseColumnHeaderAndName) {
 TEST(Config, AdditionalFieldsRefuseOtherPlacementsNamingTheEntry) {
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:header,version:envelope:v"}})),
             "outbox.fields.additional: \"version:envelope:v\": placement envelope is not supported (the relay "
-            "reproduces only header placement)");
-  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:partition"}})),
-              StartsWith("outbox.fields.additional: \"tenant:partition\": placement partition is not supported"));
+            "reproduces header and partition placement)");
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:body"}})),
-            "outbox.fields.additional: \"tenant:body\": placement must be header, got \"body\"");
+            "outbox.fields.additional: \"tenant:body\": placement must be header or partition, got \"body\"");
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant"}})),
-            "outbox.fields.additional: \"tenant\" must be column:header[:name]");
+            "outbox.fields.additional: \"tenant\" must be column:header[:name] or column:partition");
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "a:header:b:c"}})),
-            "outbox.fields.additional: \"a:header:b:c\" must be column:header[:name]");
+            "outbox.fields.additional: \"a:header:b:c\" must be column:header[:name] or column:partition");
+}
+
+TEST(Config, AdditionalFieldPlacedAsThePartitionIsRead) {
+  absl::StatusOr<Loaded> loaded = Load(kMinimal, {{"outbox.fields.additional", "type:header:eventType,shard:Partition"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->outbox.fields.additional.size(), 2u);
+  EXPECT_EQ(loaded->outbox.fields.additional[1].column, "shard");
+  EXPECT_EQ(loaded->outbox.fields.additional[1].placement, "partition");
 }
 
 TEST(Config, OverridesSetScalarsListsAndKafkaProperties) {

@@ -107,6 +107,7 @@ TEST_F(StreamBuffersTest, SpilledEventsRoundTripEveryField) {
   e.key.reset();
   e.value.reset();
   e.timestamp_ms = -42;
+  e.partition = 7;
   e.error = true;
   e.error_message = "bad";
   ASSERT_TRUE(b.Add(5, e).ok());
@@ -118,6 +119,7 @@ TEST_F(StreamBuffersTest, SpilledEventsRoundTripEveryField) {
   EXPECT_FALSE(g.key.has_value());
   EXPECT_FALSE(g.value.has_value());
   EXPECT_EQ(g.timestamp_ms, -42);
+  EXPECT_EQ(g.partition, 7);
   EXPECT_TRUE(g.error);
   EXPECT_EQ(g.error_message, "bad");
   EXPECT_EQ(g.headers, e.headers);

@@ -526,6 +526,40 @@ TEST_F(Poison, IllegalTopicIsDeadLetteredAndTheRelayGoesOn) {
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
 
+// A column placed as the partition (outbox.fields.additional: shard:partition) naming a partition the topic does not
+// have: a per-event error naming the event and the partition (dead-lettered here), and the others go on to theirs.
+TEST_F(Poison, APartitionTheTopicDoesNotHaveIsAPerEventError) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  h.Sql("ALTER TABLE outbox ADD COLUMN shard integer");
+  ASSERT_TRUE(broker_->CreateTopic(h.Topic("Sharded"), 2).ok());
+  const std::string dlq = UniqueName("dlq");
+  auto relay = h.StartRelay({"--set", "outbox.fields.additional=shard:partition", "--set",
+                             "delivery.on_error=dead_letter", "--set", "delivery.dead_letter_topic=" + dlq});
+  ASSERT_NE(relay, nullptr);
+  const auto insert = [&](const std::string& key, const std::string& shard) {
+    const std::string id = h.Value("SELECT gen_random_uuid()").value_or("");
+    h.Sql("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, shard) VALUES ('" + id +
+          "', 'order', '" + key + "', 'Sharded', '{}', " + shard + ")");
+    return id;
+  };
+  const std::string first = insert("a", "1");
+  const std::string bad = insert("b", "5");
+  const std::string last = insert("c", "0");
+  auto records = reader_->ReadUntil(h.Topic("Sharded"), 2, 30s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  std::map<std::string, int32_t> partition_of;
+  for (const KafkaRecord& r : *records) partition_of[HeaderValue(r, "id")] = r.partition;
+  EXPECT_EQ(partition_of, (std::map<std::string, int32_t>{{first, 1}, {last, 0}}));
+  auto dead = reader_->ReadUntil(dlq, 1, 30s);
+  ASSERT_TRUE(dead.ok()) << dead.status() << relay->Output();
+  EXPECT_EQ(HeaderValue(dead->front(), "id"), bad);
+  EXPECT_NE(HeaderValue(dead->front(), "error").find("partition 5 of topic " + h.Topic("Sharded")), std::string::npos)
+      << HeaderValue(dead->front(), "error");
+  ASSERT_TRUE(relay->Kill(SIGTERM).ok());
+  EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
+}
+
 TEST_F(Poison, RecordLargerThanTheBrokerAllowsHaltsOrIsDeadLetteredWithoutItsValue) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();

@@ -664,6 +664,36 @@ TEST(FormatUuidV7, PutsTheTimeVersionAndVariantWhereRfc9562Says) {
   EXPECT_EQ(FormatUuidV7(0, 0, 0), "00000000-0000-7000-8000-000000000000");
 }
 
+// Placement partition (Debezium's column:partition): an integer column's value is the record's partition, no
+// header; NULL leaves it to the partitioner; a negative value is a per-event error; a column of another type stops
+// the relay when the table's layout arrives, naming it (Debezium's getInt32 takes only int4).
+TEST_F(MapperTest, AColumnPlacedAsThePartitionSetsTheRecordsPartition) {
+  relation_.columns.push_back({.flags = 0, .name = "shard", .type_oid = 23});  // integer
+  values_.push_back("2");
+  config_.fields.additional = {config::AdditionalField{.column = "type", .placement = "header", .name = "eventType"},
+                               config::AdditionalField{.column = "shard", .placement = "partition", .name = "shard"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->partition, 2);
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "eventType", "source_lsn"}));
+  Set("shard", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->partition, std::nullopt);
+  Set("shard", "-1");
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"shard\" (placement partition): \"-1\" is no partition"));
+  SetType("shard", 20);  // bigint
+  mapper_.reset();
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"shard\" (outbox.fields.additional, placement partition)"));
+}
+
 // outbox.fields.additional_if_present (Debezium's table.field.additional.missing=ignore): a missing column's header
 // is left out, the others stay.
 TEST_F(MapperTest, AMissingAdditionalColumnIsLeftOutWhenOnlyIfPresent) {

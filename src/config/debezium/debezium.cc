@@ -725,7 +725,7 @@ class DebeziumMapper {
     }
   }
 
-  // table.fields.additional.placement: column:header[:alias] entries; envelope and partition are refused. Split as
+  // table.fields.additional.placement: column:header[:alias] and column:partition entries; envelope is refused. Split as
   // Debezium splits it (AdditionalFieldsValidator: Java's split on "," then ":"), so that a value Debezium refuses
   // (empty, blank, or with an empty entry between commas) is refused here too, and one it takes means the same.
   void MapPlacement(const Prop& placement) {
@@ -739,9 +739,11 @@ class DebeziumMapper {
                                      "column:placement:alias trios is expected (Debezium refuses this value too)"));
       } else if (parts[0].empty()) {
         Error(placement.written, Cat(Quoted(entry), " must be column:placement[:alias]"));
-      } else if (where == "envelope" || where == "partition") {
-        Error(placement.written, Cat(Quoted(entry), ": placement ", where,
-                                     " would change the records; the relay reproduces only header placement"));
+      } else if (where == "envelope") {
+        Error(placement.written, Cat(Quoted(entry), ": placement envelope would change the records; the relay "
+                                     "reproduces header and partition placement"));
+      } else if (where == "partition") {
+        list.list.push_back(Cat(parts[0], ":partition"));  // Debezium has no use for an alias here either
       } else if (where != "header") {
         Error(placement.written, Cat(Quoted(entry), ": placement must be header, envelope or partition"));
       } else {

@@ -55,6 +55,7 @@ std::optional<std::string> HeaderOf(const KafkaRecord& r, const std::string& nam
 // A record whole: topic, key, value and headers.
 struct FullRecord {
   std::string topic;
+  int32_t partition = 0;
   std::optional<std::string> key;
   std::optional<std::string> value;
   std::vector<KafkaHeader> headers;
@@ -62,7 +63,7 @@ struct FullRecord {
 };
 
 std::ostream& operator<<(std::ostream& os, const FullRecord& r) {
-  os << "{topic " << r.topic << ", key " << r.key.value_or("(null)") << ", value " << r.value.value_or("(null)")
+  os << "{topic " << r.topic << ", partition " << r.partition << ", key " << r.key.value_or("(null)") << ", value " << r.value.value_or("(null)")
      << ", headers";
   for (const KafkaHeader& h : r.headers) os << " " << h.name << "=" << (h.value ? "\"" + *h.value + "\"" : "(null)");
   return os << "}";
@@ -76,6 +77,7 @@ void ExpectSameRecords(const std::map<std::string, FullRecord>& relayed, const s
     ASSERT_NE(it, relayed.end()) << "the relay did not send event " << id;
     const FullRecord& ours = it->second;
     EXPECT_EQ(ours.topic, theirs.topic) << id;
+    EXPECT_EQ(ours.partition, theirs.partition) << id;
     EXPECT_EQ(ours.key, theirs.key) << id;
     EXPECT_EQ(ours.value, theirs.value) << id;
     ASSERT_EQ(ours.headers.size(), theirs.headers.size()) << ours << "\n" << theirs;
@@ -223,7 +225,7 @@ class DebeziumE2E : public SharedServicesTest {
     std::set<std::string> run_ids;
     for (const KafkaRecord& r : records.value_or(std::vector<KafkaRecord>{})) {
       if (!mine(r)) continue;
-      FullRecord f{.topic = r.topic, .key = r.key, .value = r.value, .headers = {}};
+      FullRecord f{.topic = r.topic, .partition = r.partition, .key = r.key, .value = r.value, .headers = {}};
       for (const KafkaHeader& h : r.headers) {
         if (h.name == "source_lsn" || (!with_context && h.name.starts_with("__debezium.context."))) continue;
         if (h.name == "__debezium.context.runId") {
@@ -380,13 +382,14 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
   }
 
   // The table, the publication (Debezium uses it too) and the relay's slot, before any event.
-  bool Init() {
+  bool Init(int order_partitions = 1) {
     std::string output;
     const int code = t_.Relay(Args({"init", "--create-table", "-c", connector_}), &output);
     EXPECT_EQ(code, 0) << output;
     // The topics exist before either writes: Kafka Connect's producer waits for a topic's metadata without limit
     // (max.block.ms), so an auto-creation that hangs would stop its task without a word in its log.
-    const absl::Status topics = t_.broker_->CreateTopics({t_.OrderTopic(), t_.CustomerTopic()});
+    absl::Status topics = t_.broker_->CreateTopic(t_.OrderTopic(), order_partitions);
+    if (topics.ok()) topics = t_.broker_->CreateTopic(t_.CustomerTopic());
     EXPECT_TRUE(topics.ok()) << topics;
     return code == 0 && topics.ok();
   }
@@ -485,6 +488,21 @@ class DebeziumSideBySide : public DebeziumE2E {
     }
   }
 
+  // Debezium's records of `topic` once it wrote `count`, then, Debezium stopped, the relay's of the same rows.
+  struct Outputs {
+    std::map<std::string, FullRecord> debezium, relayed;
+  };
+  Outputs DebeziumThenRelay(SideBySide& side, const std::string& topic, size_t count, bool with_context = false) {
+    Outputs out;
+    if (!side.AwaitDebezium({{topic, count}})) return out;
+    out.debezium = ReadFull(/*relay=*/false, topic, count, with_context);
+    side.StopDebezium();
+    if (!side.StartRelay()) return out;
+    out.relayed = ReadFull(/*relay=*/true, topic, count, with_context);
+    side.StopRelay();
+    return out;
+  }
+
   std::string kafka_lib_, plugins_;
 };
 
@@ -552,12 +570,7 @@ TEST_F(DebeziumSideBySide, JsonConvertersGiveTheKeysAndValuesDebeziumWrites) {
                             R"(' é ☕ 😀', 'n', 12.50, 'z', null)))",
                         db_)
                   .ok());
-  ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 5}}));
-  const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 5, /*with_context=*/true);
-  side.StopDebezium();
-  ASSERT_TRUE(side.StartRelay());
-  const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 5, /*with_context=*/true);
-  side.StopRelay();
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 5, /*with_context=*/true);
 
   ASSERT_EQ(debezium.size(), 5u);
   bool escaped = false;
@@ -614,17 +627,44 @@ TEST_F(DebeziumSideBySide, TypedColumnsPlacedInHeadersGiveTheHeadersDebeziumWrit
                                       "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"),
                         db_)
                   .ok());
-  ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 6}}));
-  const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 6);
-  side.StopDebezium();
-  ASSERT_TRUE(side.StartRelay());
-  const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 6);
-  side.StopRelay();
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 6);
 
   ASSERT_EQ(debezium.size(), 6u);
   for (const auto& [id, record] : debezium) {
     ASSERT_EQ(record.headers.size(), columns.size() + 2) << record;  // id, eventType and the typed columns
   }
+  ExpectSameRecords(relayed, debezium);
+}
+
+// Placement partition: an integer column's value is the record's partition (NULL: the partitioner's choice by key,
+// murmur2 in both), compared record by record with Debezium's, partition included.
+TEST_F(DebeziumSideBySide, AColumnPlacedAsThePartitionGivesDebeziumsPartitions) {
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType,shard:partition\n");
+  ASSERT_TRUE(side.Init(/*order_partitions=*/3));
+  ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN shard integer", db_).ok());
+  ASSERT_TRUE(side.StartDebezium());
+  std::string values;
+  for (const auto& [key, shard] : std::vector<std::pair<std::string, std::string>>{
+           {"k1", "2"}, {"k2", "0"}, {"k3", "1"}, {"k4", "2"}, {"k5", "NULL"}, {"k6", "NULL"}, {"k7", "NULL"}}) {
+    values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ + "', '" + key +
+              "', 'Sharded', '{}', " + shard + ")";
+  }
+  ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, shard) VALUES " + values, db_)
+                  .ok());
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 7);
+
+  ASSERT_EQ(debezium.size(), 7u);
+  const std::map<std::string, int32_t> placed = {{"k1", 2}, {"k2", 0}, {"k3", 1}};
+  std::set<int32_t> partitions;
+  for (const auto& [id, record] : debezium) {
+    partitions.insert(record.partition);
+    const auto it = placed.find(record.key.value_or(""));
+    if (it != placed.end()) {
+      EXPECT_EQ(record.partition, it->second) << record;
+    }
+  }
+  EXPECT_EQ(partitions.size(), 3u);
   ExpectSameRecords(relayed, debezium);
 }
 

@@ -327,7 +327,7 @@ debezium.transforms.outbox.table.field.event.key=stream_key
 debezium.transforms.outbox.table.field.event.type=event_type
 debezium.transforms.outbox.table.field.event.payload=body
 debezium.transforms.outbox.table.field.event.timestamp=occurred_at
-debezium.transforms.outbox.table.fields.additional.placement=event_type:header, tenant:HEADER:x-tenant
+debezium.transforms.outbox.table.fields.additional.placement=event_type:header, tenant:HEADER:x-tenant,shard:partition
 debezium.transforms.outbox.route.by.field=stream
 debezium.transforms.outbox.route.topic.replacement=${routedByValue}.events
 debezium.transforms.outbox.table.expand.json.payload=false
@@ -338,10 +338,12 @@ debezium.transforms.outbox.table.expand.json.payload=false
   EXPECT_EQ(c->outbox.fields.type, "event_type");
   EXPECT_EQ(c->outbox.fields.payload, "body");
   EXPECT_EQ(c->outbox.fields.timestamp, "occurred_at");
-  ASSERT_EQ(c->outbox.fields.additional.size(), 2u);
+  ASSERT_EQ(c->outbox.fields.additional.size(), 3u);
   EXPECT_EQ(c->outbox.fields.additional[0].name, "event_type");
   EXPECT_EQ(c->outbox.fields.additional[1].column, "tenant");
   EXPECT_EQ(c->outbox.fields.additional[1].name, "x-tenant");
+  EXPECT_EQ(c->outbox.fields.additional[2].column, "shard");  // the record's partition
+  EXPECT_EQ(c->outbox.fields.additional[2].placement, "partition");
   EXPECT_EQ(c->outbox.route_by, "stream");
   EXPECT_EQ(c->outbox.route_topic, "${routedByValue}.events");
   EXPECT_EQ(c->outbox.route_topic_regex, "");
@@ -434,7 +436,6 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"debezium.transforms.outbox.table.expand.json.payload=true", "expanded JSON payloads"},
       {"debezium.transforms.outbox.table.fields.additional.placement=type:envelope:eventType", "placement envelope"},
-      {"debezium.transforms.outbox.table.fields.additional.placement=aggregateid:partition", "placement partition"},
       {"debezium.transforms.outbox.predicate=isOutbox", "conditional"},
       {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
       {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "schemas.enable=false"},
