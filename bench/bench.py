@@ -22,6 +22,8 @@ Then the latency runs: a steady rate of 1-event transactions for a while, read a
 isolation.level=read_committed (bench-kafka visibility); commit-to-ack = the record's LogAppendTime minus the
 event's ts_us (clock_timestamp() at the insert, committed right after), and visibility = the local wall-clock time
 that consumer received the record minus ts_us (every server runs on this machine: one clock).
+Last the scale runs (--pipelines): k pipelines in one relay process, each on its own database and slot with a backlog
+of --pipeline-events, drained at once into the one broker.
 """
 import argparse
 import json
@@ -203,24 +205,25 @@ class Bench:
             else:
                 self.nats_url, self.nats_pid = re.search(r"NATS_URL=(\S+)", out).group(1), pid
                 log(f"NATS JetStream on {self.nats_url}")
-        admin = self.db("postgres")
-        with admin.cursor() as c:
-            for name in ("bench", "bench_warm"):
-                c.execute("CREATE DATABASE " + name)
-        for name in ("bench", "bench_warm"):
-            # The project's own outbox table (what `outbox-relay init --create-table` makes), then the benchmark's
-            # publication and load generators. Through psql, statement by statement: sql/outbox_table.sql ends
-            # with a BEGIN ... ROLLBACK example, which in one multi-statement query would roll the table back too.
-            for script in (f"{HERE}/../sql/outbox_table.sql", f"{HERE}/bench.sql"):
-                sh(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(self.pg_port),
-                    "-U", "postgres", "-d", name, "-f", script])
         self.outbox_rel = {}
         for name in ("bench", "bench_warm"):
-            with self.db(name).cursor() as c:
-                c.execute("SELECT oid FROM pg_database WHERE datname = current_database()")
-                dboid = c.fetchone()[0]
-                c.execute("SELECT pg_relation_filenode('public.outbox')")
-                self.outbox_rel[name] = f"rel 1663/{dboid}/{c.fetchone()[0]}"
+            self.create_database(name)
+
+    def create_database(self, name):
+        """A benchmark database: the project's own outbox table (what `outbox-relay init --create-table` makes), then
+        the benchmark's publication and load generators; remembers the table's relfilenode for pg_waldump."""
+        with self.db("postgres").cursor() as c:
+            c.execute("CREATE DATABASE " + name)
+        # Through psql, statement by statement: sql/outbox_table.sql ends with a BEGIN ... ROLLBACK example, which in
+        # one multi-statement query would roll the table back too.
+        for script in (f"{HERE}/../sql/outbox_table.sql", f"{HERE}/bench.sql"):
+            sh(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(self.pg_port),
+                "-U", "postgres", "-d", name, "-f", script])
+        with self.db(name).cursor() as c:
+            c.execute("SELECT oid FROM pg_database WHERE datname = current_database()")
+            dboid = c.fetchone()[0]
+            c.execute("SELECT pg_relation_filenode('public.outbox')")
+            self.outbox_rel[name] = f"rel 1663/{dboid}/{c.fetchone()[0]}"
 
     def stop_services(self):
         for p in self.procs:
@@ -455,6 +458,12 @@ outbox:
 """)
 
     def metrics(self, port):
+        """The relay's confirmed LSN and published events (of its only pipeline, named or not)."""
+        by = self.pipelines_metrics(port)
+        return next(iter(by.values())) if by else {}
+
+    def pipelines_metrics(self, port):
+        """{pipeline name ("" when unnamed): {"confirmed": LSN, "published": events}} from one relay's /metrics."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
                 text = r.read().decode()
@@ -464,10 +473,12 @@ outbox:
         for line in text.splitlines():
             # Samples carry sink="..." (and pipeline="..." when named) before their own labels.
             name, _, value = line.rpartition(" ")
+            who = re.search(r'pipeline="([^"]+)"', name)
+            who = who.group(1) if who else ""
             if name == "outbox_relay_confirmed_lsn" or name.startswith("outbox_relay_confirmed_lsn{"):
-                m["confirmed"] = int(float(value))
+                m.setdefault(who, {})["confirmed"] = int(float(value))
             elif name.startswith("outbox_relay_events_total{") and 'result="published"' in name:
-                m["published"] = int(float(value))
+                m.setdefault(who, {})["published"] = int(float(value))
         return m
 
     def start_relay(self, name, slot, prefix, sink, dbname="bench"):
@@ -1000,6 +1011,108 @@ logger.measure.level = ERROR
         if warm:
             self.drop_slots([warm["slot"]], "bench_warm")
 
+    # ---------------------------------------------------------------- pipelines in one process
+    def scale_databases(self, k):
+        """Databases bench_p1..bench_pk, each with the outbox table and the benchmark's publication."""
+        for i in range(1, k + 1):
+            if f"bench_p{i}" not in self.outbox_rel:
+                self.create_database(f"bench_p{i}")
+
+    def scale(self, k, n, per_tx):
+        """k pipelines in one relay process (one database and slot each, one broker), each with n events of per_tx
+        per transaction written before the relay starts, drained at once. Aggregate and per-pipeline drain rates,
+        the relay's CPU and RSS, the walsenders' and the broker's CPU."""
+        log(f"scale: {k} pipeline(s) in one process, {n} events each, {per_tx} per transaction")
+        self.scale_databases(k)
+        names = [f"p{i}" for i in range(1, k + 1)]
+        # Slot names are the cluster's: one per pipeline.
+        slots = {p: f"scale{k}_{p}" for p in names}
+        ends = {}
+        for p in names:
+            self.create_slots([slots[p]], f"bench_{p}")
+        for p in names:
+            ends[p], _ = self.load(n, per_tx, f"bench_{p}")
+        prefixes = {p: f"b.scale{k}.{p}" for p in names}
+        for p in names:
+            self.create_topics(prefixes[p])
+        port = free_port()
+        cfg = f"{self.work}/scale{k}.yaml"
+        with open(cfg, "w") as f:
+            f.write(f"""source:
+  publication: bench_pub
+kafka:
+  bootstrap.servers: "{self.bootstrap}"
+http:
+  listen: "127.0.0.1:{port}"
+pipelines:
+""")
+            for p in names:
+                f.write(f"""  {p}:
+    source:
+      conninfo: "host=127.0.0.1 port={self.pg_port} dbname=bench_{p} user=postgres"
+      slot: {slots[p]}
+    outbox:
+      table: public.outbox
+      route:
+        topic: "{prefixes[p]}.${{routedByValue}}"
+""")
+        sh([self.relay_bin, "init", "-c", cfg])
+        self.wait_quiet()
+        b0 = proc_cpu(self.kafka_pid)
+        m0 = machine_cpu()
+        logf = open(f"{self.work}/scale{k}.log", "w")
+        t0 = time.time()
+        proc = subprocess.Popen([self.relay_bin, "run", "-c", cfg], stdout=logf, stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        done, ws_pid, ws_cpu, hwm = {}, {}, {}, 0
+        deadline = t0 + 900
+        while len(done) < k:
+            now = time.time()
+            if proc.poll() is not None:
+                raise RuntimeError(f"the relay exited {proc.returncode} (log {self.work}/scale{k}.log)")
+            if now > deadline:
+                raise RuntimeError(f"scale {k}: not drained in 900 s ({sorted(done)} done)")
+            hwm = max(hwm, proc_hwm_kib(proc.pid) or 0)
+            for p in names:
+                st = self.slot_state(slots[p])
+                if st and st[0]:
+                    ws_pid[p] = st[0]
+                    c = proc_cpu(st[0])
+                    if c is not None:
+                        ws_cpu[p] = c
+                if p not in done and st and st[1] >= ends[p]:
+                    done[p] = now - t0
+            time.sleep(0.05)
+        cpu = proc_cpu(proc.pid)
+        hwm = max(hwm, proc_hwm_kib(proc.pid) or 0)
+        b1 = proc_cpu(self.kafka_pid)
+        m1 = machine_cpu()
+        published = self.pipelines_metrics(port)
+        stop_process(proc)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the relay exited {proc.returncode} on SIGTERM (log {self.work}/scale{k}.log)")
+        for p in names:
+            got = published.get(p, {}).get("published")
+            if got != n:
+                raise RuntimeError(f"scale {k}: pipeline {p} published {got} events, expected {n}")
+            held = self.topic_count(self.bootstrap, prefixes[p])
+            if held < n:
+                raise RuntimeError(f"scale {k}: the broker holds {held} of pipeline {p}'s events, expected {n}")
+        for p in names:
+            self.drop_slots([slots[p]], f"bench_{p}")
+        wall = max(done.values())
+        busy_s = (m1[0] - m0[0]) / CLK_TCK
+        res = {"pipelines": k, "events_each": n, "per_tx": per_tx, "seconds": wall,
+               "rate": k * n / wall, "per_pipeline_rates": sorted(n / done[p] for p in names),
+               "cpu": cpu, "rss_kib": hwm, "walsender_cpu": sum(ws_cpu.values()), "broker_cpu": b1 - b0,
+               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet}
+        res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - res["broker_cpu"])
+        self.results.setdefault("scale", []).append(res)
+        log(f"scale {k}: {wall:.2f}s = {res['rate']:,.0f} ev/s in all "
+            f"({min(res['per_pipeline_rates']):,.0f}-{max(res['per_pipeline_rates']):,.0f} per pipeline), "
+            f"relay cpu {cpu:.2f}s, rss {hwm / 1024:.1f} MiB, walsenders {res['walsender_cpu']:.2f}s, "
+            f"broker {res['broker_cpu']:.2f}s")
+
     # ---------------------------------------------------------------- warm-up and versions
     def warm_broker(self):
         """A first idempotent producer waits for the broker's coordinators to load, and a first transactional one
@@ -1073,6 +1186,9 @@ logger.measure.level = ERROR
         for who in LATENCY:
             if who in a.contenders and a.latency_seconds > 0:
                 self.latency(who, a.latency_rate, a.latency_seconds)
+        if "relay" in a.contenders and a.pipeline_events > 0:
+            for k in a.pipelines:
+                self.scale(k, a.pipeline_events, a.pipeline_per_tx)
         self.results["meta"]["transaction_interval_ms"] = a.transaction_interval_ms or 100
         self.results["meta"]["harness_seconds"] = time.time() - START
         self.results["meta"]["quiet_busy"] = a.quiet_busy
@@ -1110,6 +1226,11 @@ def main():
                     help="before each timed run, wait until the machine is at most this busy (share of all cores)")
     ap.add_argument("--quiet-wait", type=int, default=120, help="... but at most this many seconds each time")
     ap.add_argument("--quiet-budget", type=int, default=900, help="... and this many seconds in all")
+    ap.add_argument("--pipelines", default="1,2,4,8",
+                    help="the scale runs: this many pipelines in one relay process, one database and slot each")
+    ap.add_argument("--pipeline-events", type=int, default=100000, help="events per pipeline of the scale runs "
+                                                                        "(0: no scale runs)")
+    ap.add_argument("--pipeline-per-tx", type=int, default=1, help="events per transaction of the scale runs")
     ap.add_argument("--out", required=True, help="directory for REPORT.md, chart.png, results.json")
     ap.add_argument("--command", default="bench/run.sh")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
@@ -1117,6 +1238,7 @@ def main():
                     help="where the work directory (the servers' data) goes: auto = /dev/shm when it has room, else /tmp")
     args = ap.parse_args()
     args.contenders = [c for c in args.contenders.split(",") if c]
+    args.pipelines = [int(k) for k in args.pipelines.split(",") if k]
     for c in args.contenders:
         if c not in CONTENDERS:
             ap.error(f"unknown contender {c}")

@@ -474,6 +474,10 @@ def write(results, out_dir):
         L.append("See [PROFILE.md](PROFILE.md).")
         L.append("")
 
+    scale = results.get("scale", [])
+    if scale:
+        L.extend(scale_section(scale))
+
     L.append("## Every run")
     L.append("")
     L.append("\"read back\" is what the server held after the drain (the relays' topics, queue, stream or receiver; "
@@ -495,25 +499,63 @@ def write(results, out_dir):
     L.append("")
     with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
         f.write("\n".join(L))
-    chart(summary, latency, os.path.join(out_dir, "chart.png"), meta)
+    chart(summary, latency, os.path.join(out_dir, "chart.png"), meta, scale)
 
 
-def chart(summary, latency, path, meta):
+def scale_section(scale):
+    """Issue 22 point 3: k pipelines in one process, each with its own database, slot and backlog, drained at once."""
+    L = ["## Pipelines in one process", ""]
+    first = scale[0]
+    L.append(f"One relay process with k pipelines (`pipelines:`), each on its own database and slot of the one "
+             f"PostgreSQL server, all into the one broker. Each database holds {first['events_each']:,} events "
+             f"({first['per_tx']} per transaction) written before the relay starts, so every pipeline drains a "
+             f"backlog at once. \"in all\" is k x events over the time until the last slot confirmed its end; "
+             f"\"per pipeline\" each pipeline's events over its own time. Walsender CPU is the sum over the k "
+             f"walsenders. Every pipeline's events are read back from the broker.")
+    L.append("")
+    L.append("| pipelines | in all, events/s | per pipeline, events/s (min–max) | relay CPU s | relay CPU s per "
+             "100k events | relay RSS MiB | walsenders CPU s | broker CPU s | other CPU s | machine busy |")
+    L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in scale:
+        per = r["per_pipeline_rates"]
+        events = r["pipelines"] * r["events_each"]
+        L.append(f"| {r['pipelines']} | {r['rate']:,.0f} | {min(per):,.0f}–{max(per):,.0f} | {r['cpu']:.2f} | "
+                 f"{r['cpu'] * 100000 / events:.2f} | {r['rss_kib'] / 1024:.1f} | {r['walsender_cpu']:.2f} | "
+                 f"{r['broker_cpu']:.2f} | {r['other_cpu']:.2f} | {pct(r['machine_busy'])} |")
+    L.append("")
+    # Where the curve bends: the first k whose aggregate rate gains less than 10% on the one before.
+    bend = next((b for a, b in zip(scale, scale[1:]) if b["rate"] < 1.1 * a["rate"]), None)
+    if bend:
+        L.append(f"The aggregate rate stops growing at {bend['pipelines']} pipelines (less than 10% more than "
+                 f"with {scale[scale.index(bend) - 1]['pipelines']}); the machine was {pct(bend['machine_busy'])} "
+                 f"busy then, the walsenders taking {bend['walsender_cpu']:.1f} CPU s, the relay "
+                 f"{bend['cpu']:.1f} and the broker {bend['broker_cpu']:.1f}. Each walsender decodes the whole WAL of "
+                 f"the server (the other databases' loads too, skipped after decoding their headers), so on a server "
+                 f"with many busy databases the walsenders' share grows with k.")
+    else:
+        L.append("The aggregate rate grows by 10% or more at every step measured.")
+    L.append("")
+    return L
+
+
+def chart(summary, latency, path, meta, scale=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ws = [w for w in ("w1", "w100") if w in summary]
-    if not ws:
+    if not ws and not scale:
         return
     contenders = [c for c in ORDER if any(c in summary[w] for w in ws)]
     colors = COLORS
     visible = [c for c in ORDER if latency.get(c, {}).get("visible", {}).get("quantiles")]
-    ncols = 2 + (1 if latency else 0) + (1 if visible else 0)
-    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 4.6))
+    base = 2 if ws else 0  # the drain-rate and CPU panels
+    ncols = base + (1 if latency else 0) + (1 if visible else 0) + (1 if scale else 0)
+    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 4.6), squeeze=False)
+    axes = axes[0]
     width = 0.8 / max(1, len(contenders))
     for panel, (key, title, unit) in enumerate([("rate", "Drain rate (median, min–max)", "events/s"),
-                                                 ("cpu100k", "CPU per 100k events (contender only)", "CPU s")]):
+                                                 ("cpu100k", "CPU per 100k events (contender only)", "CPU s")][:base]):
         ax = axes[panel]
         for i, c in enumerate(contenders):
             xs, ys, lo, hi = [], [], [], []
@@ -541,7 +583,7 @@ def chart(summary, latency, path, meta):
         if panel == 0:
             ax.legend(fontsize=8, loc="upper left")
     if latency:
-        ax = axes[2]
+        ax = axes[base]
         who = [c for c in ORDER if c in latency]
         stats = [("p50_ms", "p50"), ("p99_ms", "p99"), ("max_ms", "max")]
         w2 = 0.8 / len(who)
@@ -564,7 +606,7 @@ def chart(summary, latency, path, meta):
         ax.legend(fontsize=8, loc="upper left")
     if visible:
         # The distribution of the visibility latency (read_committed consumer): percentile against ms.
-        ax = axes[3]
+        ax = axes[base + (1 if latency else 0)]
         for c in visible:
             v = latency[c]["visible"]
             qs = v["quantiles"]
@@ -588,6 +630,26 @@ def chart(summary, latency, path, meta):
         ax.set_ylabel("percentile")
         ax.set_title(f"Visible at read_committed, {latency[visible[0]]['rate_target']:,} ev/s", fontsize=10)
         ax.legend(fontsize=8, loc="lower right")
+    if scale:
+        ax = axes[-1]
+        ks = [r["pipelines"] for r in scale]
+        ax.plot(ks, [r["rate"] for r in scale], marker="o", color=COLORS["relay"], label="in all")
+        ax.errorbar(ks, [statistics.median(r["per_pipeline_rates"]) for r in scale],
+                    yerr=[[statistics.median(r["per_pipeline_rates"]) - min(r["per_pipeline_rates"]) for r in scale],
+                          [max(r["per_pipeline_rates"]) - statistics.median(r["per_pipeline_rates"]) for r in scale]],
+                    marker="s", linestyle="--", color="#7f7f7f", capsize=3, label="per pipeline (median, min–max)")
+        for r in scale:
+            ax.annotate(f"{r['rate']:,.0f}", (r["pipelines"], r["rate"]), fontsize=7, ha="center", va="bottom",
+                        xytext=(0, 4), textcoords="offset points")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ks)
+        ax.set_xticklabels([str(k) for k in ks])
+        ax.set_xlabel("pipelines in one process")
+        ax.set_ylabel("events/s")
+        ax.set_ylim(bottom=0)
+        ax.margins(y=0.2)
+        ax.set_title("Pipelines in one process (into Kafka)", fontsize=10)
+        ax.legend(fontsize=8, loc="lower left")
     # Wrapped: a run with many options has a command longer than the figure is wide.
     fig.suptitle(textwrap.fill(f"outbox-relay benchmark, {meta.get('date', '')}  ({meta.get('command', '')})",
                                55 * ncols, break_on_hyphens=False), fontsize=10)

@@ -61,11 +61,32 @@ if [ "${OUTBOX_SOAK:-0}" = 1 ]; then
          OUTBOX_PG_CRASH_CYCLES="${OUTBOX_PG_CRASH_CYCLES:-20}"
 fi
 
+# Each failed step's ctest log is kept; at the end their failure messages are printed last (scripts/ctest-digest.py),
+# where a CI summary that shows only the tail of the output still says what failed and why.
 rc=0
-(cd "$BUILD" && ctest --output-on-failure --timeout 900 -j2 "$@") || rc=$?
+failed_logs=()
+step() {
+  local name="$1" step_rc=0
+  shift
+  touch "$WORK/step-start"
+  "$@" || step_rc=$?
+  if [ "$step_rc" != 0 ]; then
+    rc="$step_rc"
+    local log="$BUILD/Testing/Temporary/LastTest.log"
+    if [ -f "$log" ] && [ "$log" -nt "$WORK/step-start" ]; then
+      cp "$log" "$WORK/failed-$name.log"
+      failed_logs+=("$WORK/failed-$name.log")
+    fi
+  fi
+}
+step main bash -c 'cd "$1" && shift && ctest --output-on-failure --timeout 900 -j2 "$@"' _ "$BUILD" "$@"
 if [ "${OUTBOX_SKIP_MATRIX:-0}" != 1 ] && [ $# -eq 0 ]; then
-  bash "$HERE/test-matrix.sh" 17 || rc=$?
-  bash "$HERE/test-matrix.sh" 18 || rc=$?
-  bash "$HERE/test-matrix.sh" "kafka-$KAFKA_MATRIX_VERSION" || rc=$?
+  step pg17 bash "$HERE/test-matrix.sh" 17
+  step pg18 bash "$HERE/test-matrix.sh" 18
+  step "kafka-$KAFKA_MATRIX_VERSION" bash "$HERE/test-matrix.sh" "kafka-$KAFKA_MATRIX_VERSION"
+fi
+if [ "$rc" != 0 ] && [ ${#failed_logs[@]} -gt 0 ]; then
+  echo "==== what failed (the failure messages of each failed test; the full output is above)"
+  python3 "$HERE/ctest-digest.py" "${failed_logs[@]}"
 fi
 exit "$rc"
