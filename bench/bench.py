@@ -5,6 +5,8 @@ Same WAL for everyone: per workload, one logical slot per contender and repetiti
 (one statement, before the load), then the load is written once, then each slot is drained by its contender,
 one contender at a time, alternating the order between repetitions. Contenders:
   limit       pg_recvlogical --start ... -f /dev/null --endpos=<end LSN> (the server's decode rate)
+  discard     bench-drain (bench/tools/bench_drain.cc): streams the slot with pgoutput through libpq's buffered
+              reads and throws every message away, confirming every 10 s and at the end: a client that costs nothing
   relay       outbox-relay into the real broker (done when outbox_relay_confirmed_lsn >= end LSN)
   relay-eo    the same with --set delivery.guarantee=exactly_once (a transactional producer: records and the
               checkpoint commit together every delivery.transaction_interval_ms); done likewise, then its topics are
@@ -52,7 +54,7 @@ TYPES = ["OrderCreated", "OrderPaid", "OrderShipped", "OrderDelivered"]
 PARTITIONS = 3
 # The relay's latency run warms up with this many events first (every topic, 32 keys per topic), left out of its figures.
 LATENCY_WARM_EVENTS = 32 * len(TYPES)
-CONTENDERS = ["limit", "relay", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
+CONTENDERS = ["limit", "discard", "relay", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
 SINKS = {"relay": "kafka", "relay-eo": "kafka-eo", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq",
          "relay-nats": "nats", "relay-http": "http"}
 LATENCY = ["relay", "relay-eo", "debezium"]  # the contenders with a latency run, in this order
@@ -400,6 +402,15 @@ class Bench:
                "-d", "bench", "--start", "-S", slot, "-o", "proto_version=1", "-o", "publication_names=bench_pub",
                "-P", "pgoutput", "-f", "/dev/null", f"--endpos={lsn_str(end)}", "--no-loop"]
         self.results["meta"]["limit_command"] = " ".join(cmd[:1] + ["..."] + cmd[9:])
+        return self.drain_client("pg_recvlogical", cmd, slot, end)
+
+    def drain_discard(self, slot, end, n, **_):
+        cmd = [self.args.bench_drain, "--conninfo", f"host=127.0.0.1 port={self.pg_port} dbname=bench user=postgres",
+               "--slot", slot, "--publication", "bench_pub", "--endpos", lsn_str(end)]
+        return self.drain_client("bench-drain", cmd, slot, end)
+
+    def drain_client(self, name, cmd, slot, end):
+        """A client that exits once it has received the WAL up to end: pg_recvlogical, or bench-drain."""
         b0 = proc_cpu(self.kafka_pid)
         m0 = machine_cpu()
         t0 = time.time()
@@ -423,12 +434,12 @@ class Bench:
                 break
             if time.time() > deadline:
                 p.kill()
-                raise RuntimeError("pg_recvlogical did not reach --endpos")
+                raise RuntimeError(f"{name} did not reach --endpos")
             time.sleep(0.02)
         p.returncode = os.waitstatus_to_exitcode(status)
         err = p.stderr.read().decode() if p.stderr else ""
         if p.returncode != 0:
-            raise RuntimeError(f"pg_recvlogical exited {p.returncode}: {err}")
+            raise RuntimeError(f"{name} exited {p.returncode}: {err}")
         # It exited 0 at --endpos: it received the WAL up to the end. Its last feedback may reach the walsender just
         # after it exits, and when --endpos is reached by the last record rather than a keepalive it confirms that
         # record's start (the slot is not this contender's done-condition).
@@ -438,7 +449,7 @@ class Bench:
             time.sleep(0.05)
             st = self.slot_state(slot)
         if st[1] < end:
-            log(f"note: pg_recvlogical reached --endpos {lsn_str(end)} but its slot confirms {lsn_str(st[1])}")
+            log(f"note: {name} reached --endpos {lsn_str(end)} but its slot confirms {lsn_str(st[1])}")
         return {"seconds": t1 - t0, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": hwm,
                 "walsender_cpu": ws_cpu, "broker_cpu": proc_cpu(self.kafka_pid) - b0, "machine": (m0, m1)}
 
@@ -826,6 +837,8 @@ logger.measure.level = ERROR
                 log(f"  rep {r}: {c} draining {slot} to {lsn_str(end)}")
                 if c == "limit":
                     res = self.drain_limit(slot, end, n)
+                elif c == "discard":
+                    res = self.drain_discard(slot, end, n)
                 elif c in SINKS:
                     res = self.drain_relay(slot, end, n, prefix, SINKS[c])
                 else:
@@ -1210,6 +1223,7 @@ def main():
     ap.add_argument("--pika-py", default="", help="python of the pika venv (relay-rabbitmq's read-back)")
     ap.add_argument("--nats-py", default="", help="python of the nats-py venv (relay-nats's read-back)")
     ap.add_argument("--http-receiver", default="", help="bench-http-receiver (relay-http's receiver)")
+    ap.add_argument("--bench-drain", default="", help="bench-drain (the discard contender)")
     ap.add_argument("--events-1", type=int, default=200000, help="events of the 1-event-per-transaction workload")
     ap.add_argument("--events-100", type=int, default=200000, help="events of the 100-per-transaction workload")
     ap.add_argument("--reps", type=int, default=3)
@@ -1242,7 +1256,8 @@ def main():
     for c in args.contenders:
         if c not in CONTENDERS:
             ap.error(f"unknown contender {c}")
-    for c, opt in (("relay-rabbitmq", "pika_py"), ("relay-nats", "nats_py"), ("relay-http", "http_receiver")):
+    for c, opt in (("relay-rabbitmq", "pika_py"), ("relay-nats", "nats_py"), ("relay-http", "http_receiver"),
+                   ("discard", "bench_drain")):
         if c in args.contenders and not getattr(args, opt):
             ap.error(f"{c} needs --{opt.replace('_', '-')}")
     b = Bench(args)

@@ -9,6 +9,7 @@ import textwrap
 
 LABELS = {
     "limit": "pg_recvlogical (the limit)",
+    "discard": "bench-drain (streams, discards)",
     "relay": "outbox-relay → Kafka",
     "relay-eo": "outbox-relay → Kafka, exactly_once",
     "relay-mock": "outbox-relay → mock cluster",
@@ -17,16 +18,16 @@ LABELS = {
     "relay-http": "outbox-relay → HTTP receiver",
     "debezium": "Debezium 3.6 + Connect → Kafka",
 }
-SHORT = {"limit": "pg_recvlogical", "relay": "relay→Kafka", "relay-eo": "relay-eo→Kafka", "relay-mock": "relay→mock",
+SHORT = {"limit": "pg_recvlogical", "discard": "bench-drain", "relay": "relay→Kafka", "relay-eo": "relay-eo→Kafka", "relay-mock": "relay→mock",
          "relay-rabbitmq": "relay→RabbitMQ", "relay-nats": "relay→NATS", "relay-http": "relay→HTTP",
          "debezium": "Debezium"}
-ORDER = ["limit", "relay", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
+ORDER = ["limit", "discard", "relay", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
 OTHER_SINKS = ["relay-rabbitmq", "relay-nats", "relay-http"]
 WORKLOADS = {"w1": "1 event per transaction", "w100": "100 events per transaction"}
 TARGETS = {"relay_vs_limit": 0.7, "mock_vs_limit": 0.95, "vs_debezium": 3.0, "limit_fraction": 0.9,
            "cpu_vs_debezium": 1 / 3, "p99_ms": 25.0, "rss_mib": 64.0,
            "eo_vs_relay": 0.8, "eo_visible_slack_ms": 50.0}  # issue 15: drain ≥ 0.8 × relay; p99 ≤ interval + 50
-COLORS = {"limit": "#7f7f7f", "relay": "#1f77b4", "relay-eo": "#17becf", "relay-mock": "#9ecae1",
+COLORS = {"limit": "#7f7f7f", "discard": "#c7c7c7", "relay": "#1f77b4", "relay-eo": "#17becf", "relay-mock": "#9ecae1",
           "relay-rabbitmq": "#ff7f0e", "relay-nats": "#2ca02c", "relay-http": "#9467bd", "debezium": "#d62728"}
 
 
@@ -69,6 +70,13 @@ def summarize(results):
                 "rss_mib": max(r["rss_kib"] for r in runs) / 1024.0,
                 "checkpoint_offsets": med([r.get("checkpoint_offsets") for r in runs]),
                 "cpu_share": med([r["cpu"] / r["seconds"] for r in runs]),
+                # The walsender's side: its busy share of the drain, and its own rate (events per CPU second).
+                "ws_busy": med([r["walsender_cpu"] / r["seconds"] for r in runs]),
+                "ws_rate": med([n / r["walsender_cpu"] if r["walsender_cpu"] > 0 else None for r in runs]),
+                "broker_s": med([r.get("broker_cpu") for r in runs]),
+                "other_s": med([r.get("other_cpu") for r in runs]),
+                "walsender_s": med([r["walsender_cpu"] for r in runs]),
+                "cpu_s": med([r["cpu"] for r in runs]),
             }
     return summary
 
@@ -379,6 +387,7 @@ def write(results, out_dir):
                      f"{x['seconds']:.2f} | {fmt(x['startup_seconds'], '.2f')} | {fmt(x['acked_seconds'], '.2f')} | {ratio} | {x['cpu100k']:.2f} | "
                      f"{x['ws100k']:.2f} | {fmt(x['broker100k'], '.2f')} | {x['rss_mib']:.1f} |")
         L.append("")
+        L += walsender_table(s)
         rel, mock, dbz = s.get("relay"), s.get("relay-mock"), s.get("debezium")
         split = [c for c in ORDER if c != "limit" and s.get(c) and s[c].get("stream_rate")]
         if split:
@@ -500,6 +509,30 @@ def write(results, out_dir):
     with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
         f.write("\n".join(L))
     chart(summary, latency, os.path.join(out_dir, "chart.png"), meta, scale)
+
+
+def walsender_table(s):
+    """Issue 22 point 1: what each contender costs its walsender, and the machine's CPU split during its drain."""
+    rows = []
+    base = s.get("discard")
+    for c in ORDER:
+        x = s.get(c)
+        if not x or x.get("ws_rate") is None:
+            continue
+        rows.append([LABELS[c], f"{x['walsender_s']:.2f}", pct(x["ws_busy"]), f"{x['ws_rate']:,.0f}",
+                     f"{x['ws100k'] / base['ws100k']:.2f}" if base and base["ws100k"] else "–",
+                     f"{x['cpu_s']:.2f}", fmt(x["broker_s"], ".2f"), fmt(x["other_s"], ".2f")])
+    if not rows:
+        return []
+    L = ["The walsender's side (medians): its CPU during the drain; its busy share (walsender CPU / drain time, which "
+         "is also the drain rate as a share of the walsender's own rate); its own rate (events per walsender CPU "
+         "second: the slot's limit when the walsender is busy all the time); its CPU per event against the "
+         "do-nothing client's "
+         "(bench-drain), and the rest of the machine's CPU split: the contender, the broker (the mock cluster, "
+         "node or receiver for those sinks) and everything else.", ""]
+    L += table(["contender", "walsender CPU s", "walsender busy = drain / walsender rate", "walsender's own rate ev/s",
+                "walsender CPU per event × bench-drain", "contender CPU s", "broker CPU s", "other CPU s"], rows)
+    return L
 
 
 def scale_section(scale):

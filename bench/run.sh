@@ -13,7 +13,7 @@
 #                           only that every contender drains, that each server holds every event (read back), and
 #                           that the report is written (into a temporary directory unless --out is given)
 #   other options are passed to bench/bench.py (--out DIR, --reps N, --events-1 N, --events-100 N,
-#   --contenders limit,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http,debezium, --latency-rate N,
+#   --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http,debezium, --latency-rate N,
 #   --latency-seconds N, --transaction-interval-ms N (relay-eo's), --pipelines 1,2,4,8, --pipeline-events N,
 #   --pipeline-per-tx N, --keep)
 #
@@ -73,6 +73,10 @@ if [ ! -x "$BK_DIR/bench-kafka" ] || [ "$HERE/tools/bench_kafka.cc" -nt "$BK_DIR
   g++ -O2 -std=c++17 -Wall -Wextra "$HERE/tools/bench_kafka.cc" -isystem "$RDKAFKA_PREFIX/include" \
       -L"$RDKAFKA_PREFIX/lib" -lrdkafka -Wl,-rpath,"$RDKAFKA_PREFIX/lib" -o "$BK_DIR/bench-kafka"
 fi
+if [ ! -x "$BK_DIR/bench-drain" ] || [ "$HERE/tools/bench_drain.cc" -nt "$BK_DIR/bench-drain" ]; then
+  g++ -O2 -std=c++17 -Wall -Wextra "$HERE/tools/bench_drain.cc" -I"$(pg_config --includedir)" -lpq \
+      -o "$BK_DIR/bench-drain"
+fi
 if [ ! -x "$BK_DIR/bench-http-receiver" ] || [ "$HERE/tools/bench_http_receiver.cc" -nt "$BK_DIR/bench-http-receiver" ]
 then
   # shellcheck disable=SC2046  # pkg-config's words
@@ -84,13 +88,13 @@ common=(--relay "$RELAY" --bench-kafka "$BK_DIR/bench-kafka" --kafka-lib "$DEBEZ
         --connect-version "$DEBEZIUM_CONNECT_VERSION"
         --debezium-plugin-dir "$DEBEZIUM_PLUGIN_DIR" --debezium-version "$DEBEZIUM_VERSION"
         --connect-java-home "$CONNECT_JAVA_HOME" --pika-py "$PIKA_VENV/bin/python" --nats-py "$NATS_PY_VENV/bin/python"
-        --http-receiver "$BK_DIR/bench-http-receiver")
+        --http-receiver "$BK_DIR/bench-http-receiver" --bench-drain "$BK_DIR/bench-drain")
 if [ "$quick" = 1 ]; then
   keep_out=1
   [ -n "$out" ] || { out="$(mktemp -d /tmp/outbox-bench-quick.XXXXXX)"; keep_out=0; }
   say "quick benchmark (results in $out)"
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
-    --contenders limit,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http --latency-rate 500 \
+    --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http --latency-rate 500 \
     --latency-seconds 4 --pipelines 1,2 --pipeline-events 2000 --settle-seconds 0.25 --quiet-wait 0 \
     --command "bench/run.sh --quick" "${args[@]}" --out "$out"
   test -s "$out/REPORT.md"

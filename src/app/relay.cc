@@ -25,6 +25,8 @@ constexpr int kCheckpointTimeoutMs = 30000;
 constexpr int kWatchTimeoutMs = 10000;
 // Producer recreations in a row, without a delivery between, before a fatal producer error is fatal for the relay.
 constexpr int kMaxProducerRecreations = 5;
+// The publication check after a burst: soon, but at most this often (a plain query on the server each time).
+constexpr int64_t kQuietWatchGapMs = 50;
 // Spill-file failures in a row (each a rewind, with the reconnect backoff) before they are fatal.
 constexpr int kMaxSpillFailures = 5;
 
@@ -370,11 +372,15 @@ absl::Status Relay::SendStatus(pg::ReplicationStream& stream, bool reply_request
 }
 
 absl::Status Relay::CheckPublication(bool now) {
-  // exactly_once: while the watch holds back what the commits made durable, every transaction interval (a drain's
-  // last commit would otherwise wait up to a status interval to be confirmed).
-  const int64_t every = exactly_once() && core_.WatchHoldsBack()
-                            ? std::min(config_.delivery.transaction_interval_ms, config_.source.status_interval_ms)
-                            : config_.source.status_interval_ms;
+  // exactly_once: while the watch holds back what the commits made durable, every transaction interval; in either
+  // mode, once a burst has ended and only the watch holds its end back, within kQuietWatchGapMs. Otherwise a
+  // drain's end would wait up to a status interval to be confirmed.
+  int64_t every = config_.source.status_interval_ms;
+  if (exactly_once() && core_.WatchHoldsBack()) {
+    every = std::min(config_.delivery.transaction_interval_ms, every);
+  } else if (core_.QuietButWatchHoldsBack()) {
+    every = std::min(kQuietWatchGapMs, every);
+  }
   if (!now && Clock::now() - watched_at_ < std::chrono::milliseconds(every)) return absl::OkStatus();
   watched_at_ = Clock::now();
   const Lsn through = core_.received_through();  // what was received before the check starts

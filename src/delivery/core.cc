@@ -713,8 +713,14 @@ bool DeliveryCore::WatchHoldsBack() const {
   return watch_publication_ && std::min(UnwatchedCandidate(), checkpointed_) > std::max(confirmed_, verified_through_);
 }
 
+bool DeliveryCore::QuietButWatchHoldsBack() const {
+  return watch_publication_ && tracker_.idle() && !in_tx_ &&
+         UnwatchedCandidate() > std::max(confirmed_, verified_through_);
+}
+
 void DeliveryCore::PublicationVerified(Lsn through) {
-  if (WatchHoldsBack() && through > verified_through_) status_soon_ = true;  // what it vouches for is confirmed now
+  // What the check vouches for is confirmed now, not at the next status interval.
+  if ((WatchHoldsBack() || QuietButWatchHoldsBack()) && through > verified_through_) status_soon_ = true;
   verified_through_ = std::max(verified_through_, through);
 }
 

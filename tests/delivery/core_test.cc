@@ -278,6 +278,26 @@ TEST_F(CoreTest, WithThePublicationWatchNothingIsConfirmedBeyondTheLastCheckThat
   EXPECT_EQ(Confirm(), end);
 }
 
+// A burst's end is confirmed as soon as a check vouches for it, not at the next status interval: once everything
+// received is acknowledged and the watch alone holds the end back, the relay checks at once
+// (Relay::CheckPublication asks QuietButWatchHoldsBack) and the check's result makes a status due.
+TEST_F(CoreTest, ABurstsEndIsConfirmedAsSoonAsACheckVouchesForIt) {
+  Start();
+  core_->WatchPublication();
+  const Lsn end = Tx(0x2000, {"a"});
+  EXPECT_FALSE(core_->QuietButWatchHoldsBack());  // the event is in flight
+  sink_.AckAll();
+  Poll();
+  EXPECT_TRUE(core_->QuietButWatchHoldsBack());  // acknowledged: only the watch holds its end back
+  EXPECT_EQ(Confirm(), kStart);
+  clock_.Advance(10ms);
+  EXPECT_FALSE(core_->StatusDue().has_value());
+  core_->PublicationVerified(end);
+  ASSERT_TRUE(core_->StatusDue().has_value()) << "the verified end waited for the status interval";
+  EXPECT_EQ(Confirm(), end);
+  EXPECT_FALSE(core_->QuietButWatchHoldsBack());
+}
+
 TEST_F(CoreTest, BehindSourceIsTheAgeOfTheOldestUnacknowledgedTransactionAndZeroWhenCaughtUp) {
   Start();
   EXPECT_EQ(core_->BehindSourceSeconds(), 0.0);
