@@ -100,15 +100,24 @@ def proc_cpu(pid):
         return None
 
 
-def proc_hwm_kib(pid):
+def proc_status_kib(pid, field):
+    """A kB field of /proc/PID/status (VmHWM: peak RSS, VmRSS: RSS now), None when the process is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return None
+
+
+def proc_hwm_kib(pid):
+    return proc_status_kib(pid, "VmHWM")
+
+
+def proc_rss_kib(pid):
+    return proc_status_kib(pid, "VmRSS")
 
 
 def machine_cpu():
@@ -1024,6 +1033,65 @@ logger.measure.level = ERROR
         if warm:
             self.drop_slots([warm["slot"]], "bench_warm")
 
+    # ---------------------------------------------------------------- a backlog
+    def backlog(self, n, per_tx):
+        """n events written while no relay runs (one slot, its own database), then one relay catches up into Kafka:
+        the catch-up rate over time (sampled every 0.25 s), RSS, and the relay's progress lines against the real
+        finish."""
+        log(f"backlog: {n} events ({per_tx} per transaction) written with the relay stopped")
+        db, slot, prefix = "bench_backlog", "backlog", "b.backlog"
+        if db not in self.outbox_rel:
+            self.create_database(db)
+        self.create_slots([slot], db)
+        end, _ = self.load(n, per_tx, db)
+        self.create_topics(prefix)
+        self.wait_quiet()
+        sink = dict(self.kafka_sink(self.bootstrap))
+        p, port, t0 = self.start_relay(slot, slot, prefix, sink, db)
+        samples = []  # every 0.25 s: (seconds since start, published, confirmed, rss_kib)
+        hwm = 0
+        deadline = t0 + 1800
+        next_sample = t0
+        while True:
+            now = time.time()
+            if p.poll() is not None:
+                raise RuntimeError(f"the backlog relay exited {p.returncode} (log {self.work}/{slot}.log)")
+            if now > deadline:
+                raise RuntimeError("backlog: not caught up in 1800 s")
+            hwm = max(hwm, proc_hwm_kib(p.pid) or 0)
+            if now >= next_sample:
+                m = self.metrics(port)
+                samples.append((now - t0, m.get("published", 0), m.get("confirmed", 0), proc_rss_kib(p.pid) or 0))
+                next_sample += 0.25
+                if m.get("confirmed", 0) >= end:
+                    break
+            time.sleep(0.05)
+        finish = samples[-1][0]
+        cpu = proc_cpu(p.pid)
+        stop_process(p)
+        held = self.topic_count(self.bootstrap, prefix)
+        self.drop_slots([slot], db)
+        if held < n:
+            raise RuntimeError(f"backlog: the broker holds {held} events, expected {n}")
+        # The relay's progress lines: "catching up: X MB behind LSN, R MB/s, ETA S s", each against the real finish.
+        progress = []
+        pat = re.compile(r"^(\S+Z) info \[relay\] catching up: ([0-9.]+) MB behind \S+, ([0-9.]+) MB/s, ETA (\d+) s")
+        import datetime
+        with open(f"{self.work}/{slot}.log") as f:
+            for line in f:
+                m = pat.search(line)
+                if not m:
+                    continue
+                at = datetime.datetime.fromisoformat(m.group(1).replace("Z", "")).replace(
+                    tzinfo=datetime.timezone.utc).timestamp() - t0
+                progress.append({"at": at, "behind_mb": float(m.group(2)), "mb_s": float(m.group(3)),
+                                 "eta_s": int(m.group(4)), "left_s": finish - at})
+        res = {"events": n, "per_tx": per_tx, "seconds": finish, "rate": n / finish, "cpu": cpu, "rss_kib": hwm,
+               "samples": samples, "progress": progress}
+        self.results["backlog"] = res
+        log(f"backlog: caught up with {n} events in {finish:.1f}s = {n / finish:,.0f} ev/s, peak rss "
+            f"{hwm / 1024:.1f} MiB, {len(progress)} progress lines")
+
     # ---------------------------------------------------------------- pipelines in one process
     def scale_databases(self, k):
         """Databases bench_p1..bench_pk, each with the outbox table and the benchmark's publication."""
@@ -1199,6 +1267,8 @@ pipelines:
         for who in LATENCY:
             if who in a.contenders and a.latency_seconds > 0:
                 self.latency(who, a.latency_rate, a.latency_seconds)
+        if "relay" in a.contenders and a.backlog_events > 0:
+            self.backlog(a.backlog_events, a.backlog_per_tx)
         if "relay" in a.contenders and a.pipeline_events > 0:
             for k in a.pipelines:
                 self.scale(k, a.pipeline_events, a.pipeline_per_tx)
@@ -1245,6 +1315,9 @@ def main():
     ap.add_argument("--pipeline-events", type=int, default=100000, help="events per pipeline of the scale runs "
                                                                         "(0: no scale runs)")
     ap.add_argument("--pipeline-per-tx", type=int, default=1, help="events per transaction of the scale runs")
+    ap.add_argument("--backlog-events", type=int, default=5000000,
+                    help="the backlog run: events written while no relay runs, then caught up (0: none)")
+    ap.add_argument("--backlog-per-tx", type=int, default=100, help="events per transaction of the backlog")
     ap.add_argument("--out", required=True, help="directory for REPORT.md, chart.png, results.json")
     ap.add_argument("--command", default="bench/run.sh")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")

@@ -14,11 +14,12 @@
 
 namespace outbox::ops {
 
-// A fixed-bucket histogram of seconds.
+// A fixed-bucket histogram of seconds. The sub-millisecond buckets resolve a commit-to-ack latency that is mostly
+// under a millisecond at low rates with linger.ms=0.
 class Histogram {
  public:
-  static constexpr std::array<double, 14> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                                     0.25,  0.5,    1,     2.5,  5,     10,  30};
+  static constexpr std::array<double, 17> kBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                     0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30};
   void Observe(double seconds);
   // The samples (no HELP/TYPE lines); `labels` is empty or `name="value",` pairs each followed by a comma.
   void RenderSamples(const std::string& name, const std::string& labels, std::string* out) const;

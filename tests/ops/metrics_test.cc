@@ -204,6 +204,9 @@ TEST(Histogram, BucketsAreCumulativeAndEndWithInfSumAndCount) {
     ADD_FAILURE() << "no bucket le=" << le;
     return -1.0;
   };
+  EXPECT_EQ(count_at("0.0001"), 0);
+  EXPECT_EQ(count_at("0.00025"), 0);
+  EXPECT_EQ(count_at("0.0005"), 1);  // sub-millisecond buckets
   EXPECT_EQ(count_at("0.001"), 2);
   EXPECT_EQ(count_at("0.0025"), 3);
   EXPECT_EQ(count_at("0.25"), 3);
