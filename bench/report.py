@@ -564,9 +564,10 @@ def backlog_section(b):
         for k in range(10):
             span = at[k + 1] - at[k]
             rates.append(b["events"] / 10 / span if span > 0 else None)
-            # The samples inside the tenth, or the first after it when the tenth was shorter than a sample period.
-            inside = [x[3] for x in samples if at[k] <= x[0] <= at[k + 1] and x[3] > 0] or \
-                [next((x[3] for x in samples if x[0] >= at[k + 1] and x[3] > 0), samples[-1][3])]
+            # The samples inside the tenth, or the first after it when the tenth was shorter than a sample period (not
+            # the one taken as the process starts, before its image is loaded).
+            inside = [x[3] for x in samples if at[k] <= x[0] <= at[k + 1] and x[3] >= 1024] or \
+                [next((x[3] for x in samples if x[0] >= at[k + 1] and x[3] >= 1024), samples[-1][3])]
             rss = max(inside) / 1024
             rows.append([f"{10 * k}–{10 * (k + 1)} %", f"{at[k]:.1f}–{at[k + 1]:.1f}",
                          f"{rates[-1]:,.0f}" if rates[-1] else "–", f"{rss:.1f}"])
