@@ -71,14 +71,20 @@ absl::Status Relay::EnsureSink() {
   if (sink_) {
     const absl::Status cause = sink_->FatalError();
     if (core_.acks() != acks_at_recreation_) producer_recreations_ = 0;  // it delivered since the last one
-    if (++producer_recreations_ > kMaxProducerRecreations) {
+    if (absl::IsUnavailable(cause)) {
+      // The broker did not answer in time (a commit or an abort left unfinished while it was down or slow): the
+      // client is spent, but nothing says the next one will fail. Not counted: a broker slow to recover after an
+      // outage must not make the relay give up.
+      Log()->warn("recreating the producer: {}", cause.message());
+    } else if (++producer_recreations_ > kMaxProducerRecreations) {
       return absl::FailedPreconditionError(Cat(cause.message(), " (the producer was recreated ",
                                                kMaxProducerRecreations,
                                                " times in a row and the error came back each time, with no record "
                                                "delivered: check the broker's ACLs and the producer settings)"));
+    } else {
+      Log()->warn("recreating the producer after a fatal error ({} of {}): {}", producer_recreations_,
+                  kMaxProducerRecreations, cause.message());
     }
-    Log()->warn("recreating the producer after a fatal error ({} of {}): {}", producer_recreations_,
-                kMaxProducerRecreations, cause.message());
   }
   acks_at_recreation_ = core_.acks();
   DropSink();

@@ -355,10 +355,11 @@ void KafkaSink::AbortTransaction(std::string_view why) {
   // aborts the transaction (the loop must not stand still for a transaction timeout).
   rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, std::min(txn_timeout_ms_, kAbortWaitMs));
   if (e == nullptr) return;
-  // Not aborted (the broker is down, or the producer was fenced): this producer cannot go on; its successor's
-  // init_transactions aborts the transaction.
-  broken_ = absl::InternalError(Cat("kafka: abort_transaction after ", why, ": ", rd_kafka_error_name(e), ": ",
-                                    rd_kafka_error_string(e)));
+  // Not aborted (the broker is down or slow, or the producer was fenced): this producer cannot go on; its
+  // successor's init_transactions aborts the transaction. Only a fatal error (fenced) is the producer's own fault.
+  const std::string what = Cat("kafka: abort_transaction after ", why, ": ", rd_kafka_error_name(e), ": ",
+                               rd_kafka_error_string(e));
+  broken_ = rd_kafka_error_is_fatal(e) ? absl::InternalError(what) : absl::UnavailableError(what);
   rd_kafka_error_destroy(e);
 }
 
