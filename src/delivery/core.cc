@@ -924,7 +924,9 @@ void DeliveryCore::LogProgress() {
   constexpr auto kEvery = std::chrono::seconds(5);
   constexpr uint64_t kBehindThreshold = 16 * 1024 * 1024;
   const auto now = clock_->Now();
-  if (now - progress_at_ < kEvery) return;
+  // Nothing received yet: the first window opens at the first frame's position, not at 0/0 (its rate would be the
+  // absolute LSN over 5 s, and its ETA far too short).
+  if (stream_position_ == Lsn(0) || now - progress_at_ < kEvery) return;
   const Lsn target = std::max(system_.xlogpos, Lsn(metrics_->server_wal_lsn.load()));
   const uint64_t behind = target > stream_position_ ? target.value() - stream_position_.value() : 0;
   if (behind >= kBehindThreshold && progress_at_ != Clock::time_point{}) {

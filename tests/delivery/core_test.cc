@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fakes.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 #include "pg/pgoutput.h"
 #include "pg/type_oids.h"
 
@@ -296,6 +299,27 @@ TEST_F(CoreTest, ABurstsEndIsConfirmedAsSoonAsACheckVouchesForIt) {
   ASSERT_TRUE(core_->StatusDue().has_value()) << "the verified end waited for the status interval";
   EXPECT_EQ(Confirm(), end);
   EXPECT_FALSE(core_->QuietButWatchHoldsBack());
+}
+
+// The 5,000,000-event backlog run: the first progress line said 199 MB/s where the relay read about 80, and an ETA
+// of 12 s where 31 s were left. Its window opened in the loop's first round, before any frame, at 0/0. It opens at
+// the first frame's position now.
+TEST_F(CoreTest, TheFirstProgressLineMeasuresFromTheFirstFrameNotFromZero) {
+  std::ostringstream out;
+  spdlog::drop("relay");
+  auto logger = std::make_shared<spdlog::logger>("relay", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_pattern("%v");
+  spdlog::register_logger(logger);
+  Start();  // the server's WAL ends at 0x10000000 (256 MiB)
+  core_->LogProgress();  // the loop's first round: nothing received yet
+  Keepalive(0x01000000);
+  core_->LogProgress();
+  clock_.Advance(5s);
+  Keepalive(0x02000000);  // 16 MiB in 5 s
+  core_->LogProgress();
+  spdlog::drop("relay");
+  EXPECT_NE(out.str().find("catching up: 224.0 MB behind 0/10000000, 3.2 MB/s, ETA 70 s"), std::string::npos)
+      << out.str();
 }
 
 TEST_F(CoreTest, BehindSourceIsTheAgeOfTheOldestUnacknowledgedTransactionAndZeroWhenCaughtUp) {
