@@ -28,6 +28,7 @@ Last the scale runs (--pipelines): k pipelines in one relay process, each on its
 of --pipeline-events, drained at once into the one broker.
 """
 import argparse
+import datetime
 import json
 import math
 import os
@@ -118,6 +119,13 @@ def proc_hwm_kib(pid):
 
 def proc_rss_kib(pid):
     return proc_status_kib(pid, "VmRSS")
+
+
+def log_seconds(ts):
+    """A log line's UTC timestamp (the relay's `2026-12-04T07:43:25.123Z`, Connect's `2026-12-04 07:43:25,123`) as
+    seconds since the epoch."""
+    return datetime.datetime.fromisoformat(ts.replace("Z", "").replace(",", ".")).replace(
+        tzinfo=datetime.timezone.utc).timestamp()
 
 
 def machine_cpu():
@@ -507,13 +515,17 @@ outbox:
         port = free_port()
         cfg = f"{self.work}/{name}.yaml"
         self.relay_config(cfg, slot, prefix, sink["yaml"], port, dbname, sink.get("checkpoint_file"))
-        sets = sink.get("args", [])
-        sh([self.relay_bin, "init", "-c", cfg] + sets)
+        p, t0 = self.run_relay(name, cfg, sink.get("args", []))
+        return p, port, t0
+
+    def run_relay(self, name, cfg, sets=()):
+        """`outbox-relay init`, then `run` in the background with its log in the work directory: (process, start)."""
+        sh([self.relay_bin, "init", "-c", cfg] + list(sets))
         logf = open(f"{self.work}/{name}.log", "w")
         t0 = time.time()
-        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg] + sets, stdout=logf, stderr=subprocess.STDOUT)
+        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg] + list(sets), stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(p)
-        return p, port, t0
+        return p, t0
 
     @staticmethod
     def kafka_sink(bootstrap):
@@ -661,16 +673,14 @@ outbox:
     @staticmethod
     def log_time(path, pattern, t0):
         """Seconds from t0 to the first log line after t0 matching pattern (its first group: a UTC timestamp)."""
-        import datetime
         try:
             with open(path) as f:
                 for line in f:
                     m = re.search(pattern, line)
                     if m:
-                        ts = m.group(1).replace("Z", "").replace(",", ".")
-                        dt = datetime.datetime.fromisoformat(ts).replace(tzinfo=datetime.timezone.utc)
-                        if dt.timestamp() >= t0 - 0.01:
-                            return dt.timestamp() - t0
+                        at = log_seconds(m.group(1))
+                        if at >= t0 - 0.01:
+                            return at - t0
         except (OSError, ValueError):
             pass
         return None
@@ -1046,10 +1056,8 @@ logger.measure.level = ERROR
         end, _ = self.load(n, per_tx, db)
         self.create_topics(prefix)
         self.wait_quiet()
-        sink = dict(self.kafka_sink(self.bootstrap))
-        p, port, t0 = self.start_relay(slot, slot, prefix, sink, db)
+        p, port, t0 = self.start_relay(slot, slot, prefix, self.kafka_sink(self.bootstrap), db)
         samples = []  # every 0.25 s: (seconds since start, published, confirmed, rss_kib)
-        hwm = 0
         deadline = t0 + 1800
         next_sample = t0
         while True:
@@ -1058,7 +1066,6 @@ logger.measure.level = ERROR
                 raise RuntimeError(f"the backlog relay exited {p.returncode} (log {self.work}/{slot}.log)")
             if now > deadline:
                 raise RuntimeError("backlog: not caught up in 1800 s")
-            hwm = max(hwm, proc_hwm_kib(p.pid) or 0)
             if now >= next_sample:
                 m = self.metrics(port)
                 samples.append((now - t0, m.get("published", 0), m.get("confirmed", 0), proc_rss_kib(p.pid) or 0))
@@ -1067,7 +1074,7 @@ logger.measure.level = ERROR
                     break
             time.sleep(0.05)
         finish = samples[-1][0]
-        cpu = proc_cpu(p.pid)
+        cpu, hwm = proc_cpu(p.pid), proc_hwm_kib(p.pid) or 0  # VmHWM: the peak so far
         stop_process(p)
         held = self.topic_count(self.bootstrap, prefix)
         self.drop_slots([slot], db)
@@ -1076,14 +1083,12 @@ logger.measure.level = ERROR
         # The relay's progress lines: "catching up: X MB behind LSN, R MB/s, ETA S s", each against the real finish.
         progress = []
         pat = re.compile(r"^(\S+Z) info \[relay\] catching up: ([0-9.]+) MB behind \S+, ([0-9.]+) MB/s, ETA (\d+) s")
-        import datetime
         with open(f"{self.work}/{slot}.log") as f:
             for line in f:
                 m = pat.search(line)
                 if not m:
                     continue
-                at = datetime.datetime.fromisoformat(m.group(1).replace("Z", "")).replace(
-                    tzinfo=datetime.timezone.utc).timestamp() - t0
+                at = log_seconds(m.group(1)) - t0
                 progress.append({"at": at, "behind_mb": float(m.group(2)), "mb_s": float(m.group(3)),
                                  "eta_s": int(m.group(4)), "left_s": finish - at})
         res = {"events": n, "per_tx": per_tx, "seconds": finish, "rate": n / finish, "cpu": cpu, "rss_kib": hwm,
@@ -1137,15 +1142,11 @@ pipelines:
       route:
         topic: "{prefixes[p]}.${{routedByValue}}"
 """)
-        sh([self.relay_bin, "init", "-c", cfg])
         self.wait_quiet()
         b0 = proc_cpu(self.kafka_pid)
         m0 = machine_cpu()
-        logf = open(f"{self.work}/scale{k}.log", "w")
-        t0 = time.time()
-        proc = subprocess.Popen([self.relay_bin, "run", "-c", cfg], stdout=logf, stderr=subprocess.STDOUT)
-        self.procs.append(proc)
-        done, ws_pid, ws_cpu, hwm = {}, {}, {}, 0
+        proc, t0 = self.run_relay(f"scale{k}", cfg)
+        done, ws_cpu = {}, {}
         deadline = t0 + 900
         while len(done) < k:
             now = time.time()
@@ -1153,19 +1154,16 @@ pipelines:
                 raise RuntimeError(f"the relay exited {proc.returncode} (log {self.work}/scale{k}.log)")
             if now > deadline:
                 raise RuntimeError(f"scale {k}: not drained in 900 s ({sorted(done)} done)")
-            hwm = max(hwm, proc_hwm_kib(proc.pid) or 0)
             for p in names:
                 st = self.slot_state(slots[p])
                 if st and st[0]:
-                    ws_pid[p] = st[0]
                     c = proc_cpu(st[0])
                     if c is not None:
                         ws_cpu[p] = c
                 if p not in done and st and st[1] >= ends[p]:
                     done[p] = now - t0
             time.sleep(0.05)
-        cpu = proc_cpu(proc.pid)
-        hwm = max(hwm, proc_hwm_kib(proc.pid) or 0)
+        cpu, hwm = proc_cpu(proc.pid), proc_hwm_kib(proc.pid) or 0  # VmHWM: the peak so far
         b1 = proc_cpu(self.kafka_pid)
         m1 = machine_cpu()
         published = self.pipelines_metrics(port)

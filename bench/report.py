@@ -73,10 +73,7 @@ def summarize(results):
                 # The walsender's side: its busy share of the drain, and its own rate (events per CPU second).
                 "ws_busy": med([r["walsender_cpu"] / r["seconds"] for r in runs]),
                 "ws_rate": med([n / r["walsender_cpu"] if r["walsender_cpu"] > 0 else None for r in runs]),
-                "broker_s": med([r.get("broker_cpu") for r in runs]),
                 "other_s": med([r.get("other_cpu") for r in runs]),
-                "walsender_s": med([r["walsender_cpu"] for r in runs]),
-                "cpu_s": med([r["cpu"] for r in runs]),
             }
     return summary
 
@@ -521,9 +518,12 @@ def walsender_table(s):
         x = s.get(c)
         if not x or x.get("ws_rate") is None:
             continue
-        rows.append([LABELS[c], f"{x['walsender_s']:.2f}", pct(x["ws_busy"]), f"{x['ws_rate']:,.0f}",
+        seconds = x["events"] / 100000.0  # the per-100k medians back to the drain's seconds
+        rows.append([LABELS[c], f"{x['ws100k'] * seconds:.2f}", pct(x["ws_busy"]), f"{x['ws_rate']:,.0f}",
                      f"{x['ws100k'] / base['ws100k']:.2f}" if base and base["ws100k"] else "–",
-                     f"{x['cpu_s']:.2f}", fmt(x["broker_s"], ".2f"), fmt(x["other_s"], ".2f")])
+                     f"{x['cpu100k'] * seconds:.2f}",
+                     fmt(x["broker100k"] * seconds if x["broker100k"] is not None else None, ".2f"),
+                     fmt(x["other_s"], ".2f")])
     if not rows:
         return []
     L = ["The walsender's side (medians): its CPU during the drain; its busy share (walsender CPU / drain time, which "
@@ -606,16 +606,16 @@ def scale_section(scale):
              f"\"per pipeline\" each pipeline's events over its own time. Walsender CPU is the sum over the k "
              f"walsenders. Every pipeline's events are read back from the broker.")
     L.append("")
-    L.append("| pipelines | in all, events/s | per pipeline, events/s (min–max) | relay CPU s | relay CPU s per "
-             "100k events | relay RSS MiB | walsenders CPU s | broker CPU s | other CPU s | machine busy |")
-    L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    rows = []
     for r in scale:
         per = r["per_pipeline_rates"]
         events = r["pipelines"] * r["events_each"]
-        L.append(f"| {r['pipelines']} | {r['rate']:,.0f} | {min(per):,.0f}–{max(per):,.0f} | {r['cpu']:.2f} | "
-                 f"{r['cpu'] * 100000 / events:.2f} | {r['rss_kib'] / 1024:.1f} | {r['walsender_cpu']:.2f} | "
-                 f"{r['broker_cpu']:.2f} | {r['other_cpu']:.2f} | {pct(r['machine_busy'])} |")
-    L.append("")
+        rows.append([str(r["pipelines"]), f"{r['rate']:,.0f}", f"{min(per):,.0f}–{max(per):,.0f}", f"{r['cpu']:.2f}",
+                     f"{r['cpu'] * 100000 / events:.2f}", f"{r['rss_kib'] / 1024:.1f}", f"{r['walsender_cpu']:.2f}",
+                     f"{r['broker_cpu']:.2f}", f"{r['other_cpu']:.2f}", pct(r["machine_busy"])])
+    L += table(["pipelines", "in all, events/s", "per pipeline, events/s (min–max)", "relay CPU s",
+                "relay CPU s per 100k events", "relay RSS MiB", "walsenders CPU s", "broker CPU s", "other CPU s",
+                "machine busy"], rows)
     # Where the curve bends: the first k whose aggregate rate gains less than 10% on the one before.
     bend = next((b for a, b in zip(scale, scale[1:]) if b["rate"] < 1.1 * a["rate"]), None)
     if bend:
@@ -727,9 +727,9 @@ def chart(summary, latency, path, meta, scale=None):
         ax = axes[-1]
         ks = [r["pipelines"] for r in scale]
         ax.plot(ks, [r["rate"] for r in scale], marker="o", color=COLORS["relay"], label="in all")
-        ax.errorbar(ks, [statistics.median(r["per_pipeline_rates"]) for r in scale],
-                    yerr=[[statistics.median(r["per_pipeline_rates"]) - min(r["per_pipeline_rates"]) for r in scale],
-                          [max(r["per_pipeline_rates"]) - statistics.median(r["per_pipeline_rates"]) for r in scale]],
+        mid = [statistics.median(r["per_pipeline_rates"]) for r in scale]
+        ax.errorbar(ks, mid, yerr=[[m - min(r["per_pipeline_rates"]) for m, r in zip(mid, scale)],
+                                   [max(r["per_pipeline_rates"]) - m for m, r in zip(mid, scale)]],
                     marker="s", linestyle="--", color="#7f7f7f", capsize=3, label="per pipeline (median, min–max)")
         for r in scale:
             ax.annotate(f"{r['rate']:,.0f}", (r["pipelines"], r["rate"]), fontsize=7, ha="center", va="bottom",

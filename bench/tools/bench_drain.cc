@@ -5,7 +5,7 @@
 //
 //   bench-drain --conninfo CONNINFO --slot SLOT --publication PUB --endpos X/Y [--status-interval-ms N]
 //       Streams SLOT until a commit ends at or past X/Y (or a keepalive reports the server's WAL there with no
-//       transaction open), confirms X/Y, and prints "DRAINED <messages> <bytes>". Exit 0 when drained, 1 on an
+//       transaction open), confirms that position, and prints "DRAINED <messages> <bytes>". Exit 0 when drained, 1 on an
 //       error (the server's message on stderr).
 #include <libpq-fe.h>
 
@@ -47,14 +47,15 @@ int64_t PgNow() {
   return us - 946684800LL * 1000000;
 }
 
-bool SendStatus(PGconn* conn, uint64_t flush, bool reply) {
+// A standby status update confirming `flush`; no reply requested.
+bool SendStatus(PGconn* conn, uint64_t flush) {
   char msg[34];
   msg[0] = 'r';
   Put64(msg + 1, flush);
   Put64(msg + 9, flush);
   Put64(msg + 17, flush);
   Put64(msg + 25, static_cast<uint64_t>(PgNow()));
-  msg[33] = reply ? 1 : 0;
+  msg[33] = 0;
   return PQputCopyData(conn, msg, sizeof msg) == 1 && PQflush(conn) == 0;
 }
 
@@ -117,12 +118,12 @@ int main(int argc, char** argv) {
     PQfreemem(buf);
     const auto now = std::chrono::steady_clock::now();
     if (reply || now - last_status >= std::chrono::milliseconds(status_interval_ms)) {
-      if (!SendStatus(conn, done_through, false)) return Fail(conn, "status update");
+      if (!SendStatus(conn, done_through)) return Fail(conn, "status update");
       confirmed = done_through;
       last_status = now;
     }
   }
-  if (confirmed < done_through && !SendStatus(conn, done_through, false)) return Fail(conn, "the last status update");
+  if (confirmed < done_through && !SendStatus(conn, done_through)) return Fail(conn, "the last status update");
   PQputCopyEnd(conn, nullptr);
   PQflush(conn);
   PQfinish(conn);

@@ -113,7 +113,7 @@ absl::Status DeliveryCore::OnKeepalive(const pg::Keepalive& k) {
   if (k.reply_requested) reply_now_ = true;
   // Idle advance: everything before this keepalive was processed; if none of it is open or in flight, the slot may
   // be confirmed up to walEnd (DESIGN.md "Delivery").
-  if (tracker_.idle() && !in_tx_ && streams_.empty() && !replay_) {
+  if (Quiet() && streams_.empty() && !replay_) {
     idle_wal_end_ = std::max(idle_wal_end_.value_or(Lsn(0)), k.wal_end);
   }
   return absl::OkStatus();
@@ -714,8 +714,7 @@ bool DeliveryCore::WatchHoldsBack() const {
 }
 
 bool DeliveryCore::QuietButWatchHoldsBack() const {
-  return watch_publication_ && tracker_.idle() && !in_tx_ &&
-         UnwatchedCandidate() > std::max(confirmed_, verified_through_);
+  return watch_publication_ && Quiet() && UnwatchedCandidate() > std::max(confirmed_, verified_through_);
 }
 
 void DeliveryCore::PublicationVerified(Lsn through) {
@@ -794,7 +793,7 @@ absl::Status DeliveryCore::RequestCheckpoint(Lsn lsn) {
 std::optional<bool> DeliveryCore::StatusDue() {
   const auto now = clock_->Now();
   const auto interval = std::chrono::milliseconds(config_.source.status_interval_ms);
-  const bool quiet = tracker_.idle() && !in_tx_;
+  const bool quiet = Quiet();
   // Besides the timer: at once when the server asks, when a checkpoint was acknowledged, and when everything in
   // flight was acknowledged and the watermark moved (the end of a burst: at most every 50 ms).
   const bool burst_done = quiet && tracker_.watermark() > confirmed_ && now - last_status_ >= kBurstStatusGap;

@@ -207,6 +207,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // Every record counted so far has been produced (nothing held), and the open transaction, if any, is not split
   // unless the bounds force it (a transaction larger than the bounds is committed in parts; its committed part
   // comes again after a crash).
+  // Everything received is acknowledged: nothing in flight, no transaction open.
+  bool Quiet() const { return tracker_.idle() && !in_tx_; }
   bool CommitPossible() const {
     return held_.empty() && (!in_tx_ || bounds_reached() || TransactionTooOld() || halting_ || split_allowed_);
   }
