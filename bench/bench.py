@@ -12,6 +12,10 @@ one contender at a time, alternating the order between repetitions. Contenders:
               checkpoint commit together every delivery.transaction_interval_ms); done likewise, then its topics are
               read back at isolation.level=read_committed: every event (distinct `id` header) exactly once
   relay-mock  outbox-relay into librdkafka's mock cluster, run in its own process (bench-kafka mock)
+  relay-eager relay with source.read_batch_us=0: it reads each change as soon as it arrives (the relay before read
+              batching)
+  relay-linger  relay with kafka.linger.ms=5 set: records wait out the linger even when nothing more is coming (the
+              relay's behaviour before it sent them as soon as the stream was drained; a user's linger.ms keeps it)
   relay-rabbitmq, relay-nats, relay-http
               outbox-relay into a RabbitMQ node (scripts/rabbitmq-temp.sh), a NATS JetStream server
               (scripts/nats-temp.sh) and an HTTP receiver (bench-http-receiver), checkpoints in a file; done as for
@@ -55,10 +59,11 @@ TYPES = ["OrderCreated", "OrderPaid", "OrderShipped", "OrderDelivered"]
 PARTITIONS = 3
 # The relay's latency run warms up with this many events first (every topic, 32 keys per topic), left out of its figures.
 LATENCY_WARM_EVENTS = 32 * len(TYPES)
-CONTENDERS = ["limit", "discard", "relay", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
-SINKS = {"relay": "kafka", "relay-eo": "kafka-eo", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq",
+CONTENDERS = ["limit", "discard", "relay", "relay-eager", "relay-linger", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
+SINKS = {"relay": "kafka", "relay-eager": "kafka-eager", "relay-linger": "kafka-linger", "relay-eo": "kafka-eo", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq",
          "relay-nats": "nats", "relay-http": "http"}
-LATENCY = ["relay", "relay-eo", "debezium"]  # the contenders with a latency run, in this order
+LATENCY = ["relay", "relay-eager", "relay-linger", "relay-eo", "debezium"]  # the contenders with a latency run, in this order
+RELAY_KAFKA = ("relay", "relay-eager", "relay-linger", "relay-eo")  # the relay into the real broker (latency runs)
 CHECKPOINT_TOPIC = "outbox_relay.checkpoints"  # the relay's default source.checkpoint_topic
 QUANTILES = [i / 100 for i in range(101)]  # of the visibility latency, kept in results.json for the chart
 
@@ -531,6 +536,20 @@ outbox:
     def kafka_sink(bootstrap):
         return {"yaml": f'kafka:\n  bootstrap.servers: "{bootstrap}"\n'}
 
+    @staticmethod
+    def linger_sink(bootstrap):
+        """relay-linger: linger.ms set by the user, so the relay keeps it (no early send when the stream is drained)."""
+        return {"yaml": f'kafka:\n  bootstrap.servers: "{bootstrap}"\n  linger.ms: "5"\n'}
+
+    def eager_sink(self, bootstrap):
+        """relay-eager: no pause after a round that read the stream dry (source.read_batch_us=0)."""
+        return dict(self.kafka_sink(bootstrap), args=["--set", "source.read_batch_us=0"])
+
+    def relay_kafka_sink(self, who):
+        """The sink configuration of relay, relay-eager, relay-linger and relay-eo into the real broker."""
+        return {"relay": self.kafka_sink, "relay-eager": self.eager_sink, "relay-linger": self.linger_sink,
+                "relay-eo": self.eo_sink}[who](self.bootstrap)
+
     def eo_args(self):
         """relay-eo's command line: exactly_once, and the transaction interval when --transaction-interval-ms
         sets one (the relay's default otherwise)."""
@@ -554,6 +573,11 @@ outbox:
         if sink == "kafka":
             self.create_topics(prefix)
             return dict(self.kafka_sink(self.bootstrap), pid=self.kafka_pid,
+                        count=lambda: self.topic_count(self.bootstrap, prefix), cleanup=lambda: None)
+        if sink in ("kafka-linger", "kafka-eager"):
+            self.create_topics(prefix)
+            conf = self.linger_sink(self.bootstrap) if sink == "kafka-linger" else self.eager_sink(self.bootstrap)
+            return dict(conf, pid=self.kafka_pid,
                         count=lambda: self.topic_count(self.bootstrap, prefix), cleanup=lambda: None)
         if sink == "kafka-eo":
             # The high watermarks count commit markers too (one per partition and transaction): the read-back is a
@@ -630,7 +654,7 @@ outbox:
         target = self.prepare_sink(sink, prefix, slot, n)
         # Into the real broker: the checkpoint topic's offsets written during the drain (relay-eo: one checkpoint
         # record and one commit marker per Kafka transaction, so about half of them is the number of commits).
-        k0 = self.offsets([CHECKPOINT_TOPIC]) if sink in ("kafka", "kafka-eo") else None
+        k0 = self.offsets([CHECKPOINT_TOPIC]) if sink in ("kafka", "kafka-eager", "kafka-linger", "kafka-eo") else None
         b0 = proc_cpu(target["pid"])
         m0 = machine_cpu()
         p, port, t0 = self.start_relay(slot, slot, prefix, target)
@@ -917,10 +941,11 @@ logger.measure.level = ERROR
         return None
 
     # ---------------------------------------------------------------- latency
-    def latency(self, who, rate, seconds):
+    def latency(self, who, rate, seconds, extra=False):
+        """One latency run; `extra`: at another rate than --latency-rate (kept in results["latency_rates"])."""
         n = rate * seconds
-        slot = f"lat_{who.replace('-', '_')}"
-        prefix = f"b.lat.{who}"
+        slot = f"lat_{who.replace('-', '_')}" + (f"_{rate}" if extra else "")
+        prefix = f"b.lat.{who}" + (f".{rate}" if extra else "")
         self.create_topics(prefix)
         warm = None
         if who == "debezium":
@@ -930,8 +955,8 @@ logger.measure.level = ERROR
             warm = {"slot": ws, "last_begin": warm_last}
         self.create_slots([slot])
         log(f"latency: {who}, {rate} events/s for {seconds}s")
-        if who in ("relay", "relay-eo"):
-            sink = self.eo_sink(self.bootstrap) if who == "relay-eo" else self.kafka_sink(self.bootstrap)
+        if who in RELAY_KAFKA:
+            sink = self.relay_kafka_sink(who)
             p, port, _ = self.start_relay(slot, slot, prefix, sink)
             deadline = time.time() + 60
             while True:
@@ -979,7 +1004,7 @@ logger.measure.level = ERROR
         # The consumer that measures visibility: read_committed, fetching (every partition read to its end) before
         # the load starts; it notes when each record arrives and prints them all once it has n.
         vis_err = open(f"{self.work}/visibility-{who}.err", "w")
-        warm_events = LATENCY_WARM_EVENTS if who in ("relay", "relay-eo") else 0
+        warm_events = LATENCY_WARM_EVENTS if who in RELAY_KAFKA else 0
         vis = subprocess.Popen([self.bk, "visibility", "--bootstrap", self.bootstrap, "--count", str(n + warm_events),
                                 "--timeout-ms", str((seconds + max(0, self.args.quiet_wait) + 150) * 1000)]
                                + self.topics(prefix),
@@ -990,10 +1015,12 @@ logger.measure.level = ERROR
             raise RuntimeError(f"bench-kafka visibility did not start (log {self.work}/visibility-{who}.err)")
         self.wait_quiet()
         m0 = machine_cpu()
+        c0 = proc_cpu(p.pid), proc_cpu(self.kafka_pid)
         t0 = time.time()
         with self.db("bench").cursor() as c:
             c.execute("CALL bench_steady(%s, %s)", (rate, seconds))
         m1 = machine_cpu()
+        c1 = proc_cpu(p.pid), proc_cpu(self.kafka_pid)
         load_s = time.time() - t0
         try:
             out, _ = vis.communicate(timeout=seconds + 150)
@@ -1031,14 +1058,20 @@ logger.measure.level = ERROR
                            "mean_ms": statistics.fmean(vis_lat),
                            "quantiles": [round(percentile(vis_lat, q) if q > 0 else vis_lat[0], 2)
                                          for q in QUANTILES]},
-               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet}
+               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet,
+               # CPU seconds per second of load: the client's (relay or Connect) and the broker's.
+               "client_cpu_share": (c1[0] - c0[0]) / load_s, "broker_cpu_share": (c1[1] - c0[1]) / load_s}
         if who == "relay-eo":
             res["transaction_interval_ms"] = self.args.transaction_interval_ms or 100
-        self.results["latency"][who] = res
+        if extra:
+            self.results.setdefault("latency_rates", {}).setdefault(who, {})[str(rate)] = res
+        else:
+            self.results["latency"][who] = res
         v = res["visible"]
         log(f"latency {who}: commit-to-ack p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms, max "
             f"{res['max_ms']:.1f} ms; visible at read_committed p50 {v['p50_ms']:.1f} ms, p99 {v['p99_ms']:.1f} ms, "
-            f"max {v['max_ms']:.1f} ms ({res['rate_achieved']:.0f} ev/s achieved)")
+            f"max {v['max_ms']:.1f} ms ({res['rate_achieved']:.0f} ev/s achieved; CPU per second of load: client "
+            f"{res['client_cpu_share']:.2f}, broker {res['broker_cpu_share']:.2f}, machine {res['machine_busy']:.2f})")
         self.drop_slots([slot])
         if warm:
             self.drop_slots([warm["slot"]], "bench_warm")
@@ -1184,7 +1217,9 @@ pipelines:
         res = {"pipelines": k, "events_each": n, "per_tx": per_tx, "seconds": wall,
                "rate": k * n / wall, "per_pipeline_rates": sorted(n / done[p] for p in names),
                "cpu": cpu, "rss_kib": hwm, "walsender_cpu": sum(ws_cpu.values()), "broker_cpu": b1 - b0,
-               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet}
+               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet,
+               # CPU seconds per second of load: the client's (relay or Connect) and the broker's.
+               "client_cpu_share": (c1[0] - c0[0]) / load_s, "broker_cpu_share": (c1[1] - c0[1]) / load_s}
         res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - res["broker_cpu"])
         self.results.setdefault("scale", []).append(res)
         log(f"scale {k}: {wall:.2f}s = {res['rate']:,.0f} ev/s in all "
@@ -1265,6 +1300,11 @@ pipelines:
         for who in LATENCY:
             if who in a.contenders and a.latency_seconds > 0:
                 self.latency(who, a.latency_rate, a.latency_seconds)
+        # The same at other rates (issue 22: 200 and 20,000 events/s), for the relay with and without early sending.
+        for rate in a.latency_rates:
+            for who in ("relay", "relay-linger"):
+                if who in a.contenders and a.latency_extra_seconds > 0:
+                    self.latency(who, rate, a.latency_extra_seconds, extra=True)
         if "relay" in a.contenders and a.backlog_events > 0:
             self.backlog(a.backlog_events, a.backlog_per_tx)
         if "relay" in a.contenders and a.pipeline_events > 0:
@@ -1298,6 +1338,9 @@ def main():
     ap.add_argument("--contenders", default=",".join(CONTENDERS))
     ap.add_argument("--latency-rate", type=int, default=2000)
     ap.add_argument("--latency-seconds", type=int, default=60)
+    ap.add_argument("--latency-rates", default="200,20000",
+                    help="other rates of relay's and relay-linger's latency runs (comma-separated; empty: none)")
+    ap.add_argument("--latency-extra-seconds", type=int, default=20, help="the length of each of those runs")
     ap.add_argument("--settle-seconds", type=float, default=1.0,
                     help="pause after each drain (twice that between a latency run's start and its load)")
     ap.add_argument("--transaction-interval-ms", type=int, default=0,
@@ -1324,6 +1367,7 @@ def main():
     args = ap.parse_args()
     args.contenders = [c for c in args.contenders.split(",") if c]
     args.pipelines = [int(k) for k in args.pipelines.split(",") if k]
+    args.latency_rates = [int(r) for r in args.latency_rates.split(",") if r]
     for c in args.contenders:
         if c not in CONTENDERS:
             ap.error(f"unknown contender {c}")

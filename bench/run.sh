@@ -66,7 +66,14 @@ fi
 ninja -C "$BUILD" outbox-relay >/dev/null
 grep -q 'CMAKE_BUILD_TYPE:STRING=\(RelWithDebInfo\|Release\)' "$BUILD/CMakeCache.txt" ||
   echo "bench: warning: $BUILD is not an optimized build" >&2
-RELAY="$BUILD/src/app/outbox-relay"
+RELAY="${OUTBOX_BENCH_RELAY_BIN:-$BUILD/src/app/outbox-relay}"  # another build of the relay to compare (same options)
+# OUTBOX_BENCH_PROFILE=DIR: every `outbox-relay run` of the benchmark runs under perf record (bench/tools/perf-relay.sh),
+# one perf.data per run in DIR; its timings are then not comparable (perf's own cost), its profiles are.
+if [ -n "${OUTBOX_BENCH_PROFILE:-}" ]; then
+  mkdir -p "$OUTBOX_BENCH_PROFILE"
+  export OUTBOX_PERF_RELAY="$RELAY" OUTBOX_PERF_DIR="$OUTBOX_BENCH_PROFILE"
+  RELAY="$HERE/tools/perf-relay.sh"
+fi
 BK_DIR="$CACHE_ROOT/bench-build"
 mkdir -p "$BK_DIR"
 if [ ! -x "$BK_DIR/bench-kafka" ] || [ "$HERE/tools/bench_kafka.cc" -nt "$BK_DIR/bench-kafka" ]; then
@@ -95,7 +102,7 @@ if [ "$quick" = 1 ]; then
   say "quick benchmark (results in $out)"
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
     --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http --latency-rate 500 \
-    --latency-seconds 4 --pipelines 1,2 --pipeline-events 2000 --backlog-events 50000 --settle-seconds 0.25 \
+    --latency-seconds 4 --latency-rates 2000 --latency-extra-seconds 2 --pipelines 1,2 --pipeline-events 2000 --backlog-events 50000 --settle-seconds 0.25 \
     --quiet-wait 0 \
     --command "bench/run.sh --quick" "${args[@]}" --out "$out"
   test -s "$out/REPORT.md"

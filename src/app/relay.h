@@ -54,6 +54,8 @@ class Relay {
   // What the core raised (a rewind, a halt, a fatal error), as the stream's end; nullopt when none.
   std::optional<absl::Status> Interruption(pg::ReplicationStream& stream);
   absl::Status SendStatus(pg::ReplicationStream& stream, bool reply_requested);
+  // Counts a round's frames into the current spell; true while the stream is dense (see Round).
+  bool NoteFrames(int frames);
   // The publication watch (DeliveryCore::WatchPublication): every status interval (or `now`), on a plain
   // connection, whether the publication still covers the outbox table's inserts. FAILED_PRECONDITION when it does
   // not (fatal), UNAVAILABLE when the connection fails.
@@ -95,6 +97,11 @@ class Relay {
 
   std::unique_ptr<pg::SqlConnection> watch_;  // the publication watch's plain connection (made on first use)
   std::chrono::steady_clock::time_point watched_at_{};
+  std::chrono::microseconds read_batch_;  // source.read_batch_us
+  // How dense the stream is (NoteFrames): the frames of the spell that began at spell_start_.
+  std::chrono::steady_clock::time_point spell_start_{};
+  int frames_in_spell_ = 0;
+  bool dense_ = false;
   std::chrono::steady_clock::time_point slot_checked_at_{};
   pg::SystemInfo system_;      // IDENTIFY_SYSTEM of the current connection
   std::optional<int64_t> own_walsender_pid_;  // the walsender of the last session that started streaming

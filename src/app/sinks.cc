@@ -1,6 +1,7 @@
 // Which sink and which checkpoint store a configuration asks for.
 #include "app/sinks.h"
 
+#include "app/test_hooks.h"
 #include "delivery/clock.h"
 #include "kafka/checkpoint_store.h"
 #include "kafka/producer_config.h"
@@ -109,10 +110,15 @@ absl::StatusOr<std::unique_ptr<sinks::Sink>> MakeSink(const config::PipelineConf
   }
   auto conf = ProducerConfigOf(config);
   if (!conf.ok()) return conf.status();
+  if (auto linger = test_hooks::DefaultLingerMs(); linger && !config.kafka.contains("linger.ms")) {
+    (*conf)["linger.ms"] = *linger;
+  }
   if (config.delivery.guarantee == config::Guarantee::kExactlyOnce) {
     (*conf)["transactional.id"] = kafka::TransactionalId(system_id, config.source.slot);
   }
-  auto sink = kafka::KafkaSink::Create(*conf, handler);
+  auto sink = kafka::KafkaSink::Create(
+      *conf, handler,
+      kafka::SendsHeldWhenIdle(config.kafka, config.delivery.guarantee == config::Guarantee::kExactlyOnce));
   if (!sink.ok()) return sink.status();
   return std::unique_ptr<sinks::Sink>(std::move(*sink));
 }

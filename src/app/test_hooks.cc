@@ -17,11 +17,15 @@ namespace {
 std::atomic<unsigned> g_fatal_requests{0};
 void OnSigusr2(int) { g_fatal_requests.fetch_add(1); }
 
+bool HooksOn() {
+  const char* hooks = std::getenv("OUTBOX_RELAY_TEST_HOOKS");
+  return hooks != nullptr && std::string_view(hooks) == "1";
+}
+
 }  // namespace
 
 void InstallFromEnvironment() {
-  const char* hooks = std::getenv("OUTBOX_RELAY_TEST_HOOKS");
-  if (hooks == nullptr || std::string_view(hooks) != "1") return;
+  if (!HooksOn()) return;
   struct sigaction fatal {};
   fatal.sa_handler = OnSigusr2;
   sigemptyset(&fatal.sa_mask);
@@ -34,6 +38,12 @@ void Apply(sinks::Sink& sink) {
   if (requests == seen) return;
   seen = requests;
   if (auto* kafka_sink = dynamic_cast<kafka::KafkaSink*>(&sink)) kafka::InjectFatalError(*kafka_sink);
+}
+
+std::optional<std::string> DefaultLingerMs() {
+  const char* linger = std::getenv("OUTBOX_RELAY_TEST_LINGER_MS");
+  if (!HooksOn() || linger == nullptr) return std::nullopt;
+  return std::string(linger);
 }
 
 }  // namespace outbox::app::test_hooks

@@ -297,6 +297,7 @@ void ReadSource(Reader& r, SourceConfig* source) {
   r.String("source.checkpoint_file", &source->checkpoint_file);
   r.String("source.instance", &source->instance);
   r.Int("source.status_interval_ms", 10, &source->status_interval_ms);
+  r.Int("source.read_batch_us", 0, &source->read_batch_us);
   r.Int("source.receive_timeout_ms", 1000, &source->receive_timeout_ms);
   r.Int("source.slot_check_ms", 100, &source->slot_check_ms);
   r.Bool("source.messages", &source->messages);
@@ -316,6 +317,10 @@ void ValidateSource(const SourceConfig& source, Reader& r) {
     r.Error("source.receive_timeout_ms",
             absl::StrCat(source.receive_timeout_ms, " is less than twice source.status_interval_ms (",
                          source.status_interval_ms, "): the relay's own pings could not keep a healthy stream alive"));
+  }
+  if (source.read_batch_us > SourceConfig::kMaxReadBatchUs) {
+    r.Error("source.read_batch_us", absl::StrCat(source.read_batch_us, " is more than ", SourceConfig::kMaxReadBatchUs,
+                                                 " (100 ms): every change would wait that long to be read"));
   }
   if (!source.slot.empty()) {
     if (!std::all_of(source.slot.begin(), source.slot.end(),

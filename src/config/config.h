@@ -55,6 +55,10 @@ struct SourceConfig {
   std::string checkpoint_file;
   std::string instance;  // this relay's instance name in checkpoint keys; default: the host name (filled by app)
   int64_t status_interval_ms = 1000;
+  // After a round that read the stream dry, the relay waits this long before it reads again, so that one wakeup
+  // takes several changes instead of one write of the server's each (0: read as soon as anything arrives).
+  int64_t read_batch_us = 200;
+  static constexpr int64_t kMaxReadBatchUs = 100000;
   // A replication stream that brings nothing (data or keepalive) for this long is dead: rewind and reconnect. The
   // relay asks the server for a reply after half of it, so a healthy idle stream never trips it.
   int64_t receive_timeout_ms = 60000;

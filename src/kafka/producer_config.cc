@@ -21,6 +21,10 @@ int64_t MinQueueKbytes(const ProducerBounds& bounds) {
   return std::min<int64_t>((bounds.max_inflight_bytes + 1023) / 1024 + kQueueHeadroomKbytes, kLibrdkafkaQueueMax);
 }
 
+bool SendsHeldWhenIdle(const std::map<std::string, std::string>& user, bool exactly_once) {
+  return !exactly_once && !user.contains("linger.ms") && !user.contains("queue.buffering.max.ms");
+}
+
 std::string TransactionalId(const std::string& system_id, const std::string& slot) {
   return Cat("outbox-relay.", system_id, ".", slot);
 }

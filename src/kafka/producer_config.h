@@ -44,6 +44,11 @@ absl::StatusOr<std::map<std::string, std::string>> BuildProducerConfig(
     const std::map<std::string, std::string>& user, const ProducerBounds& bounds, bool unsafe,
     bool exactly_once = false);
 
+// Whether the Kafka sink sends its lingering records as soon as the loop has read all the stream had (SendHeld),
+// instead of when linger.ms ends: yes unless the user set the linger (linger.ms or queue.buffering.max.ms, which
+// is then kept as set) or the producer is transactional (its commit sends them: a record becomes visible only then).
+bool SendsHeldWhenIdle(const std::map<std::string, std::string>& user, bool exactly_once);
+
 // The transactional.id of a slot's relays: the same for every relay of that slot of that cluster (so a new one
 // fences the old), and another for every other slot (each pipeline has its own).
 std::string TransactionalId(const std::string& system_id, const std::string& slot);

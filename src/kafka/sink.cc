@@ -143,9 +143,16 @@ size_t WireBytes(const ::outbox::Record& record) {
 }
 
 absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std::string, std::string>& conf,
-                                                             sinks::ReportHandler* handler) {
+                                                             sinks::ReportHandler* handler, bool send_held_when_idle) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink());
   sink->handler_ = handler;
+  sink->send_held_when_idle_ = send_held_when_idle;
+  for (const char* key : {"queue.buffering.max.ms", "linger.ms"}) {
+    int64_t ms = 0;
+    if (auto it = conf.find(key); it != conf.end() && absl::SimpleAtoi(it->second, &ms)) {
+      sink->linger_ = std::chrono::milliseconds(ms);
+    }
+  }
   char errstr[512];
   rd_kafka_conf_t* c = rd_kafka_conf_new();
   if (absl::Status st = ApplyConf(c, conf); !st.ok()) {
@@ -252,7 +259,10 @@ sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t
       RD_KAFKA_V_KEY(key, key_len), RD_KAFKA_V_VALUE(value, value_len),
       RD_KAFKA_V_TIMESTAMP(record.timestamp_ms), RD_KAFKA_V_HEADERS(headers),
       RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(opaque))), RD_KAFKA_V_END);
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return ProduceResult::Ok();
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (send_held_when_idle_) ++unsent_;
+    return ProduceResult::Ok();
+  }
   rd_kafka_headers_destroy(headers);
   switch (err) {
     case RD_KAFKA_RESP_ERR__QUEUE_FULL:
@@ -288,6 +298,28 @@ int KafkaSink::Poll(int timeout_ms) {
   ServeCommitReports();
   CollectTopicLimits();
   return served;
+}
+
+void KafkaSink::SendHeld() {
+  if (!send_held_when_idle_) return;
+  rd_kafka_poll(rk_, 0);  // reports already in: what is still outstanding is then queued or on its way
+  const int outstanding = rd_kafka_outq_len(rk_);
+  if (outstanding <= 0) {
+    unsent_ = 0;
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (unsent_ > 0) {
+    // Records sent earlier are not all acknowledged: the new ones wait for them (or for the linger) and go out
+    // together, one request per partition rather than one per record.
+    if (outstanding > unsent_) return;
+  } else if (now - sent_at_ > linger_) {
+    return;  // nothing new since the last send; within the linger it is repeated, in case librdkafka missed it
+  }
+  unsent_ = 0;
+  sent_at_ = now;
+  rd_kafka_flush(rk_, kSendHeldWaitMs);
+  CollectTopicLimits();
 }
 
 void KafkaSink::DrainWakeup() {

@@ -64,8 +64,10 @@ class KafkaSink final : public ::outbox::sinks::Sink {
  public:
   // `conf` is the full librdkafka configuration (see BuildProducerConfig). Errors name the key. Reports go to
   // `handler` (which outlives the sink) from Poll and Flush.
+  // `send_held_when_idle` (SendsHeldWhenIdle): SendHeld sends the records lingering in librdkafka's queues.
   static absl::StatusOr<std::unique_ptr<KafkaSink>> Create(const std::map<std::string, std::string>& conf,
-                                                           ::outbox::sinks::ReportHandler* handler);
+                                                           ::outbox::sinks::ReportHandler* handler,
+                                                           bool send_held_when_idle = false);
   ~KafkaSink() override;
   KafkaSink(const KafkaSink&) = delete;
   KafkaSink& operator=(const KafkaSink&) = delete;
@@ -76,6 +78,14 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   ::outbox::sinks::ProduceResult Produce(const ::outbox::Record& record, uint64_t opaque) override;
   // Serves delivery reports and error events; returns how many events were served.
   int Poll(int timeout_ms) override;
+  // Sends the records lingering in librdkafka's queues now (rd_kafka_flush for at most kSendHeldWaitMs: while it
+  // runs librdkafka takes linger.ms as over), unless records sent earlier are still unacknowledged: then the new
+  // ones wait for those, or for the linger, and go out together (as Nagle's algorithm holds small segments). So a
+  // lone record goes out at once, and a busy stream keeps librdkafka's batches. The flush returns once everything
+  // is acknowledged or the wait is over, serving reports as Poll does; the wait lets librdkafka's threads see it (a
+  // flush of 0 ms ends before they wake), and within the linger a later idle round repeats it.
+  void SendHeld() override;
+  static constexpr int kSendHeldWaitMs = 1;
   // Readable when the main queue has events; drain it with DrainWakeup() then Poll(0).
   int wakeup_fd() const override { return wake_read_; }
   void DrainWakeup() override;
@@ -147,6 +157,10 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   bool all_brokers_down_ = false;
   std::string last_error_;
   int64_t message_max_bytes_ = 1000000;
+  bool send_held_when_idle_ = false;
+  int unsent_ = 0;  // records produced since the last send (SendHeld's flush)
+  std::chrono::steady_clock::time_point sent_at_;
+  std::chrono::milliseconds linger_{5};  // linger.ms (queue.buffering.max.ms) as configured
   // Transactions.
   bool transactional_ = false;
   bool initialized_ = false;

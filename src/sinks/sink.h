@@ -97,6 +97,10 @@ class Sink {
   virtual ProduceResult Produce(const Record& record, uint64_t origin) = 0;
   // Serves pending reports to the handler (waiting up to timeout_ms for one); returns how many events were served.
   virtual int Poll(int timeout_ms) = 0;
+  // The loop has read everything the stream had for now: a sink that holds records back to batch them with later
+  // ones (librdkafka's linger) sends what it holds now, since nothing more is coming soon. May block for a
+  // millisecond and serve reports, as Poll does. A sink that never holds records back does nothing.
+  virtual void SendHeld() {}
   // Readable when reports are waiting: clear it with DrainWakeup(), then Poll(0).
   virtual int wakeup_fd() const = 0;
   virtual void DrainWakeup() = 0;

@@ -270,6 +270,18 @@ TEST(Config, ReceiveTimeoutBelowTwiceTheStatusIntervalIsRefused) {
   EXPECT_THAT(error, HasSubstr("source.receive_timeout_ms: 1500 is less than twice source.status_interval_ms"));
 }
 
+TEST(Config, ReadBatchWaitDefaultsTo200MicrosecondsAndIsBounded) {
+  auto c = Load(kMinimal);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.read_batch_us, 200);
+  auto off = Load(kMinimal, {{"source.read_batch_us", "0"}});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->source.read_batch_us, 0);
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.read_batch_us", "100001"}})),
+              HasSubstr("source.read_batch_us: 100001 is more than 100000"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.read_batch_us", "-1"}})), HasSubstr("source.read_batch_us"));
+}
+
 TEST(Config, EmptyRequiredValueIsMissing) {
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.slot", ""}})), "source.slot: required");
 }

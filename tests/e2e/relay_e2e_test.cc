@@ -255,6 +255,25 @@ TEST_F(RelayE2E, FirstRecordToANewTopicAfterALongIdleDoesNotReleaseTheSlot) {
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
 
+// The default linger only batches while more is coming: once the stream is drained, what lingers is sent at once.
+// The test hook makes the default linger two minutes (a user's linger.ms would be kept as set), so a record that
+// waits out the linger misses every deadline here.
+TEST_F(RelayE2E, ARecordIsSentAsSoonAsTheStreamIsDrainedNotWhenTheLingerEnds) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({}, true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}, {"OUTBOX_RELAY_TEST_LINGER_MS", "120000"}});
+  ASSERT_NE(relay, nullptr);
+  for (int i = 1; i <= 3; ++i) {
+    h.InsertEvent("Lone", "k", "{\"n\": " + std::to_string(i) + "}");
+    ASSERT_EQ(Read(h.Topic("Lone"), static_cast<size_t>(i), 30s).size(), static_cast<size_t>(i))
+        << "event " << i << " waited for the 120 s linger\n" << relay->Output();
+  }
+  const Lsn end = h.CurrentWal();
+  ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= end; }, 30s, "the lone events are confirmed"))
+      << relay->Output();
+  ExpectStopsCleanly(*relay);
+}
+
 TEST_F(RelayE2E, ConfirmedFlushFollowsServerWalWhileTheOutboxIsQuiet) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();

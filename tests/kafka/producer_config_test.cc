@@ -40,6 +40,14 @@ TEST(BuildProducerConfig, AppliesTheRelaysDefaults) {
   EXPECT_EQ(conf->at("topic.metadata.propagation.max.ms"), "300000");
 }
 
+TEST(SendsHeldWhenIdle, OnlyUnderTheDefaultLingerAndNotInATransaction) {
+  EXPECT_TRUE(SendsHeldWhenIdle({}, /*exactly_once=*/false));
+  EXPECT_TRUE(SendsHeldWhenIdle({{"batch.size", "1000000"}}, false));
+  EXPECT_FALSE(SendsHeldWhenIdle({{"linger.ms", "5"}}, false)) << "a user's linger.ms is kept as set";
+  EXPECT_FALSE(SendsHeldWhenIdle({{"queue.buffering.max.ms", "20"}}, false)) << "linger.ms's other name";
+  EXPECT_FALSE(SendsHeldWhenIdle({}, /*exactly_once=*/true)) << "the commit sends a transaction's records";
+}
+
 TEST(BuildProducerConfig, ExactlyOnceBoundsTheMessageTimeoutByTheTransactionTimeout) {
   auto conf = BuildProducerConfig({}, ProducerBounds{}, false, /*exactly_once=*/true);
   ASSERT_TRUE(conf.ok()) << conf.status();
