@@ -707,7 +707,7 @@ class DebeziumMapper {
     }
     for (std::string_view key : {"table.field.event.schema.version", "table.field.schema.version"}) {
       if (const Prop* prop = router_.Take(std::string(key))) {
-        Warn(*prop, "no effect with a StringConverter (it sets the value schema's version)");
+        Warn(*prop, "no effect without envelope placement (it sets the version of the envelope's schema)");
       }
     }
     // Debezium with OpenTelemetry reads the trace context column (default tracingspancontext) and writes W3C
