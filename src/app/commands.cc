@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
@@ -178,10 +179,7 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
   for (const config::AdditionalField& f : config.outbox.fields.additional) wanted.push_back(f.column);
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  auto columns = sql.Exec(Cat("SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN "
-                              "pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ",
-                              pg::QuoteLiteral(schema), " AND c.relname = ", pg::QuoteLiteral(table),
-                              " AND a.attnum > 0 AND NOT a.attisdropped"));
+  auto columns = sql.Exec(pg::ColumnCatalogSql(schema, table));
   if (!columns.ok()) {
     report.Problem(Cat("reading the columns of ", qualified), columns.status());
   } else if (columns->empty()) {
@@ -199,6 +197,19 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     } else {
       report.Problem(Cat("table ", qualified, " has no column ", absl::StrJoin(missing, ", "),
                          " (see outbox.fields and outbox.route.by)"));
+    }
+    // json_schema (JsonConverter with schemas): Debezium's schema of a column with a default carries it.
+    for (auto [key, converter, column] :
+         {std::tuple{"outbox.key_converter", config.outbox.key_converter, config.outbox.fields.key},
+          std::tuple{"outbox.value_converter", config.outbox.value_converter, config.outbox.fields.payload}}) {
+      const bool has_default = std::any_of(columns->begin(), columns->end(), [&](const pg::Row& r) {
+        return r[0].value_or("") == column && r.size() > 2 && r[2].value_or("f") == "t";
+      });
+      if (converter == config::Converter::kJsonSchema && has_default) {
+        report.Problem(Cat(key, ": json_schema: column \"", column, "\" of ", qualified,
+                           " has a default, which the relay does not put in its schema as Debezium does (drop the "
+                           "default, or use json)"));
+      }
     }
   }
 

@@ -191,6 +191,14 @@ absl::Status Relay::Session() {
   auto decision = PrepareSlot(**conn, *system);
   if (!decision.ok()) return decision.status();
 
+  if (core_.NeedsCatalog()) {
+    // Debezium reads whether a column is nullable, and its default, from the catalog at each Relation message; the
+    // relay reads them once per session, before streaming.
+    const auto [schema, table] = config::SplitTableName(config_.outbox.table);
+    auto columns = (*conn)->ReadColumnCatalog(schema, table);
+    if (!columns.ok()) return columns.status();
+    core_.SetCatalog(*std::move(columns));
+  }
   pg::StartOptions start;
   start.slot = config_.source.slot;
   start.publication = config_.source.publication;

@@ -666,6 +666,15 @@ void ReadAll(Reader& r, Config* process, PipelineConfig* config) {
   ReadOps(r, process);
   ValidateSource(config->source, r);
   ValidateOutbox(&config->outbox, r);
+  if (config->source.messages) {
+    // The schema comes from the payload and key columns' types and the table's catalog: a message has neither.
+    for (auto [key, converter] : {std::pair{"outbox.key_converter", config->outbox.key_converter},
+                                  std::pair{"outbox.value_converter", config->outbox.value_converter}}) {
+      if (converter == Converter::kJsonSchema) {
+        r.Error(key, "json_schema writes the columns' schema, which a logical message (source.messages) has not");
+      }
+    }
+  }
   ValidateGuarantee(*config, r);
 }
 

@@ -28,8 +28,11 @@ enum class HeaderValues { kText, kDebezium };
 // outbox.key_converter / outbox.value_converter: how the key and value bytes are written, as Kafka Connect's
 // converter of that name writes Debezium's value of the column: StringConverter (the column's text; a bytea payload
 // as its raw bytes), JsonConverter with schemas.enable=false (a JSON string of the text, a bytea as a base64 string,
-// an integer as a number), ByteArrayConverter (a bytea's bytes; a column of another type is refused).
-enum class Converter { kString, kJson, kBytes };
+// an integer as a number), JsonConverter with schemas.enable=true (the same JSON inside Kafka Connect's
+// {"schema":…,"payload":…} envelope, with the schema Debezium gives the column: its type, whether it is optional,
+// io.debezium.data.Json / Uuid / Xml names), ByteArrayConverter (a bytea's bytes; a column of another type is
+// refused).
+enum class Converter { kString, kJson, kJsonSchema, kBytes };
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
 // The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.

@@ -28,7 +28,8 @@ inline constexpr EnumName<Format> kFormats[] = {
 inline constexpr EnumName<HeaderValues> kHeaderValues[] = {{"text", HeaderValues::kText},
                                                            {"debezium", HeaderValues::kDebezium}};
 inline constexpr EnumName<Converter> kConverters[] = {
-    {"string", Converter::kString}, {"json", Converter::kJson}, {"bytes", Converter::kBytes}};
+    {"string", Converter::kString}, {"json", Converter::kJson}, {"json_schema", Converter::kJsonSchema},
+    {"bytes", Converter::kBytes}};
 inline constexpr EnumName<OnError> kOnErrors[] = {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}};
 inline constexpr EnumName<Guarantee> kGuarantees[] = {{"at_least_once", Guarantee::kAtLeastOnce},
                                                       {"exactly_once", Guarantee::kExactlyOnce}};

@@ -58,6 +58,11 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // the transaction committing at committed.partial->commit_lsn).
   void SkipCommitted(const Checkpoint& committed);
 
+  // outbox.key_converter / value_converter json_schema: the outbox table's columns as the catalog has them, read by
+  // the loop before each session streams (OutboxMapper::SetCatalog).
+  bool NeedsCatalog() const { return mapper_.NeedsCatalog(); }
+  void SetCatalog(std::vector<pg::ColumnCatalog> columns) { mapper_.SetCatalog(std::move(columns)); }
+
   // The stream's input.
   absl::Status OnFrame(const pg::ServerFrame& frame) override;
   pg::ReadControl AfterFrame() const override;

@@ -229,6 +229,34 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
   }
 }
 
+absl::Status AppendConnectJsonSchema(uint32_t type_oid, bool optional, std::string* out) {
+  // Debezium's schema of the column (PostgresValueConverter under its default modes): the Connect type, and for
+  // json, jsonb, uuid and xml the name of its logical type, version 1.
+  struct Schema {
+    uint32_t type_oid;
+    std::string_view connect_type, name;
+  };
+  static constexpr Schema kSchemas[] = {
+      {type::kInt2, "int16", ""},      {type::kInt4, "int32", ""},    {type::kInt8, "int64", ""},
+      {type::kOid, "int64", ""},       {type::kBytea, "bytes", ""},   {type::kText, "string", ""},
+      {type::kVarchar, "string", ""},  {type::kBpchar, "string", ""}, {type::kName, "string", ""},
+      {type::kInet, "string", ""},     {type::kCidr, "string", ""},   {type::kMacaddr, "string", ""},
+      {type::kMacaddr8, "string", ""}, {type::kJson, "string", "io.debezium.data.Json"},
+      {type::kJsonb, "string", "io.debezium.data.Json"},              {type::kUuid, "string", "io.debezium.data.Uuid"},
+      {type::kXml, "string", "io.debezium.data.Xml"}};
+  const Schema* schema = std::find_if(std::begin(kSchemas), std::end(kSchemas),
+                                      [&](const Schema& s) { return s.type_oid == type_oid; });
+  if (schema == std::end(kSchemas)) {
+    return absl::FailedPreconditionError(Cat("type OID ", type_oid, " has no schema the relay reproduces"));
+  }
+  // JsonConverter.asJsonSchema's order: type, optional, then name and version (no doc, parameters or default here).
+  out->append(R"({"type":")").append(schema->connect_type).append(R"(","optional":)");
+  out->append(optional ? "true" : "false");
+  if (!schema->name.empty()) out->append(R"(,"name":")").append(schema->name).append(R"(","version":1)");
+  out->push_back('}');
+  return absl::OkStatus();
+}
+
 void AppendJsonString(std::string_view text, std::string* out) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   const auto escape_unit = [&](unsigned unit) {

@@ -44,6 +44,14 @@ struct ConnectColumn {
 // interval, money, bit, timetz, user-defined types...).
 absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier);
 
+// Appends the schema Debezium's connector gives a column of `type_oid` (under its default modes) as Kafka Connect's
+// JsonConverter writes it with schemas.enable=true (asJsonSchema): {"type":"string","optional":true,
+// "name":"io.debezium.data.Json","version":1} for a nullable jsonb; the name and version only for json, jsonb
+// (io.debezium.data.Json), uuid (io.debezium.data.Uuid) and xml (io.debezium.data.Xml); int2, int4, int8 and oid
+// are int16, int32, int64 and int64, bytea bytes, the other text types string. FAILED_PRECONDITION for a type of
+// another form (booleans, numbers with a fraction, times: JsonConverter would not write them as the relay does).
+absl::Status AppendConnectJsonSchema(uint32_t type_oid, bool optional, std::string* out);
+
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
 // relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and
 // timestamps, NaN numerics), naming it.

@@ -24,7 +24,10 @@ int FindColumn(const pg::Relation& relation, const std::string& name) {
   return -1;
 }
 
-bool IsInteger(uint32_t type) { return type == pg::oid::kInt2 || type == pg::oid::kInt4 || type == pg::oid::kInt8; }
+// A column Debezium gives an integer schema (int16, int32, int64): JsonConverter writes a JSON number.
+bool IsInteger(uint32_t type) {
+  return type == pg::oid::kInt2 || type == pg::oid::kInt4 || type == pg::oid::kInt8 || type == pg::oid::kOid;
+}
 
 // Whether Kafka Connect's `converter` can write Debezium's value of a column of `type` (JsonConverter: strings,
 // integers and bytes, as the relay writes them; ByteArrayConverter: bytes only, as Kafka Connect's refuses others).
@@ -32,13 +35,14 @@ absl::Status CheckConverter(config::Converter converter, uint32_t type) {
   switch (converter) {
     case config::Converter::kString:
       return absl::OkStatus();
-    case config::Converter::kJson: {
+    case config::Converter::kJson:
+    case config::Converter::kJsonSchema: {
       absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, -1);
       if (form.ok() && (form->form == ConnectForm::kText || form->form == ConnectForm::kBytes)) {
         return absl::OkStatus();
       }
       return absl::FailedPreconditionError(
-          Cat("(type OID ", type, "): json writes text types, json, jsonb, uuid, integers and bytea"));
+          Cat("(type OID ", type, "): json and json_schema write text types, json, jsonb, uuid, integers and bytea"));
     }
     case config::Converter::kBytes:
       if (type == pg::oid::kBytea) return absl::OkStatus();
@@ -46,6 +50,24 @@ absl::Status CheckConverter(config::Converter converter, uint32_t type) {
           Cat("(type OID ", type, "): bytes (ByteArrayConverter) needs a bytea column, as Kafka Connect does"));
   }
   return absl::InternalError("unknown converter");
+}
+
+// Kafka Connect's JsonConverter over Debezium's value of a column of `type` (`value`: its text, a bytea's bytes;
+// nullopt: NULL): the JSON alone (json: schemas.enable=false), or inside JsonConverter's envelope with the column's
+// schema (json_schema): {"schema":<schema>,"payload":<the JSON>}.
+void AppendJsonConverted(config::Converter converter, std::string_view schema, uint32_t type,
+                         std::optional<std::string_view> value, std::string* out) {
+  if (converter == config::Converter::kJsonSchema) out->append(R"({"schema":)").append(schema).append(R"(,"payload":)");
+  if (!value.has_value()) {
+    out->append("null");  // JsonConverter's null for a NULL of an optional schema
+  } else if (type == pg::oid::kBytea) {
+    AppendJsonString(absl::Base64Escape(absl::string_view(value->data(), value->size())), out);
+  } else if (IsInteger(type)) {
+    out->append(*value);  // a JSON number: PostgreSQL's text is Jackson's
+  } else {
+    AppendJsonString(*value, out);
+  }
+  if (converter == config::Converter::kJsonSchema) out->push_back('}');
 }
 
 int HexValue(char c) {
@@ -213,6 +235,16 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
                                                st.message()));
     }
   }
+  if (config_.key_converter == config::Converter::kJsonSchema) {
+    auto schema = ColumnSchema(config_.fields.key, b.key_type, "outbox.key_converter");
+    if (!schema.ok()) return schema.status();
+    b.key_schema = *std::move(schema);
+  }
+  if (config_.value_converter == config::Converter::kJsonSchema) {
+    auto schema = ColumnSchema(config_.fields.payload, b.payload_type, "outbox.value_converter");
+    if (!schema.ok()) return schema.status();
+    b.value_schema = *std::move(schema);
+  }
   if (config_.fields.timestamp) {
     auto ts = require(*config_.fields.timestamp, "outbox.fields.timestamp");
     if (!ts.ok()) return ts.status();
@@ -269,6 +301,38 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   return &pos->second;
 }
 
+bool OutboxMapper::NeedsCatalog() const {
+  return config_.key_converter == config::Converter::kJsonSchema ||
+         config_.value_converter == config::Converter::kJsonSchema;
+}
+
+void OutboxMapper::SetCatalog(std::vector<pg::ColumnCatalog> columns) {
+  catalog_ = std::move(columns);
+  bindings_.clear();
+}
+
+absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, uint32_t type,
+                                                       std::string_view key) const {
+  const auto where = [&] { return Cat(key, ": json_schema: column \"", name, "\" of ", schema_, ".", table_); };
+  if (!catalog_.has_value()) return absl::InternalError(Cat(where(), ": the table's catalog was not read"));
+  const auto column = std::find_if(catalog_->begin(), catalog_->end(),
+                                   [&](const pg::ColumnCatalog& c) { return c.name == name; });
+  if (column == catalog_->end()) {
+    return absl::FailedPreconditionError(
+        Cat(where(), " is not in the catalog as read when streaming started (renamed or dropped since)"));
+  }
+  if (column->has_default) {
+    return absl::FailedPreconditionError(
+        Cat(where(), " has a default: Debezium's schema then carries it, and JsonConverter writes it for a NULL; the "
+                     "relay does not reproduce that (drop the default, or use json)"));
+  }
+  std::string schema;
+  if (absl::Status st = AppendConnectJsonSchema(type, !column->not_null, &schema); !st.ok()) {
+    return absl::FailedPreconditionError(Cat(where(), ": ", st.message()));
+  }
+  return schema;
+}
+
 absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,
                                          int64_t commit_time_ms) {
   auto binding = Bind(relation, commit_lsn);
@@ -320,6 +384,8 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   s_.payload_type = b.payload_type;
   s_.timestamp_type = b.timestamp_type;
   s_.key_type = b.key_type;
+  s_.key_schema = b.key_schema;
+  s_.value_schema = b.value_schema;
   return Build(commit_lsn, commit_time_ms);
 }
 
@@ -532,38 +598,29 @@ void OutboxMapper::AddTraceHeaders(Record& r) {
 }
 
 absl::Status OutboxMapper::Convert(Record& r) {
-  // JsonConverter writes a null with a schema as the JSON text null: a NULL key, and a NULL payload unless
-  // outbox.tombstone_on_empty_payload makes it a tombstone (Debezium's router then drops the value's schema too).
-  static constexpr std::string_view kJsonNull = "null";
-  if (config_.key_converter == config::Converter::kJson && !r.key.has_value()) r.key = kJsonNull;
-  if (config_.key_converter != config::Converter::kString && r.key.has_value() && !s_.key.null) {
-    s_.key_out.clear();
+  // JsonConverter writes a null with a schema (Debezium gives the key and the payload their column's) as the JSON
+  // null: a NULL key, and a NULL payload unless outbox.tombstone_on_empty_payload makes it a tombstone (Debezium's
+  // router then drops the value's schema too, and JsonConverter writes no value).
+  const bool json_key = config_.key_converter == config::Converter::kJson ||
+                        config_.key_converter == config::Converter::kJsonSchema;
+  const bool json_value = config_.value_converter == config::Converter::kJson ||
+                          config_.value_converter == config::Converter::kJsonSchema;
+  if (config_.key_converter != config::Converter::kString && r.key.has_value()) {
     if (s_.key_type == pg::oid::kBytea) {
       auto bytes = DecodeByteaHex(*r.key);
       if (!bytes.ok()) return bytes.status();
-      if (config_.key_converter == config::Converter::kBytes) {
-        s_.key_out = *std::move(bytes);
-      } else {
-        AppendJsonString(absl::Base64Escape(*bytes), &s_.key_out);
-      }
-    } else if (IsInteger(s_.key_type)) {
-      s_.key_out.assign(r.key->data(), r.key->size());  // a JSON number: PostgreSQL's text is Jackson's
-    } else {
-      AppendJsonString(*r.key, &s_.key_out);
+      s_.key_bytes = *std::move(bytes);
+      r.key = s_.key_bytes;  // bytes: the key is its raw bytes
     }
+  }
+  if (json_key) {
+    s_.key_out.clear();
+    AppendJsonConverted(config_.key_converter, s_.key_schema, s_.key_type, r.key, &s_.key_out);
     r.key = s_.key_out;
   }
-  if (config_.value_converter == config::Converter::kJson && s_.payload.null && !config_.tombstone_on_empty_payload) {
-    r.value = kJsonNull;
-  } else if (config_.value_converter == config::Converter::kJson && r.value.has_value()) {
-    s_.value_out.clear();
-    if (s_.payload_type == pg::oid::kBytea) {
-      AppendJsonString(absl::Base64Escape(absl::string_view(r.value->data(), r.value->size())), &s_.value_out);  // r.value holds the decoded bytes
-    } else if (IsInteger(s_.payload_type)) {
-      s_.value_out.assign(r.value->data(), r.value->size());
-    } else {
-      AppendJsonString(*r.value, &s_.value_out);
-    }
+  if (json_value && (r.value.has_value() || !config_.tombstone_on_empty_payload)) {
+    s_.value_out.clear();  // r.value holds a bytea payload's decoded bytes
+    AppendJsonConverted(config_.value_converter, s_.value_schema, s_.payload_type, r.value, &s_.value_out);
     r.value = s_.value_out;
   }
   return absl::OkStatus();  // bytes: a bytea payload already is its raw bytes

@@ -93,6 +93,13 @@ class OutboxMapper {
   // Forgets the column positions of `oid`: call on every Relation message (its layout may have changed).
   void OnRelation(uint32_t oid) { bindings_.erase(oid); }
 
+  // outbox.key_converter / value_converter json_schema: the schema Debezium gives the key and payload columns says
+  // whether each is optional (nullable) and carries its default, which a Relation message leaves out. The caller
+  // reads the outbox table's columns from the catalog (each replication session, before streaming) when NeedsCatalog,
+  // and gives them here; Map refuses a json_schema column until then.
+  bool NeedsCatalog() const;
+  void SetCatalog(std::vector<pg::ColumnCatalog> columns);
+
   // True when `relation` is the configured outbox table.
   bool IsOutbox(const pg::Relation& relation) const;
 
@@ -126,6 +133,8 @@ class OutboxMapper {
     size_t columns = 0;
     int id = -1, key = -1, route = -1, payload = -1, timestamp = -1, type = -1, tracing = -1;
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
+    // json_schema: the key's and the payload's schema as JsonConverter writes it ({"type":"string","optional":…}).
+    std::string key_schema, value_schema;
     // Parallel to config_.fields.additional.
     struct Additional {
       int column = -1;     // -1: the table has no such column (outbox.fields.additional_if_present): no header
@@ -134,6 +143,8 @@ class OutboxMapper {
     std::vector<Additional> additional;
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
+  // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
+  absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, std::string_view key) const;
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
   // outbox.key_converter / value_converter other than string: rewrites the record's key and value into key_out and
   // value_out.
@@ -150,6 +161,7 @@ class OutboxMapper {
   std::string run_id_;
   std::vector<bool> partition_field_;  // per additional field: placement partition (the record's partition)
   std::string schema_, table_;
+  std::optional<std::vector<pg::ColumnCatalog>> catalog_;  // SetCatalog's columns
   absl::flat_hash_map<uint32_t, Binding> bindings_;
 
   // A column value copied out of the tuple (or the JSON message) into a reused buffer.
@@ -167,6 +179,8 @@ class OutboxMapper {
     std::vector<Field> additional;
     std::string converted;  // outbox.header_values: debezium: one additional field's header text being built
     std::string key_out, value_out;  // the key and value as outbox.key_converter / value_converter write them
+    std::string key_bytes;           // a bytea key's decoded bytes (converters other than string)
+    std::string_view key_schema, value_schema;  // json_schema: the binding's
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::string topic;
     std::string payload_bytes;  // decoded bytea

@@ -19,6 +19,13 @@ std::string PublicationCoverageSql(std::string_view publication, std::string_vie
              "), p.pubupdate FROM pg_publication p WHERE p.pubname = ", QuoteLiteral(publication));
 }
 
+std::string ColumnCatalogSql(std::string_view schema, std::string_view table) {
+  return Cat("SELECT a.attname, a.attnotnull, a.atthasdef FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
+             "ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ",
+             QuoteLiteral(schema), " AND c.relname = ", QuoteLiteral(table),
+             " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum");
+}
+
 absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
                                  std::string_view qualified_table, bool while_running) {
   const std::string_view when = while_running ? " (changed while the relay ran: events written since were not "

@@ -44,6 +44,10 @@ absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view 
 // Whether PublicationCoverageSql's rows say the publication publishes updates too (pg_publication.pubupdate).
 bool PublicationPublishesUpdates(const std::vector<Row>& rows);
 
+// The live columns of schema.table in order, each as (attname, attnotnull, atthasdef): what `check` looks for and what
+// ReplicationConnection::ReadColumnCatalog reads. No rows when there is no such table.
+std::string ColumnCatalogSql(std::string_view schema, std::string_view table);
+
 // Ends this relay's own previous walsender when it still holds `slot` (a dead connection the server has not
 // noticed yet: it would keep the slot until wal_sender_timeout). Only a walsender of the connecting role with
 // exactly that PID and holding exactly that slot is ended; the query returns one row if it was, none otherwise.

@@ -60,6 +60,14 @@ struct Relation {
   std::vector<RelationColumn> columns;
 };
 
+// What a Relation message leaves out of a column and Debezium's connector reads from the catalog at each Relation
+// (its schema's `optional` and default): read with ReplicationConnection::ReadColumnCatalog.
+struct ColumnCatalog {
+  std::string name;
+  bool not_null = false;     // pg_attribute.attnotnull
+  bool has_default = false;  // pg_attribute.atthasdef (a default or a generation expression)
+};
+
 struct Type {
   std::optional<uint32_t> xid;
   uint32_t oid = 0;

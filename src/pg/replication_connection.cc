@@ -3,6 +3,7 @@
 #include "pg/replication_connection.h"
 
 #include "common/status_tag.h"
+#include "pg/admin.h"
 #include "pg/libpq_wait.h"
 
 #include <libpq-fe.h>
@@ -229,6 +230,23 @@ absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const st
     s.invalidation_reason = PQgetvalue(res.get(), 0, 10);
   }
   return std::optional<SlotInfo>(std::move(s));
+}
+
+absl::StatusOr<std::vector<ColumnCatalog>> ReplicationConnection::ReadColumnCatalog(std::string_view schema,
+                                                                                    std::string_view table) {
+  auto sent = SendAndWait(conn_, ColumnCatalogSql(schema, table), limits_.answer, limits_, "reading the outbox table's columns");
+  if (!sent.ok()) return sent.status();
+  const Result& res = *sent;
+  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
+    return ResultError(res.get(), conn_, "reading the outbox table's columns");
+  }
+  std::vector<ColumnCatalog> columns;
+  for (int i = 0; i < PQntuples(res.get()); ++i) {
+    columns.push_back(ColumnCatalog{.name = PQgetvalue(res.get(), i, 0),
+                                    .not_null = std::string_view(PQgetvalue(res.get(), i, 1)) == "t",
+                                    .has_default = std::string_view(PQgetvalue(res.get(), i, 2)) == "t"});
+  }
+  return columns;
 }
 
 absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot, bool failover) {

@@ -11,6 +11,7 @@ inline constexpr uint32_t kInt8 = 20;
 inline constexpr uint32_t kInt2 = 21;
 inline constexpr uint32_t kInt4 = 23;
 inline constexpr uint32_t kText = 25;
+inline constexpr uint32_t kOid = 26;
 inline constexpr uint32_t kTimestamp = 1114;
 inline constexpr uint32_t kTimestampTz = 1184;
 inline constexpr uint32_t kUuid = 2950;

@@ -203,6 +203,25 @@ TEST_F(StatusCheck, InitPublishesUpdatesForOnUpdateErrorAndCheckWarnsWhenThePubl
   EXPECT_TRUE(Lines(r.out, "warning:").empty()) << r.out;
 }
 
+// json_schema (JsonConverter with schemas): a default on the payload column would be in Debezium's schema, which the
+// relay does not reproduce; `check` names it before `run` would stop at the first event.
+TEST_F(StatusCheck, CheckFindsADefaultOnAColumnJsonSchemaWrites) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  CommandResult r = RunRelay(h.config_path(), {"check", "--set", "outbox.value_converter=json_schema"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  h.Sql("ALTER TABLE outbox ALTER COLUMN payload SET DEFAULT '{}'");
+  r = RunRelay(h.config_path(), {"check", "--set", "outbox.value_converter=json_schema"});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Lines(r.out, "problem:"),
+            std::vector<std::string>{"problem: outbox.value_converter: json_schema: column \"payload\" of public.outbox "
+                                     "has a default, which the relay does not put in its schema as Debezium does (drop "
+                                     "the default, or use json)"})
+      << r.out;
+  r = RunRelay(h.config_path(), {"check"});  // the string converter writes no schema
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 TEST_F(StatusCheck, CheckFindsWalLevelNotLogical) {
   auto replica = PgServer::Create({.extra_conf = "wal_level = replica"});
   ASSERT_TRUE(replica.ok()) << replica.status();

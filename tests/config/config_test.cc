@@ -242,6 +242,22 @@ TEST(Config, MessagesWithStreamingAreRefusedNamingBothKeys) {
   EXPECT_TRUE(Load(kMinimal, {{"source.streaming", "true"}}).ok());
 }
 
+// The converters YAML chooses as a Debezium file does; json_schema (JsonConverter with schemas) writes the columns'
+// schemas, which a logical message has not.
+TEST(Config, ConvertersAreReadAndJsonSchemaIsRefusedWithMessages) {
+  std::string yaml = kMinimal;
+  yaml.insert(yaml.find("kafka:"), "  key_converter: json_schema\n  value_converter: json_schema\n");
+  auto c = Load(yaml);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, Converter::kJsonSchema);
+  EXPECT_EQ(c->outbox.value_converter, Converter::kJsonSchema);
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.value_converter", "json_schema"}, {"source.messages", "true"}})),
+            "outbox.value_converter: json_schema writes the columns' schema, which a logical message "
+            "(source.messages) has not");
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.key_converter", "jsonschema"}})),
+              HasSubstr("outbox.key_converter: must be string, json, json_schema or bytes"));
+}
+
 TEST(Config, ExactlyOnceIsReadAndItsContradictionsAreRefusedNamingTheKey) {
   auto loaded = Load(kMinimal, {{"delivery.guarantee", "exactly_once"}, {"delivery.transaction_interval_ms", "250"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();

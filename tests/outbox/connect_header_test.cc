@@ -158,5 +158,33 @@ TEST(ConnectHeaderTest, JsonStringsEscapeAsJacksonDoes) {
   EXPECT_EQ(out, R"("[]")");
 }
 
+std::string JsonSchema(uint32_t type, bool optional) {
+  std::string out;
+  const absl::Status st = AppendConnectJsonSchema(type, optional, &out);
+  EXPECT_TRUE(st.ok()) << st;
+  return out;
+}
+
+// The schemas Debezium gives key and payload columns, as JsonConverter (schemas.enable=true) writes them: type,
+// optional, then the logical type's name and version (json, jsonb, uuid, xml).
+TEST(ConnectHeaderTest, JsonSchemasAreDebeziumsColumnSchemasInJsonConvertersOrder) {
+  EXPECT_EQ(JsonSchema(kText, false), R"({"type":"string","optional":false})");
+  EXPECT_EQ(JsonSchema(kBpchar, true), R"({"type":"string","optional":true})");
+  EXPECT_EQ(JsonSchema(kJsonb, true), R"({"type":"string","optional":true,"name":"io.debezium.data.Json","version":1})");
+  EXPECT_EQ(JsonSchema(114, false), R"({"type":"string","optional":false,"name":"io.debezium.data.Json","version":1})");
+  EXPECT_EQ(JsonSchema(kUuid, false), R"({"type":"string","optional":false,"name":"io.debezium.data.Uuid","version":1})");
+  EXPECT_EQ(JsonSchema(142, true), R"({"type":"string","optional":true,"name":"io.debezium.data.Xml","version":1})");
+  EXPECT_EQ(JsonSchema(21, false), R"({"type":"int16","optional":false})");
+  EXPECT_EQ(JsonSchema(kInt4, true), R"({"type":"int32","optional":true})");
+  EXPECT_EQ(JsonSchema(kInt8, false), R"({"type":"int64","optional":false})");
+  EXPECT_EQ(JsonSchema(26, false), R"({"type":"int64","optional":false})");  // oid
+  EXPECT_EQ(JsonSchema(kBytea, true), R"({"type":"bytes","optional":true})");
+  // Types whose JSON the converters do not write as Debezium's are refused.
+  for (uint32_t type : {kBool, kFloat8, kNumeric, kTimestampTz, kDate, kInt4Array}) {
+    std::string out;
+    EXPECT_EQ(AppendConnectJsonSchema(type, true, &out).code(), absl::StatusCode::kFailedPrecondition) << type;
+  }
+}
+
 }  // namespace
 }  // namespace outbox::outbox

@@ -70,6 +70,14 @@ class MapperTest : public ::testing::Test {
   }
   void Set(std::string_view column, std::optional<std::string> value) { values_[Index(column)] = std::move(value); }
   void SetType(std::string_view column, uint32_t type_oid) { relation_.columns[Index(column)].type_oid = type_oid; }
+  // The payload column a bytea (\x00ff41) and the key column a bigint (`key`), as a new Relation message gives them.
+  void ByteaPayloadAndBigintKey(const std::string& key) {
+    SetType("payload", kBytea);
+    SetType("aggregateid", kInt8);
+    Set("payload", "\\x00ff41");
+    Set("aggregateid", key);
+    mapper().OnRelation(kOutboxOid);  // the columns' types are read again
+  }
 
   pg::TupleData Tuple() const {
     pg::TupleData t;
@@ -573,17 +581,106 @@ TEST_F(MapperTest, JsonConvertersWriteTheKeyAndValueAsJsonStrings) {
   r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->value, std::nullopt);
-  Set("aggregateid", "order-42");
   // A bytea payload: its base64, as a JSON string; an integer key: a number.
-  SetType("payload", kBytea);
-  SetType("aggregateid", kInt8);
-  Set("aggregateid", "42");
-  Set("payload", "\\x00ff41");
-  mapper().OnRelation(kOutboxOid);  // a new Relation message: the columns' types are read again
+  ByteaPayloadAndBigintKey("42");
   r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->key, "42");
   EXPECT_EQ(r->value, R"("AP9B")");
+}
+
+// outbox.key_converter / value_converter json_schema (JsonConverter, schemas.enable=true): the same JSON inside
+// {"schema":…,"payload":…}, the schema Debezium gives the column, optional as the catalog's NOT NULL says.
+TEST_F(MapperTest, JsonSchemaConvertersWriteTheEnvelopeWithTheColumnsSchema) {
+  config_.key_converter = config::Converter::kJsonSchema;
+  config_.value_converter = config::Converter::kJsonSchema;
+  const std::vector<pg::ColumnCatalog> catalog = {
+      {.name = "id", .not_null = true}, {.name = "aggregatetype", .not_null = true},
+      {.name = "aggregateid", .not_null = true}, {.name = "type", .not_null = true}, {.name = "payload"},
+      {.name = "created_at", .not_null = true, .has_default = true}};
+  EXPECT_TRUE(mapper().NeedsCatalog());
+  mapper().SetCatalog(catalog);
+  Set("payload", R"({"a": "x\"y"})");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, R"({"schema":{"type":"string","optional":false},"payload":"order-42"})");
+  EXPECT_EQ(r->value, R"({"schema":{"type":"string","optional":true,"name":"io.debezium.data.Json","version":1},)"
+                      R"("payload":"{\"a\": \"x\\\"y\"}"})");
+  EXPECT_EQ(HeaderValue(*r, "id"), kEventId);  // headers are not converted
+  // A NULL payload: the schema with a null payload (JsonConverter's envelope of a null with a schema)...
+  Set("payload", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value,
+            R"({"schema":{"type":"string","optional":true,"name":"io.debezium.data.Json","version":1},"payload":null})");
+  // ...and a tombstone (no value at all) under outbox.tombstone_on_empty_payload: Debezium's router drops the schema.
+  config_.tombstone_on_empty_payload = true;
+  mapper_.reset();
+  mapper().SetCatalog(catalog);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::nullopt);
+  Set("payload", " ");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::nullopt);
+  // A text payload is a plain string, a bytea payload bytes in base64, an integer key a number; a nullable key column
+  // is optional, and its NULL a null payload.
+  std::vector<pg::ColumnCatalog> nullable = catalog;
+  nullable[2].not_null = false;
+  mapper().SetCatalog(nullable);
+  SetType("payload", kText);
+  Set("payload", "plain \"text\"");
+  Set("aggregateid", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"schema":{"type":"string","optional":true},"payload":"plain \"text\""})");
+  EXPECT_EQ(r->key, R"({"schema":{"type":"string","optional":true},"payload":null})");
+  ByteaPayloadAndBigintKey("-42");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"schema":{"type":"bytes","optional":true},"payload":"AP9B"})");
+  EXPECT_EQ(r->key, R"({"schema":{"type":"int64","optional":true},"payload":-42})");
+  // One converter alone: a json_schema key beside a string value.
+  config_.value_converter = config::Converter::kString;
+  mapper_.reset();
+  mapper().SetCatalog(nullable);
+  SetType("payload", kText);
+  Set("payload", "as is");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "as is");
+  EXPECT_EQ(r->key, R"({"schema":{"type":"int64","optional":true},"payload":-42})");
+}
+
+// Debezium's schema of a column with a default carries it (and JsonConverter writes it for a NULL): not reproduced,
+// so refused (fatal) naming the key and the column; so is a column the catalog read did not find, and a row mapped
+// before the catalog was read.
+TEST_F(MapperTest, JsonSchemaConvertersRefuseAColumnWithADefaultOrMissingFromTheCatalogNamingTheKey) {
+  config_.value_converter = config::Converter::kJsonSchema;
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal) << r.status();
+  mapper().SetCatalog({{.name = "aggregateid", .not_null = true}, {.name = "payload", .has_default = true}});
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.value_converter"));
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"payload\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr("has a default"));
+  mapper().SetCatalog({{.name = "aggregateid", .not_null = true}});
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("not in the catalog"));
+  // A type whose schema is not reproduced: refused like json refuses it.
+  mapper().SetCatalog({{.name = "payload"}});
+  SetType("payload", kTimestampTz);
+  mapper().OnRelation(kOutboxOid);
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.value_converter"));
 }
 
 TEST_F(MapperTest, BytesConvertersWriteByteaAndRefuseOtherColumnsNamingTheKey) {

@@ -707,7 +707,7 @@ class DebeziumMapper {
     }
     for (std::string_view key : {"table.field.event.schema.version", "table.field.schema.version"}) {
       if (const Prop* prop = router_.Take(std::string(key))) {
-        Warn(*prop, "no effect with a StringConverter (it sets the value schema's version)");
+        Warn(*prop, "no effect without envelope placement (it sets the version of the envelope's schema)");
       }
     }
     // Debezium with OpenTelemetry reads the trace context column (default tracingspancontext) and writes W3C
@@ -799,6 +799,7 @@ class DebeziumMapper {
 
   // key.converter / value.converter / header.converter (Kafka Connect) or debezium.format.* (Debezium Server).
   void MapConverters() {
+    bool with_schema = false;  // a JsonConverter writes the columns' schema
     for (std::string_view which : {"key", "value"}) {
       const std::string key = Cat(which, ".converter");
       const Prop* converter = connector_.Take(key);
@@ -810,17 +811,24 @@ class DebeziumMapper {
             schemas == nullptr ? "true" : Lower(ToStd(absl::StripAsciiWhitespace(schemas->value)));
         if (schemas_value == "false") {
           Put(relay_key, "json");
-        } else {
+        } else if (schemas_value == "true" && !server_) {
+          Put(relay_key, "json_schema");
+          with_schema = true;
+        } else if (schemas_value == "true") {
+          // Debezium Server writes what debezium.format.* says (simplestring, which the relay requires).
           Error(schemas != nullptr ? schemas->written : converter->written,
                 Cat(schemas == nullptr ? Cat(key, ".schemas.enable is not set (JsonConverter's default is true): ")
                                        : std::string(),
-                    "the schema-and-payload envelope is not reproduced; set ", key, ".schemas.enable=false"));
+                    "the schema-and-payload envelope is not reproduced for Debezium Server; set ", key,
+                    ".schemas.enable=false"));
+        } else {
+          Error(schemas->written, Cat("must be true or false, got ", Quoted(schemas->value)));
         }
       } else if (converter != nullptr && converter->value == kByteArrayConverter) {
         Put(relay_key, "bytes");
       } else if (converter != nullptr && converter->value != kStringConverter) {
         Error(converter->written, Cat(Quoted(converter->value), " would change the records; the relay writes what ",
-                                      kStringConverter, ", ", kJsonConverter, " (schemas.enable=false) or ",
+                                      kStringConverter, ", ", kJsonConverter, " or ",
                                       kByteArrayConverter, " writes"));
       } else if (converter == nullptr && !server_) {
         WarnAbsent(connector_.Written(key),
@@ -828,6 +836,7 @@ class DebeziumMapper {
                        which == "key" ? "key column's" : "payload column's", " text"));
       }
     }
+    if (with_schema) RefuseSchemaChanges();
     if (const Prop* header = connector_.Take("header.converter")) {
       if (header->value != "org.apache.kafka.connect.storage.SimpleHeaderConverter" &&
           header->value != kStringConverter) {
@@ -839,7 +848,7 @@ class DebeziumMapper {
       if (key.starts_with("key.converter.") || key.starts_with("value.converter.") ||
           key.starts_with("header.converter.")) {
         connector_.Take(key);
-        Warn(*prop, "no effect with a StringConverter");
+        Warn(*prop, "no effect on the records the relay writes");
       }
     }
     if (!server_) return;
@@ -864,6 +873,23 @@ class DebeziumMapper {
       WarnAbsent("debezium.format.header", header_note);
     }
     for (const auto& [key, prop] : formats_.Rest()) Warn(*prop, "no effect with simplestring");
+  }
+
+  // With a JsonConverter that writes schemas: connector keys that add to the columns' schema (parameters naming the
+  // source type, a doc from the column's comment), which the relay does not reproduce.
+  void RefuseSchemaChanges() {
+    for (std::string_view key : {"column.propagate.source.type", "datatype.propagate.source.type"}) {
+      const Prop* prop = connector_.Take(std::string(key));
+      if (prop != nullptr && !absl::StripAsciiWhitespace(prop->value).empty()) {
+        Error(prop->written, "adds the source type to the schemas JsonConverter (schemas.enable=true) writes; not "
+                             "reproduced by the relay");
+      }
+    }
+    const Prop* comments = connector_.Take("include.schema.comments");
+    if (comments != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(comments->value))) == "true") {
+      Error(comments->written, "adds the columns' comments to the schemas JsonConverter (schemas.enable=true) "
+                               "writes; not reproduced by the relay");
+    }
   }
 
   void MapProducer() {

@@ -503,6 +503,44 @@ class DebeziumSideBySide : public DebeziumE2E {
     return out;
   }
 
+  // An order event whose key and payload need Jackson's escapes (quotes, backslashes, control characters, characters
+  // beyond U+FFFF).
+  void InsertEscapedEvent() {
+    ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), '" +
+                              order_type_ + R"(', E'k"\\2', 'Escapes', jsonb_build_object('s', E'q\" b\\\\ /\n\t' || chr(1) || )"
+                              R"(' é ☕ 😀', 'n', 12.50, 'z', null)))",
+                          db_)
+                    .ok());
+  }
+
+  // Key and value through JsonConverter with schemas.enable=true, from a `ref` column of `key_type` (the event key)
+  // and a `body` column of `payload_type` (the payload), both nullable, over `rows` of "ref, body" SQL values;
+  // compared record by record with Debezium's.
+  void CompareSchemasOfColumns(const std::string& key_type, const std::string& payload_type,
+                               const std::vector<std::string>& rows) {
+    SideBySide side(*this, kafka_lib_, plugins_,
+                    "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
+                    "transforms.outbox.table.field.event.key=ref\n"
+                    "transforms.outbox.table.field.event.payload=body\n",
+                    "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                    "value.converter=org.apache.kafka.connect.json.JsonConverter\n");
+    ASSERT_TRUE(side.Init());
+    ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN ref " + key_type + ", ADD COLUMN body " + payload_type, db_)
+                    .ok());
+    ASSERT_TRUE(side.StartDebezium());
+    std::string values;
+    for (const std::string& row : rows) {
+      values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ +
+                "', 'a', 'Typed', '{}', " + row + ")";
+    }
+    ASSERT_TRUE(
+        pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, ref, body) VALUES " + values, db_)
+            .ok());
+    const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+    ASSERT_EQ(debezium.size(), rows.size());
+    ExpectSameRecords(relayed, debezium);
+  }
+
   std::string kafka_lib_, plugins_;
 };
 
@@ -565,11 +603,7 @@ TEST_F(DebeziumSideBySide, JsonConvertersGiveTheKeysAndValuesDebeziumWrites) {
   ASSERT_TRUE(side.Init());
   ASSERT_TRUE(side.StartDebezium());
   InsertEvents();
-  ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), '" +
-                            order_type_ + R"(', E'k"\\2', 'Escapes', jsonb_build_object('s', E'q\" b\\\\ /\n\t' || chr(1) || )"
-                            R"(' é ☕ 😀', 'n', 12.50, 'z', null)))",
-                        db_)
-                  .ok());
+  InsertEscapedEvent();
   const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 5, /*with_context=*/true);
 
   ASSERT_EQ(debezium.size(), 5u);
@@ -579,6 +613,46 @@ TEST_F(DebeziumSideBySide, JsonConvertersGiveTheKeysAndValuesDebeziumWrites) {
   }
   EXPECT_TRUE(escaped) << "Debezium no longer escapes characters beyond U+FFFF: the test's premise changed";
   ExpectSameRecords(relayed, debezium);
+}
+
+// Kafka Connect's JsonConverter with schemas.enable=true (its default: left unset for the value) for key and value:
+// {"schema":…,"payload":…} with the schema Debezium gives each column (aggregateid text NOT NULL: a string, not
+// optional; payload jsonb: an optional io.debezium.data.Json), a NULL payload as a null payload, Jackson's escapes.
+TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveTheEnvelopesDebeziumWrites) {
+  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n",
+                  "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                  "key.converter.schemas.enable=true\n"
+                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(side.StartDebezium());
+  InsertEvents();
+  InsertEscapedEvent();
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 5);
+
+  ASSERT_EQ(debezium.size(), 5u);
+  size_t nulls = 0;
+  for (const auto& [id, record] : debezium) {
+    EXPECT_TRUE(record.key.value_or("").starts_with(R"({"schema":{"type":"string","optional":false},"payload":")"))
+        << record;
+    nulls += record.value == R"({"schema":{"type":"string","optional":true,"name":"io.debezium.data.Json",)"
+                             R"("version":1},"payload":null})";
+  }
+  EXPECT_EQ(nulls, 1u) << "Debezium no longer writes a NULL payload as a null payload: the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
+// The same for other column types as the event key and payload, both nullable: optional schemas, NULL keys and
+// payloads as null payloads, an integer key as a number, bytes as base64, uuid as io.debezium.data.Uuid.
+TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveTheEnvelopesOfTextPayloadsAndBigintKeys) {
+  CompareSchemasOfColumns("bigint", "text",
+                          {"7, 'plain'", "-9007199254740993, E'q\" \\\\ \\n \u00e9'", "NULL, 'no key'", "8, NULL",
+                           "9, ''"});
+}
+
+TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveTheEnvelopesOfByteaPayloadsAndUuidKeys) {
+  CompareSchemasOfColumns("uuid", "bytea",
+                          {"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff41'", "NULL, '\\x'",
+                           "'00000000-0000-0000-0000-000000000000', NULL"});
 }
 
 // Typed columns placed in headers: Debezium's connector values as Kafka Connect's SimpleHeaderConverter writes them

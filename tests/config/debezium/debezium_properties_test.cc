@@ -211,13 +211,43 @@ TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
   ASSERT_TRUE(json.ok()) << json.status();
   EXPECT_EQ(json->outbox.key_converter, config::Converter::kJson);
   EXPECT_EQ(json->outbox.value_converter, config::Converter::kBytes);
-  // JsonConverter's schemas.enable defaults to true: the envelope, not reproduced, refused naming the key.
+  // schemas.enable=true, JsonConverter's default: the schema-and-payload envelope (json_schema).
+  for (const char* schemas : {"value.converter.schemas.enable=true\n", "value.converter.schemas.enable= TRUE\n", ""}) {
+    absl::StatusOr<Loaded> enveloped = Load(file + "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                                                   "value.converter=org.apache.kafka.connect.json.JsonConverter\n" +
+                                                schemas,
+                                            brokers);
+    ASSERT_TRUE(enveloped.ok()) << enveloped.status();
+    EXPECT_EQ(enveloped->outbox.key_converter, config::Converter::kJsonSchema) << schemas;
+    EXPECT_EQ(enveloped->outbox.value_converter, config::Converter::kJsonSchema) << schemas;
+  }
   EXPECT_THAT(ErrorOf(Load(file + "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                                  "value.converter.schemas.enable=true\n",
+                                  "value.converter.schemas.enable=yes\n",
                            brokers)),
-              HasSubstr("value.converter.schemas.enable: the schema-and-payload envelope is not reproduced"));
-  EXPECT_THAT(ErrorOf(Load(file + "value.converter=org.apache.kafka.connect.json.JsonConverter\n", brokers)),
-              HasSubstr("value.converter: value.converter.schemas.enable is not set"));
+              HasSubstr("value.converter.schemas.enable: must be true or false"));
+}
+
+// With schemas written, connector keys that add to a column's schema change the records: refused, naming the key.
+// Without, they change nothing the relay writes (a warning).
+TEST(DebeziumProperties, KeysThatChangeTheColumnsSchemaAreRefusedWhenJsonConverterWritesSchemas) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  std::string file = kConnect;
+  file.erase(file.find("value.converter=org.apache.kafka.connect.storage.StringConverter\n"),
+             std::string("value.converter=org.apache.kafka.connect.storage.StringConverter\n").size());
+  const std::string with_schema = file + "value.converter=org.apache.kafka.connect.json.JsonConverter\n";
+  for (const std::string line : {"column.propagate.source.type=public.outbox.payload",
+                                 "datatype.propagate.source.type=.+\\.JSONB", "include.schema.comments=true"}) {
+    const std::string key = line.substr(0, line.find('='));
+    EXPECT_THAT(ErrorOf(Load(with_schema + line + "\n", brokers)),
+                AllOf(HasSubstr(key + ": "), HasSubstr("schemas.enable=true"))) << line;
+    absl::StatusOr<Loaded> plain = Load(file + "value.converter=org.apache.kafka.connect.storage.StringConverter\n" +
+                                            line + "\n",
+                                        brokers);
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    EXPECT_THAT(WarnedKeys(*plain), Contains(key));
+  }
+  absl::StatusOr<Loaded> off = Load(with_schema + "include.schema.comments=false\n", brokers);
+  ASSERT_TRUE(off.ok()) << off.status();
 }
 
 TEST(DebeziumProperties, KafkaConnectExactlyOnceSourceSupportMapsToTheGuarantee) {
