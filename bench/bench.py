@@ -1217,9 +1217,7 @@ pipelines:
         res = {"pipelines": k, "events_each": n, "per_tx": per_tx, "seconds": wall,
                "rate": k * n / wall, "per_pipeline_rates": sorted(n / done[p] for p in names),
                "cpu": cpu, "rss_kib": hwm, "walsender_cpu": sum(ws_cpu.values()), "broker_cpu": b1 - b0,
-               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet,
-               # CPU seconds per second of load: the client's (relay or Connect) and the broker's.
-               "client_cpu_share": (c1[0] - c0[0]) / load_s, "broker_cpu_share": (c1[1] - c0[1]) / load_s}
+               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet}
         res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - res["broker_cpu"])
         self.results.setdefault("scale", []).append(res)
         log(f"scale {k}: {wall:.2f}s = {res['rate']:,.0f} ev/s in all "

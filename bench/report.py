@@ -464,7 +464,7 @@ def write(results, out_dir):
             L += table(["contender", "start s", "streaming s", "tail s", "streaming rate ev/s", "× limit"],
                        [[LABELS[c], f"{s[c]['startup_seconds']:.2f}", f"{s[c]['events'] / s[c]['stream_rate']:.2f}",
                          f"{max(0.0, s[c]['tail_seconds']):.2f}", f"{s[c]['stream_rate']:,.0f}",
-                         f"{(s[c]['stream_rate'] / lim['rate']) if lim else float('nan'):.2f}"] for c in split])
+                         f"{s[c]['stream_rate'] / lim['rate']:.2f}" if lim else "–"] for c in split])
         ratios = []
         if lim and rel:
             ratios.append(f"relay/limit **{rel['rate'] / lim['rate']:.2f}**")
