@@ -68,7 +68,6 @@ DeliveryOutcome ClassifyDeliveryError(int code) {
     case RD_KAFKA_RESP_ERR__IN_PROGRESS:
     case RD_KAFKA_RESP_ERR__RETRY:
     case RD_KAFKA_RESP_ERR__NODE_UPDATE:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
     case RD_KAFKA_RESP_ERR__INCONSISTENT:
     case RD_KAFKA_RESP_ERR__GAPLESS_GUARANTEE:
     case RD_KAFKA_RESP_ERR__BAD_MSG:
@@ -100,6 +99,10 @@ DeliveryOutcome ClassifyDeliveryError(int code) {
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
+    // A partition of its own (a column placed as the partition) that the topic does not have: refused at once when
+    // the topic's metadata is known at Produce, and reported so when it arrives later (the same record, the same
+    // decision: a rewind would only send its predecessors again and meet it again).
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
       return DeliveryOutcome::kRejectedEvent;
     // Its whole batch, for good: MSG_SIZE_TOO_LARGE, INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE,
     // CORRUPT_MESSAGE, POLICY_VIOLATION, RECORD_LIST_TOO_LARGE, INVALID_REQUIRED_ACKS, UNSUPPORTED_VERSION and every
@@ -124,6 +127,10 @@ size_t VarintBytes(int64_t v) {
 
 size_t FieldBytes(const std::optional<std::string_view>& field) {
   return field ? VarintBytes(static_cast<int64_t>(field->size())) + field->size() : VarintBytes(-1);
+}
+
+std::string UnknownPartitionError(int32_t partition, std::string_view topic, std::string_view error) {
+  return Cat("partition ", partition, " of topic ", topic, ": ", error);
 }
 
 int64_t NowMillis() {
@@ -276,8 +283,8 @@ sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t
     case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
       // Only a record with a partition of its own (a column placed as the partition) is refused this at once: the
       // topic's metadata is known and has no such partition.
-      return ProduceResult::Rejected(Rejection::kNone, Cat("partition ", record.partition.value_or(-1), " of topic ",
-                                                           record.topic, ": ", rd_kafka_err2str(err)));
+      return ProduceResult::Rejected(Rejection::kNone, UnknownPartitionError(record.partition.value_or(-1),
+                                                                             record.topic, rd_kafka_err2str(err)));
     case RD_KAFKA_RESP_ERR__FATAL:
       // Recreating the producer clears it (the relay rewinds), so not fatal for the relay.
       return ProduceResult::Failed(Msg(FatalError()));
@@ -497,8 +504,13 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
   // The record itself, its id and source_lsn headers only serve errors and dead letters: nothing is copied or looked
   // up for the (many) successes.
   ::outbox::OwnedRecord rejected;
+  std::string error;
   if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     r.error = rd_kafka_err2str(msg->err);
+    if (msg->err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {  // worded as Produce words it
+      error = UnknownPartitionError(msg->partition, r.topic, r.error);
+      r.error = error;
+    }
     r.error_name = rd_kafka_err2name(msg->err);
     if (msg->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE) r.reason = Rejection::kTooLarge;
     rejected.topic = std::string(r.topic);

@@ -22,6 +22,7 @@ TEST(ClassifyDeliveryError, TransientAndOwnCodesRewind) {
 
 TEST(ClassifyDeliveryError, ErrorsAboutOneRecordGoToOnError) {
   for (rd_kafka_resp_err_t err : {RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC,
+                                  RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION,
                                   RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION}) {
     EXPECT_EQ(ClassifyDeliveryError(err), DeliveryOutcome::kRejectedEvent) << rd_kafka_err2name(err);
   }
