@@ -517,6 +517,7 @@ absl::Status Relay::WriteCheckpointNow(Lsn lsn, int timeout_ms) {
     if (!core_.checkpoint_in_flight()) {
       if (absl::Status st = core_.RequestCheckpoint(lsn); !st.ok()) return st;
     }
+    sink_->SendHeld();  // nothing else is coming: the checkpoint need not wait out the linger
     sink_->Poll(50);
   }
   return absl::OkStatus();
@@ -545,6 +546,7 @@ absl::Status Relay::Shutdown(pg::ReplicationStream* stream) {
       Log()->warn("while stopping: {}", st.message());
       break;
     }
+    sink_->SendHeld();  // stopping: what lingers goes out now
     sink_->Poll(50);
     if (stream && Clock::now() - core_.last_status() >= interval) {
       if (absl::Status st = SendStatus(*stream, false); !st.ok()) return st;
