@@ -545,10 +545,10 @@ outbox:
         """relay-eager: no pause after a round that read the stream dry (source.read_batch_us=0)."""
         return dict(self.kafka_sink(bootstrap), args=["--set", "source.read_batch_us=0"])
 
-    def relay_kafka_sink(self, who):
-        """The sink configuration of relay, relay-eager, relay-linger and relay-eo into the real broker."""
-        return {"relay": self.kafka_sink, "relay-eager": self.eager_sink, "relay-linger": self.linger_sink,
-                "relay-eo": self.eo_sink}[who](self.bootstrap)
+    def relay_kafka_sink(self, sink):
+        """The relay's configuration into the real broker, by SINKS' name: kafka, kafka-eager, kafka-linger, kafka-eo."""
+        return {"kafka": self.kafka_sink, "kafka-eager": self.eager_sink, "kafka-linger": self.linger_sink,
+                "kafka-eo": self.eo_sink}[sink](self.bootstrap)
 
     def eo_args(self):
         """relay-eo's command line: exactly_once, and the transaction interval when --transaction-interval-ms
@@ -570,14 +570,9 @@ outbox:
         """The server side of one drain, made before the relay starts: returns {"yaml": the relay's sink
         configuration, "checkpoint_file" (sinks other than Kafka), "pid": the server's process (its CPU is the
         "broker" figure), "count": a function reading back how many events the server holds, "cleanup"}."""
-        if sink == "kafka":
+        if sink in ("kafka", "kafka-eager", "kafka-linger"):
             self.create_topics(prefix)
-            return dict(self.kafka_sink(self.bootstrap), pid=self.kafka_pid,
-                        count=lambda: self.topic_count(self.bootstrap, prefix), cleanup=lambda: None)
-        if sink in ("kafka-linger", "kafka-eager"):
-            self.create_topics(prefix)
-            conf = self.linger_sink(self.bootstrap) if sink == "kafka-linger" else self.eager_sink(self.bootstrap)
-            return dict(conf, pid=self.kafka_pid,
+            return dict(self.relay_kafka_sink(sink), pid=self.kafka_pid,
                         count=lambda: self.topic_count(self.bootstrap, prefix), cleanup=lambda: None)
         if sink == "kafka-eo":
             # The high watermarks count commit markers too (one per partition and transaction): the read-back is a
@@ -956,7 +951,7 @@ logger.measure.level = ERROR
         self.create_slots([slot])
         log(f"latency: {who}, {rate} events/s for {seconds}s")
         if who in RELAY_KAFKA:
-            sink = self.relay_kafka_sink(who)
+            sink = self.relay_kafka_sink(SINKS[who])
             p, port, _ = self.start_relay(slot, slot, prefix, sink)
             deadline = time.time() + 60
             while True:
