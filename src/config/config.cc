@@ -354,22 +354,19 @@ void ValidateSource(const SourceConfig& source, Reader& r) {
   }
 }
 
-// "column:header[:name]" or "column:partition" (Debezium's table.fields.additional.placement entry). The error text
-// omits the key.
+// "column:header[:name]", "column:envelope[:name]" or "column:partition" (Debezium's table.fields.additional.placement
+// entry). The error text omits the key.
 absl::StatusOr<AdditionalField> ParseAdditionalField(absl::string_view entry) {
   std::vector<std::string> parts = absl::StrSplit(entry, ':');
   for (std::string& part : parts) absl::StripAsciiWhitespace(&part);
   if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || (parts.size() == 3 && parts[2].empty())) {
-    return absl::InvalidArgumentError(absl::StrCat(Quoted(entry), " must be column:header[:name] or column:partition"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(entry), " must be column:header[:name], column:envelope[:name] or column:partition"));
   }
   const std::string placement = absl::AsciiStrToLower(parts[1]);
-  if (placement == "envelope") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Quoted(entry), ": placement envelope is not supported (the relay reproduces header and partition placement)"));
-  }
-  if (placement != "header" && placement != "partition") {
+  if (placement != "header" && placement != "envelope" && placement != "partition") {
     return absl::InvalidArgumentError(
-        absl::StrCat(Quoted(entry), ": placement must be header or partition, got ", Quoted(parts[1])));
+        absl::StrCat(Quoted(entry), ": placement must be header, envelope or partition, got ", Quoted(parts[1])));
   }
   return AdditionalField{.column = parts[0], .placement = placement, .name = parts.size() == 3 ? parts[2] : parts[0]};
 }
@@ -387,6 +384,9 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.String("outbox.fields.tracing_span_context", &tracing);
   if (!tracing.empty()) outbox->fields.tracing_span_context = tracing;
   r.Bool("outbox.fields.tracing_span_context_if_present", &outbox->fields.tracing_span_context_if_present);
+  std::string schema_version;
+  r.String("outbox.fields.schema_version", &schema_version);
+  if (!schema_version.empty()) outbox->fields.schema_version = schema_version;
   std::vector<std::string> additional;
   r.List("outbox.fields.additional", &additional);
   r.Bool("outbox.fields.additional_if_present", &outbox->fields.additional_if_present);
@@ -407,6 +407,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.key_converter", internal::kConverters, &outbox->key_converter);
   r.Enum("outbox.value_converter", internal::kConverters, &outbox->value_converter);
   r.String("outbox.debezium_context_logical_name", &outbox->debezium_context_logical_name);
+  r.String("outbox.envelope_schema_name", &outbox->envelope_schema_name);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
@@ -415,6 +416,20 @@ void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
     if (outbox->value_converter != Converter::kString) {
       r.Error("outbox.value_converter", "only with outbox.format: raw");
     }
+    if (outbox->HasEnvelope()) {
+      r.Error("outbox.fields.additional", "placement envelope only with outbox.format: raw (the value is the envelope)");
+    }
+  }
+  if (outbox->HasEnvelope() && outbox->value_converter == Converter::kBytes) {
+    r.Error("outbox.value_converter", "bytes (ByteArrayConverter) cannot write the envelope of placement envelope, "
+                                      "as Kafka Connect's fails on it");
+  }
+  if (outbox->fields.schema_version && !outbox->HasEnvelope()) {
+    r.Error("outbox.fields.schema_version", "only with placement envelope (it versions the envelope's schema)");
+  }
+  if (outbox->envelope_schema_name.empty()) {
+    outbox->envelope_schema_name = absl::StrCat(outbox->table.find('.') == std::string::npos ? "public." : "",
+                                                outbox->table, ".", kRoutedByValue, ".Value");
   }
   std::vector<absl::string_view> parts = absl::StrSplit(outbox->table, '.');
   if (parts.size() > 2 || std::any_of(parts.begin(), parts.end(), [](absl::string_view p) { return p.empty(); })) {
@@ -666,6 +681,10 @@ void ReadAll(Reader& r, Config* process, PipelineConfig* config) {
   ReadOps(r, process);
   ValidateSource(config->source, r);
   ValidateOutbox(&config->outbox, r);
+  if (config->source.messages && config->outbox.HasEnvelope()) {
+    r.Error("outbox.fields.additional", "placement envelope writes the columns' values by their types, which a "
+                                        "logical message (source.messages) has not");
+  }
   if (config->source.messages) {
     // The schema comes from the payload and key columns' types and the table's catalog: a message has neither.
     for (auto [key, converter] : {std::pair{"outbox.key_converter", config->outbox.key_converter},
@@ -790,6 +809,11 @@ absl::StatusOr<Config> BuildPipelines(RawTree tree, const Resolver& resolver) {
 }
 
 }  // namespace
+
+bool OutboxConfig::HasEnvelope() const {
+  return std::any_of(fields.additional.begin(), fields.additional.end(),
+                     [](const AdditionalField& f) { return f.placement == "envelope"; });
+}
 
 std::string_view SinkTypeName(SinkType sink) { return internal::NameOf(internal::kSinkTypes, sink); }
 

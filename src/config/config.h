@@ -38,11 +38,14 @@ enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md 
 // The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.
 std::string_view SinkTypeName(SinkType sink);
 
-// One entry of outbox.fields.additional: "column:header[:name]".
+// One entry of outbox.fields.additional: "column:header[:name]", "column:envelope[:name]" or "column:partition".
 struct AdditionalField {
   std::string column;
-  std::string placement;  // "header", or "partition": the column (integer) is the record's Kafka partition
-  std::string name;       // header name; defaults to the column name (unused for partition)
+  // "header"; "envelope": a field of the record's value, which becomes Debezium's envelope struct
+  // {payload, <fields>} (outbox.value_converter writes it); or "partition": the column (integer) is the record's
+  // Kafka partition.
+  std::string placement;
+  std::string name;  // header or envelope field name; defaults to the column name (unused for partition)
 };
 
 struct SourceConfig {
@@ -91,6 +94,9 @@ struct OutboxFields {
   // tracing_span_context_if_present (Debezium files: their default column is read when it exists).
   std::optional<std::string> tracing_span_context;
   bool tracing_span_context_if_present = false;
+  // With envelope placement under outbox.value_converter json_schema: an integer (int4) column whose value is the
+  // envelope schema's version (Debezium's table.field.event.schema.version). None by default.
+  std::optional<std::string> schema_version;
 };
 
 struct OutboxConfig {
@@ -112,6 +118,12 @@ struct OutboxConfig {
   // (postgresql) and .runId (a UUIDv7 made when the relay starts). Empty (the default): none, also for Debezium
   // files (whose topic.prefix warning names this key).
   std::string debezium_context_logical_name;
+  // With envelope placement under outbox.value_converter json_schema: the envelope schema's name, where
+  // ${routedByValue} is the route column's value. Default "<outbox.table>.${routedByValue}.Value"; Debezium files
+  // set "<topic.prefix>.<outbox.table>.${routedByValue}.Value", Debezium's name.
+  std::string envelope_schema_name;
+  // Whether any additional field has placement envelope.
+  bool HasEnvelope() const;
 };
 
 struct DeliveryConfig {

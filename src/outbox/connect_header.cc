@@ -229,31 +229,102 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
   }
 }
 
-absl::Status AppendConnectJsonSchema(uint32_t type_oid, bool optional, std::string* out) {
-  // Debezium's schema of the column (PostgresValueConverter under its default modes): the Connect type, and for
-  // json, jsonb, uuid and xml the name of its logical type, version 1.
-  struct Schema {
-    uint32_t type_oid;
-    std::string_view connect_type, name;
-  };
-  static constexpr Schema kSchemas[] = {
-      {type::kInt2, "int16", ""},      {type::kInt4, "int32", ""},    {type::kInt8, "int64", ""},
-      {type::kOid, "int64", ""},       {type::kBytea, "bytes", ""},   {type::kText, "string", ""},
-      {type::kVarchar, "string", ""},  {type::kBpchar, "string", ""}, {type::kName, "string", ""},
-      {type::kInet, "string", ""},     {type::kCidr, "string", ""},   {type::kMacaddr, "string", ""},
-      {type::kMacaddr8, "string", ""}, {type::kJson, "string", "io.debezium.data.Json"},
-      {type::kJsonb, "string", "io.debezium.data.Json"},              {type::kUuid, "string", "io.debezium.data.Uuid"},
-      {type::kXml, "string", "io.debezium.data.Xml"}};
-  const Schema* schema = std::find_if(std::begin(kSchemas), std::end(kSchemas),
-                                      [&](const Schema& s) { return s.type_oid == type_oid; });
-  if (schema == std::end(kSchemas)) {
-    return absl::FailedPreconditionError(Cat("type OID ", type_oid, " has no schema the relay reproduces"));
+absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, bool optional, std::string* out) {
+  // Debezium's schema of the column (PostgresValueConverter under its default modes): the Connect type, and the name
+  // of its logical type, version 1; a Decimal's scale and precision as parameters.
+  absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
+  if (!column.ok()) return absl::FailedPreconditionError(Cat("type OID ", type_oid, " has no schema the relay reproduces"));
+  std::string_view connect_type, name, rest;
+  std::string parameters;
+  switch (column->form) {
+    case ConnectForm::kText:
+      switch (type_oid) {
+        case type::kInt2: connect_type = "int16"; break;
+        case type::kInt4: connect_type = "int32"; break;
+        case type::kInt8:
+        case type::kOid: connect_type = "int64"; break;
+        case type::kJson:
+        case type::kJsonb: connect_type = "string", name = "io.debezium.data.Json"; break;
+        case type::kUuid: connect_type = "string", name = "io.debezium.data.Uuid"; break;
+        case type::kXml: connect_type = "string", name = "io.debezium.data.Xml"; break;
+        default: connect_type = "string";
+      }
+      break;
+    case ConnectForm::kBoolean: connect_type = "boolean"; break;
+    case ConnectForm::kFloat32: connect_type = "float"; break;
+    case ConnectForm::kFloat64: connect_type = "double"; break;
+    case ConnectForm::kDecimal: {
+      // numeric(p,s): the modifier is ((p << 16) | s) + 4, s an 11-bit signed number since PostgreSQL 13.
+      const int32_t packed = type_modifier - 4;
+      const int precision = (packed >> 16) & 0xffff;
+      const int scale = ((packed & 0x7ff) ^ 0x400) - 0x400;
+      connect_type = "bytes", name = "org.apache.kafka.connect.data.Decimal";
+      parameters = Cat(R"(,"parameters":{"scale":")", scale, R"(","connect.decimal.precision":")", precision, R"("})");
+      break;
+    }
+    case ConnectForm::kVariableDecimal:
+      out->append(R"({"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},)"
+                  R"({"type":"bytes","optional":false,"field":"value"}],"optional":)");
+      out->append(optional ? "true" : "false");
+      out->append(R"(,"name":"io.debezium.data.VariableScaleDecimal","version":1,"doc":"Variable scaled decimal"})");
+      return absl::OkStatus();
+    case ConnectForm::kDate: connect_type = "int32", name = "io.debezium.time.Date"; break;
+    case ConnectForm::kTimeMillis: connect_type = "int32", name = "io.debezium.time.Time"; break;
+    case ConnectForm::kTimeMicros: connect_type = "int64", name = "io.debezium.time.MicroTime"; break;
+    case ConnectForm::kTimestampMillis: connect_type = "int64", name = "io.debezium.time.Timestamp"; break;
+    case ConnectForm::kTimestampMicros: connect_type = "int64", name = "io.debezium.time.MicroTimestamp"; break;
+    case ConnectForm::kZonedTimestamp: connect_type = "string", name = "io.debezium.time.ZonedTimestamp"; break;
+    case ConnectForm::kBytes: connect_type = "bytes"; break;
   }
-  // JsonConverter.asJsonSchema's order: type, optional, then name and version (no doc, parameters or default here).
-  out->append(R"({"type":")").append(schema->connect_type).append(R"(","optional":)");
+  // JsonConverter.asJsonSchema's order: type, optional, name, version, (doc), parameters.
+  out->append(R"({"type":")").append(connect_type).append(R"(","optional":)");
   out->append(optional ? "true" : "false");
-  if (!schema->name.empty()) out->append(R"(,"name":")").append(schema->name).append(R"(","version":1)");
+  if (!name.empty()) out->append(R"(,"name":")").append(name).append(R"(","version":1)");
+  out->append(parameters).append(rest);
   out->push_back('}');
+  return absl::OkStatus();
+}
+
+absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_oid, std::string_view text,
+                                    std::string* out) {
+  switch (column.form) {
+    case ConnectForm::kText:
+      if (type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid) {
+        out->append(text);  // a JSON number: PostgreSQL's text is Jackson's
+      } else {
+        AppendJsonString(text, out);
+      }
+      return absl::OkStatus();
+    case ConnectForm::kDecimal: {
+      // JsonConverter's decimal.format=BASE64 (its default): the unscaled value's two's complement bytes.
+      std::optional<Decimal> d = ParseDecimal(text);
+      if (!d) return Unreadable("numeric", text);
+      out->push_back('"');
+      out->append(absl::Base64Escape(TwosComplementBytes(*d)));
+      out->push_back('"');
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+  std::string converted;
+  if (absl::Status st = AppendConnectValue(column, text, &converted); !st.ok()) return st;
+  const bool non_finite = (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64) &&
+                          (converted == "NaN" || converted == "Infinity" || converted == "-Infinity");
+  if (column.form == ConnectForm::kZonedTimestamp || column.form == ConnectForm::kBytes || non_finite) {
+    AppendJsonString(converted, out);  // Jackson writes NaN and the infinities as strings (WRITE_NAN_AS_STRINGS)
+  } else {
+    out->append(converted);  // booleans, numbers, and VariableScaleDecimal's struct, already JSON
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckJavaText(const ConnectColumn& column) {
+  if (column.form == ConnectForm::kBytes || column.form == ConnectForm::kVariableDecimal) {
+    return absl::FailedPreconditionError(
+        "Java prints its value (a byte array, or a struct holding one) with an identity hash code, which no other "
+        "program can reproduce");
+  }
   return absl::OkStatus();
 }
 

@@ -44,13 +44,25 @@ struct ConnectColumn {
 // interval, money, bit, timetz, user-defined types...).
 absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier);
 
-// Appends the schema Debezium's connector gives a column of `type_oid` (under its default modes) as Kafka Connect's
-// JsonConverter writes it with schemas.enable=true (asJsonSchema): {"type":"string","optional":true,
-// "name":"io.debezium.data.Json","version":1} for a nullable jsonb; the name and version only for json, jsonb
-// (io.debezium.data.Json), uuid (io.debezium.data.Uuid) and xml (io.debezium.data.Xml); int2, int4, int8 and oid
-// are int16, int32, int64 and int64, bytea bytes, the other text types string. FAILED_PRECONDITION for a type of
-// another form (booleans, numbers with a fraction, times: JsonConverter would not write them as the relay does).
-absl::Status AppendConnectJsonSchema(uint32_t type_oid, bool optional, std::string* out);
+// Appends the schema Debezium's connector gives a column of `type_oid` with `type_modifier` (under its default modes)
+// as Kafka Connect's JsonConverter writes it with schemas.enable=true (asJsonSchema): {"type":"string","optional":true,
+// "name":"io.debezium.data.Json","version":1} for a nullable jsonb; int2, int4, int8 and oid are int16, int32, int64
+// and int64, bytea bytes, json, jsonb, uuid and xml named strings, numeric(p,s) a Decimal (bytes with its scale and
+// precision as parameters), numeric a VariableScaleDecimal struct, the times their io.debezium.time types.
+// FAILED_PRECONDITION for a type ConnectColumnOf does not have.
+absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, bool optional, std::string* out);
+
+// Appends the JSON Kafka Connect's JsonConverter writes for Debezium's value of a column (convertToJson), given its
+// PostgreSQL text: strings with Jackson's escapes, integers, booleans and times as JSON numbers and literals, floats
+// as Java prints them (NaN and the infinities as strings), numeric(p,s) as the base64 of its unscaled value
+// (decimal.format=BASE64, the default), bytea as base64. INVALID_ARGUMENT as AppendConnectValue.
+absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_oid, std::string_view text,
+                                    std::string* out);
+
+// Whether Java's toString of the column's value is what AppendConnectValue writes (Struct.toString under
+// StringConverter prints it): FAILED_PRECONDITION for bytea and numeric without a scale, whose values Java prints
+// with an identity hash code.
+absl::Status CheckJavaText(const ConnectColumn& column);
 
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
 // relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and

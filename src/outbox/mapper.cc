@@ -181,7 +181,12 @@ std::string FormatUuidV7(int64_t unix_ms, uint64_t random_a, uint64_t random_b) 
 OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config), router_(config) {
   std::tie(schema_, table_) = config::SplitTableName(config.table);
   s_.additional.resize(config_.fields.additional.size());
-  for (const config::AdditionalField& f : config_.fields.additional) partition_field_.push_back(f.placement == "partition");
+  for (const config::AdditionalField& f : config_.fields.additional) {
+    placement_.push_back(f.placement == "partition"  ? Placement::kPartition
+                         : f.placement == "envelope" ? Placement::kEnvelope
+                                                     : Placement::kHeader);
+  }
+  envelope_placement_ = config_.HasEnvelope();
   if (config_.format == config::Format::kProtobuf) {
     envelope_ = std::make_unique<v1::Envelope>();
     envelope_->set_source(Cat("/", schema_, "/", table_));
@@ -236,12 +241,12 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     }
   }
   if (config_.key_converter == config::Converter::kJsonSchema) {
-    auto schema = ColumnSchema(config_.fields.key, b.key_type, "outbox.key_converter");
+    auto schema = ColumnSchema(config_.fields.key, b.key_type, -1, "outbox.key_converter");
     if (!schema.ok()) return schema.status();
     b.key_schema = *std::move(schema);
   }
   if (config_.value_converter == config::Converter::kJsonSchema) {
-    auto schema = ColumnSchema(config_.fields.payload, b.payload_type, "outbox.value_converter");
+    auto schema = ColumnSchema(config_.fields.payload, b.payload_type, -1, "outbox.value_converter");
     if (!schema.ok()) return schema.status();
     b.value_schema = *std::move(schema);
   }
@@ -286,6 +291,10 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       }
       continue;
     }
+    if (f.placement == "envelope") {
+      if (absl::Status st = BindEnvelopeField(relation, f, a); !st.ok()) return st;
+      continue;
+    }
     if (config_.header_values == config::HeaderValues::kDebezium) {
       const pg::RelationColumn& column = relation.columns[*idx];
       absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
@@ -296,6 +305,28 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       }
       a.form = *form;
     }
+  }
+  if (envelope_placement_ && config_.value_converter == config::Converter::kString) {
+    // Struct.toString prints the payload's value too.
+    if (absl::StatusOr<ConnectColumn> form = ConnectColumnOf(b.payload_type, -1); form.ok()) {
+      if (absl::Status st = CheckJavaText(*form); !st.ok()) {
+        return absl::FailedPreconditionError(
+            Cat("column \"", config_.fields.payload, "\" (outbox.fields.payload) of ", schema_, ".", table_,
+                ": placement envelope under outbox.value_converter string: ", st.message()));
+      }
+    }
+  }
+  if (envelope_placement_ && config_.fields.schema_version) {
+    // Debezium reads it with Struct.getInt32, which only an integer (int4) column passes.
+    auto idx = require(*config_.fields.schema_version, "outbox.fields.schema_version");
+    if (!idx.ok()) return idx.status();
+    if (const uint32_t type = relation.columns[*idx].type_oid; type != pg::oid::kInt4) {
+      return absl::FailedPreconditionError(Cat("column \"", *config_.fields.schema_version,
+                                               "\" (outbox.fields.schema_version) of ", schema_, ".", table_,
+                                               " has type OID ", type, ": the version comes from an integer (int4) "
+                                               "column"));
+    }
+    b.schema_version = *idx;
   }
   auto [pos, inserted] = bindings_.insert_or_assign(relation.oid, std::move(b));
   return &pos->second;
@@ -311,7 +342,39 @@ void OutboxMapper::SetCatalog(std::vector<pg::ColumnCatalog> columns) {
   bindings_.clear();
 }
 
-absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, uint32_t type,
+absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const config::AdditionalField& f,
+                                             Binding::Additional& a) const {
+  const pg::RelationColumn& column = relation.columns[static_cast<size_t>(a.column)];
+  const auto where = [&] { return Cat("column \"", f.column, "\" (outbox.fields.additional, placement envelope) of ",
+                                      schema_, ".", table_, ": "); };
+  absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
+  if (!form.ok()) return absl::FailedPreconditionError(Cat(where(), form.status().message()));
+  a.form = *form;
+  a.type = column.type_oid;
+  switch (config_.value_converter) {
+    case config::Converter::kString:
+      if (absl::Status st = CheckJavaText(a.form); !st.ok()) {
+        return absl::FailedPreconditionError(Cat(where(), "under outbox.value_converter string ", st.message()));
+      }
+      break;
+    case config::Converter::kJsonSchema: {
+      auto schema = ColumnSchema(f.column, column.type_oid, column.type_modifier, "outbox.fields.additional");
+      if (!schema.ok()) return schema.status();
+      a.schema = *std::move(schema);
+      a.schema.pop_back();  // the field's name goes last (asJsonSchema adds it to the column's schema)
+      a.schema.append(R"(,"field":)");
+      AppendJsonString(f.name, &a.schema);
+      a.schema.push_back('}');
+      break;
+    }
+    case config::Converter::kJson:
+    case config::Converter::kBytes:  // refused with envelope placement by the config
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                                        std::string_view key) const {
   const auto where = [&] { return Cat(key, ": json_schema: column \"", name, "\" of ", schema_, ".", table_); };
   if (!catalog_.has_value()) return absl::InternalError(Cat(where(), ": the table's catalog was not read"));
@@ -327,7 +390,7 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
                      "relay does not reproduce that (drop the default, or use json)"));
   }
   std::string schema;
-  if (absl::Status st = AppendConnectJsonSchema(type, !column->not_null, &schema); !st.ok()) {
+  if (absl::Status st = AppendConnectJsonSchema(type, type_modifier, !column->not_null, &schema); !st.ok()) {
     return absl::FailedPreconditionError(Cat(where(), ": ", st.message()));
   }
   return schema;
@@ -372,7 +435,9 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     Field& field = s_.additional[i];
     if (absl::Status st = fill(field, b.additional[i].column); !st.ok()) return st;
     field.absent = b.additional[i].column < 0;
-    if (config_.header_values != config::HeaderValues::kDebezium || field.null || partition_field_[i]) continue;
+    if (config_.header_values != config::HeaderValues::kDebezium || field.null || placement_[i] != Placement::kHeader) {
+      continue;
+    }
     s_.converted.clear();
     if (absl::Status st = AppendConnectValue(b.additional[i].form, field.text, &s_.converted); !st.ok()) {
       return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message(),
@@ -386,6 +451,8 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   s_.key_type = b.key_type;
   s_.key_schema = b.key_schema;
   s_.value_schema = b.value_schema;
+  s_.bound_additional = &b.additional;
+  if (absl::Status st = fill(s_.schema_version, b.schema_version); !st.ok()) return st;
   return Build(commit_lsn, commit_time_ms);
 }
 
@@ -448,6 +515,11 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   if (absl::Status st = Convert(r); !st.ok()) {
     return absl::InvalidArgumentError(Cat(st.message(), " (", where(), ")"));
   }
+  if (envelope_placement_) {
+    if (absl::Status st = WriteEnvelope(r); !st.ok()) {
+      return absl::InvalidArgumentError(Cat(st.message(), " (", where(), ")"));
+    }
+  }
   if (commit_lsn != s_.source_lsn_of || s_.source_lsn.empty()) {
     s_.source_lsn_of = commit_lsn;
     s_.source_lsn = commit_lsn.ToString();
@@ -466,7 +538,8 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
     const Field& f = s_.additional[i];
     if (f.absent) continue;
-    if (partition_field_[i]) {
+    if (placement_[i] == Placement::kEnvelope) continue;
+    if (placement_[i] == Placement::kPartition) {
       if (f.null) continue;  // NULL: the partitioner decides, as in Debezium
       int32_t partition = 0;
       if (!absl::SimpleAtoi(f.text, &partition) || partition < 0) {
@@ -618,12 +691,91 @@ absl::Status OutboxMapper::Convert(Record& r) {
     AppendJsonConverted(config_.key_converter, s_.key_schema, s_.key_type, r.key, &s_.key_out);
     r.key = s_.key_out;
   }
-  if (json_value && (r.value.has_value() || !config_.tombstone_on_empty_payload)) {
+  if (json_value && !envelope_placement_ && (r.value.has_value() || !config_.tombstone_on_empty_payload)) {
     s_.value_out.clear();  // r.value holds a bytea payload's decoded bytes
     AppendJsonConverted(config_.value_converter, s_.value_schema, s_.payload_type, r.value, &s_.value_out);
     r.value = s_.value_out;
   }
   return absl::OkStatus();  // bytes: a bytea payload already is its raw bytes
+}
+
+const std::string& OutboxMapper::EnvelopeSchemaName() {
+  // Debezium's EventRouterDelegate caches the envelope's schema by the payload's schema, or by the version when
+  // table.field.event.schema.version is set: the route value of the first record names all that share it.
+  std::string cache_key = config_.fields.schema_version
+                              ? Cat("v:", s_.schema_version.null ? "null" : s_.schema_version.text)
+                              : Cat("p:", s_.value_schema);
+  auto it = envelope_names_.find(cache_key);
+  if (it == envelope_names_.end()) {
+    std::string schema = R"({"type":"struct","fields":[)";
+    schema.append(s_.value_schema);
+    schema.pop_back();
+    schema.append(R"(,"field":"payload"})");
+    for (size_t i = 0; i < s_.additional.size(); ++i) {
+      if (placement_[i] != Placement::kEnvelope || s_.additional[i].absent) continue;
+      schema.push_back(',');
+      schema.append((*s_.bound_additional)[i].schema);
+    }
+    schema.append(R"(],"optional":false,"name":)");
+    AppendJsonString(ReplaceAll(config_.envelope_schema_name, "${routedByValue}", s_.route.text), &schema);
+    if (config_.fields.schema_version && !s_.schema_version.null) schema.append(Cat(R"(,"version":)", s_.schema_version.text));
+    schema.push_back('}');
+    it = envelope_names_.emplace(std::move(cache_key), std::move(schema)).first;
+  }
+  return it->second;
+}
+
+absl::Status OutboxMapper::WriteEnvelope(Record& r) {
+  if (!r.value && config_.tombstone_on_empty_payload) return absl::OkStatus();  // a tombstone: no envelope
+  std::string& out = s_.envelope;
+  out.clear();
+  const config::Converter converter = config_.value_converter;
+  if (converter == config::Converter::kString) {
+    // Struct.toString: the fields that are not null, as Java prints each value.
+    out.append("Struct{");
+    bool first = true;
+    if (r.value) {
+      out.append("payload=").append(*r.value);
+      first = false;
+    }
+    for (size_t i = 0; i < s_.additional.size(); ++i) {
+      const Field& f = s_.additional[i];
+      if (placement_[i] != Placement::kEnvelope || f.absent || f.null) continue;
+      if (!first) out.push_back(',');
+      first = false;
+      out.append(config_.fields.additional[i].name).push_back('=');
+      if (absl::Status st = AppendConnectValue((*s_.bound_additional)[i].form, f.text, &out); !st.ok()) {
+        return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message()));
+      }
+    }
+    out.push_back('}');
+    r.value = out;
+    return absl::OkStatus();
+  }
+  if (converter == config::Converter::kJsonSchema) {
+    out.append(R"({"schema":)").append(EnvelopeSchemaName()).append(R"(,"payload":)");
+  }
+  out.append(R"({"payload":)");
+  AppendJsonConverted(config::Converter::kJson, "", s_.payload_type, r.value, &out);
+  for (size_t i = 0; i < s_.additional.size(); ++i) {
+    const Field& f = s_.additional[i];
+    if (placement_[i] != Placement::kEnvelope || f.absent) continue;
+    out.push_back(',');
+    AppendJsonString(config_.fields.additional[i].name, &out);
+    out.push_back(':');
+    if (f.null) {
+      out.append("null");
+      continue;
+    }
+    const Binding::Additional& a = (*s_.bound_additional)[i];
+    if (absl::Status st = AppendConnectJsonValue(a.form, a.type, f.text, &out); !st.ok()) {
+      return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message()));
+    }
+  }
+  out.push_back('}');
+  if (converter == config::Converter::kJsonSchema) out.push_back('}');
+  r.value = out;
+  return absl::OkStatus();
 }
 
 // attributes are `ce_`-prefixed headers (specversion, id, source, type, time) plus content-type.

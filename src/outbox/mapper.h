@@ -138,17 +138,31 @@ class OutboxMapper {
     // Parallel to config_.fields.additional.
     struct Additional {
       int column = -1;     // -1: the table has no such column (outbox.fields.additional_if_present): no header
-      ConnectColumn form;  // outbox.header_values: debezium: how its value is written
+      ConnectColumn form;  // outbox.header_values: debezium, and placement envelope: how its value is written
+      uint32_t type = 0;
+      std::string schema;  // placement envelope under json_schema: the field's schema, with "field":<name>
     };
     std::vector<Additional> additional;
+    int schema_version = -1;  // outbox.fields.schema_version's column (envelope placement under json_schema)
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
-  absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, std::string_view key) const;
+  absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
+                                           std::string_view key) const;
+  // Placement envelope: the column's form for the value converter, and its field schema under json_schema.
+  absl::Status BindEnvelopeField(const pg::Relation& relation, const config::AdditionalField& field,
+                                 Binding::Additional& a) const;
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
   // outbox.key_converter / value_converter other than string: rewrites the record's key and value into key_out and
   // value_out.
   absl::Status Convert(Record& r);
+  // Placement envelope: the record's value becomes Debezium's envelope struct {payload, <envelope fields>} as the
+  // value converter writes it: Struct.toString (string), JSON (json), JSON with the struct's schema (json_schema).
+  // A tombstone stays one.
+  absl::Status WriteEnvelope(Record& r);
+  // json_schema: the envelope schema's name, which Debezium caches by the payload's schema (or by the version), so
+  // that the first route value seen names it for every later record.
+  const std::string& EnvelopeSchemaName();
   // outbox.fields.tracing_span_context: the traceparent and tracestate headers of the row's trace context.
   void AddTraceHeaders(Record& r);
   void AddCloudEventsHeaders(Record& r);
@@ -159,7 +173,10 @@ class OutboxMapper {
   config::OutboxConfig config_;
   TopicRouter router_;
   std::string run_id_;
-  std::vector<bool> partition_field_;  // per additional field: placement partition (the record's partition)
+  enum class Placement : uint8_t { kHeader, kEnvelope, kPartition };
+  std::vector<Placement> placement_;  // per additional field
+  bool envelope_placement_ = false;   // any field has placement envelope
+  absl::flat_hash_map<std::string, std::string> envelope_names_;  // EnvelopeSchemaName's cache
   std::string schema_, table_;
   std::optional<std::vector<pg::ColumnCatalog>> catalog_;  // SetCatalog's columns
   absl::flat_hash_map<uint32_t, Binding> bindings_;
@@ -181,6 +198,9 @@ class OutboxMapper {
     std::string key_out, value_out;  // the key and value as outbox.key_converter / value_converter write them
     std::string key_bytes;           // a bytea key's decoded bytes (converters other than string)
     std::string_view key_schema, value_schema;  // json_schema: the binding's
+    const std::vector<Binding::Additional>* bound_additional = nullptr;  // the binding's (Map, for Build)
+    Field schema_version;   // outbox.fields.schema_version's value
+    std::string envelope;   // the envelope value being written
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::string topic;
     std::string payload_bytes;  // decoded bytea

@@ -476,15 +476,35 @@ TEST(Config, AdditionalFieldsParseColumnHeaderAndName) {
 }
 
 TEST(Config, AdditionalFieldsRefuseOtherPlacementsNamingTheEntry) {
-  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:header,version:envelope:v"}})),
-            "outbox.fields.additional: \"version:envelope:v\": placement envelope is not supported (the relay "
-            "reproduces header and partition placement)");
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant:body"}})),
-            "outbox.fields.additional: \"tenant:body\": placement must be header or partition, got \"body\"");
+            "outbox.fields.additional: \"tenant:body\": placement must be header, envelope or partition, got \"body\"");
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "tenant"}})),
-            "outbox.fields.additional: \"tenant\" must be column:header[:name] or column:partition");
+            "outbox.fields.additional: \"tenant\" must be column:header[:name], column:envelope[:name] or "
+            "column:partition");
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "a:header:b:c"}})),
-            "outbox.fields.additional: \"a:header:b:c\" must be column:header[:name] or column:partition");
+            "outbox.fields.additional: \"a:header:b:c\" must be column:header[:name], column:envelope[:name] or "
+            "column:partition");
+}
+
+// Placement envelope: the value becomes Debezium's envelope struct; its schema's name (json_schema) defaults to the
+// table's with the route value, and outbox.fields.schema_version versions it. What cannot hold an envelope is refused.
+TEST(Config, AdditionalFieldPlacedInTheEnvelopeIsReadWithItsSchemaName) {
+  absl::StatusOr<Loaded> loaded = Load(kMinimal, {{"outbox.fields.additional", "type:envelope:eventType,tenant:header"},
+                                                  {"outbox.fields.schema_version", "v"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->outbox.fields.additional[0].placement, "envelope");
+  EXPECT_EQ(loaded->outbox.fields.additional[0].name, "eventType");
+  EXPECT_TRUE(loaded->outbox.HasEnvelope());
+  EXPECT_EQ(loaded->outbox.fields.schema_version, "v");
+  EXPECT_EQ(loaded->outbox.envelope_schema_name, "public.outbox.${routedByValue}.Value");
+  EXPECT_EQ(ErrorOf(Load(kMinimal, {{"outbox.fields.schema_version", "v"}})),
+            "outbox.fields.schema_version: only with placement envelope (it versions the envelope's schema)");
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "type:envelope"}, {"outbox.format", "cloudevents"}})),
+              HasSubstr("outbox.fields.additional: placement envelope only with outbox.format: raw"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "type:envelope"}, {"outbox.value_converter", "bytes"}})),
+              HasSubstr("outbox.value_converter: bytes (ByteArrayConverter) cannot write the envelope"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.fields.additional", "type:envelope"}, {"source.messages", "true"}})),
+              HasSubstr("outbox.fields.additional: placement envelope writes the columns' values by their types"));
 }
 
 TEST(Config, AdditionalFieldPlacedAsThePartitionIsRead) {

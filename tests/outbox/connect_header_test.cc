@@ -158,9 +158,9 @@ TEST(ConnectHeaderTest, JsonStringsEscapeAsJacksonDoes) {
   EXPECT_EQ(out, R"("[]")");
 }
 
-std::string JsonSchema(uint32_t type, bool optional) {
+std::string JsonSchema(uint32_t type, bool optional, int32_t type_modifier = -1) {
   std::string out;
-  const absl::Status st = AppendConnectJsonSchema(type, optional, &out);
+  const absl::Status st = AppendConnectJsonSchema(type, type_modifier, optional, &out);
   EXPECT_TRUE(st.ok()) << st;
   return out;
 }
@@ -179,11 +179,55 @@ TEST(ConnectHeaderTest, JsonSchemasAreDebeziumsColumnSchemasInJsonConvertersOrde
   EXPECT_EQ(JsonSchema(kInt8, false), R"({"type":"int64","optional":false})");
   EXPECT_EQ(JsonSchema(26, false), R"({"type":"int64","optional":false})");  // oid
   EXPECT_EQ(JsonSchema(kBytea, true), R"({"type":"bytes","optional":true})");
-  // Types whose JSON the converters do not write as Debezium's are refused.
-  for (uint32_t type : {kBool, kFloat8, kNumeric, kTimestampTz, kDate, kInt4Array}) {
-    std::string out;
-    EXPECT_EQ(AppendConnectJsonSchema(type, true, &out).code(), absl::StatusCode::kFailedPrecondition) << type;
-  }
+  // The other forms (envelope fields): Debezium's logical types under its default modes.
+  EXPECT_EQ(JsonSchema(kBool, true), R"({"type":"boolean","optional":true})");
+  EXPECT_EQ(JsonSchema(700, false), R"({"type":"float","optional":false})");
+  EXPECT_EQ(JsonSchema(kFloat8, true), R"({"type":"double","optional":true})");
+  EXPECT_EQ(JsonSchema(kNumeric, true, ((12 << 16) | 4) + 4),
+            R"({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,)"
+            R"("parameters":{"scale":"4","connect.decimal.precision":"12"}})");
+  EXPECT_EQ(JsonSchema(kNumeric, false),
+            R"({"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},)"
+            R"({"type":"bytes","optional":false,"field":"value"}],"optional":false,)"
+            R"("name":"io.debezium.data.VariableScaleDecimal","version":1,"doc":"Variable scaled decimal"})");
+  EXPECT_EQ(JsonSchema(kDate, true), R"({"type":"int32","optional":true,"name":"io.debezium.time.Date","version":1})");
+  EXPECT_EQ(JsonSchema(kTimestamp, true, 3),
+            R"({"type":"int64","optional":true,"name":"io.debezium.time.Timestamp","version":1})");
+  EXPECT_EQ(JsonSchema(kTimestamp, true),
+            R"({"type":"int64","optional":true,"name":"io.debezium.time.MicroTimestamp","version":1})");
+  EXPECT_EQ(JsonSchema(kTimestampTz, false),
+            R"({"type":"string","optional":false,"name":"io.debezium.time.ZonedTimestamp","version":1})");
+  // A type without a form is refused.
+  std::string out;
+  EXPECT_EQ(AppendConnectJsonSchema(kInt4Array, -1, true, &out).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+std::string JsonValue(uint32_t type, std::string_view text, int32_t type_modifier = -1) {
+  absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, type_modifier);
+  EXPECT_TRUE(column.ok()) << column.status();
+  std::string out;
+  const absl::Status st = AppendConnectJsonValue(*column, type, text, &out);
+  EXPECT_TRUE(st.ok()) << st;
+  return out;
+}
+
+// JsonConverter's JSON of Debezium's values (envelope fields): strings escaped, numbers and booleans bare, floats as
+// Java prints them with NaN quoted, a Decimal as the base64 of its unscaled value, times as their numbers.
+TEST(ConnectHeaderTest, JsonValuesAreWhatJsonConverterWritesOfDebeziumsValues) {
+  EXPECT_EQ(JsonValue(kText, "a\"b"), R"("a\"b")");
+  EXPECT_EQ(JsonValue(kInt8, "-9007199254740993"), "-9007199254740993");
+  EXPECT_EQ(JsonValue(kBool, "t"), "true");
+  EXPECT_EQ(JsonValue(kFloat8, "1e+20"), "1.0E20");
+  EXPECT_EQ(JsonValue(kFloat8, "NaN"), R"("NaN")");
+  EXPECT_EQ(JsonValue(kNumeric, "12.5000", ((12 << 16) | 4) + 4), R"("AehI")");  // 125000 = 0x01E848
+  EXPECT_EQ(JsonValue(kNumeric, "-1", ((5 << 16) | 0) + 4), R"("/w==")");
+  EXPECT_EQ(JsonValue(kNumeric, "12.50"), R"({"scale":1,"value":"fQ=="})");
+  EXPECT_EQ(JsonValue(kDate, "1970-01-02"), "1");
+  EXPECT_EQ(JsonValue(kTimestampTz, "2026-12-03 13:45:07.5+02"), R"("2026-12-03T11:45:07.500000Z")");
+  EXPECT_EQ(JsonValue(kBytea, "\\x00ff41"), R"("AP9B")");
+  std::string out;
+  EXPECT_EQ(AppendConnectJsonValue(ConnectColumn{ConnectForm::kDate}, kDate, "infinity", &out).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

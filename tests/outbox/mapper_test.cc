@@ -653,6 +653,130 @@ TEST_F(MapperTest, JsonSchemaConvertersWriteTheEnvelopeWithTheColumnsSchema) {
   EXPECT_EQ(r->key, R"({"schema":{"type":"int64","optional":true},"payload":-42})");
 }
 
+// --- Placement envelope ----------------------------------------------------------------------------------------
+
+// The value becomes Debezium's envelope struct {payload, <envelope fields>}: under the string converter
+// Struct.toString (null fields left out, each value as Java prints it), under json the struct's JSON (nulls
+// included), and envelope fields are no headers.
+TEST_F(MapperTest, EnvelopePlacementWritesTheStructAsTheValueConverterDoes) {
+  config_.fields.additional = {{.column = "type", .placement = "envelope", .name = "eventType"},
+                               {.column = "created_at", .placement = "envelope", .name = "created_at"},
+                               {.column = "aggregatetype", .placement = "header", .name = "aggregatetype"}};
+  config_.envelope_schema_name = "public.outbox.${routedByValue}.Value";
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"(Struct{payload={"amount": 10, "currency": "EUR"},eventType=OrderCreated,)"
+                      R"(created_at=2024-05-01T12:00:00.123456Z})");
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "aggregatetype", "source_lsn"}));
+  Set("payload", std::nullopt);
+  Set("created_at", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "Struct{eventType=OrderCreated}");
+
+  config_.value_converter = config::Converter::kJson;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"payload":null,"eventType":"OrderCreated","created_at":null})");
+  Set("payload", R"({"a": "x\"y"})");
+  Set("created_at", "1969-12-31 23:59:59+00");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"payload":"{\"a\": \"x\\\"y\"}","eventType":"OrderCreated",)"
+                      R"("created_at":"1969-12-31T23:59:59.000000Z"})");
+  // A column the table lacks under outbox.fields.additional_if_present is left out of the struct, as in Debezium.
+  config_.fields.additional.push_back({.column = "tenant", .placement = "envelope", .name = "tenant"});
+  config_.fields.additional_if_present = true;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"payload":"{\"a\": \"x\\\"y\"}","eventType":"OrderCreated",)"
+                      R"("created_at":"1969-12-31T23:59:59.000000Z"})");
+  // A NULL or blank payload under outbox.tombstone_on_empty_payload is a tombstone, not an envelope.
+  config_.tombstone_on_empty_payload = true;
+  mapper_.reset();
+  Set("payload", " ");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::nullopt);
+}
+
+// json_schema: the struct's schema, named by outbox.envelope_schema_name with the route value of the first record
+// that had this payload schema (Debezium caches it so), or of the first with this version when
+// outbox.fields.schema_version is set.
+TEST_F(MapperTest, EnvelopeSchemaIsNamedByTheFirstRouteValueAndVersionedByTheColumn) {
+  config_.value_converter = config::Converter::kJsonSchema;
+  config_.route_by = "aggregatetype";  // Debezium's default
+  config_.fields.additional = {{.column = "type", .placement = "envelope", .name = "eventType"}};
+  config_.envelope_schema_name = "db.public.outbox.${routedByValue}.Value";
+  const std::vector<pg::ColumnCatalog> catalog = {{.name = "type", .not_null = true}, {.name = "payload"}};
+  mapper().SetCatalog(catalog);
+  const std::string fields = R"({"type":"struct","fields":[{"type":"string","optional":true,"name":)"
+                             R"("io.debezium.data.Json","version":1,"field":"payload"},{"type":"string",)"
+                             R"("optional":false,"field":"eventType"}],"optional":false,"name":)";
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"schema":)" + fields + R"("db.public.outbox.Order.Value"},"payload":{"payload":)"
+                      R"("{\"amount\": 10, \"currency\": \"EUR\"}","eventType":"OrderCreated"}})");
+  Set("aggregatetype", "Customer");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(std::string(r->value.value_or("")), HasSubstr(R"("name":"db.public.outbox.Order.Value")"));
+  EXPECT_EQ(r->topic, "outbox.event.Customer");
+
+  // Versioned: an integer column; each version's first route value names it.
+  relation_.columns.push_back({.flags = 0, .name = "v", .type_oid = pg::oid::kInt4});
+  values_.push_back("3");
+  config_.fields.schema_version = "v";
+  mapper_.reset();
+  mapper().SetCatalog(catalog);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(std::string(r->value.value_or("")), HasSubstr(R"("name":"db.public.outbox.Customer.Value","version":3})"));
+  Set("aggregatetype", "Order");
+  Set("v", "4");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(std::string(r->value.value_or("")), HasSubstr(R"("name":"db.public.outbox.Order.Value","version":4})"));
+  Set("v", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(std::string(r->value.value_or("")), HasSubstr(R"("name":"db.public.outbox.Order.Value"},)"));
+  // A version column that is not int4 stops the relay, as Debezium's getInt32 fails every record.
+  relation_.columns.back().type_oid = kInt8;
+  mapper().OnRelation(kOutboxOid);
+  r = Map();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"v\" (outbox.fields.schema_version)"));
+}
+
+// What Java prints with an identity hash code (a byte array, a VariableScaleDecimal) cannot be reproduced under the
+// string converter: such an envelope field, or a bytea payload, stops the relay naming the column.
+TEST_F(MapperTest, EnvelopeFieldsJavaPrintsByIdentityAreRefusedUnderTheStringConverter) {
+  config_.route_by = "aggregatetype";
+  config_.fields.additional = {{.column = "type", .placement = "envelope", .name = "type"}};
+  SetType("type", kBytea);
+  Set("type", "\\x00");
+  auto r = Map();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"type\" (outbox.fields.additional, placement envelope)"));
+  SetType("type", kText);
+  SetType("payload", kBytea);
+  mapper().OnRelation(kOutboxOid);
+  r = Map();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"payload\" (outbox.fields.payload)"));
+  // Under json the bytes are base64, as JsonConverter writes them.
+  config_.value_converter = config::Converter::kJson;
+  mapper_.reset();
+  SetType("type", kBytea);
+  Set("payload", "\\x41");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"payload":"QQ==","type":"AA=="})");
+}
+
 // Debezium's schema of a column with a default carries it (and JsonConverter writes it for a NULL): not reproduced,
 // so refused (fatal) naming the key and the column; so is a column the catalog read did not find, and a row mapped
 // before the catalog was read.

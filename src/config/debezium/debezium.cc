@@ -579,7 +579,8 @@ class DebeziumMapper {
       Error(list->written, Cat(Quoted(tables[0]), " must be schema.table (one table, no regex)"));
       return;
     }
-    Put("outbox.table", Cat(m[1].str(), ".", m[3].str()));
+    table_name_ = Cat(m[1].str(), ".", m[3].str());
+    Put("outbox.table", table_name_);
   }
 
   // transforms=<alias> with transforms.<alias>.type = the Outbox Event Router, and nothing else.
@@ -707,8 +708,23 @@ class DebeziumMapper {
     }
     for (std::string_view key : {"table.field.event.schema.version", "table.field.schema.version"}) {
       if (const Prop* prop = router_.Take(std::string(key))) {
-        Warn(*prop, "no effect without envelope placement (it sets the version of the envelope's schema)");
+        if (envelope_) {
+          Put("outbox.fields.schema_version", prop->value);
+        } else {
+          Warn(*prop, "no effect without envelope placement (it sets the version of the envelope's schema)");
+        }
       }
+    }
+    if (envelope_) {
+      // Debezium names the envelope's schema after the row's: "<topic.prefix>.<schema>.<table>.Value" with the
+      // route value inserted before ".Value".
+      std::optional<std::string> prefix = connector_.Value("topic.prefix");
+      if (!prefix) prefix = connector_.Value("database.server.name");  // Debezium 1.x
+      if (!prefix) {
+        Error(connector_.Written("topic.prefix"), "required, as in Debezium (with placement envelope it names the "
+                                                  "envelope's schema)");
+      }
+      Put("outbox.envelope_schema_name", Cat(prefix.value_or(""), ".", table_name_, ".${routedByValue}.Value"));
     }
     // Debezium with OpenTelemetry reads the trace context column (default tracingspancontext) and writes W3C
     // headers: the relay propagates the column's traceparent and tracestate when the column exists.
@@ -725,7 +741,7 @@ class DebeziumMapper {
     }
   }
 
-  // table.fields.additional.placement: column:header[:alias] and column:partition entries; envelope is refused. Split as
+  // table.fields.additional.placement: column:header[:alias], column:envelope[:alias] and column:partition entries. Split as
   // Debezium splits it (AdditionalFieldsValidator: Java's split on "," then ":"), so that a value Debezium refuses
   // (empty, blank, or with an empty entry between commas) is refused here too, and one it takes means the same.
   void MapPlacement(const Prop& placement) {
@@ -739,15 +755,13 @@ class DebeziumMapper {
                                      "column:placement:alias trios is expected (Debezium refuses this value too)"));
       } else if (parts[0].empty()) {
         Error(placement.written, Cat(Quoted(entry), " must be column:placement[:alias]"));
-      } else if (where == "envelope") {
-        Error(placement.written, Cat(Quoted(entry), ": placement envelope would change the records; the relay "
-                                     "reproduces header and partition placement"));
       } else if (where == "partition") {
         list.list.push_back(Cat(parts[0], ":partition"));  // Debezium has no use for an alias here either
-      } else if (where != "header") {
+      } else if (where != "header" && where != "envelope") {
         Error(placement.written, Cat(Quoted(entry), ": placement must be header, envelope or partition"));
       } else {
-        list.list.push_back(parts.size() == 3 ? Cat(parts[0], ":header:", parts[2]) : Cat(parts[0], ":header"));
+        envelope_ = envelope_ || where == "envelope";
+        list.list.push_back(parts.size() == 3 ? Cat(parts[0], ":", where, ":", parts[2]) : Cat(parts[0], ":", where));
       }
     }
     tree_["outbox.fields.additional"] = std::move(list);
@@ -1329,6 +1343,8 @@ class DebeziumMapper {
   std::vector<std::pair<std::string, std::string>> relay_;
   std::string router_written_prefix_;
   bool skip_updates_ = false;
+  std::string table_name_;  // schema.table of table.include.list
+  bool envelope_ = false;   // an additional field has placement envelope
   RawTree tree_;
   std::optional<Route> route_;
   std::vector<std::string> errors_, secrets_;

@@ -541,6 +541,43 @@ class DebeziumSideBySide : public DebeziumE2E {
     ExpectSameRecords(relayed, debezium);
   }
 
+  // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
+  // columns' order), with the router's `extra` keys; records compared with Debezium's.
+  // `envelope_start`: how each of Debezium's values must start (the test's premise).
+  void CompareEnvelopes(const std::vector<std::pair<std::string, std::string>>& columns,
+                        const std::vector<std::string>& rows, const std::string& converters,
+                        const std::string& envelope_start, const std::string& extra = "") {
+    std::string placement = "type:header:eventType";
+    for (const auto& [name, type] : columns) placement += "," + name + ":envelope";
+    placement += ",aggregateid:envelope:aggregate";  // an alias
+    SideBySide side(*this, kafka_lib_, plugins_,
+                    "transforms.outbox.table.fields.additional.placement=" + placement + "\n" + extra, converters);
+    ASSERT_TRUE(side.Init());
+    std::string add, names;
+    for (const auto& [name, type] : columns) {
+      add += (add.empty() ? "" : ", ") + ("ADD COLUMN " + name + " " + type);
+      names += ", " + name;
+    }
+    ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox " + add, db_).ok());
+    ASSERT_TRUE(side.StartDebezium());
+    std::string values;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ + "', 'k" +
+                std::to_string(i) + "', 'Enveloped', " + rows[i] + ")";
+    }
+    ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " +
+                              values,
+                          db_)
+                    .ok());
+    const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+    ASSERT_EQ(debezium.size(), rows.size());
+    for (const auto& [id, record] : debezium) {
+      EXPECT_TRUE(record.value.value_or("").starts_with(envelope_start)) << record;
+      if (std::getenv("OUTBOX_TEST_SHOW_RECORDS") != nullptr) std::cerr << record << "\n";
+    }
+    ExpectSameRecords(relayed, debezium);
+  }
+
   std::string kafka_lib_, plugins_;
 };
 
@@ -739,6 +776,102 @@ TEST_F(DebeziumSideBySide, AColumnPlacedAsThePartitionGivesDebeziumsPartitions) 
     }
   }
   EXPECT_EQ(partitions.size(), 3u);
+  ExpectSameRecords(relayed, debezium);
+}
+
+// Placement envelope (the value is Debezium's struct {payload, <fields>}) through JsonConverter without schemas:
+// each column type's JSON as Kafka Connect writes Debezium's value (numbers, booleans, a Decimal's base64, a
+// VariableScaleDecimal's struct, times as numbers, timestamptz as a string, bytea as base64), NULLs as null, a NULL
+// payload as a null payload.
+const std::vector<std::pair<std::string, std::string>> kEnvelopeColumns = {
+    {"c_bool", "boolean"},    {"c_int4", "integer"},      {"c_int8", "bigint"},   {"c_f8", "double precision"},
+    {"c_f4", "real"},         {"c_num", "numeric(12,4)"}, {"c_date", "date"},     {"c_ts", "timestamp"},
+    {"c_ts3", "timestamp(3)"}, {"c_tstz", "timestamptz"}, {"c_uuid", "uuid"},     {"c_jsonb", "jsonb"},
+    {"c_text", "text"}};
+const std::vector<std::string> kEnvelopeRows = {
+    "'{\"a\": 1}', true, 7, 9007199254740993, 1e20, 1.5, 12.5, '2026-12-03', '2026-12-03 13:45:07.123456', "
+    "'2026-12-03 13:45:07.12', '2026-12-03 13:45:07.5+02', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
+    "'{\"b\": [1, 2]}', E'q\" \\\\ \\n'",
+    "'{}', false, -1, -9, 0.1, 'NaN', -0.0001, '1969-12-31', '1969-12-31 23:59:59.999999', '1970-01-01 00:00:00', "
+    "'1900-01-01 00:00:00+00', '00000000-0000-0000-0000-000000000000', 'null', ''",
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
+
+TEST_F(DebeziumSideBySide, EnvelopePlacementThroughJsonConvertersGivesDebeziumsValues) {
+  std::vector<std::pair<std::string, std::string>> columns = kEnvelopeColumns;
+  columns.emplace_back("c_numv", "numeric");
+  columns.emplace_back("c_bytea", "bytea");
+  std::vector<std::string> rows = kEnvelopeRows;
+  rows[0] += ", 12.50, '\\x00ff41'";
+  rows[1] += ", -129, '\\x'";
+  rows[2] += ", NULL, NULL";
+  CompareEnvelopes(columns, rows,
+                   "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                   "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                   "value.converter.schemas.enable=false\n",
+                   R"({"payload":)");
+}
+
+// The same with schemas (JsonConverter's default): the envelope's struct schema, named after the row's schema with
+// the route value ("<topic.prefix>.public.outbox.<aggregatetype>.Value"), each field with Debezium's column schema
+// and optional as the catalog says, versioned by table.field.event.schema.version's column.
+TEST_F(DebeziumSideBySide, EnvelopePlacementWithSchemasGivesDebeziumsEnvelopeSchema) {
+  std::vector<std::pair<std::string, std::string>> columns = kEnvelopeColumns;
+  columns.emplace_back("c_numv", "numeric");
+  columns.emplace_back("c_req", "integer NOT NULL");
+  columns.emplace_back("v", "integer");
+  std::vector<std::string> rows = kEnvelopeRows;
+  rows[0] += ", 12.50, 5, 1";
+  rows[1] += ", 0.000, 6, 2";
+  rows[2] += ", NULL, 7, 1";
+  CompareEnvelopes(columns, rows,
+                   "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                   "value.converter=org.apache.kafka.connect.json.JsonConverter\n",
+                   R"({"schema":{"type":"struct","fields":[{"type":"string","optional":true,)"
+                   R"("name":"io.debezium.data.Json","version":1,"field":"payload"})",
+                   "transforms.outbox.table.field.event.schema.version=v\n");
+}
+
+// Under StringConverter the value is Struct.toString: the fields that are not null, as Java prints each value.
+TEST_F(DebeziumSideBySide, EnvelopePlacementThroughStringConvertersGivesStructToString) {
+  CompareEnvelopes(kEnvelopeColumns, kEnvelopeRows, SideBySide::kStringConverters, "Struct{");
+}
+
+// Debezium caches the envelope's schema by the payload's schema, so the first event's route value names the
+// envelope of every later event, of other route values too (here the customer's envelope is named after the order).
+// With route.tombstone.on.empty.payload a NULL or blank payload is a tombstone, not an envelope.
+TEST_F(DebeziumSideBySide, EnvelopeSchemaIsNamedByTheFirstRouteValueAndEmptyPayloadsAreTombstones) {
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=type:envelope:eventType\n"
+                  "transforms.outbox.route.tombstone.on.empty.payload=true\n",
+                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                  "key.converter=org.apache.kafka.connect.storage.StringConverter\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(side.StartDebezium());
+  const std::string order = order_type_, customer = customer_type_;
+  ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+                        "(gen_random_uuid(), '" + order + "', 'o1', 'Placed', '{\"n\": 1}'), "
+                        "(gen_random_uuid(), '" + customer + "', 'c1', 'Joined', '{\"n\": 2}'), "
+                        "(gen_random_uuid(), '" + order + "', 'o2', 'Deleted', NULL), "
+                        "(gen_random_uuid(), '" + customer + "', 'c2', 'Left', '\"  \"')",
+                        db_)
+                  .ok());
+  ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 2}, {CustomerTopic(), 2}}));
+  std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 2);
+  debezium.merge(ReadFull(/*relay=*/false, CustomerTopic(), 2));
+  side.StopDebezium();
+  ASSERT_TRUE(side.StartRelay());
+  std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 2);
+  relayed.merge(ReadFull(/*relay=*/true, CustomerTopic(), 2));
+  side.StopRelay();
+
+  ASSERT_EQ(debezium.size(), 4u);
+  size_t named_after_order = 0, tombstones = 0;
+  for (const auto& [id, record] : debezium) {
+    tombstones += !record.value.has_value();
+    named_after_order += record.value.value_or("").find(".public.outbox." + order + ".Value") != std::string::npos;
+  }
+  EXPECT_EQ(tombstones, 1u) << "the blank JSON string \"  \" is not blank: only the NULL payload is a tombstone";
+  EXPECT_EQ(named_after_order, 3u) << "Debezium no longer names every envelope after the first route value";
   ExpectSameRecords(relayed, debezium);
 }
 

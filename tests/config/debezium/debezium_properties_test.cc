@@ -398,6 +398,32 @@ TEST(DebeziumProperties, PlacementIsSplitAsDebeziumSplitsIt) {
   EXPECT_EQ(c->outbox.fields.additional[1].name, "aggregateid");
 }
 
+// Placement envelope: the fields go into Debezium's envelope struct, whose schema Debezium names after the row's
+// ("<topic.prefix>.<schema>.<table>.Value" with the route value before ".Value") and versions by
+// table.field.event.schema.version, which without envelope placement has no effect (a warning).
+TEST(DebeziumProperties, EnvelopePlacementMapsWithDebeziumsSchemaNameAndVersion) {
+  const std::string key = "debezium.transforms.outbox.table.fields.additional.placement";
+  absl::StatusOr<Loaded> c = LoadWith(key + "=type:envelope:eventType,aggregateid:ENVELOPE,type:header\n"
+                                      "debezium.transforms.outbox.table.field.event.schema.version=v\n"
+                                      "debezium.source.topic.prefix=orders\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->outbox.fields.additional.size(), 3u);
+  EXPECT_EQ(c->outbox.fields.additional[0].placement, "envelope");
+  EXPECT_EQ(c->outbox.fields.additional[0].name, "eventType");
+  EXPECT_EQ(c->outbox.fields.additional[1].placement, "envelope");
+  EXPECT_EQ(c->outbox.fields.additional[1].name, "aggregateid");
+  EXPECT_EQ(c->outbox.fields.additional[2].placement, "header");
+  EXPECT_EQ(c->outbox.fields.schema_version, "v");
+  EXPECT_EQ(c->outbox.envelope_schema_name, "orders.public.outbox.${routedByValue}.Value");
+  EXPECT_THAT(WarnedKeys(*c), Not(Contains("debezium.source.topic.prefix")));
+  EXPECT_THAT(ErrorOf(LoadWith(key + "=type:envelope\n")),
+              HasSubstr("debezium.source.topic.prefix: required, as in Debezium"));
+  absl::StatusOr<Loaded> headers = LoadWith("debezium.transforms.outbox.table.field.event.schema.version=v\n");
+  ASSERT_TRUE(headers.ok()) << headers.status();
+  EXPECT_FALSE(headers->outbox.fields.schema_version.has_value());
+  EXPECT_THAT(WarnedKeys(*headers), Contains("debezium.transforms.outbox.table.field.event.schema.version"));
+}
+
 TEST(DebeziumProperties, SlotFailoverMapsToSourceFailover) {
   absl::StatusOr<Loaded> c = LoadWith("debezium.source.slot.failover=true\n");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -465,7 +491,6 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
 TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"debezium.transforms.outbox.table.expand.json.payload=true", "expanded JSON payloads"},
-      {"debezium.transforms.outbox.table.fields.additional.placement=type:envelope:eventType", "placement envelope"},
       {"debezium.transforms.outbox.predicate=isOutbox", "conditional"},
       {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
       {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "schemas.enable=false"},
