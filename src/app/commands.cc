@@ -6,6 +6,7 @@
 
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <tuple>
 
@@ -18,6 +19,7 @@
 #include "kafka/probe.h"
 #include "kafka/producer_config.h"
 #include "nlohmann/json.hpp"
+#include "outbox/connect_header.h"
 #include "pg/admin.h"
 #include "pg/replication_connection.h"
 #include "pg/slot_check.h"
@@ -198,16 +200,27 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
       report.Problem(Cat("table ", qualified, " has no column ", absl::StrJoin(missing, ", "),
                          " (see outbox.fields and outbox.route.by)"));
     }
-    // json_schema (JsonConverter with schemas): Debezium's schema of a column with a default carries it.
+    // json_schema (JsonConverter with schemas): Debezium's schema of a column with a default carries it, which the
+    // relay writes with outbox.null_as_column_default for the types it works the default out for.
     for (auto [key, converter, column] :
          {std::tuple{"outbox.key_converter", config.outbox.key_converter, config.outbox.fields.key},
           std::tuple{"outbox.value_converter", config.outbox.value_converter, config.outbox.fields.payload}}) {
-      const bool has_default = std::any_of(columns->begin(), columns->end(), [&](const pg::Row& r) {
-        return r[0].value_or("") == column && r.size() > 2 && r[2].value_or("f") == "t";
-      });
-      if (converter == config::Converter::kJsonSchema && has_default) {
+      const auto row = std::find_if(columns->begin(), columns->end(),
+                                    [&](const pg::Row& r) { return r[0].value_or("") == column && r.size() > 6; });
+      if (converter != config::Converter::kJsonSchema || row == columns->end() || (*row)[2].value_or("f") != "t") {
+        continue;
+      }
+      const outbox::ConnectDefault dflt = outbox::DebeziumColumnDefault(
+          static_cast<uint32_t>(std::strtoul((*row)[5].value_or("0").c_str(), nullptr, 10)),
+          static_cast<int32_t>(std::strtol((*row)[6].value_or("-1").c_str(), nullptr, 10)), (*row)[3],
+          (*row)[4].value_or("f") == "t");
+      if (!config.outbox.null_as_column_default) {
         report.Problem(Cat(key, ": json_schema: column \"", column, "\" of ", qualified,
-                           " has a default, which the relay does not put in its schema as Debezium does (drop the "
+                           " has a default, which Debezium's schema carries: set outbox.null_as_column_default: true "
+                           "(as Debezium files do), drop the default, or use json"));
+      } else if (dflt.kind == outbox::ConnectDefault::Kind::kNotReproduced) {
+        report.Problem(Cat(key, ": json_schema: column \"", column, "\" of ", qualified,
+                           " has a default the relay does not work out as Debezium does for its type (drop the "
                            "default, or use json)"));
       }
     }

@@ -408,6 +408,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.value_converter", internal::kConverters, &outbox->value_converter);
   r.String("outbox.debezium_context_logical_name", &outbox->debezium_context_logical_name);
   r.String("outbox.envelope_schema_name", &outbox->envelope_schema_name);
+  r.Bool("outbox.null_as_column_default", &outbox->null_as_column_default);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {

@@ -118,6 +118,10 @@ struct OutboxConfig {
   // (postgresql) and .runId (a UUIDv7 made when the relay starts). Empty (the default): none, also for Debezium
   // files (whose topic.prefix warning names this key).
   std::string debezium_context_logical_name;
+  // A NULL in a column with a default gives the default, as Debezium's records have it (Kafka Connect's Struct.get
+  // returns the schema's default for a null, and Debezium's schema has the column's default when its parser reads
+  // it: literals, and placeholders for function defaults). Debezium files set it; false: NULL stays NULL.
+  bool null_as_column_default = false;
   // With envelope placement under outbox.value_converter json_schema: the envelope schema's name, where
   // ${routedByValue} is the route column's value. Default "<outbox.table>.${routedByValue}.Value"; Debezium files
   // set "<topic.prefix>.<outbox.table>.${routedByValue}.Value", Debezium's name.

@@ -62,6 +62,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.value_converter", std::string(NameOf(kConverters, c.outbox.value_converter))},
       {"outbox.debezium_context_logical_name", c.outbox.debezium_context_logical_name},
       {"outbox.envelope_schema_name", c.outbox.envelope_schema_name},
+      {"outbox.null_as_column_default", Text(c.outbox.null_as_column_default)},
       {"sink.type", std::string(SinkTypeName(c.sink))},
       {"delivery.max_inflight_bytes", Text(c.delivery.max_inflight_bytes)},
       {"delivery.max_inflight_events", Text(c.delivery.max_inflight_events)},

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <regex>
 #include <system_error>
 #include <vector>
 
@@ -484,6 +485,122 @@ absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text) {
     out += std::to_string(adjusted);  // negative here, so its sign is written
   }
   return out;
+}
+
+namespace {
+
+// PostgresDefaultValueConverter.extractDefault(value, placeholder): a function call (FUNCTION_DEFAULT_PATTERN,
+// anchored at the start) or a current date/time keyword gives the placeholder; text without a quote is the value
+// itself (NULL:: casts: none); else the first quoted run, up to the next quote (Debezium's non-greedy '(.*?)').
+std::optional<std::string> ExtractDefault(std::string_view expression, std::string_view placeholder) {
+  static const std::regex kFunction(R"(^[(]?[A-Za-z0-9_.]+\((?:.+(?:, ?.+)*)?\))");
+  std::string lower(expression);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (std::regex_search(std::string(expression), kFunction, std::regex_constants::match_continuous) ||
+      lower == "current_timestamp" || lower == "current_time" || lower == "current_date" || lower == "localtime" ||
+      lower == "localtimestamp") {
+    return std::string(placeholder);
+  }
+  const size_t open = expression.find('\'');
+  if (open == std::string_view::npos) {
+    if (expression.starts_with("NULL::")) return std::nullopt;
+    return std::string(expression);
+  }
+  const size_t close = expression.find('\'', open + 1);
+  if (close == std::string_view::npos) return std::nullopt;  // Matcher.group would throw: no default
+  return std::string(expression.substr(open + 1, close - open - 1));
+}
+
+// Java's Integer/Long/Short.parseXxx: an optional sign, then decimal digits, within the type's range.
+bool JavaParsesInteger(std::string_view text, int64_t min, int64_t max) {
+  int64_t v = 0;
+  const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
+  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size() && begin != end && v >= min && v <= max;
+}
+
+}  // namespace
+
+ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
+                                     const std::optional<std::string>& expression, bool generated) {
+  using Kind = ConnectDefault::Kind;
+  if (generated) return {Kind::kNotReproduced, ""};
+  if (!expression.has_value()) return {};
+  std::string_view expr = *expression;
+  const auto trimmed = [&] {  // TRIM_DATA_TYPES: String.trim
+    while (!expr.empty() && static_cast<unsigned char>(expr.front()) <= ' ') expr.remove_prefix(1);
+    while (!expr.empty() && static_cast<unsigned char>(expr.back()) <= ' ') expr.remove_suffix(1);
+  };
+  const auto value = [](std::optional<std::string> v) {
+    return v ? ConnectDefault{Kind::kValue, *std::move(v)} : ConnectDefault{};
+  };
+  switch (type_oid) {
+    case type::kText:
+    case type::kVarchar:
+    case type::kBpchar:
+    case type::kXml:
+      return value(ExtractDefault(expr, ""));
+    case type::kJson:
+    case type::kJsonb:
+      return value(ExtractDefault(expr, "{}"));
+    case type::kBool: {
+      trimmed();
+      if (expr.starts_with("NULL::")) return {};
+      std::optional<std::string> v = ExtractDefault(expr, "false");
+      if (!v) return {};
+      std::transform(v->begin(), v->end(), v->begin(), [](unsigned char c) { return std::tolower(c); });
+      return {Kind::kValue, *v == "true" ? "t" : "f"};  // Boolean.parseBoolean
+    }
+    case type::kInt2:
+    case type::kInt4:
+    case type::kInt8: {
+      trimmed();
+      if (expr.starts_with("NULL::")) return {};
+      std::optional<std::string> v = ExtractDefault(expr, "0");
+      const int64_t max = type_oid == type::kInt2 ? INT16_MAX : type_oid == type::kInt4 ? INT32_MAX : INT64_MAX;
+      if (!v || !JavaParsesInteger(*v, -max - 1, max)) return {};  // Debezium logs it and has no default
+      if (v->starts_with('+')) v->erase(0, 1);
+      return {Kind::kValue, *v};
+    }
+    case type::kFloat4:
+    case type::kFloat8: {
+      trimmed();
+      if (expr.starts_with("NULL::")) return {};
+      std::optional<std::string> v = ExtractDefault(expr, "0.0");
+      if (!v || !JavaDoubleText(*v, type_oid == type::kFloat4).ok()) return {Kind::kNotReproduced, ""};
+      return {Kind::kValue, *v};
+    }
+    case type::kNumeric: {
+      trimmed();
+      if (expr.starts_with("NULL::")) return {};
+      if (type_modifier < 0) return {Kind::kNotReproduced, ""};  // a VariableScaleDecimal struct: dropped
+      std::optional<std::string> v = ExtractDefault(expr, "0.0");
+      std::optional<Decimal> d = v ? ParseDecimal(*v) : std::nullopt;
+      const int scale = (((type_modifier - 4) & 0x7ff) ^ 0x400) - 0x400;
+      if (!d || d->scale > scale || scale < 0) return {Kind::kNotReproduced, ""};
+      // BigDecimal.setScale(column scale): trailing zeros added.
+      std::string text = *v;
+      if (d->scale == 0 && scale > 0) text.push_back('.');
+      text.append(static_cast<size_t>(scale - d->scale), '0');
+      return {Kind::kValue, text};
+    }
+    case type::kUuid: {
+      trimmed();
+      std::optional<std::string> v = ExtractDefault(expr, "00000000-0000-0000-0000-000000000000");
+      if (!v) return {};
+      std::transform(v->begin(), v->end(), v->begin(), [](unsigned char c) { return std::tolower(c); });
+      static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+      if (!std::regex_match(*v, kUuid)) return {Kind::kNotReproduced, ""};
+      return {Kind::kValue, *v};
+    }
+    case type::kDate:
+    case type::kTime:
+    case type::kTimestamp:
+    case type::kTimestampTz:
+      return {Kind::kNotReproduced, ""};
+    default:
+      return {};  // no mapper in Debezium (bytea, network addresses, arrays...): no default
+  }
 }
 
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {

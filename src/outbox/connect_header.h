@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -63,6 +64,21 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
 // StringConverter prints it): FAILED_PRECONDITION for bytea and numeric without a scale, whose values Java prints
 // with an identity hash code.
 absl::Status CheckJavaText(const ConnectColumn& column);
+
+// Debezium's default value of a column (PostgresDefaultValueConverter over the catalog's default expression, as
+// pg_get_expr prints it), which Kafka Connect's Struct.get returns for a NULL and JsonConverter writes in the
+// column's schema. kValue: `text` is that value as PostgreSQL would print it, so the forms above write it as
+// Debezium's; kNone: Debezium's schema has no default (no expression, a NULL:: cast, an expression its parser
+// refuses, or a type it has no parser for: the NULL stays NULL); kNotReproduced: Debezium has one the relay does not
+// work out (date and time types, whose literals pgjdbc parses in the JVM's time zone, numeric without a scale whose
+// struct Debezium drops but logs, and generated columns).
+struct ConnectDefault {
+  enum class Kind : uint8_t { kNone, kValue, kNotReproduced };
+  Kind kind = Kind::kNone;
+  std::string text;
+};
+ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
+                                     const std::optional<std::string>& expression, bool generated);
 
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
 // relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and

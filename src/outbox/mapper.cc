@@ -316,6 +316,15 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       }
     }
   }
+  if (config_.null_as_column_default) {
+    b.defaults.resize(relation.columns.size());
+    for (size_t i = 0; i < relation.columns.size(); ++i) {
+      const pg::RelationColumn& column = relation.columns[i];
+      if (const pg::ColumnCatalog* c = CatalogColumn(column.name)) {
+        b.defaults[i] = DebeziumColumnDefault(column.type_oid, column.type_modifier, c->default_expression, c->generated);
+      }
+    }
+  }
   if (envelope_placement_ && config_.fields.schema_version) {
     // Debezium reads it with Struct.getInt32, which only an integer (int4) column passes.
     auto idx = require(*config_.fields.schema_version, "outbox.fields.schema_version");
@@ -333,7 +342,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
 }
 
 bool OutboxMapper::NeedsCatalog() const {
-  return config_.key_converter == config::Converter::kJsonSchema ||
+  return config_.null_as_column_default || config_.key_converter == config::Converter::kJsonSchema ||
          config_.value_converter == config::Converter::kJsonSchema;
 }
 
@@ -374,24 +383,43 @@ absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const
   return absl::OkStatus();
 }
 
+const pg::ColumnCatalog* OutboxMapper::CatalogColumn(const std::string& name) const {
+  if (!catalog_.has_value()) return nullptr;
+  const auto column = std::find_if(catalog_->begin(), catalog_->end(),
+                                   [&](const pg::ColumnCatalog& c) { return c.name == name; });
+  return column == catalog_->end() ? nullptr : &*column;
+}
+
 absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                                        std::string_view key) const {
   const auto where = [&] { return Cat(key, ": json_schema: column \"", name, "\" of ", schema_, ".", table_); };
   if (!catalog_.has_value()) return absl::InternalError(Cat(where(), ": the table's catalog was not read"));
-  const auto column = std::find_if(catalog_->begin(), catalog_->end(),
-                                   [&](const pg::ColumnCatalog& c) { return c.name == name; });
-  if (column == catalog_->end()) {
+  const pg::ColumnCatalog* column = CatalogColumn(name);
+  if (column == nullptr) {
     return absl::FailedPreconditionError(
         Cat(where(), " is not in the catalog as read when streaming started (renamed or dropped since)"));
   }
-  if (column->has_default) {
-    return absl::FailedPreconditionError(
-        Cat(where(), " has a default: Debezium's schema then carries it, and JsonConverter writes it for a NULL; the "
-                     "relay does not reproduce that (drop the default, or use json)"));
+  // Debezium's schema carries the column's default (JsonConverter writes it, and writes it for a NULL).
+  const ConnectDefault dflt =
+      DebeziumColumnDefault(type, type_modifier, column->default_expression, column->generated);
+  if (column->has_default && (!config_.null_as_column_default || dflt.kind == ConnectDefault::Kind::kNotReproduced)) {
+    return absl::FailedPreconditionError(Cat(
+        where(), " has a default: Debezium's schema then carries it, and JsonConverter writes it for a NULL; ",
+        config_.null_as_column_default ? "the relay does not reproduce Debezium's default of this type"
+                                       : "set outbox.null_as_column_default: true (as Debezium files do)",
+        " (or drop the default, or use json)"));
   }
   std::string schema;
   if (absl::Status st = AppendConnectJsonSchema(type, type_modifier, !column->not_null, &schema); !st.ok()) {
     return absl::FailedPreconditionError(Cat(where(), ": ", st.message()));
+  }
+  if (dflt.kind == ConnectDefault::Kind::kValue) {
+    absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
+    std::string json;
+    absl::Status st = form.ok() ? AppendConnectJsonValue(*form, type, dflt.text, &json) : form.status();
+    if (!st.ok()) return absl::FailedPreconditionError(Cat(where(), ": its default: ", st.message()));
+    schema.pop_back();
+    schema.append(R"(,"default":)").append(json).push_back('}');
   }
   return schema;
 }
@@ -415,6 +443,18 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     switch (v.kind) {
       case pg::ColumnValue::Kind::kNull:
         field.SetNull();
+        if (!b.defaults.empty()) {
+          // outbox.null_as_column_default: Debezium's Struct.get gives the column's default for a NULL.
+          const ConnectDefault& d = b.defaults[static_cast<size_t>(idx)];
+          if (d.kind == ConnectDefault::Kind::kValue) field.Set(d.text);
+          if (d.kind == ConnectDefault::Kind::kNotReproduced) {
+            return absl::InvalidArgumentError(Cat(
+                "column \"", relation.columns[idx].name, "\" is NULL, and Debezium would write its default, which "
+                "the relay does not work out for its type (type OID ", relation.columns[idx].type_oid,
+                "; outbox.null_as_column_default) (event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ",
+                commit_lsn.ToString(), ")"));
+          }
+        }
         return absl::OkStatus();
       case pg::ColumnValue::Kind::kText:
         field.Set(v.data);

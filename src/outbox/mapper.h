@@ -144,8 +144,12 @@ class OutboxMapper {
     };
     std::vector<Additional> additional;
     int schema_version = -1;  // outbox.fields.schema_version's column (envelope placement under json_schema)
+    // outbox.null_as_column_default: each relation column's Debezium default (by position), from the catalog.
+    std::vector<ConnectDefault> defaults;
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
+  // The catalog's entry of the column `name`; nullptr when the catalog was not read or lacks it.
+  const pg::ColumnCatalog* CatalogColumn(const std::string& name) const;
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;

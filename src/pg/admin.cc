@@ -20,8 +20,10 @@ std::string PublicationCoverageSql(std::string_view publication, std::string_vie
 }
 
 std::string ColumnCatalogSql(std::string_view schema, std::string_view table) {
-  return Cat("SELECT a.attname, a.attnotnull, a.atthasdef FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
-             "ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ",
+  return Cat("SELECT a.attname, a.attnotnull, a.atthasdef, pg_catalog.pg_get_expr(d.adbin, d.adrelid), "
+             "a.attgenerated <> '', a.atttypid, a.atttypmod FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
+             "ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace LEFT JOIN "
+             "pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum WHERE n.nspname = ",
              QuoteLiteral(schema), " AND c.relname = ", QuoteLiteral(table),
              " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum");
 }

@@ -66,6 +66,10 @@ struct ColumnCatalog {
   std::string name;
   bool not_null = false;     // pg_attribute.attnotnull
   bool has_default = false;  // pg_attribute.atthasdef (a default or a generation expression)
+  std::optional<std::string> default_expression = std::nullopt;  // pg_get_expr of the default, as Debezium's JDBC reads it
+  bool generated = false;                          // pg_attribute.attgenerated: the expression generates it
+  uint32_t type_oid = 0;
+  int32_t type_modifier = -1;
 };
 
 struct Type {

@@ -6,6 +6,7 @@
 #include "pg/admin.h"
 #include "pg/libpq_wait.h"
 
+#include <cstdlib>
 #include <libpq-fe.h>
 
 #include <algorithm>
@@ -242,9 +243,14 @@ absl::StatusOr<std::vector<ColumnCatalog>> ReplicationConnection::ReadColumnCata
   }
   std::vector<ColumnCatalog> columns;
   for (int i = 0; i < PQntuples(res.get()); ++i) {
-    columns.push_back(ColumnCatalog{.name = PQgetvalue(res.get(), i, 0),
-                                    .not_null = std::string_view(PQgetvalue(res.get(), i, 1)) == "t",
-                                    .has_default = std::string_view(PQgetvalue(res.get(), i, 2)) == "t"});
+    ColumnCatalog& c = columns.emplace_back();
+    c.name = PQgetvalue(res.get(), i, 0);
+    c.not_null = std::string_view(PQgetvalue(res.get(), i, 1)) == "t";
+    c.has_default = std::string_view(PQgetvalue(res.get(), i, 2)) == "t";
+    if (!PQgetisnull(res.get(), i, 3)) c.default_expression = PQgetvalue(res.get(), i, 3);
+    c.generated = std::string_view(PQgetvalue(res.get(), i, 4)) == "t";
+    c.type_oid = static_cast<uint32_t>(std::strtoul(PQgetvalue(res.get(), i, 5), nullptr, 10));
+    c.type_modifier = static_cast<int32_t>(std::strtol(PQgetvalue(res.get(), i, 6), nullptr, 10));
   }
   return columns;
 }

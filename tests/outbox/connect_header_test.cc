@@ -230,5 +230,46 @@ TEST(ConnectHeaderTest, JsonValuesAreWhatJsonConverterWritesOfDebeziumsValues) {
             absl::StatusCode::kInvalidArgument);
 }
 
+std::string Default(uint32_t type, std::optional<std::string> expression, int32_t type_modifier = -1) {
+  const ConnectDefault d = DebeziumColumnDefault(type, type_modifier, expression, /*generated=*/false);
+  switch (d.kind) {
+    case ConnectDefault::Kind::kNone: return "(none)";
+    case ConnectDefault::Kind::kNotReproduced: return "(not reproduced)";
+    case ConnectDefault::Kind::kValue: return d.text;
+  }
+  return "";
+}
+
+// Debezium's default of a column from its pg_get_expr text, as PostgresDefaultValueConverter parses it: the quoted
+// literal (up to the next quote), a bare value, a placeholder for a function call, none for NULL:: casts, types it
+// has no parser for, or values Java's parsers refuse; date and time types are not reproduced.
+TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression) {
+  EXPECT_EQ(Default(kText, "'dflt'::text"), "dflt");
+  EXPECT_EQ(Default(kText, "'it''s'::text"), "it");  // Debezium's '(.*?)' stops at the doubled quote
+  EXPECT_EQ(Default(kText, "md5('x'::text)"), "");  // a function: the placeholder
+  EXPECT_EQ(Default(kText, "NULL::text"), "(none)");
+  EXPECT_EQ(Default(kText, std::nullopt), "(none)");
+  EXPECT_EQ(Default(kJsonb, "'{\"d\": 1}'::jsonb"), "{\"d\": 1}");
+  EXPECT_EQ(Default(kJsonb, "jsonb_build_object('a', 1)"), "{}");
+  EXPECT_EQ(Default(kInt4, "42"), "42");
+  EXPECT_EQ(Default(kInt4, "'-7'::integer"), "-7");
+  EXPECT_EQ(Default(kInt4, "nextval('outbox_seq'::regclass)"), "0");
+  EXPECT_EQ(Default(kInt4, "'3000000000'::bigint"), "(none)");  // Integer.parseInt throws: no default
+  EXPECT_EQ(Default(kInt8, "'9223372036854775807'::bigint"), "9223372036854775807");
+  EXPECT_EQ(Default(kBool, "true"), "t");
+  EXPECT_EQ(Default(kBool, "false"), "f");
+  EXPECT_EQ(Default(kUuid, "gen_random_uuid()"), "00000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(Default(kUuid, "'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid"), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+  EXPECT_EQ(Default(kNumeric, "1.5", ((10 << 16) | 3) + 4), "1.500");  // setScale(3)
+  EXPECT_EQ(Default(kNumeric, "'-2'::numeric", ((10 << 16) | 2) + 4), "-2.00");
+  EXPECT_EQ(Default(kNumeric, "1.5"), "(not reproduced)");  // a VariableScaleDecimal struct
+  EXPECT_EQ(Default(kFloat8, "2.5"), "2.5");
+  EXPECT_EQ(Default(kBytea, "'\\x00'::bytea"), "(none)");  // no parser for bytea
+  EXPECT_EQ(Default(kTimestampTz, "now()"), "(not reproduced)");
+  EXPECT_EQ(Default(kDate, "'2024-01-01'::date"), "(not reproduced)");
+  EXPECT_EQ(DebeziumColumnDefault(kText, -1, "'x'::text", /*generated=*/true).kind,
+            ConnectDefault::Kind::kNotReproduced);
+}
+
 }  // namespace
 }  // namespace outbox::outbox

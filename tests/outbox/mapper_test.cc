@@ -653,6 +653,34 @@ TEST_F(MapperTest, JsonSchemaConvertersWriteTheEnvelopeWithTheColumnsSchema) {
   EXPECT_EQ(r->key, R"({"schema":{"type":"int64","optional":true},"payload":-42})");
 }
 
+// outbox.null_as_column_default (Debezium files): a NULL in a column with a default gives Debezium's default, read
+// from the catalog's default expression; one the relay does not work out (timestamptz) is a per-event error naming
+// the column; without the key NULL stays NULL.
+TEST_F(MapperTest, ANullInAColumnWithADefaultGivesDebeziumsDefault) {
+  config_.null_as_column_default = true;
+  config_.fields.additional = {{.column = "created_at", .placement = "header", .name = "created_at"}};
+  EXPECT_TRUE(mapper().NeedsCatalog());
+  mapper().SetCatalog({{.name = "payload", .has_default = true, .default_expression = "'{\"d\": 1}'::jsonb"},
+                       {.name = "aggregateid", .has_default = true, .default_expression = "md5('x'::text)"},
+                       {.name = "created_at", .has_default = true, .default_expression = "now()"}});
+  Set("payload", std::nullopt);
+  Set("aggregateid", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"d": 1})");
+  EXPECT_EQ(r->key, "");  // a function default: Debezium's placeholder
+  Set("created_at", std::nullopt);
+  r = Map();
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"created_at\" is NULL, and Debezium would write its default"));
+  config_.null_as_column_default = false;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::nullopt);
+  EXPECT_EQ(r->key, std::nullopt);
+}
+
 // --- Placement envelope ----------------------------------------------------------------------------------------
 
 // The value becomes Debezium's envelope struct {payload, <envelope fields>}: under the string converter

@@ -663,6 +663,8 @@ class DebeziumMapper {
     if (const Prop* placement = router_.Take("table.fields.additional.placement")) MapPlacement(*placement);
     // Header values as Kafka Connect's SimpleHeaderConverter writes the connector's values (true, epoch micros).
     Put("outbox.header_values", "debezium");
+    // A NULL in a column with a default: the default, as Debezium's Struct.get returns it.
+    Put("outbox.null_as_column_default", "true");
     // A missing additional column: error (Debezium's default) stops the relay, ignore leaves its header out.
     if (std::optional<bool> on_missing = RouterBool("table.fields.additional.error.on.missing");
         on_missing.has_value() && !*on_missing) {

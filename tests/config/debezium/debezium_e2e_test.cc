@@ -541,6 +541,10 @@ class DebeziumSideBySide : public DebeziumE2E {
     ExpectSameRecords(relayed, debezium);
   }
 
+  // NULLs in columns with defaults (kDefaultedColumns, the key and the payload), in headers under StringConverter or
+  // in the envelope under JsonConverter with schemas; compared with Debezium's records.
+  void CompareDefaults(bool schemas);
+
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
   // columns' order), with the router's `extra` keys; records compared with Debezium's.
   // `envelope_start`: how each of Debezium's values must start (the test's premise).
@@ -873,6 +877,64 @@ TEST_F(DebeziumSideBySide, EnvelopeSchemaIsNamedByTheFirstRouteValueAndEmptyPayl
   EXPECT_EQ(tombstones, 1u) << "the blank JSON string \"  \" is not blank: only the NULL payload is a tombstone";
   EXPECT_EQ(named_after_order, 3u) << "Debezium no longer names every envelope after the first route value";
   ExpectSameRecords(relayed, debezium);
+}
+
+// Columns with defaults: for a NULL, Debezium's records have the column's default as its parser reads the default
+// expression (Kafka Connect's Struct.get returns the schema's default): the payload, the key and header columns,
+// with placeholders for function defaults (gen_random_uuid() gives the zero UUID, md5(...) an empty string).
+const std::vector<std::pair<std::string, std::string>> kDefaultedColumns = {
+    {"d_text", "text DEFAULT 'dflt'"},      {"d_quote", "text DEFAULT 'it''s'"},
+    {"d_fn", "text DEFAULT md5('x')"},      {"d_int", "integer DEFAULT 42"},
+    {"d_neg", "bigint DEFAULT -7"},         {"d_bool", "boolean DEFAULT true"},
+    {"d_uuid", "uuid DEFAULT gen_random_uuid()"}, {"d_num", "numeric(10,3) DEFAULT 1.5"},
+    {"d_f8", "double precision DEFAULT 2.5"},     {"d_none", "integer"}};
+
+void DebeziumSideBySide::CompareDefaults(bool schemas) {
+  {
+    std::string placement = "type:header:eventType";
+    for (const auto& [name, type] : kDefaultedColumns) placement += "," + name + (schemas ? ":envelope" : ":header");
+    SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
+                    schemas ? "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                              "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                            : SideBySide::kStringConverters);
+    ASSERT_TRUE(side.Init());
+    std::string add = "ALTER COLUMN payload SET DEFAULT '{\"d\": 1}'::jsonb, ALTER COLUMN aggregateid SET DEFAULT "
+                      "'k-default'";
+    std::string names, nulls;
+    for (const auto& [name, type] : kDefaultedColumns) {
+      add += ", ADD COLUMN " + name + " " + type;
+      names += ", " + name;
+      nulls += ", NULL";
+    }
+    ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ALTER COLUMN aggregateid DROP NOT NULL", db_).ok());
+    ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox " + add, db_).ok());
+    ASSERT_TRUE(side.StartDebezium());
+    const std::string row = "(gen_random_uuid(), '" + order_type_ + "', ";
+    ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " +
+                              row + "NULL, 'Defaulted', NULL" + nulls + "), " + row +
+                              "'k1', 'Given', '{\"g\": 2}', 'x', 'y', 'z', 1, 2, false, "
+                              "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 3.25, 0.5, 9)",
+                          db_)
+                    .ok());
+    const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 2);
+    ASSERT_EQ(debezium.size(), 2u);
+    size_t defaulted = 0;
+    for (const auto& [id, record] : debezium) {
+      if (std::getenv("OUTBOX_TEST_SHOW_RECORDS") != nullptr) std::cerr << record << "\n";
+      defaulted += record.key == "k-default" || record.key.value_or("").ends_with(R"("payload":"k-default"})");
+    }
+    EXPECT_EQ(defaulted, 1u) << "Debezium no longer writes a NULL key column's default: the test's premise changed";
+    ExpectSameRecords(relayed, debezium);
+  }
+}
+
+TEST_F(DebeziumSideBySide, ANullInAColumnWithADefaultGivesTheDefaultInHeadersKeyAndValue) {
+  CompareDefaults(/*schemas=*/false);
+}
+
+// With JsonConverter's schemas the defaults are in the schemas too (key, payload and envelope fields).
+TEST_F(DebeziumSideBySide, ANullInAColumnWithADefaultGivesTheDefaultAndTheSchemasCarryIt) {
+  CompareDefaults(/*schemas=*/true);
 }
 
 }  // namespace
