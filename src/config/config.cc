@@ -682,6 +682,11 @@ void ReadAll(Reader& r, Config* process, PipelineConfig* config) {
   ReadOps(r, process);
   ValidateSource(config->source, r);
   ValidateOutbox(&config->outbox, r);
+  if (config->source.messages && (config->outbox.header_values == HeaderValues::kJson ||
+                                  config->outbox.header_values == HeaderValues::kJsonSchema)) {
+    r.Error("outbox.header_values", "json and json_schema write the columns' values by their types, which a logical "
+                                    "message (source.messages) has not");
+  }
   if (config->source.messages && config->outbox.HasEnvelope()) {
     r.Error("outbox.fields.additional", "placement envelope writes the columns' values by their types, which a "
                                         "logical message (source.messages) has not");

@@ -23,8 +23,10 @@ enum class Guarantee { kAtLeastOnce, kExactlyOnce };  // delivery.guarantee
 enum class Format { kRaw, kCloudEvents, kProtobuf };
 // outbox.header_values: the additional fields' header values as PostgreSQL's text (`t`, `2024-05-01 12:00:00`), or
 // as Debezium writes them (Kafka Connect's SimpleHeaderConverter over its connector's values: `true`, epoch
-// microseconds). Debezium configuration files set debezium.
-enum class HeaderValues { kText, kDebezium };
+// microseconds), or as Kafka Connect's JsonConverter writes Debezium's values as headers (header.converter, and
+// Debezium Server's default header format): json without schemas, json_schema with {"schema":…,"payload":…}; the id
+// header too. Debezium configuration files set debezium, json or json_schema.
+enum class HeaderValues { kText, kDebezium, kJson, kJsonSchema };
 // outbox.key_converter / outbox.value_converter: how the key and value bytes are written, as Kafka Connect's
 // converter of that name writes Debezium's value of the column: StringConverter (the column's text; a bytea payload
 // as its raw bytes), JsonConverter with schemas.enable=false (a JSON string of the text, a bytea as a base64 string,

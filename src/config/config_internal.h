@@ -26,7 +26,9 @@ inline constexpr EnumName<OnUpdate> kOnUpdates[] = {
 inline constexpr EnumName<Format> kFormats[] = {
     {"raw", Format::kRaw}, {"cloudevents", Format::kCloudEvents}, {"protobuf", Format::kProtobuf}};
 inline constexpr EnumName<HeaderValues> kHeaderValues[] = {{"text", HeaderValues::kText},
-                                                           {"debezium", HeaderValues::kDebezium}};
+                                                           {"debezium", HeaderValues::kDebezium},
+                                                           {"json", HeaderValues::kJson},
+                                                           {"json_schema", HeaderValues::kJsonSchema}};
 inline constexpr EnumName<Converter> kConverters[] = {
     {"string", Converter::kString}, {"json", Converter::kJson}, {"json_schema", Converter::kJsonSchema},
     {"bytes", Converter::kBytes}};

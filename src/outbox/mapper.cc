@@ -295,7 +295,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       if (absl::Status st = BindEnvelopeField(relation, f, a); !st.ok()) return st;
       continue;
     }
-    if (config_.header_values == config::HeaderValues::kDebezium) {
+    if (config_.header_values != config::HeaderValues::kText) {
       const pg::RelationColumn& column = relation.columns[*idx];
       absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
       if (!form.ok()) {
@@ -304,6 +304,27 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
                 form.status().message(), "; outbox.header_values: text sends its PostgreSQL text instead"));
       }
       a.form = *form;
+      a.type = column.type_oid;
+      if (config_.header_values == config::HeaderValues::kJsonSchema) {
+        auto schema = ColumnSchema(f.column, column.type_oid, column.type_modifier, "outbox.header_values");
+        if (!schema.ok()) return schema.status();
+        a.schema = *std::move(schema);
+      }
+    }
+  }
+  if (JsonHeaders()) {
+    const pg::RelationColumn& column = relation.columns[b.id];
+    absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
+    if (!form.ok()) {
+      return absl::FailedPreconditionError(Cat("column \"", config_.fields.id, "\" (outbox.fields.id) of ", schema_,
+                                               ".", table_, ": outbox.header_values: ", form.status().message()));
+    }
+    b.id_form = *form;
+    b.id_type = column.type_oid;
+    if (config_.header_values == config::HeaderValues::kJsonSchema) {
+      auto schema = ColumnSchema(config_.fields.id, column.type_oid, column.type_modifier, "outbox.header_values");
+      if (!schema.ok()) return schema.status();
+      b.id_schema = *std::move(schema);
     }
   }
   if (envelope_placement_ && config_.value_converter == config::Converter::kString) {
@@ -342,7 +363,8 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
 }
 
 bool OutboxMapper::NeedsCatalog() const {
-  return config_.null_as_column_default || config_.key_converter == config::Converter::kJsonSchema ||
+  return config_.null_as_column_default || config_.header_values == config::HeaderValues::kJsonSchema ||
+         config_.key_converter == config::Converter::kJsonSchema ||
          config_.value_converter == config::Converter::kJsonSchema;
 }
 
@@ -475,16 +497,31 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     Field& field = s_.additional[i];
     if (absl::Status st = fill(field, b.additional[i].column); !st.ok()) return st;
     field.absent = b.additional[i].column < 0;
-    if (config_.header_values != config::HeaderValues::kDebezium || field.null || placement_[i] != Placement::kHeader) {
+    if (config_.header_values == config::HeaderValues::kText || field.absent || placement_[i] != Placement::kHeader) {
       continue;
     }
+    if (field.null && !JsonHeaders()) continue;  // SimpleHeaderConverter: a null header
     s_.converted.clear();
-    if (absl::Status st = AppendConnectValue(b.additional[i].form, field.text, &s_.converted); !st.ok()) {
+    const Binding::Additional& a = b.additional[i];
+    const absl::Status st =
+        JsonHeaders() ? AppendJsonHeader(a.form, a.type, a.schema,
+                                         field.null ? std::nullopt : std::optional<std::string_view>(field.text),
+                                         &s_.converted)
+                      : AppendConnectValue(a.form, field.text, &s_.converted);
+    if (!st.ok()) {
       return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message(),
                                             " (event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ",
                                             commit_lsn.ToString(), ")"));
     }
     field.text.swap(s_.converted);
+    field.null = false;  // JsonConverter writes a NULL as the JSON null
+  }
+  if (JsonHeaders() && !s_.id.null) {
+    s_.id_header.clear();
+    if (absl::Status st = AppendJsonHeader(b.id_form, b.id_type, b.id_schema, s_.id.text, &s_.id_header); !st.ok()) {
+      return absl::InvalidArgumentError(Cat("the id column \"", config_.fields.id, "\": ", st.message(), " (at LSN ",
+                                            commit_lsn.ToString(), ")"));
+    }
   }
   s_.payload_type = b.payload_type;
   s_.timestamp_type = b.timestamp_type;
@@ -567,13 +604,26 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   r.headers.clear();
   if (!config_.debezium_context_logical_name.empty()) {
     // What Debezium's connector puts on each of its records, ahead of the router's id.
-    r.headers.push_back(Header{"__debezium.context.connectorLogicalName",
-                               std::string_view(config_.debezium_context_logical_name)});
-    r.headers.push_back(Header{"__debezium.context.taskId", std::string_view("0")});
-    r.headers.push_back(Header{"__debezium.context.connectorName", std::string_view("postgresql")});
-    r.headers.push_back(Header{"__debezium.context.runId", std::string_view(run_id_)});
+    const std::pair<std::string_view, std::string_view> context[] = {
+        {"__debezium.context.connectorLogicalName", config_.debezium_context_logical_name},
+        {"__debezium.context.taskId", "0"},
+        {"__debezium.context.connectorName", "postgresql"},
+        {"__debezium.context.runId", run_id_}};
+    for (size_t i = 0; i < std::size(context); ++i) {
+      std::string_view value = context[i].second;
+      if (JsonHeaders()) {
+        // Strings Debezium adds with a (required) string schema.
+        std::string& json = s_.context_headers[i];
+        json.clear();
+        if (config_.header_values == config::HeaderValues::kJsonSchema) json = R"({"schema":{"type":"string","optional":false},"payload":)";
+        AppendJsonString(value, &json);
+        if (config_.header_values == config::HeaderValues::kJsonSchema) json.push_back('}');
+        value = json;
+      }
+      r.headers.push_back(Header{context[i].first, value});
+    }
   }
-  r.headers.push_back(Header{"id", std::string_view(s_.id.text)});
+  r.headers.push_back(Header{"id", std::string_view(JsonHeaders() ? s_.id_header : s_.id.text)});
   r.partition.reset();
   for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
     const Field& f = s_.additional[i];
@@ -763,6 +813,19 @@ const std::string& OutboxMapper::EnvelopeSchemaName() {
     it = envelope_names_.emplace(std::move(cache_key), std::move(schema)).first;
   }
   return it->second;
+}
+
+absl::Status OutboxMapper::AppendJsonHeader(const ConnectColumn& form, uint32_t type, std::string_view schema,
+                                            std::optional<std::string_view> value, std::string* out) const {
+  const bool with_schema = config_.header_values == config::HeaderValues::kJsonSchema;
+  if (with_schema) out->append(R"({"schema":)").append(schema).append(R"(,"payload":)");
+  if (value.has_value()) {
+    if (absl::Status st = AppendConnectJsonValue(form, type, *value, out); !st.ok()) return st;
+  } else {
+    out->append("null");
+  }
+  if (with_schema) out->push_back('}');
+  return absl::OkStatus();
 }
 
 absl::Status OutboxMapper::WriteEnvelope(Record& r) {

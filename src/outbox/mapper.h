@@ -140,10 +140,15 @@ class OutboxMapper {
       int column = -1;     // -1: the table has no such column (outbox.fields.additional_if_present): no header
       ConnectColumn form;  // outbox.header_values: debezium, and placement envelope: how its value is written
       uint32_t type = 0;
-      std::string schema;  // placement envelope under json_schema: the field's schema, with "field":<name>
+      std::string schema;  // placement envelope under json_schema: the field's schema, with "field":<name>; a
+                           // header under outbox.header_values json_schema: the column's schema
     };
     std::vector<Additional> additional;
     int schema_version = -1;  // outbox.fields.schema_version's column (envelope placement under json_schema)
+    // outbox.header_values json / json_schema: the id column's form and (json_schema) schema.
+    ConnectColumn id_form;
+    uint32_t id_type = 0;
+    std::string id_schema;
     // outbox.null_as_column_default: each relation column's Debezium default (by position), from the catalog.
     std::vector<ConnectDefault> defaults;
   };
@@ -156,6 +161,14 @@ class OutboxMapper {
   // Placement envelope: the column's form for the value converter, and its field schema under json_schema.
   absl::Status BindEnvelopeField(const pg::Relation& relation, const config::AdditionalField& field,
                                  Binding::Additional& a) const;
+  // outbox.header_values json / json_schema: a header's value as JsonConverter writes it (nullopt: NULL), without
+  // or with its schema, into `out`.
+  absl::Status AppendJsonHeader(const ConnectColumn& form, uint32_t type, std::string_view schema,
+                                std::optional<std::string_view> value, std::string* out) const;
+  bool JsonHeaders() const {
+    return config_.header_values == config::HeaderValues::kJson ||
+           config_.header_values == config::HeaderValues::kJsonSchema;
+  }
   absl::StatusOr<Record> Build(Lsn commit_lsn, int64_t commit_time_ms);
   // outbox.key_converter / value_converter other than string: rewrites the record's key and value into key_out and
   // value_out.
@@ -205,6 +218,8 @@ class OutboxMapper {
     const std::vector<Binding::Additional>* bound_additional = nullptr;  // the binding's (Map, for Build)
     Field schema_version;   // outbox.fields.schema_version's value
     std::string envelope;   // the envelope value being written
+    std::string id_header;  // outbox.header_values json / json_schema: the id header's JSON
+    std::string context_headers[4];  // and the __debezium.context.* headers' 
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::string topic;
     std::string payload_bytes;  // decoded bytea

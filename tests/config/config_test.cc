@@ -328,7 +328,7 @@ INSTANTIATE_TEST_SUITE_P(
                       EnumCase{"outbox.on_update", "outbox.on_update: must be warn, error or ignore, got \"x\""},
                       EnumCase{"delivery.on_error", "delivery.on_error: must be halt or dead_letter, got \"x\""},
                       EnumCase{"outbox.format", "outbox.format: must be raw, cloudevents or protobuf, got \"x\""},
-                      EnumCase{"outbox.header_values", "outbox.header_values: must be text or debezium, got \"x\""},
+                      EnumCase{"outbox.header_values", "outbox.header_values: must be text, debezium, json or json_schema, got \"x\""},
                       EnumCase{"log.format", "log.format: must be text or json, got \"x\""},
                       EnumCase{"log.level", "log.level: must be trace, debug, info, warn or error, got \"x\""}),
     [](const auto& info) { return KeyOf(info.param.key); });

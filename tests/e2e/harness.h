@@ -100,6 +100,12 @@ class RelayHarness {
 struct DebeziumServerRun {
   std::unique_ptr<ChildProcess> relay;  // nullptr when it did not start (a gtest failure says why)
   std::string created, paid;            // the event ids
+  // The id header Debezium Server writes for an event id: its header format (json, the default) is Kafka Connect's
+  // JsonConverter with schemas, over the uuid column's schema.
+  static std::string IdHeader(const std::string& id) {
+    return R"({"schema":{"type":"string","optional":false,"name":"io.debezium.data.Uuid","version":1},"payload":")" +
+           id + "\"}";
+  }
 };
 DebeziumServerRun RunDebeziumServerFile(RelayHarness& h, const std::string& sink_properties);
 

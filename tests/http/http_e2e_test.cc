@@ -409,12 +409,12 @@ TEST_F(HttpE2E, ADebeziumServerFileWithTheHttpSinkPostsEveryEvent) {
   ASSERT_TRUE(WaitForDelivered(2)) << run.relay->Output();
   const std::vector<Seen> delivered = receiver_.Delivered();
   ASSERT_EQ(delivered.size(), 2u);
-  EXPECT_EQ(delivered[0].Header("id"), run.created);
-  EXPECT_EQ(delivered[1].Header("id"), run.paid);
+  EXPECT_EQ(delivered[0].Header("id"), DebeziumServerRun::IdHeader(run.created));
+  EXPECT_EQ(delivered[1].Header("id"), DebeziumServerRun::IdHeader(run.paid));
   for (const Seen& s : delivered) {
     EXPECT_EQ(s.path, "/webhook");
     EXPECT_EQ(s.Header("content-type"), "application/json");
-    EXPECT_EQ(s.Json()["n"], s.Header("id") == run.created ? 1 : 2) << s.body;
+    EXPECT_EQ(s.Json()["n"], s.Header("id") == DebeziumServerRun::IdHeader(run.created) ? 1 : 2) << s.body;
   }
   ExpectStopsCleanly(*run.relay);
 }

@@ -283,9 +283,9 @@ TEST_F(NatsE2E, ADebeziumServerFileWithTheNatsJetStreamSinkPublishesEveryEvent) 
   ASSERT_TRUE(WaitForCount(2)) << run.relay->Output();
   const std::vector<NatsMessage> messages = ReadStream();
   ASSERT_EQ(messages.size(), 2u);
-  EXPECT_EQ(messages[0].headers.at("id"), run.created);
+  EXPECT_EQ(messages[0].headers.at("id"), DebeziumServerRun::IdHeader(run.created));
   EXPECT_EQ(messages[0].subject, h_->Topic("created"));
-  EXPECT_EQ(messages[1].headers.at("id"), run.paid);
+  EXPECT_EQ(messages[1].headers.at("id"), DebeziumServerRun::IdHeader(run.paid));
   EXPECT_EQ(messages[1].subject, h_->Topic("paid"));
   ExpectStopsCleanly(*run.relay);
 }

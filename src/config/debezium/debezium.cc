@@ -854,10 +854,14 @@ class DebeziumMapper {
     }
     if (with_schema) RefuseSchemaChanges();
     if (const Prop* header = connector_.Take("header.converter")) {
-      if (header->value != "org.apache.kafka.connect.storage.SimpleHeaderConverter" &&
-          header->value != kStringConverter) {
+      if (header->value == kJsonConverter) {
+        // JsonConverter as the header converter: the header values' JSON, with their schemas unless disabled.
+        const Prop* schemas = connector_.Take("header.converter.schemas.enable");
+        MapJsonHeaders(schemas);
+      } else if (header->value != "org.apache.kafka.connect.storage.SimpleHeaderConverter" &&
+                 header->value != kStringConverter) {
         Error(header->written, Cat(Quoted(header->value), " would change the headers; the relay writes header "
-                                                          "values as text (SimpleHeaderConverter)"));
+                                                          "values as SimpleHeaderConverter or JsonConverter do"));
       }
     }
     for (const auto& [key, prop] : connector_.Rest()) {
@@ -879,16 +883,29 @@ class DebeziumMapper {
                                    " (the relay writes the column's text as a StringConverter does)"));
       }
     }
+    // Debezium Server's header format (default json) is Kafka Connect's JsonConverter, configured by
+    // debezium.format.header.* over debezium.format.*.
     const Prop* header_format = formats_.Take("header");
-    const std::string_view header_note =
-        "Debezium Server writes header values (id, additional fields) JSON-encoded; the relay writes them as "
-        "text, as Kafka Connect's SimpleHeaderConverter does";
-    if (header_format != nullptr) {
-      Warn(*header_format, header_note);
+    const Prop* header_schemas = formats_.Take("header.schemas.enable");
+    const Prop* common_schemas = formats_.Take("schemas.enable");
+    if (header_format != nullptr && header_format->value != "json" && header_format->value != "jsonbytearray") {
+      Error(header_format->written, Cat("must be json or jsonbytearray (the relay writes the headers as Kafka "
+                                        "Connect's JsonConverter does), got ", Quoted(header_format->value)));
     } else {
-      WarnAbsent("debezium.format.header", header_note);
+      MapJsonHeaders(header_schemas != nullptr ? header_schemas : common_schemas);
     }
     for (const auto& [key, prop] : formats_.Rest()) Warn(*prop, "no effect with simplestring");
+  }
+
+  // Header values through JsonConverter: json_schema unless `schemas` (its schemas.enable) says false.
+  void MapJsonHeaders(const Prop* schemas) {
+    const std::string value = schemas == nullptr ? "true" : Lower(ToStd(absl::StripAsciiWhitespace(schemas->value)));
+    if (value != "true" && value != "false") {
+      Error(schemas->written, Cat("must be true or false, got ", Quoted(schemas->value)));
+      return;
+    }
+    Put("outbox.header_values", value == "true" ? "json_schema" : "json");
+    if (value == "true") RefuseSchemaChanges();
   }
 
   // With a JsonConverter that writes schemas: connector keys that add to the columns' schema (parameters naming the

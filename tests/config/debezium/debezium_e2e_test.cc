@@ -177,8 +177,18 @@ class DebeziumE2E : public SharedServicesTest {
   std::string CustomerTopic() const { return "outbox.event." + customer_type_; }
 
   // The records of both topics whose `source_lsn` header is present (`relay`) or absent (Debezium's), by id,
-  // once the order topic has `order_count` and the customer topic `customer_count` such records.
-  std::map<std::string, Expected> ReadRecords(bool relay, size_t order_count, size_t customer_count) {
+  // once the order topic has `order_count` and the customer topic `customer_count` such records. `json_headers`:
+  // the id and eventType headers are JsonConverter's {"schema":…,"payload":"…"} (Debezium Server's default header
+  // format), checked and unwrapped.
+  std::map<std::string, Expected> ReadRecords(bool relay, size_t order_count, size_t customer_count,
+                                              bool json_headers = false) {
+    const auto unwrap = [json_headers](std::optional<std::string> header, const std::string& schema) {
+      if (!json_headers || !header) return header;
+      const std::string prefix = R"({"schema":)" + schema + R"(,"payload":")";
+      EXPECT_TRUE(header->starts_with(prefix) && header->ends_with("\"}")) << *header;
+      if (!header->starts_with(prefix) || !header->ends_with("\"}")) return header;
+      return std::optional<std::string>(header->substr(prefix.size(), header->size() - prefix.size() - 2));
+    };
     std::map<std::string, Expected> got;
     for (const auto& [topic, count] : {std::pair{OrderTopic(), order_count}, {CustomerTopic(), customer_count}}) {
       const auto mine = [relay](const KafkaRecord& r) { return (r.FindHeader("source_lsn") != nullptr) == relay; };
@@ -191,9 +201,11 @@ class DebeziumE2E : public SharedServicesTest {
       EXPECT_TRUE(records.ok()) << topic << ": " << records.status();
       for (const KafkaRecord& r : records.value_or(std::vector<KafkaRecord>{})) {
         if (!mine(r)) continue;
-        const std::optional<std::string> id = HeaderOf(r, "id");
+        const std::optional<std::string> id =
+            unwrap(HeaderOf(r, "id"), R"({"type":"string","optional":false,"name":"io.debezium.data.Uuid","version":1})");
         EXPECT_TRUE(id.has_value()) << "a record without an id header in " << topic;
-        const Expected e{.topic = r.topic, .key = r.key, .value = r.value, .event_type = HeaderOf(r, "eventType")};
+        const Expected e{.topic = r.topic, .key = r.key, .value = r.value,
+                         .event_type = unwrap(HeaderOf(r, "eventType"), R"({"type":"string","optional":false})")};
         // Debezium restarted after a stall (SideBySide::AwaitDebezium) writes again what it had not committed.
         if (auto seen = got.find(id.value_or("")); seen != got.end()) {
           EXPECT_FALSE(relay) << "event " << id.value_or("") << " twice";
@@ -308,7 +320,7 @@ outbox-relay.http.listen=127.0.0.1:0
   ASSERT_TRUE(relay->Running()) << relay->Output();
 
   const std::map<std::string, Expected> expected = InsertEvents();
-  const std::map<std::string, Expected> got = ReadRecords(/*relay=*/true, 4, 1);
+  const std::map<std::string, Expected> got = ReadRecords(/*relay=*/true, 4, 1, /*json_headers=*/true);
   EXPECT_EQ(got, expected);
   // The Debezium keys with no effect were accepted, each with a warning naming it.
   for (const std::string key : {"debezium.source.offset.storage.file.filename", "debezium.source.topic.prefix",
@@ -544,6 +556,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   // NULLs in columns with defaults (kDefaultedColumns, the key and the payload), in headers under StringConverter or
   // in the envelope under JsonConverter with schemas; compared with Debezium's records.
   void CompareDefaults(bool schemas);
+  // Header values through JsonConverter (header.converter), with or without schemas, compared with Debezium's.
+  void CompareJsonHeaders(bool schemas);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
   // columns' order), with the router's `extra` keys; records compared with Debezium's.
@@ -935,6 +949,50 @@ TEST_F(DebeziumSideBySide, ANullInAColumnWithADefaultGivesTheDefaultInHeadersKey
 // With JsonConverter's schemas the defaults are in the schemas too (key, payload and envelope fields).
 TEST_F(DebeziumSideBySide, ANullInAColumnWithADefaultGivesTheDefaultAndTheSchemasCarryIt) {
   CompareDefaults(/*schemas=*/true);
+}
+
+// Kafka Connect's JsonConverter as the header converter (and Debezium Server's default header format, the same
+// converter): the id and each header column as the JSON of Debezium's value, inside {"schema":…,"payload":…} unless
+// schemas.enable=false; a NULL as the JSON null.
+void DebeziumSideBySide::CompareJsonHeaders(bool schemas) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"h_bool", "boolean"}, {"h_int", "integer NOT NULL"}, {"h_num", "numeric(12,4)"}, {"h_tstz", "timestamptz"},
+      {"h_jsonb", "jsonb"},  {"h_uuid", "uuid"},            {"h_bytea", "bytea"},      {"h_f8", "double precision"}};
+  std::string placement = "type:header:eventType";
+  for (const auto& [name, type] : columns) placement += "," + name + ":header";
+  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
+                  std::string(SideBySide::kStringConverters) +
+                      "header.converter=org.apache.kafka.connect.json.JsonConverter\n" +
+                      (schemas ? "" : "header.converter.schemas.enable=false\n"));
+  ASSERT_TRUE(side.Init());
+  std::string add, names;
+  for (const auto& [name, type] : columns) {
+    add += (add.empty() ? "" : ", ") + ("ADD COLUMN " + name + " " + type);
+    names += ", " + name;
+  }
+  ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox " + add, db_).ok());
+  ASSERT_TRUE(side.StartDebezium());
+  const std::string row = "(gen_random_uuid(), '" + order_type_ + "', ";
+  ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " +
+                            row + "'k1', 'Headed', '{}', true, 7, 12.5, '2026-12-03 13:45:07.5+02', "
+                                  "'{\"q\": \"a\\\"b\"}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff', 1e20), " +
+                            row + "'k2', 'Headed', '{}', NULL, -1, NULL, NULL, NULL, NULL, NULL, NULL)",
+                        db_)
+                  .ok());
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 2);
+  ASSERT_EQ(debezium.size(), 2u);
+  for (const auto& [id, record] : debezium) {
+    if (std::getenv("OUTBOX_TEST_SHOW_RECORDS") != nullptr) std::cerr << record << "\n";
+    ASSERT_FALSE(record.headers.empty()) << record;
+    EXPECT_EQ(record.headers[0].value.value_or("").starts_with(schemas ? R"({"schema":)" : R"(")"), true) << record;
+  }
+  ExpectSameRecords(relayed, debezium);
+}
+
+TEST_F(DebeziumSideBySide, AJsonHeaderConverterGivesTheHeadersDebeziumWrites) { CompareJsonHeaders(/*schemas=*/true); }
+
+TEST_F(DebeziumSideBySide, AJsonHeaderConverterWithoutSchemasGivesTheHeadersDebeziumWrites) {
+  CompareJsonHeaders(/*schemas=*/false);
 }
 
 }  // namespace

@@ -142,11 +142,13 @@ TEST(DebeziumProperties, DebeziumServerFileMapsToTheExpectedConfig) {
   // The relay's own settings keep their defaults.
   EXPECT_EQ(c->source.checkpoint, CheckpointStore::kKafka);
   EXPECT_EQ(c->delivery.on_error, OnError::kHalt);
-  // One warning per key with no effect, in the file's order (the header format, absent, last).
+  // One warning per key with no effect, in the file's order.
   EXPECT_THAT(WarnedKeys(*c), ElementsAre("debezium.source.offset.storage.file.filename",
                                           "debezium.source.offset.flush.interval.ms", "debezium.source.topic.prefix",
                                           "debezium.source.snapshot.mode", "debezium.source.tombstones.on.delete",
-                                          "quarkus.log.console.json", "debezium.format.header"));
+                                          "quarkus.log.console.json"));
+  // Debezium Server's header format (json, its default) is JsonConverter with schemas.
+  EXPECT_EQ(c->outbox.header_values, config::HeaderValues::kJsonSchema);
 }
 
 TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
@@ -424,6 +426,27 @@ TEST(DebeziumProperties, EnvelopePlacementMapsWithDebeziumsSchemaNameAndVersion)
   EXPECT_THAT(WarnedKeys(*headers), Contains("debezium.transforms.outbox.table.field.event.schema.version"));
 }
 
+// Header values through Kafka Connect's JsonConverter: Kafka Connect's header.converter, and Debezium Server's header
+// format (json by default), with schemas unless schemas.enable (the header's, else debezium.format's) is false.
+TEST(DebeziumProperties, JsonHeaderConvertersMapToJsonHeaderValues) {
+  absl::StatusOr<Loaded> plain = LoadWith("debezium.format.header.schemas.enable=false\n");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->outbox.header_values, config::HeaderValues::kJson);
+  absl::StatusOr<Loaded> common = LoadWith("debezium.format.schemas.enable=false\ndebezium.format.header=json\n");
+  ASSERT_TRUE(common.ok()) << common.status();
+  EXPECT_EQ(common->outbox.header_values, config::HeaderValues::kJson);
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.format.header.schemas.enable=maybe\n")),
+              HasSubstr("debezium.format.header.schemas.enable: must be true or false"));
+  absl::StatusOr<Loaded> connect =
+      Load(std::string(kConnect) + "header.converter=org.apache.kafka.connect.json.JsonConverter\n",
+           {{"kafka.bootstrap.servers", "k:9092"}});
+  ASSERT_TRUE(connect.ok()) << connect.status();
+  EXPECT_EQ(connect->outbox.header_values, config::HeaderValues::kJsonSchema);
+  absl::StatusOr<Loaded> simple = Load(kConnect, {{"kafka.bootstrap.servers", "k:9092"}});
+  ASSERT_TRUE(simple.ok()) << simple.status();
+  EXPECT_EQ(simple->outbox.header_values, config::HeaderValues::kDebezium);
+}
+
 TEST(DebeziumProperties, SlotFailoverMapsToSourceFailover) {
   absl::StatusOr<Loaded> c = LoadWith("debezium.source.slot.failover=true\n");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -483,7 +506,7 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
   absl::StatusOr<Loaded> c = LoadWith(extra);
   ASSERT_TRUE(c.ok()) << c.status();
   for (const std::string& key : keys) EXPECT_THAT(WarnedKeys(*c), Contains(key));
-  EXPECT_EQ(c->warnings.size(), keys.size() + 1);  // and debezium.format.header, always
+  EXPECT_EQ(c->warnings.size(), keys.size());
   EXPECT_EQ(c->kafka.count("delivery.timeout.ms"), 0u);  // not passed to librdkafka
   EXPECT_EQ(c->kafka.count("buffer.memory"), 0u);
 }
@@ -496,7 +519,9 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
       {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "schemas.enable=false"},
       {"debezium.source.key.converter=org.apache.kafka.connect.converters.LongConverter", "would change the records"},
       {"debezium.source.value.converter=io.confluent.connect.avro.AvroConverter", "would change the records"},
-      {"debezium.source.header.converter=org.apache.kafka.connect.json.JsonConverter", "would change the headers"},
+      {"debezium.source.header.converter=org.apache.kafka.connect.converters.ByteArrayConverter",
+       "would change the headers"},
+      {"debezium.format.header=protobuf", "must be json or jsonbytearray"},
       {"debezium.source.column.exclude.list=public.outbox.payload", "changes the column values"},
       {"debezium.source.column.mask.with.12.chars=public.outbox.aggregateid", "changes the column values"},
       {"debezium.source.binary.handling.mode=base64", "bytea"},
@@ -667,8 +692,7 @@ TEST(DebeziumProperties, TheExampleFilesLoad) {
   EXPECT_EQ(server->outbox.route_topic, "outbox.event.${routedByValue}");
   EXPECT_THAT(WarnedKeys(*server), ElementsAre("debezium.source.offset.storage.file.filename",
                                                "debezium.source.offset.flush.interval.ms",
-                                               "debezium.source.topic.prefix", "debezium.source.snapshot.mode",
-                                               "debezium.format.header"));
+                                               "debezium.source.topic.prefix", "debezium.source.snapshot.mode"));
 
   absl::StatusOr<Loaded> connect =
       Load(ReadExample("debezium/outbox-connector.json"), {{"kafka.bootstrap.servers", "kafka:9092"}}, {},
