@@ -553,6 +553,18 @@ class DebeziumSideBySide : public DebeziumE2E {
     ExpectSameRecords(relayed, debezium);
   }
 
+  // Adds `columns` (name, SQL type) to the outbox table; `names` gets ", <name>" for each, for an INSERT's list.
+  bool AddColumns(const std::vector<std::pair<std::string, std::string>>& columns, std::string* names) {
+    std::string add;
+    for (const auto& [name, type] : columns) {
+      add += (add.empty() ? "" : ", ") + ("ADD COLUMN " + name + " " + type);
+      *names += ", " + name;
+    }
+    const absl::Status st = pg_->Exec("ALTER TABLE outbox " + add, db_);
+    EXPECT_TRUE(st.ok()) << st;
+    return st.ok();
+  }
+
   // NULLs in columns with defaults (kDefaultedColumns, the key and the payload), in headers under StringConverter or
   // in the envelope under JsonConverter with schemas; compared with Debezium's records.
   void CompareDefaults(bool schemas);
@@ -571,12 +583,8 @@ class DebeziumSideBySide : public DebeziumE2E {
     SideBySide side(*this, kafka_lib_, plugins_,
                     "transforms.outbox.table.fields.additional.placement=" + placement + "\n" + extra, converters);
     ASSERT_TRUE(side.Init());
-    std::string add, names;
-    for (const auto& [name, type] : columns) {
-      add += (add.empty() ? "" : ", ") + ("ADD COLUMN " + name + " " + type);
-      names += ", " + name;
-    }
-    ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox " + add, db_).ok());
+    std::string names;
+    ASSERT_TRUE(AddColumns(columns, &names));
     ASSERT_TRUE(side.StartDebezium());
     std::string values;
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -965,12 +973,8 @@ void DebeziumSideBySide::CompareJsonHeaders(bool schemas) {
                       "header.converter=org.apache.kafka.connect.json.JsonConverter\n" +
                       (schemas ? "" : "header.converter.schemas.enable=false\n"));
   ASSERT_TRUE(side.Init());
-  std::string add, names;
-  for (const auto& [name, type] : columns) {
-    add += (add.empty() ? "" : ", ") + ("ADD COLUMN " + name + " " + type);
-    names += ", " + name;
-  }
-  ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox " + add, db_).ok());
+  std::string names;
+  ASSERT_TRUE(AddColumns(columns, &names));
   ASSERT_TRUE(side.StartDebezium());
   const std::string row = "(gen_random_uuid(), '" + order_type_ + "', ";
   ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " +
