@@ -280,6 +280,14 @@ absl::Status RouteRegex::SetReplacement(std::string_view java_replacement) {
   return absl::OkStatus();
 }
 
+bool RouteRegex::Matches(std::string_view value) const {
+  if (code_ == nullptr) return false;
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
+      pcre2_match_data_create_from_pattern(code_->code, nullptr), &pcre2_match_data_free);
+  return pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(value.data()), value.size(), 0,
+                     PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), code_->context) >= 0;
+}
+
 std::string RouteRegex::Route(std::string_view value) const {
   if (code_ == nullptr) return std::string();
   const auto subject = reinterpret_cast<PCRE2_SPTR>(value.data());

@@ -51,6 +51,9 @@ class RouteRegex {
   // it whole; "" (no legal topic: a per-event error) when PCRE2 gives up (its match limit) or the value is not UTF-8.
   std::string Route(std::string_view value) const;
 
+  // Java's Matcher.matches(): whether the pattern matches `value` whole (PCRE2 giving up counts as no match).
+  bool Matches(std::string_view value) const;
+
   int groups() const { return groups_; }
   const std::vector<ReplacementPiece>& replacement() const { return pieces_; }
 

@@ -22,7 +22,9 @@ namespace type {
 constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25, kOid = 26,
                    kJson = 114, kXml = 142, kCidr = 650, kFloat4 = 700, kFloat8 = 701, kMacaddr8 = 774,
                    kMacaddr = 829, kInet = 869, kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083,
-                   kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802;
+                   kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802,
+                   kInterval = 1186, kTimeTz = 1266, kInt4Range = 3904, kNumRange = 3906, kTsRange = 3908,
+                   kDateRange = 3912, kInt8Range = 3926;
 }  // namespace type
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
@@ -204,7 +206,16 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
     case type::kCidr:
     case type::kMacaddr:
     case type::kMacaddr8:
+    case type::kInt4Range:  // ranges: Debezium's string is PostgreSQL's text (not tstzrange: its text follows the
+    case type::kInt8Range:  // session's time zone)
+    case type::kNumRange:
+    case type::kDateRange:
+    case type::kTsRange:
       return ConnectColumn{ConnectForm::kText};
+    case type::kInterval:
+      return ConnectColumn{ConnectForm::kInterval};
+    case type::kTimeTz:
+      return ConnectColumn{ConnectForm::kZonedTime};
     case type::kFloat4:
       return ConnectColumn{ConnectForm::kFloat32};
     case type::kFloat8:
@@ -225,8 +236,8 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
       return absl::FailedPreconditionError(
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
-              "text types, uuid, json, jsonb, xml, network addresses, date, time, timestamp, timestamptz and "
-              "bytea)"));
+              "text types, uuid, json, jsonb, xml, network addresses, ranges but tstzrange, date, time, timetz, "
+              "timestamp, timestamptz, interval and bytea)"));
   }
 }
 
@@ -275,6 +286,8 @@ absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, b
     case ConnectForm::kTimestampMillis: connect_type = "int64", name = "io.debezium.time.Timestamp"; break;
     case ConnectForm::kTimestampMicros: connect_type = "int64", name = "io.debezium.time.MicroTimestamp"; break;
     case ConnectForm::kZonedTimestamp: connect_type = "string", name = "io.debezium.time.ZonedTimestamp"; break;
+    case ConnectForm::kInterval: connect_type = "int64", name = "io.debezium.time.MicroDuration"; break;
+    case ConnectForm::kZonedTime: connect_type = "string", name = "io.debezium.time.ZonedTime"; break;
     case ConnectForm::kBytes: connect_type = "bytes"; break;
   }
   // JsonConverter.asJsonSchema's order: type, optional, name, version, (doc), parameters.
@@ -312,7 +325,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
   if (absl::Status st = AppendConnectValue(column, text, &converted); !st.ok()) return st;
   const bool non_finite = (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64) &&
                           (converted == "NaN" || converted == "Infinity" || converted == "-Infinity");
-  if (column.form == ConnectForm::kZonedTimestamp || column.form == ConnectForm::kBytes || non_finite) {
+  if (column.form == ConnectForm::kZonedTimestamp || column.form == ConnectForm::kZonedTime ||
+      column.form == ConnectForm::kBytes || non_finite) {
     AppendJsonString(converted, out);  // Jackson writes NaN and the infinities as strings (WRITE_NAN_AS_STRINGS)
   } else {
     out->append(converted);  // booleans, numbers, and VariableScaleDecimal's struct, already JSON
@@ -595,13 +609,112 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     }
     case type::kDate:
     case type::kTime:
+    case type::kTimeTz:
     case type::kTimestamp:
     case type::kTimestampTz:
+    case type::kInterval:
       return {Kind::kNotReproduced, ""};
     default:
       return {};  // no mapper in Debezium (bytea, network addresses, arrays...): no default
   }
 }
+
+namespace {
+
+// Debezium's MicroDuration of an interval, from PostgreSQL's text of it in the relay's session (IntervalStyle
+// iso_8601: "P1Y2M-3DT4H5M6.789S", each part signed, "PT0S" for none). Debezium reads the same interval through
+// pgjdbc's PGInterval (years, months, days, hours, minutes, and seconds kept as whole seconds plus Math.round'ed
+// microseconds), and MicroDuration.durationMicros adds it up in doubles with 365.25 / 12 days a month, truncated.
+std::optional<int64_t> IntervalMicros(std::string_view text) {
+  if (!text.starts_with('P')) return std::nullopt;
+  int64_t years = 0, months = 0, days = 0, hours = 0, minutes = 0;
+  double seconds = 0;
+  bool time = false;
+  size_t pos = 1;
+  while (pos < text.size()) {
+    if (text[pos] == 'T' && !time) {
+      time = true;
+      ++pos;
+      continue;
+    }
+    size_t end = pos;
+    if (end < text.size() && (text[end] == '-' || text[end] == '+')) ++end;
+    while (end < text.size() && ((text[end] >= '0' && text[end] <= '9') || text[end] == '.')) ++end;
+    if (end == pos || end >= text.size()) return std::nullopt;
+    const std::string_view number = text.substr(pos, end - pos);
+    const char unit = text[end];
+    pos = end + 1;
+    if (time && unit == 'S') {
+      const char* begin = number.data() + (number.starts_with('+') ? 1 : 0);
+      if (std::from_chars(begin, number.data() + number.size(), seconds).ptr != number.data() + number.size()) {
+        return std::nullopt;
+      }
+      continue;
+    }
+    int64_t n = 0;
+    if (!JavaParsesInteger(number, INT32_MIN, INT32_MAX)) return std::nullopt;
+    std::from_chars(number.data() + (number.starts_with('+') ? 1 : 0), number.data() + number.size(), n);
+    if (!time && unit == 'Y') {
+      years = n;
+    } else if (!time && unit == 'M') {
+      months = n;
+    } else if (!time && unit == 'D') {
+      days = n;
+    } else if (time && unit == 'H') {
+      hours = n;
+    } else if (time && unit == 'M') {
+      minutes = n;
+    } else {
+      return std::nullopt;
+    }
+  }
+  // PGInterval.setSeconds / getSeconds: whole seconds and Math.round of the microseconds, added back in a double.
+  const double whole = std::trunc(seconds);
+  const double micros = std::floor((seconds - whole) * 1e6 + 0.5);
+  seconds = whole + micros / 1000000;
+  const double number_of_days = static_cast<double>(years * 12 + months) * (365.25 / 12.0) + static_cast<double>(days);
+  const double number_of_seconds =
+      ((number_of_days * 24 + static_cast<double>(hours)) * 60 + static_cast<double>(minutes)) * 60 + seconds;
+  return static_cast<int64_t>(number_of_seconds * 1e6 + 0);
+}
+
+// "HH:MM:SS[.ffffff]+HH[:MM[:SS]]" (timetz): shifted to UTC within the day, printed as DateTimeFormatter's
+// ISO_OFFSET_TIME prints it ("11:45:07.5Z").
+std::optional<std::string> ZonedTimeText(std::string_view text) {
+  size_t pos = 0;
+  int64_t micros = 0;
+  if (!ReadTime(text, pos, &micros, /*max_hour=*/24) || pos >= text.size()) return std::nullopt;
+  const int64_t sign = text[pos] == '-' ? -1 : text[pos] == '+' ? 1 : 0;
+  if (sign == 0) return std::nullopt;
+  ++pos;
+  int64_t oh = 0, om = 0, os = 0;
+  if (!ReadDigits(text, pos, 2, &oh)) return std::nullopt;
+  if (pos < text.size() && (!Expect(text, pos, ':') || !ReadDigits(text, pos, 2, &om))) return std::nullopt;
+  if (pos < text.size() && (!Expect(text, pos, ':') || !ReadDigits(text, pos, 2, &os))) return std::nullopt;
+  if (pos != text.size()) return std::nullopt;
+  constexpr int64_t kDay = 86400LL * 1000000;
+  int64_t utc = micros - sign * ((oh * 60 + om) * 60 + os) * 1000000;
+  utc = ((utc % kDay) + kDay) % kDay;
+  std::string out;
+  const int64_t secs = utc / 1000000;
+  AppendTwoDigits(&out, secs / 3600);
+  out.push_back(':');
+  AppendTwoDigits(&out, secs / 60 % 60);
+  out.push_back(':');
+  AppendTwoDigits(&out, secs % 60);
+  if (const int64_t fraction = utc % 1000000; fraction != 0) {
+    char f[16];
+    std::snprintf(f, sizeof f, "%06d", static_cast<int>(fraction));
+    std::string_view digits(f, 6);
+    while (digits.back() == '0') digits.remove_suffix(1);
+    out.push_back('.');
+    out.append(digits);
+  }
+  out.push_back('Z');
+  return out;
+}
+
+}  // namespace
 
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
   switch (column.form) {
@@ -698,6 +811,18 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
         out->append(digits);
       }
       out->push_back('Z');
+      return absl::OkStatus();
+    }
+    case ConnectForm::kInterval: {
+      const std::optional<int64_t> micros = IntervalMicros(text);
+      if (!micros) return Unreadable("interval", text);
+      out->append(std::to_string(*micros));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kZonedTime: {
+      const std::optional<std::string> time = ZonedTimeText(text);
+      if (!time) return Unreadable("timetz", text);
+      out->append(*time);
       return absl::OkStatus();
     }
     case ConnectForm::kBytes: {

@@ -32,6 +32,10 @@ enum class ConnectForm : uint8_t {
   kTimestampMicros,   // timestamp(4..6) and timestamp: io.debezium.time.MicroTimestamp
   kZonedTimestamp,    // timestamptz: io.debezium.time.ZonedTimestamp, ISO-8601 in UTC ("...T11:45:07.123456Z")
   kBytes,             // bytea: BYTES, written base64
+  kInterval,          // interval: io.debezium.time.MicroDuration, microseconds with a month of 365.25 / 12 days
+                      // (interval.handling.mode=numeric), worked out in doubles as Debezium does
+  kZonedTime,         // timetz: io.debezium.time.ZonedTime, ISO-8601 in UTC ("11:45:07.5Z": as many fraction
+                      // digits as needed)
 };
 
 struct ConnectColumn {

@@ -119,7 +119,7 @@ TEST(ConnectHeaderTest, ByteaIsBase64) {
 }
 
 TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
-  for (uint32_t type : {kInterval, kInt4Array, kMoney, kTimeTz, uint32_t{16500}}) {
+  for (uint32_t type : {kInt4Array, kMoney, uint32_t{3910} /* tstzrange */, uint32_t{16500}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
     ASSERT_FALSE(column.ok()) << type;
     EXPECT_EQ(column.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -269,6 +269,33 @@ TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression
   EXPECT_EQ(Default(kDate, "'2024-01-01'::date"), "(not reproduced)");
   EXPECT_EQ(DebeziumColumnDefault(kText, -1, "'x'::text", /*generated=*/true).kind,
             ConnectDefault::Kind::kNotReproduced);
+}
+
+// interval as Debezium's MicroDuration (365.25 / 12 days a month, the time part's sign on all of it), timetz as its
+// ZonedTime (UTC, within the day, minimal fraction digits), ranges as their text; with their schemas.
+TEST(ConnectHeaderTest, IntervalsTimesWithZonesAndRangesAreDebeziumsValues) {
+  constexpr uint32_t kInt4Range = 3904;
+  // The relay's session prints intervals in ISO 8601 (IntervalStyle iso_8601).
+  EXPECT_EQ(Header(kInterval, -1, "P1D"), "86400000000");
+  EXPECT_EQ(Header(kInterval, -1, "P1M"), "2629800000000");
+  EXPECT_EQ(Header(kInterval, -1, "P-1DT2H"), "-79200000000");
+  EXPECT_EQ(Header(kInterval, -1, "PT-1.5S"), "-1500000");
+  EXPECT_EQ(Header(kInterval, -1, "PT0S"), "0");
+  EXPECT_EQ(Header(kInterval, -1, "P-3MT-1.5S"), "-7889401500000");
+  // Doubles as Debezium adds them up: 100 years 11 mons 29 days 23:59:59.999999 is one microsecond short.
+  EXPECT_EQ(Header(kInterval, -1, "P100Y11M29DT23H59M59.999999S"), "3187279799999999");
+  EXPECT_EQ(Header(kTimeTz, -1, "13:45:07.5+02"), "11:45:07.5Z");
+  EXPECT_EQ(Header(kTimeTz, -1, "01:00:00+02"), "23:00:00Z");
+  EXPECT_EQ(Header(kTimeTz, -1, "23:30:00-01:30"), "01:00:00Z");
+  EXPECT_EQ(Header(kInt4Range, -1, "[1,5)"), "[1,5)");
+  EXPECT_EQ(JsonSchema(kInterval, true),
+            R"({"type":"int64","optional":true,"name":"io.debezium.time.MicroDuration","version":1})");
+  EXPECT_EQ(JsonSchema(kTimeTz, false),
+            R"({"type":"string","optional":false,"name":"io.debezium.time.ZonedTime","version":1})");
+  EXPECT_EQ(JsonValue(kTimeTz, "13:45:07+02"), R"("11:45:07Z")");
+  std::string out;
+  EXPECT_EQ(AppendConnectValue(ConnectColumn{ConnectForm::kInterval}, "1 day", &out).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -612,13 +612,82 @@ class DebeziumMapper {
       if (!router_alias.empty() && key.starts_with(prefix)) {
         router_.Add(key.substr(prefix.size()), *prop);
       } else if (key == "predicates" || key.starts_with("predicates.")) {
-        Warn(*prop, "no effect: the relay applies the Outbox Event Router to every row of the outbox");
+        predicates_.emplace(key, *prop);  // the router's predicate reads them; the rest are warned about below
       } else {
         Warn(*prop, "not used: its transform is not in transforms");
       }
     }
     router_written_prefix_ = transforms_.Written(prefix);
     MapRouterKeys();
+    for (const auto& [key, prop] : predicates_) {
+      if (!used_predicate_.empty() && key.starts_with(Cat("predicates.", used_predicate_, "."))) continue;
+      Warn(prop, "no effect: the relay applies the Outbox Event Router to every row of the outbox");
+    }
+  }
+
+  // The router's `predicate` (and `negate`): Kafka Connect applies the router only to the records the predicate
+  // selects. The relay reads only the outbox table's INSERTs, whose change events Debezium writes to the topic
+  // "<topic.prefix>.<schema>.<table>" with a value: a predicate that selects those is accepted (it changes nothing),
+  // one that leaves them out is refused (Debezium would write its change events as they are), and one the relay
+  // cannot judge is refused.
+  void MapPredicate(const Prop& predicate, const Prop* negate_prop) {
+    const std::string name = predicate.value;
+    const auto value = [&](const std::string& key) -> std::optional<std::string> {
+      auto it = predicates_.find(Cat("predicates.", name, ".", key));
+      return it == predicates_.end() ? std::nullopt : std::optional<std::string>(it->second.value);
+    };
+    const std::vector<std::string> declared = SplitList(
+        predicates_.count("predicates") ? predicates_.at("predicates").value : std::string());
+    if (std::find(declared.begin(), declared.end(), name) == declared.end() || !value("type")) {
+      Error(predicate.written, Cat(Quoted(name), " is not a predicate declared in predicates (with its type), as "
+                                   "Kafka Connect requires"));
+      return;
+    }
+    used_predicate_ = name;
+    bool negate = false;
+    if (negate_prop != nullptr) {
+      const std::string v = Lower(ToStd(absl::StripAsciiWhitespace(negate_prop->value)));
+      if (v != "true" && v != "false") {
+        Error(negate_prop->written, Cat("must be true or false, got ", Quoted(negate_prop->value)));
+        return;
+      }
+      negate = v == "true";
+    }
+    const std::string type = *value("type");
+    std::optional<bool> selects;  // whether the predicate, negated or not, selects the outbox's change events
+    std::string why;
+    if (type == "org.apache.kafka.connect.transforms.predicates.TopicNameMatches") {
+      const std::optional<std::string> pattern = value("pattern");
+      const std::optional<std::string> prefix = connector_.Peek("topic.prefix") != nullptr
+                                                    ? std::optional<std::string>(connector_.Peek("topic.prefix")->value)
+                                                    : std::nullopt;
+      if (connector_.Peek("topic.naming.strategy") != nullptr || connector_.Peek("topic.delimiter") != nullptr ||
+          !prefix) {
+        why = "the outbox's topic is not known (topic.prefix unset, or another topic naming strategy or delimiter)";
+      } else if (!pattern) {
+        why = Cat("predicates.", name, ".pattern is required");
+      } else if (absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(*pattern); !regex.ok()) {
+        why = Cat("predicates.", name, ".pattern ", Quoted(*pattern), ": ", regex.status().message());
+      } else {
+        const std::string topic = Cat(*prefix, ".", table_name_);
+        selects = regex->Matches(topic) != negate;
+        why = Cat("TopicNameMatches ", Quoted(*pattern), negate ? " negated" : "", " on the outbox's topic ",
+                  Quoted(topic));
+      }
+    } else if (type == "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone") {
+      selects = negate;  // an INSERT's change event has a value
+      why = Cat("RecordIsTombstone", negate ? " negated" : "");
+    } else {
+      why = Cat(Quoted(type), " (the relay judges TopicNameMatches and RecordIsTombstone)");
+    }
+    if (!selects.has_value()) {
+      Error(predicate.written, Cat("a conditional Outbox Event Router the relay cannot judge: ", why));
+    } else if (!*selects) {
+      Error(predicate.written, Cat(why, " leaves the outbox's change events out of the Outbox Event Router, so "
+                                        "Debezium would write them as they are; the relay writes only routed events"));
+    } else {
+      Warn(predicate, Cat("no effect: ", why, " selects every change event of the outbox"));
+    }
   }
 
   std::string RouterWritten(std::string_view key) const { return Cat(router_written_prefix_, key); }
@@ -703,10 +772,11 @@ class DebeziumMapper {
       Error(RouterWritten("table.expand.json.payload"),
             "expanded JSON payloads are not reproduced; the relay writes the payload text as stored");
     }
-    for (std::string_view key : {"predicate", "negate"}) {
-      if (const Prop* prop = router_.Take(std::string(key))) {
-        Error(prop->written, "a conditional Outbox Event Router is not reproduced; the relay routes every row");
-      }
+    const Prop* negate = router_.Take("negate");
+    if (const Prop* predicate = router_.Take("predicate")) {
+      MapPredicate(*predicate, negate);
+    } else if (negate != nullptr) {
+      Warn(*negate, "no effect without predicate");
     }
     for (std::string_view key : {"table.field.event.schema.version", "table.field.schema.version"}) {
       if (const Prop* prop = router_.Take(std::string(key))) {
@@ -1364,6 +1434,8 @@ class DebeziumMapper {
   bool skip_updates_ = false;
   std::string table_name_;  // schema.table of table.include.list
   bool envelope_ = false;   // an additional field has placement envelope
+  std::map<std::string, Prop> predicates_;  // predicates and predicates.* (Kafka Connect's keys)
+  std::string used_predicate_;              // the one the router names
   RawTree tree_;
   std::optional<Route> route_;
   std::vector<std::string> errors_, secrets_;

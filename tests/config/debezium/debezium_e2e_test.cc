@@ -570,6 +570,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareDefaults(bool schemas);
   // Header values through JsonConverter (header.converter), with or without schemas, compared with Debezium's.
   void CompareJsonHeaders(bool schemas);
+  // interval, timetz and range columns in headers, as text (SimpleHeaderConverter) or `json` (JsonConverter).
+  void CompareIntervalsTimesAndRanges(bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
   // columns' order), with the router's `extra` keys; records compared with Debezium's.
@@ -997,6 +999,55 @@ TEST_F(DebeziumSideBySide, AJsonHeaderConverterGivesTheHeadersDebeziumWrites) { 
 
 TEST_F(DebeziumSideBySide, AJsonHeaderConverterWithoutSchemasGivesTheHeadersDebeziumWrites) {
   CompareJsonHeaders(/*schemas=*/false);
+}
+
+// interval (MicroDuration: Debezium adds the parts up in doubles with 365.25 / 12 days a month), timetz (ZonedTime in
+// UTC) and ranges placed in headers, through SimpleHeaderConverter and through JsonConverter with schemas.
+void DebeziumSideBySide::CompareIntervalsTimesAndRanges(bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"h_iv", "interval"},   {"h_ttz", "timetz"},    {"h_i4r", "int4range"}, {"h_i8r", "int8range"},
+      {"h_nr", "numrange"},   {"h_dr", "daterange"},  {"h_tsr", "tsrange"}};
+  std::string placement = "type:header:eventType";
+  for (const auto& [name, type] : columns) placement += "," + name + ":header";
+  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
+                  std::string(SideBySide::kStringConverters) +
+                      (json ? "header.converter=org.apache.kafka.connect.json.JsonConverter\n" : ""));
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns(columns, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  const std::vector<std::string> rows = {
+      "'1 year 2 mons 3 days 04:05:06.789', '13:45:07.5+02', '[1,5)', '[-9007199254740993,0]', '(1.5,2.25]', "
+      "'[2026-01-01,2026-02-01)', '[\"2026-01-01 10:00\",\"2026-01-02 00:00:00.5\")'",
+      "'-1 days +02:00:00', '01:00:00+02', 'empty', '(,)', '[0,)', '(,2026-01-01]', 'empty'",
+      "'00:00:00.000001', '23:30:00-01:30', NULL, NULL, NULL, NULL, NULL",
+      "'100 years 11 mons 29 days 23:59:59.999999', '12:00:00.123456-05', NULL, NULL, NULL, NULL, NULL",
+      "'-3 mons -00:00:01.5', '00:00:00+00', NULL, NULL, NULL, NULL, NULL",
+      "'0.1 seconds', '24:00:00+00', NULL, NULL, NULL, NULL, NULL",
+      "'1234 years 5 mons 6 days 07:08:09.123457', '10:00:00+14', NULL, NULL, NULL, NULL, NULL"};
+  std::string values;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ + "', 'k" +
+              std::to_string(i) + "', 'Typed', '{}', " + rows[i] + ")";
+  }
+  ASSERT_TRUE(
+      pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " + values, db_)
+          .ok());
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+  ASSERT_EQ(debezium.size(), rows.size());
+  for (const auto& [id, record] : debezium) {
+    if (std::getenv("OUTBOX_TEST_SHOW_RECORDS") != nullptr) std::cerr << record << "\n";
+    ASSERT_EQ(record.headers.size(), columns.size() + 2) << record;
+  }
+  ExpectSameRecords(relayed, debezium);
+}
+
+TEST_F(DebeziumSideBySide, IntervalsTimesWithZonesAndRangesInHeadersGiveDebeziumsHeaders) {
+  CompareIntervalsTimesAndRanges(/*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, IntervalsTimesWithZonesAndRangesThroughAJsonHeaderConverterGiveDebeziumsHeaders) {
+  CompareIntervalsTimesAndRanges(/*json=*/true);
 }
 
 }  // namespace

@@ -447,6 +447,35 @@ TEST(DebeziumProperties, JsonHeaderConvertersMapToJsonHeaderValues) {
   EXPECT_EQ(simple->outbox.header_values, config::HeaderValues::kDebezium);
 }
 
+// A conditional router: a predicate that selects the outbox's change events (topic "<topic.prefix>.<schema>.<table>",
+// with a value) changes nothing and is accepted with a warning; one that leaves them out is refused, as Debezium would
+// then write its change events unrouted; one the relay cannot judge is refused.
+TEST(DebeziumProperties, ARouterPredicateIsAcceptedWhenItSelectsTheOutboxsChangeEvents) {
+  const std::string base = "debezium.source.topic.prefix=orders\n"
+                           "debezium.predicates=isOutbox\n"
+                           "debezium.transforms.outbox.predicate=isOutbox\n";
+  const auto with = [&](const std::string& predicate) { return LoadWith(base + predicate); };
+  const std::string topic_matches = "debezium.predicates.isOutbox.type=org.apache.kafka.connect.transforms.predicates."
+                                    "TopicNameMatches\n";
+  absl::StatusOr<Loaded> selected = with(topic_matches + "debezium.predicates.isOutbox.pattern=orders\\.public\\..*\n");
+  ASSERT_TRUE(selected.ok()) << selected.status();
+  EXPECT_THAT(WarnedKeys(*selected), Contains("debezium.transforms.outbox.predicate"));
+  EXPECT_THAT(WarnedKeys(*selected), Not(Contains("debezium.predicates.isOutbox.pattern")));
+  EXPECT_THAT(ErrorOf(with(topic_matches + "debezium.predicates.isOutbox.pattern=orders\\.public\\..*\n"
+                                           "debezium.transforms.outbox.negate=true\n")),
+              HasSubstr("debezium.transforms.outbox.predicate: TopicNameMatches \"orders.public..*\" negated on "
+                        "the outbox's topic \"orders.public.outbox\" leaves the outbox's change events out"));
+  EXPECT_THAT(ErrorOf(with(topic_matches + "debezium.predicates.isOutbox.pattern=other\n")),
+              HasSubstr("leaves the outbox's change events out of the Outbox Event Router"));
+  const std::string tombstone =
+      "debezium.predicates.isOutbox.type=org.apache.kafka.connect.transforms.predicates.RecordIsTombstone\n";
+  EXPECT_TRUE(with(tombstone + "debezium.transforms.outbox.negate=true\n").ok());
+  EXPECT_THAT(ErrorOf(with(tombstone)), HasSubstr("RecordIsTombstone leaves the outbox's change events out"));
+  EXPECT_THAT(ErrorOf(with("debezium.predicates.isOutbox.type=org.apache.kafka.connect.transforms.predicates."
+                           "HasHeaderKey\n")),
+              HasSubstr("a conditional Outbox Event Router the relay cannot judge"));
+}
+
 TEST(DebeziumProperties, SlotFailoverMapsToSourceFailover) {
   absl::StatusOr<Loaded> c = LoadWith("debezium.source.slot.failover=true\n");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -514,7 +543,7 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
 TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"debezium.transforms.outbox.table.expand.json.payload=true", "expanded JSON payloads"},
-      {"debezium.transforms.outbox.predicate=isOutbox", "conditional"},
+      {"debezium.transforms.outbox.predicate=isOutbox", "not a predicate declared in predicates"},
       {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
       {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "schemas.enable=false"},
       {"debezium.source.key.converter=org.apache.kafka.connect.converters.LongConverter", "would change the records"},
