@@ -448,6 +448,9 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   if (absl::Status st = Convert(r); !st.ok()) {
     return absl::InvalidArgumentError(Cat(st.message(), " (", where(), ")"));
   }
+  if (absl::Status st = ExpandPayload(r); !st.ok()) {
+    return absl::InvalidArgumentError(Cat(st.message(), " (", where(), ")"));
+  }
   if (commit_lsn != s_.source_lsn_of || s_.source_lsn.empty()) {
     s_.source_lsn_of = commit_lsn;
     s_.source_lsn = commit_lsn.ToString();
@@ -624,6 +627,55 @@ absl::Status OutboxMapper::Convert(Record& r) {
     r.value = s_.value_out;
   }
   return absl::OkStatus();  // bytes: a bytea payload already is its raw bytes
+}
+
+// Debezium expands a payload whose value is a String (not a NULL, not a bytea) into a struct, and the value
+// converter writes that struct; where the expansion gave up, the payload stays the text Convert wrote. A blank text
+// (a tombstone with outbox.tombstone_on_empty_payload) starts with neither { nor [ and is never expanded.
+absl::Status OutboxMapper::ExpandPayload(Record& r) {
+  if (!config_.expand_json_payload || !r.value.has_value() || !ExpandsColumnType(s_.payload_type)) {
+    return absl::OkStatus();
+  }
+  s_.expanded = ExpandJsonPayload(s_.payload.text, config_.fields.payload,
+                                  ExpandOptions{.null_behavior = config_.json_payload_null_behavior,
+                                                .empty_array_behavior = config_.json_payload_empty_array_behavior});
+  const ExpandedPayload& e = s_.expanded;
+  const config::Converter converter = config_.value_converter;
+  const bool json = converter == config::Converter::kJson || converter == config::Converter::kJsonSchema;
+  switch (e.outcome) {
+    case ExpandOutcome::kKeptAsText:
+      return absl::OkStatus();
+    case ExpandOutcome::kKeptWithoutSchema:
+      // JsonConverter writes a value without a schema as it finds it: a string.
+      if (converter == config::Converter::kJsonSchema) {
+        s_.value_out.assign(R"({"schema":null,"payload":)");
+        AppendJsonString(s_.payload.text, &s_.value_out);
+        s_.value_out.push_back('}');
+        r.value = s_.value_out;
+      }
+      return absl::OkStatus();
+    case ExpandOutcome::kFailsInJsonConverter:
+      if (!json) return absl::OkStatus();  // StringConverter writes the text under any schema
+      return absl::InvalidArgumentError(
+          Cat("outbox.expand_json_payload: ", e.reason, "; Kafka Connect's JsonConverter fails on this payload, as "
+              "Debezium would"));
+    case ExpandOutcome::kExpanded:
+      break;
+  }
+  if (converter == config::Converter::kJsonSchema) {
+    if (1 + std::max(e.schema_depth, e.value_depth) > kJacksonMaxWriteDepth) {
+      return absl::InvalidArgumentError(Cat("outbox.expand_json_payload: the payload's schema nests deeper than "
+                                            "Jackson writes (", kJacksonMaxWriteDepth, "); Kafka Connect's "
+                                            "JsonConverter fails on this payload, as Debezium would"));
+    }
+    s_.value_out = Cat(R"({"schema":)", e.schema_json, R"(,"payload":)", e.value_json, "}");
+    r.value = s_.value_out;
+  } else if (json) {
+    r.value = e.value_json;
+  } else {
+    r.value = e.text;
+  }
+  return absl::OkStatus();
 }
 
 // attributes are `ce_`-prefixed headers (specversion, id, source, type, time) plus content-type.

@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "config/java_regex.h"
 #include "outbox/connect_header.h"
+#include "outbox/json_expand.h"
 #include "pg/pgoutput.h"
 
 namespace outbox::v1 {
@@ -149,6 +150,8 @@ class OutboxMapper {
   // outbox.key_converter / value_converter other than string: rewrites the record's key and value into key_out and
   // value_out.
   absl::Status Convert(Record& r);
+  // outbox.expand_json_payload: replaces the converted value by the expanded payload (outbox/json_expand.h).
+  absl::Status ExpandPayload(Record& r);
   // outbox.fields.tracing_span_context: the traceparent and tracestate headers of the row's trace context.
   void AddTraceHeaders(Record& r);
   void AddCloudEventsHeaders(Record& r);
@@ -180,6 +183,7 @@ class OutboxMapper {
     std::string converted;  // outbox.header_values: debezium: one additional field's header text being built
     std::string key_out, value_out;  // the key and value as outbox.key_converter / value_converter write them
     std::string key_bytes;           // a bytea key's decoded bytes (converters other than string)
+    ExpandedPayload expanded;        // outbox.expand_json_payload: the payload expanded
     std::string_view key_schema, value_schema;  // json_schema: the binding's
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::string topic;
