@@ -778,8 +778,9 @@ class DebeziumExpandSideBySide : public DebeziumSideBySide {
 
   // Debezium then the relay on `rows` of a payload column of `payload_type` (`payload`, jsonb, when empty; else a
   // `body` column of that type), with the router keys `router` and the value converter `value_converter`.
+  // `expanded`: text some value of Debezium's has only if it expanded the payloads.
   void CompareExpanded(const std::string& router, const std::string& value_converter, const std::string& payload_type,
-                       const std::vector<std::optional<std::string>>& rows) {
+                       const std::vector<std::optional<std::string>>& rows, const std::string& expanded) {
     const std::string column = payload_type.empty() ? "payload" : "body";
     SideBySide side(*this, kafka_lib_, plugins_,
                     "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
@@ -808,6 +809,9 @@ class DebeziumExpandSideBySide : public DebeziumSideBySide {
                     .ok());
     const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
     ASSERT_EQ(debezium.size(), rows.size());
+    EXPECT_TRUE(std::any_of(debezium.begin(), debezium.end(), [&](const auto& record) {
+      return record.second.value.value_or("").find(expanded) != std::string::npos;
+    })) << "no value of Debezium's has " << expanded << ": the test's premise changed";
     ExpectSameRecords(relayed, debezium);
   }
 
@@ -822,20 +826,20 @@ class DebeziumExpandSideBySide : public DebeziumSideBySide {
 TEST_F(DebeziumExpandSideBySide, ExpandedJsonbPayloadsThroughJsonConverterAreDebeziums) {
   CompareExpanded("", "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
                       "value.converter.schemas.enable=false\n",
-                  "", JsonRows());
+                  "", JsonRows(), R"("grid":[[1],[2,3],[]])");
 }
 
 // Text payloads through JsonConverter with schemas: the inferred struct schema; text that is not expanded keeps
 // its column's string schema, a top-level [] a null schema.
 TEST_F(DebeziumExpandSideBySide, ExpandedTextPayloadsThroughJsonConverterWithSchemasAreDebeziums) {
   CompareExpanded("", "value.converter=org.apache.kafka.connect.json.JsonConverter\n", "text",
-                  Concat({JsonRows(), TextRows()}));
+                  Concat({JsonRows(), TextRows()}), R"("optional":true,"name":"body.nested","field":"nested")");
 }
 
 // StringConverter writes Struct.toString, and the text of what JsonConverter would fail on.
 TEST_F(DebeziumExpandSideBySide, ExpandedTextPayloadsThroughStringConverterAreDebeziums) {
   CompareExpanded("", "value.converter=org.apache.kafka.connect.storage.StringConverter\n", "text",
-                  Concat({JsonRows(), TextRows(), FailingRows()}));
+                  Concat({JsonRows(), TextRows(), FailingRows()}), "Struct{lone=? x}");
 }
 
 // Nulls kept as optional bytes; table.json.payload.empty.array.behavior, which Debezium 3.6.1 does not know, has
@@ -843,7 +847,8 @@ TEST_F(DebeziumExpandSideBySide, ExpandedTextPayloadsThroughStringConverterAreDe
 TEST_F(DebeziumExpandSideBySide, NullsKeptAsOptionalBytesAreDebeziums) {
   CompareExpanded("transforms.outbox.table.json.payload.null.behavior=optional_bytes\n"
                   "transforms.outbox.table.json.payload.empty.array.behavior=optional_string\n",
-                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n", "json", JsonRows());
+                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n", "json", JsonRows(),
+                  R"({"type":"bytes","optional":true,"field":"n"})");
 }
 
 }  // namespace
