@@ -53,20 +53,6 @@ struct Node {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Appends the code unit `unit` (a surrogate, or any BMP character) in UTF-8, a surrogate as WTF-8.
-void AppendUnit(unsigned unit, std::string* out) {
-  if (unit < 0x80) {
-    out->push_back(static_cast<char>(unit));
-  } else if (unit < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (unit >> 6)));
-    out->push_back(static_cast<char>(0x80 | (unit & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xE0 | (unit >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((unit >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (unit & 0x3F)));
-  }
-}
-
 // JSON as Jackson's ObjectMapper.readTree reads it with its default features: no comments, no single quotes, no
 // unquoted names, no leading zeros, no NaN, no trailing commas, no raw control characters in strings; space, tab,
 // CR and LF as white space. Reads the first value only: readTree does not look past it.
@@ -225,17 +211,13 @@ class Parser {
             pos_ += 2;
             unsigned low = 0;
             if (Hex4(&low).ok() && low >= 0xDC00 && low <= 0xDFFF) {
-              const unsigned cp = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-              out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-              out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-              out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-              out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+              AppendUtf8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), &out);
               ++units;
               break;
             }
             pos_ = back;  // read again as an escape of its own
           }
-          AppendUnit(unit, &out);
+          AppendUtf8(unit, &out);  // a lone surrogate as WTF-8
           break;
         }
         default:

@@ -2,7 +2,7 @@
 // json_expand_differential_test. For each payload in the input file (payloads separated by NUL bytes), it does what
 // EventRouterDelegate.apply does with table.expand.json.payload=true (parseJsonPayload, then toConnectSchema and
 // toConnectData, any exception caught) for a payload column "payload" of an optional string schema, then writes
-// the outcome and what Kafka Connect's converters make of it, one line each, in one line of base64 per payload:
+// one line of base64 per payload, of four lines: the outcome and what Kafka Connect's converters make of it:
 //   outcome     expanded | kept | kept_without_schema | fails_in_json_converter
 //   json        JsonConverter with schemas.enable=false (or the exception's class)
 //   envelope    JsonConverter with schemas.enable=true
