@@ -406,6 +406,10 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.header_values", internal::kHeaderValues, &outbox->header_values);
   r.Enum("outbox.key_converter", internal::kConverters, &outbox->key_converter);
   r.Enum("outbox.value_converter", internal::kConverters, &outbox->value_converter);
+  r.Bool("outbox.expand_json_payload", &outbox->expand_json_payload);
+  r.Enum("outbox.json_payload_null_behavior", internal::kJsonNullBehaviors, &outbox->json_payload_null_behavior);
+  r.Enum("outbox.json_payload_empty_array_behavior", internal::kJsonEmptyArrayBehaviors,
+         &outbox->json_payload_empty_array_behavior);
   r.String("outbox.debezium_context_logical_name", &outbox->debezium_context_logical_name);
   r.String("outbox.envelope_schema_name", &outbox->envelope_schema_name);
   r.Bool("outbox.null_as_column_default", &outbox->null_as_column_default);
@@ -417,6 +421,7 @@ void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
     if (outbox->value_converter != Converter::kString) {
       r.Error("outbox.value_converter", "only with outbox.format: raw");
     }
+    if (outbox->expand_json_payload) r.Error("outbox.expand_json_payload", "only with outbox.format: raw");
     if (outbox->HasEnvelope()) {
       r.Error("outbox.fields.additional", "placement envelope only with outbox.format: raw (the value is the envelope)");
     }
@@ -698,6 +703,10 @@ void ReadAll(Reader& r, Config* process, PipelineConfig* config) {
       if (converter == Converter::kJsonSchema) {
         r.Error(key, "json_schema writes the columns' schema, which a logical message (source.messages) has not");
       }
+    }
+    if (config->outbox.expand_json_payload) {
+      r.Error("outbox.expand_json_payload", "expands a payload column of a text type, which a logical message "
+                                            "(source.messages) has not");
     }
   }
   ValidateGuarantee(*config, r);

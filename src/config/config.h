@@ -35,6 +35,12 @@ enum class HeaderValues { kText, kDebezium, kJson, kJsonSchema };
 // io.debezium.data.Json / Uuid / Xml names), ByteArrayConverter (a bytea's bytes; a column of another type is
 // refused).
 enum class Converter { kString, kJson, kJsonSchema, kBytes };
+// outbox.json_payload_null_behavior / outbox.json_payload_empty_array_behavior (with outbox.expand_json_payload):
+// what a JSON null or an empty array in an expanded payload becomes: left out of the schema (ignore), or an optional
+// bytes field / an optional array of optional strings, as Debezium's table.json.payload.null.behavior and
+// table.json.payload.empty.array.behavior (Debezium 3.7 and later) make them.
+enum class JsonNullBehavior { kIgnore, kOptionalBytes };
+enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
 // The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.
@@ -115,6 +121,11 @@ struct OutboxConfig {
   HeaderValues header_values = HeaderValues::kText;
   Converter key_converter = Converter::kString;
   Converter value_converter = Converter::kString;
+  // Debezium's table.expand.json.payload: a payload of a text type that is JSON becomes the struct Debezium infers
+  // from it, written as value_converter writes a struct (outbox/json_expand.h).
+  bool expand_json_payload = false;
+  JsonNullBehavior json_payload_null_behavior = JsonNullBehavior::kIgnore;
+  JsonEmptyArrayBehavior json_payload_empty_array_behavior = JsonEmptyArrayBehavior::kIgnore;
   // When set, every record carries the four headers Debezium's connector adds to its records:
   // __debezium.context.connectorLogicalName (this value: Debezium's topic.prefix), .taskId (0), .connectorName
   // (postgresql) and .runId (a UUIDv7 made when the relay starts). Empty (the default): none, also for Debezium

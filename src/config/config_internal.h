@@ -32,6 +32,10 @@ inline constexpr EnumName<HeaderValues> kHeaderValues[] = {{"text", HeaderValues
 inline constexpr EnumName<Converter> kConverters[] = {
     {"string", Converter::kString}, {"json", Converter::kJson}, {"json_schema", Converter::kJsonSchema},
     {"bytes", Converter::kBytes}};
+inline constexpr EnumName<JsonNullBehavior> kJsonNullBehaviors[] = {{"ignore", JsonNullBehavior::kIgnore},
+                                                                    {"optional_bytes", JsonNullBehavior::kOptionalBytes}};
+inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
+    {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
 inline constexpr EnumName<OnError> kOnErrors[] = {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}};
 inline constexpr EnumName<Guarantee> kGuarantees[] = {{"at_least_once", Guarantee::kAtLeastOnce},
                                                       {"exactly_once", Guarantee::kExactlyOnce}};

@@ -194,10 +194,26 @@ absl::Status DeliveryCore::OnRelation(const pg::Relation& m) {
                                              tx_commit_lsn_.ToString(),
                                              ": set outbox.table to its new name, or rename it back"));
   }
-  if (mapper_.IsOutbox(m)) outbox_oid_ = m.oid;
+  if (mapper_.IsOutbox(m)) {
+    outbox_oid_ = m.oid;
+    WarnOfUnexpandedPayload(m);
+  }
   mapper_.OnRelation(m.oid);
   relations_.Put(m);
   return absl::OkStatus();
+}
+
+// Debezium expands only a payload it holds as a string, and warns of any other (a bytea, for one) at every record;
+// the relay says it once per layout of the table.
+void DeliveryCore::WarnOfUnexpandedPayload(const pg::Relation& m) const {
+  if (!config_.outbox.expand_json_payload) return;
+  for (const pg::RelationColumn& column : m.columns) {
+    if (column.name == config_.outbox.fields.payload && !outbox::ExpandsColumnType(column.type_oid)) {
+      Log()->warn("outbox.expand_json_payload: the payload column \"{}\" (type OID {}) is no text to Debezium, "
+                  "which expands only payloads of text types: its payloads are written as they are",
+                  column.name, column.type_oid);
+    }
+  }
 }
 
 absl::Status DeliveryCore::OnInsert(const pg::Insert& insert) {

@@ -160,6 +160,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   absl::Status OnMessage(const pg::Message& message);
   absl::Status OnBegin(Lsn final_lsn, int64_t commit_time);
   absl::Status OnRelation(const pg::Relation& m);
+  // outbox.expand_json_payload with a payload column Debezium does not expand (bytea, integers): a warning.
+  void WarnOfUnexpandedPayload(const pg::Relation& m) const;
   absl::Status OnInsert(const pg::Insert& insert);
   absl::Status OnUpdate(const pg::Update& m);
   absl::Status OnLogicalMessage(const pg::LogicalMessage& message);

@@ -596,6 +596,8 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     if (absl::Status st = WriteEnvelope(r); !st.ok()) {
       return absl::InvalidArgumentError(Cat(st.message(), " (", where(), ")"));
     }
+  } else if (absl::Status st = ExpandPayload(r); !st.ok()) {
+    return absl::InvalidArgumentError(Cat(st.message(), " (", where(), ")"));
   }
   if (commit_lsn != s_.source_lsn_of || s_.source_lsn.empty()) {
     s_.source_lsn_of = commit_lsn;
@@ -789,16 +791,16 @@ absl::Status OutboxMapper::Convert(Record& r) {
   return absl::OkStatus();  // bytes: a bytea payload already is its raw bytes
 }
 
-const std::string& OutboxMapper::EnvelopeSchemaName() {
+const std::string& OutboxMapper::EnvelopeSchemaName(std::string_view payload_schema) {
   // Debezium's EventRouterDelegate caches the envelope's schema by the payload's schema, or by the version when
   // table.field.event.schema.version is set: the route value of the first record names all that share it.
   std::string cache_key = config_.fields.schema_version
                               ? Cat("v:", s_.schema_version.null ? "null" : s_.schema_version.text)
-                              : Cat("p:", s_.value_schema);
+                              : Cat("p:", payload_schema);
   auto it = envelope_names_.find(cache_key);
   if (it == envelope_names_.end()) {
     std::string schema = R"({"type":"struct","fields":[)";
-    schema.append(s_.value_schema);
+    schema.append(payload_schema);
     schema.pop_back();
     schema.append(R"(,"field":"payload"})");
     for (size_t i = 0; i < s_.additional.size(); ++i) {
@@ -830,6 +832,27 @@ absl::Status OutboxMapper::AppendJsonHeader(const ConnectColumn& form, uint32_t 
 
 absl::Status OutboxMapper::WriteEnvelope(Record& r) {
   if (!r.value && config_.tombstone_on_empty_payload) return absl::OkStatus();  // a tombstone: no envelope
+  // outbox.expand_json_payload: the payload field holds the expanded struct. Where Debezium's expansion left the
+  // payload a String under a new schema, Struct.put of the envelope fails for every converter.
+  const ExpandedPayload* expanded = nullptr;
+  if (config_.expand_json_payload && r.value.has_value() && ExpandsColumnType(s_.payload_type)) {
+    s_.expanded = ExpandJsonPayload(s_.payload.text, config_.fields.payload,
+                                    ExpandOptions{.null_behavior = config_.json_payload_null_behavior,
+                                                  .empty_array_behavior = config_.json_payload_empty_array_behavior});
+    switch (s_.expanded.outcome) {
+      case ExpandOutcome::kExpanded:
+        expanded = &s_.expanded;
+        break;
+      case ExpandOutcome::kKeptAsText:
+        break;
+      case ExpandOutcome::kKeptWithoutSchema:
+      case ExpandOutcome::kFailsInJsonConverter:
+        return absl::InvalidArgumentError(
+            Cat("outbox.expand_json_payload: ", s_.expanded.reason.empty() ? "no schema" : s_.expanded.reason,
+                "; the envelope (placement envelope) cannot hold the payload under its inferred schema, and "
+                "Debezium fails this record too"));
+    }
+  }
   std::string& out = s_.envelope;
   out.clear();
   const config::Converter converter = config_.value_converter;
@@ -838,7 +861,7 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
     out.append("Struct{");
     bool first = true;
     if (r.value) {
-      out.append("payload=").append(*r.value);
+      out.append("payload=").append(expanded != nullptr ? std::string_view(expanded->text) : *r.value);
       first = false;
     }
     for (size_t i = 0; i < s_.additional.size(); ++i) {
@@ -856,10 +879,21 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
     return absl::OkStatus();
   }
   if (converter == config::Converter::kJsonSchema) {
-    out.append(R"({"schema":)").append(EnvelopeSchemaName()).append(R"(,"payload":)");
+    if (expanded != nullptr && 2 + std::max(expanded->schema_depth, expanded->value_depth) > kJacksonMaxWriteDepth) {
+      return absl::InvalidArgumentError(Cat("outbox.expand_json_payload: the envelope's schema nests deeper than "
+                                            "Jackson writes (", kJacksonMaxWriteDepth, "); Kafka Connect's "
+                                            "JsonConverter fails on this payload, as Debezium would"));
+    }
+    out.append(R"({"schema":)")
+        .append(EnvelopeSchemaName(expanded != nullptr ? std::string_view(expanded->schema_json) : s_.value_schema))
+        .append(R"(,"payload":)");
   }
   out.append(R"({"payload":)");
-  AppendJsonConverted(config::Converter::kJson, "", s_.payload_type, r.value, &out);
+  if (expanded != nullptr) {
+    out.append(expanded->value_json);
+  } else {
+    AppendJsonConverted(config::Converter::kJson, "", s_.payload_type, r.value, &out);
+  }
   for (size_t i = 0; i < s_.additional.size(); ++i) {
     const Field& f = s_.additional[i];
     if (placement_[i] != Placement::kEnvelope || f.absent) continue;
@@ -878,6 +912,55 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
   out.push_back('}');
   if (converter == config::Converter::kJsonSchema) out.push_back('}');
   r.value = out;
+  return absl::OkStatus();
+}
+
+// Debezium expands a payload whose value is a String (not a NULL, not a bytea) into a struct, and the value
+// converter writes that struct; where the expansion gave up, the payload stays the text Convert wrote. A blank text
+// (a tombstone with outbox.tombstone_on_empty_payload) starts with neither { nor [ and is never expanded.
+absl::Status OutboxMapper::ExpandPayload(Record& r) {
+  if (!config_.expand_json_payload || !r.value.has_value() || !ExpandsColumnType(s_.payload_type)) {
+    return absl::OkStatus();
+  }
+  s_.expanded = ExpandJsonPayload(s_.payload.text, config_.fields.payload,
+                                  ExpandOptions{.null_behavior = config_.json_payload_null_behavior,
+                                                .empty_array_behavior = config_.json_payload_empty_array_behavior});
+  const ExpandedPayload& e = s_.expanded;
+  const config::Converter converter = config_.value_converter;
+  const bool json = converter == config::Converter::kJson || converter == config::Converter::kJsonSchema;
+  switch (e.outcome) {
+    case ExpandOutcome::kKeptAsText:
+      return absl::OkStatus();
+    case ExpandOutcome::kKeptWithoutSchema:
+      // JsonConverter writes a value without a schema as it finds it: a string.
+      if (converter == config::Converter::kJsonSchema) {
+        s_.value_out.assign(R"({"schema":null,"payload":)");
+        AppendJsonString(s_.payload.text, &s_.value_out);
+        s_.value_out.push_back('}');
+        r.value = s_.value_out;
+      }
+      return absl::OkStatus();
+    case ExpandOutcome::kFailsInJsonConverter:
+      if (!json) return absl::OkStatus();  // StringConverter writes the text under any schema
+      return absl::InvalidArgumentError(
+          Cat("outbox.expand_json_payload: ", e.reason, "; Kafka Connect's JsonConverter fails on this payload, as "
+              "Debezium would"));
+    case ExpandOutcome::kExpanded:
+      break;
+  }
+  if (converter == config::Converter::kJsonSchema) {
+    if (1 + std::max(e.schema_depth, e.value_depth) > kJacksonMaxWriteDepth) {
+      return absl::InvalidArgumentError(Cat("outbox.expand_json_payload: the payload's schema nests deeper than "
+                                            "Jackson writes (", kJacksonMaxWriteDepth, "); Kafka Connect's "
+                                            "JsonConverter fails on this payload, as Debezium would"));
+    }
+    s_.value_out = Cat(R"({"schema":)", e.schema_json, R"(,"payload":)", e.value_json, "}");
+    r.value = s_.value_out;
+  } else if (json) {
+    r.value = e.value_json;
+  } else {
+    r.value = e.text;
+  }
   return absl::OkStatus();
 }
 

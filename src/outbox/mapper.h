@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "config/java_regex.h"
 #include "outbox/connect_header.h"
+#include "outbox/json_expand.h"
 #include "pg/pgoutput.h"
 
 namespace outbox::v1 {
@@ -179,7 +180,10 @@ class OutboxMapper {
   absl::Status WriteEnvelope(Record& r);
   // json_schema: the envelope schema's name, which Debezium caches by the payload's schema (or by the version), so
   // that the first route value seen names it for every later record.
-  const std::string& EnvelopeSchemaName();
+  // `payload_schema`: the payload field's (the column's, or the expanded payload's).
+  const std::string& EnvelopeSchemaName(std::string_view payload_schema);
+  // outbox.expand_json_payload: replaces the converted value by the expanded payload (outbox/json_expand.h).
+  absl::Status ExpandPayload(Record& r);
   // outbox.fields.tracing_span_context: the traceparent and tracestate headers of the row's trace context.
   void AddTraceHeaders(Record& r);
   void AddCloudEventsHeaders(Record& r);
@@ -214,6 +218,7 @@ class OutboxMapper {
     std::string converted;  // outbox.header_values: debezium: one additional field's header text being built
     std::string key_out, value_out;  // the key and value as outbox.key_converter / value_converter write them
     std::string key_bytes;           // a bytea key's decoded bytes (converters other than string)
+    ExpandedPayload expanded;        // outbox.expand_json_payload: the payload expanded
     std::string_view key_schema, value_schema;  // json_schema: the binding's
     const std::vector<Binding::Additional>* bound_additional = nullptr;  // the binding's (Map, for Build)
     Field schema_version;   // outbox.fields.schema_version's value

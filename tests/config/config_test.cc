@@ -258,6 +258,28 @@ TEST(Config, ConvertersAreReadAndJsonSchemaIsRefusedWithMessages) {
               HasSubstr("outbox.key_converter: must be string, json, json_schema or bytes"));
 }
 
+// outbox.expand_json_payload and its two behaviors; only for the raw format of table rows.
+TEST(Config, ExpandedJsonPayloadKeysAreReadAndRefusedWithOtherFormatsAndMessages) {
+  auto plain = Load(kMinimal);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->outbox.expand_json_payload);
+  EXPECT_EQ(plain->outbox.json_payload_null_behavior, JsonNullBehavior::kIgnore);
+  EXPECT_EQ(plain->outbox.json_payload_empty_array_behavior, JsonEmptyArrayBehavior::kIgnore);
+  auto c = Load(kMinimal, {{"outbox.expand_json_payload", "true"},
+                           {"outbox.json_payload_null_behavior", "optional_bytes"},
+                           {"outbox.json_payload_empty_array_behavior", "optional_string"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->outbox.expand_json_payload);
+  EXPECT_EQ(c->outbox.json_payload_null_behavior, JsonNullBehavior::kOptionalBytes);
+  EXPECT_EQ(c->outbox.json_payload_empty_array_behavior, JsonEmptyArrayBehavior::kOptionalString);
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.json_payload_null_behavior", "keep"}})),
+              HasSubstr("outbox.json_payload_null_behavior"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.expand_json_payload", "true"}, {"outbox.format", "cloudevents"}})),
+              HasSubstr("outbox.expand_json_payload: only with outbox.format: raw"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.expand_json_payload", "true"}, {"source.messages", "true"}})),
+              HasSubstr("outbox.expand_json_payload: expands a payload column"));
+}
+
 TEST(Config, ExactlyOnceIsReadAndItsContradictionsAreRefusedNamingTheKey) {
   auto loaded = Load(kMinimal, {{"delivery.guarantee", "exactly_once"}, {"delivery.transaction_interval_ms", "250"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status();

@@ -1490,5 +1490,98 @@ TEST_F(ProtobufMapperTest, LogicalMessageGivesTheSameEnvelopeAsARow) {
   EXPECT_FALSE(t.additional(0).has_value());
 }
 
+// --- outbox.expand_json_payload ----------------------------------------------------------------------------------
+
+class ExpandMapperTest : public MapperTest {
+ protected:
+  ExpandMapperTest() {
+    config_.expand_json_payload = true;
+    Set("payload", R"({"a": 1, "b": [1, 2], "c": null})");
+  }
+  // A json_schema value converter, with the catalog it needs.
+  void JsonSchemaValues() {
+    config_.value_converter = config::Converter::kJsonSchema;
+    mapper().SetCatalog({{.name = "id", .not_null = true}, {.name = "aggregatetype", .not_null = true},
+                         {.name = "aggregateid", .not_null = true}, {.name = "type", .not_null = true},
+                         {.name = "payload"}, {.name = "created_at", .not_null = true}});
+  }
+};
+
+// The record's value is the expanded payload as the value converter writes a struct.
+TEST_F(ExpandMapperTest, TheValueIsTheExpandedPayloadAsTheConverterWritesIt) {
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "Struct{a=1,b=[1, 2]}");
+  config_.value_converter = config::Converter::kJson;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"a":1,"b":[1,2]})");
+  mapper_.reset();
+  JsonSchemaValues();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"schema":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"},)"
+                      R"({"type":"array","items":{"type":"int32","optional":true},"optional":true,"field":"b"}],)"
+                      R"("optional":true,"name":"payload"},"payload":{"a":1,"b":[1,2]}})");
+  EXPECT_EQ(r->key, "order-42");
+}
+
+// Text that is not expanded stays as the converter writes a string, with the column's schema; a top-level [] loses
+// its schema (JsonConverter then writes a schemaless string).
+TEST_F(ExpandMapperTest, APayloadThatIsNotExpandedIsWrittenAsItsText) {
+  SetType("payload", kText);
+  Set("payload", "not json");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "not json");
+  mapper_.reset();
+  JsonSchemaValues();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"schema":{"type":"string","optional":true},"payload":"not json"})");
+  Set("payload", "[]");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"({"schema":null,"payload":"[]"})");
+  // A bytea payload is not a string to Debezium: never expanded.
+  ByteaPayloadAndBigintKey("7");
+  Set("payload", "\\x7b7d");  // {}
+  config_.value_converter = config::Converter::kString;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "{}");
+}
+
+// A payload whose value does not fit the schema inferred from it: JsonConverter fails on it (a per-event error
+// naming the event and the LSN), StringConverter writes the text.
+TEST_F(ExpandMapperTest, APayloadJsonConverterFailsOnIsAPerEventErrorButStringConverterWritesItsText) {
+  Set("payload", "[1, 2]");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "[1, 2]");
+  config_.value_converter = config::Converter::kJson;
+  mapper_.reset();
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.expand_json_payload"));
+  EXPECT_THAT(Message(r.status()), HasSubstr(std::string("event id=") + kEventId + " at LSN 16/B374D848"));
+  Set("payload", R"({"a": 12345678901234567890})");
+  r = Map();
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+}
+
+// A blank payload is never JSON: outbox.tombstone_on_empty_payload still makes it a tombstone.
+TEST_F(ExpandMapperTest, ABlankPayloadIsStillATombstone) {
+  config_.tombstone_on_empty_payload = true;
+  SetType("payload", kText);
+  Set("payload", "  ");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::nullopt);
+}
+
 }  // namespace
 }  // namespace outbox::outbox

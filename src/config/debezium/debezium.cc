@@ -8,7 +8,7 @@
 //   warned      keys with no effect on the records (offsets, topic prefix, snapshots, heartbeats, ...): accepted,
 //               each with a line in Config::warnings;
 //   refused     keys that would change the records in a way the relay does not reproduce (other converters or
-//               transforms, envelope or partition placement, expanded JSON payloads, masked columns, a sink's
+//               transforms, envelope placement, field name adjustment of expanded payloads, masked columns, a sink's
 //               header encoding or routing it does not have, ...): an error naming the key as written in the file.
 // Every problem is reported in one error, as for YAML. Keys prefixed `outbox-relay.` are relay keys
 // (`outbox-relay.http.listen=...`), so one file can carry both.
@@ -768,10 +768,7 @@ class DebeziumMapper {
     if (std::optional<bool> tombstone = RouterBool("route.tombstone.on.empty.payload")) {
       Put("outbox.tombstone_on_empty_payload", *tombstone ? "true" : "false");
     }
-    if (std::optional<bool> expand = RouterBool("table.expand.json.payload"); expand.value_or(false)) {
-      Error(RouterWritten("table.expand.json.payload"),
-            "expanded JSON payloads are not reproduced; the relay writes the payload text as stored");
-    }
+    MapExpandJsonPayload();
     const Prop* negate = router_.Take("negate");
     if (const Prop* predicate = router_.Take("predicate")) {
       MapPredicate(*predicate, negate);
@@ -803,13 +800,44 @@ class DebeziumMapper {
     const Prop* tracing = router_.Take("tracing.span.context.field");
     Put("outbox.fields.tracing_span_context", tracing != nullptr ? tracing->value : std::string("tracingspancontext"));
     Put("outbox.fields.tracing_span_context_if_present", "true");
-    for (std::string_view key : {"table.json.payload.null.behavior", "tracing.operation.name",
-                                 "tracing.with.context.field.only"}) {
+    for (std::string_view key : {"tracing.operation.name", "tracing.with.context.field.only"}) {
       if (const Prop* prop = router_.Take(std::string(key))) Warn(*prop, "no effect on the records");
     }
     MapRouting();
     for (const auto& [key, prop] : router_.Rest()) {
       Error(prop->written, "not an Outbox Event Router key the relay knows");
+    }
+  }
+
+  // table.expand.json.payload and what shapes it: table.json.payload.null.behavior, and the router's own
+  // field.name.adjustment.mode (the connector's is not passed to it), which the relay reproduces only as none.
+  void MapExpandJsonPayload() {
+    const bool expand = RouterBool("table.expand.json.payload").value_or(false);
+    if (expand) Put("outbox.expand_json_payload", "true");
+    const auto no_effect = [&](const Prop& prop) { Warn(prop, "no effect without table.expand.json.payload=true"); };
+    if (const Prop* nulls = router_.Take("table.json.payload.null.behavior")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(nulls->value)));
+      if (value != "ignore" && value != "optional_bytes") {
+        Error(nulls->written, Cat("must be ignore or optional_bytes, got ", Quoted(nulls->value)));
+      } else if (!expand) {
+        no_effect(*nulls);
+      } else {
+        Put("outbox.json_payload_null_behavior", value);
+      }
+    }
+    if (const Prop* arrays = router_.Take("table.json.payload.empty.array.behavior")) {
+      Warn(*arrays, "no effect in Debezium 3.6.1, whose records the relay writes (the key arrived in Debezium 3.7): "
+                    "empty arrays are left out; outbox-relay.outbox.json_payload_empty_array_behavior="
+                    "optional_string keeps them as Debezium 3.7 does");
+    }
+    if (const Prop* mode = router_.Take("field.name.adjustment.mode")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
+      if (!expand) {
+        no_effect(*mode);
+      } else if (value != "none") {
+        Error(mode->written, Cat(Quoted(mode->value), ": the relay expands JSON payloads with field names as they "
+                                 "are (none, the default)"));
+      }
     }
   }
 

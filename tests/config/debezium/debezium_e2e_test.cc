@@ -1050,5 +1050,129 @@ TEST_F(DebeziumSideBySide, IntervalsTimesWithZonesAndRangesThroughAJsonHeaderCon
   CompareIntervalsTimesAndRanges(/*json=*/true);
 }
 
+// table.expand.json.payload=true: the payload parsed, its schema inferred and its value rebuilt as Debezium does,
+// written by each value converter. Rows whose record Debezium's task fails on (JsonConverter refuses a top-level
+// array or an integer beyond long) are left out of the JsonConverter runs, and arrays of objects whose merged schema
+// depends on the JVM's hash codes are left out of all: json_expand_test and json_expand_differential_test cover them.
+class DebeziumExpandSideBySide : public DebeziumSideBySide {
+ protected:
+  // JSON every payload column takes (json, jsonb and text) and every converter writes.
+  static std::vector<std::optional<std::string>> JsonRows() {
+    return {
+        R"({"id": 7, "big": 2147483648, "neg": -2147483649, "max": 9223372036854775807, "ok": true, "s": "x"})",
+        R"({"d": 0.1, "e": 123.456, "f": 1.5e-7, "g": -2.5})",
+        R"({"nested": {"a": {"b": "deep"}}, "list": [1, 2, 3], "strs": ["a", "b"], "nulls": [null, 1]})",
+        // Merged in either order, the fields come out the same (jsonb sorts keys: "id" stays first).
+        R"({"items": [{"id": "a", "qty": 1}, {"id": "b"}], "same": [{"x": 1}, null, {"x": 2}]})",
+        R"({"n": null, "empty": [], "obj": {}, "deepnull": {"z": null}, "grid": [[1], [2, 3], []]})",
+        R"({"s": "q\" b\\ / \n\t é ☕ 😀 \u0001 \ud83d\ude00"})",
+        R"({"dup": 1, "other": 2, "dup": "two"})",
+        "[]", "{}",
+        R"({"b": [[], [1]]})", R"({"mixed": [1, "x"]})", R"({"": 1})", R"([1, "x"])",
+        std::nullopt,
+    };
+  }
+  // Text only a text column holds: not JSON, JSON with text around it, numbers as Jackson reads them, a lone
+  // surrogate.
+  static std::vector<std::optional<std::string>> TextRows() {
+    return {"not json", R"( {"lead": 1})", R"({"a": 1} and more)", R"({"a": 01})", "",
+            R"({"x": 1e20, "y": -0.0, "z": 1e400, "w": 1E-7, "v": 1e-400})", R"({"lone": "\ud800 x"})"};
+  }
+  // What JsonConverter fails on (Kafka Connect would stop the task) and StringConverter writes as the text.
+  static std::vector<std::optional<std::string>> FailingRows() {
+    return {"[1, 2]", R"({"big": 12345678901234567890})", R"({"a": [{"x": 1}, {"y": 2}, null]})",
+            R"({"a": [[1], ["x"]]})"};
+  }
+
+  // Debezium then the relay on `rows` of a payload column of `payload_type` (`payload`, jsonb, when empty; else a
+  // `body` column of that type), with the router keys `router` and the value converter `value_converter`.
+  // `expanded`: text some value of Debezium's has only if it expanded the payloads.
+  void CompareExpanded(const std::string& router, const std::string& value_converter, const std::string& payload_type,
+                       const std::vector<std::optional<std::string>>& rows, const std::string& expanded,
+                       const std::string& placement = "type:header:eventType") {
+    const std::string column = payload_type.empty() ? "payload" : "body";
+    SideBySide side(*this, kafka_lib_, plugins_,
+                    "transforms.outbox.table.fields.additional.placement=" + placement + "\n"
+                    "transforms.outbox.table.expand.json.payload=true\n"
+                    "transforms.outbox.table.field.event.payload=" + column + "\n" + router,
+                    "key.converter=org.apache.kafka.connect.storage.StringConverter\n" + value_converter);
+    ASSERT_TRUE(side.Init());
+    if (!payload_type.empty()) {
+      ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN body " + payload_type, db_).ok());
+    }
+    ASSERT_TRUE(side.StartDebezium());
+    std::string values;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::string literal = "NULL";
+      if (rows[i].has_value()) {
+        literal = "'";
+        for (char c : *rows[i]) literal += c == '\'' ? std::string("''") : std::string(1, c);
+        literal += "'";
+      }
+      values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ + "', 'k" +
+                std::to_string(i) + "', 'Expanded', " + (column == "payload" ? literal : "'{}', " + literal) + ")";
+    }
+    ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" +
+                              std::string(column == "payload" ? "" : ", body") + ") VALUES " + values,
+                          db_)
+                    .ok());
+    const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+    ASSERT_EQ(debezium.size(), rows.size());
+    EXPECT_TRUE(std::any_of(debezium.begin(), debezium.end(), [&](const auto& record) {
+      return record.second.value.value_or("").find(expanded) != std::string::npos;
+    })) << "no value of Debezium's has " << expanded << ": the test's premise changed";
+    ExpectSameRecords(relayed, debezium);
+  }
+
+  static std::vector<std::optional<std::string>> Concat(std::vector<std::vector<std::optional<std::string>>> sets) {
+    std::vector<std::optional<std::string>> out;
+    for (auto& set : sets) out.insert(out.end(), set.begin(), set.end());
+    return out;
+  }
+};
+
+// jsonb payloads through JsonConverter without schemas: the expanded value as JSON.
+TEST_F(DebeziumExpandSideBySide, ExpandedJsonbPayloadsThroughJsonConverterAreDebeziums) {
+  CompareExpanded("", "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                      "value.converter.schemas.enable=false\n",
+                  "", JsonRows(), R"("grid":[[1],[2,3],[]])");
+}
+
+// Text payloads through JsonConverter with schemas: the inferred struct schema; text that is not expanded keeps
+// its column's string schema, a top-level [] a null schema.
+TEST_F(DebeziumExpandSideBySide, ExpandedTextPayloadsThroughJsonConverterWithSchemasAreDebeziums) {
+  CompareExpanded("", "value.converter=org.apache.kafka.connect.json.JsonConverter\n", "text",
+                  Concat({JsonRows(), TextRows()}), R"("optional":true,"name":"body.nested","field":"nested")");
+}
+
+// StringConverter writes Struct.toString, and the text of what JsonConverter would fail on.
+TEST_F(DebeziumExpandSideBySide, ExpandedTextPayloadsThroughStringConverterAreDebeziums) {
+  CompareExpanded("", "value.converter=org.apache.kafka.connect.storage.StringConverter\n", "text",
+                  Concat({JsonRows(), TextRows(), FailingRows()}), "Struct{lone=? x}");
+}
+
+// Nulls kept as optional bytes; table.json.payload.empty.array.behavior, which Debezium 3.6.1 does not know, has
+// no effect on either side.
+TEST_F(DebeziumExpandSideBySide, NullsKeptAsOptionalBytesAreDebeziums) {
+  CompareExpanded("transforms.outbox.table.json.payload.null.behavior=optional_bytes\n"
+                  "transforms.outbox.table.json.payload.empty.array.behavior=optional_string\n",
+                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n", "json", JsonRows(),
+                  R"({"type":"bytes","optional":true,"field":"n"})");
+}
+
+// Expanded payloads in the envelope (placement envelope) through JsonConverter with schemas: the envelope's payload
+// field holds the expanded struct and its inferred schema, and the envelope's schema is made once per payload
+// schema. Rows Debezium's task fails on with an envelope (a top-level [], whose schema is null) are left out.
+TEST_F(DebeziumExpandSideBySide, ExpandedPayloadsInTheEnvelopeAreDebeziums) {
+  std::vector<std::optional<std::string>> rows = JsonRows();
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const std::optional<std::string>& r) {
+               return r.has_value() && (r->starts_with("[") || r->find("[[") != std::string::npos ||
+                                        r->find("mixed") != std::string::npos);
+             }),
+             rows.end());
+  CompareExpanded("", "value.converter=org.apache.kafka.connect.json.JsonConverter\n", "", rows,
+                  R"("name":"payload","field":"payload")", "type:envelope:eventType,aggregateid:envelope");
+}
+
 }  // namespace
 }  // namespace outbox::testing

@@ -542,7 +542,7 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
 
 TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"debezium.transforms.outbox.table.expand.json.payload=true", "expanded JSON payloads"},
+      {"debezium.transforms.outbox.table.json.payload.null.behavior=keep", "must be ignore or optional_bytes"},
       {"debezium.transforms.outbox.predicate=isOutbox", "not a predicate declared in predicates"},
       {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
       {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "schemas.enable=false"},
@@ -578,6 +578,31 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
   no_formats = no_formats.substr(0, no_formats.find("debezium.format.key"));
   EXPECT_THAT(ErrorOf(Load(no_formats)), AllOf(HasSubstr("debezium.format.key: required: simplestring"),
                                                 HasSubstr("debezium.format.value: required: simplestring")));
+}
+
+// table.expand.json.payload and the null behavior map to the relay's keys; the empty array behavior, which
+// Debezium 3.6.1 does not have, and field name adjustment other than none are not taken.
+TEST(DebeziumProperties, ExpandedJsonPayloadsMapToTheRelaysKeys) {
+  absl::StatusOr<Loaded> plain = LoadWith("");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->outbox.expand_json_payload);
+  absl::StatusOr<Loaded> c = LoadWith("debezium.transforms.outbox.table.expand.json.payload=TRUE\n"
+                                      "debezium.transforms.outbox.table.json.payload.null.behavior= Optional_Bytes\n"
+                                      "debezium.transforms.outbox.table.json.payload.empty.array.behavior=optional_string\n"
+                                      "debezium.transforms.outbox.field.name.adjustment.mode=none\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->outbox.expand_json_payload);
+  EXPECT_EQ(c->outbox.json_payload_null_behavior, config::JsonNullBehavior::kOptionalBytes);
+  EXPECT_EQ(c->outbox.json_payload_empty_array_behavior, config::JsonEmptyArrayBehavior::kIgnore);
+  EXPECT_THAT(WarnedKeys(*c), Contains("debezium.transforms.outbox.table.json.payload.empty.array.behavior"));
+  absl::StatusOr<Loaded> off = LoadWith("debezium.transforms.outbox.table.json.payload.null.behavior=optional_bytes\n");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->outbox.json_payload_null_behavior, config::JsonNullBehavior::kIgnore);
+  EXPECT_THAT(WarnedKeys(*off), Contains("debezium.transforms.outbox.table.json.payload.null.behavior"));
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.transforms.outbox.table.expand.json.payload=true\n"
+                               "debezium.transforms.outbox.field.name.adjustment.mode=avro\n")),
+              HasSubstr("debezium.transforms.outbox.field.name.adjustment.mode: \"avro\": the relay expands JSON "
+                        "payloads with field names as they are"));
 }
 
 TEST(DebeziumProperties, EveryProblemIsInOneError) {
