@@ -202,11 +202,13 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     }
     // json_schema (JsonConverter with schemas): Debezium's schema of a column with a default carries it, which the
     // relay writes with outbox.null_as_column_default for the types it works the default out for.
-    for (auto [key, converter, column] :
+    for (const auto& written :
          {std::tuple{"outbox.key_converter", config.outbox.key_converter, config.outbox.fields.key},
           std::tuple{"outbox.value_converter", config.outbox.value_converter, config.outbox.fields.payload}}) {
+      const auto& [key, converter, column] = written;
+      const std::string& name = column;
       const auto row = std::find_if(columns->begin(), columns->end(),
-                                    [&](const pg::Row& r) { return r[0].value_or("") == column && r.size() > 6; });
+                                    [&](const pg::Row& r) { return r[0].value_or("") == name && r.size() > 6; });
       if (converter != config::Converter::kJsonSchema || row == columns->end() || (*row)[2].value_or("f") != "t") {
         continue;
       }

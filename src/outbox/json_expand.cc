@@ -30,6 +30,8 @@ constexpr size_t kMaxStringLength = 20'000'000;  // UTF-16 code units
 constexpr size_t kMaxNameLength = 50'000;
 
 // One node of Jackson's tree (readTree's JsonNode).
+struct Member;
+
 struct Node {
   enum class Kind : uint8_t { kNull, kBoolean, kString, kInt, kLong, kBigInteger, kDouble, kArray, kObject };
   Kind kind = Kind::kNull;
@@ -40,16 +42,23 @@ struct Node {
   // kBigInteger: the literal.
   std::string text;
   std::vector<Node> elements;                         // kArray
-  std::vector<std::pair<std::string, Node>> members;  // kObject: a key once, a repeated key's last value in its
-                                                      // first place (ObjectNode.replace over a LinkedHashMap)
+  std::vector<Member> members;  // kObject: a key once, a repeated key's last value in its first place
+                                // (ObjectNode.replace over a LinkedHashMap)
 
-  const Node* Find(std::string_view key) const {
-    for (const auto& [name, value] : members) {
-      if (name == key) return &value;
-    }
-    return nullptr;
-  }
+  const Node* Find(std::string_view key) const;
 };
+
+struct Member {
+  std::string first;
+  Node second;
+};
+
+const Node* Node::Find(std::string_view key) const {
+  for (const Member& m : members) {
+    if (m.first == key) return &m.second;
+  }
+  return nullptr;
+}
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -133,7 +142,7 @@ class Parser {
       if (absl::Status st = Value(value, depth); !st.ok()) return st;
       const auto [it, inserted] = index.try_emplace(name, out.members.size());
       if (inserted) {
-        out.members.emplace_back(std::move(name), std::move(value));
+        out.members.push_back(Member{std::move(name), std::move(value)});
       } else {
         out.members[it->second].second = std::move(value);
       }
@@ -439,7 +448,9 @@ class SchemaInference {
     merged->name = left->name;
     merged->optional = false;
     merged->fields = left->fields;
-    for (const auto& [name, schema] : right->fields) {
+    for (const auto& field : right->fields) {
+      const std::string& name = field.first;
+      const auto& schema = field.second;
       auto it = std::find_if(merged->fields.begin(), merged->fields.end(), [&](const auto& f) { return f.first == name; });
       if (it == merged->fields.end()) {
         merged->fields.emplace_back(name, schema);

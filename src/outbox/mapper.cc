@@ -614,13 +614,8 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     for (size_t i = 0; i < std::size(context); ++i) {
       std::string_view value = context[i].second;
       if (JsonHeaders()) {
-        // Strings Debezium adds with a (required) string schema.
-        std::string& json = s_.context_headers[i];
-        json.clear();
-        if (config_.header_values == config::HeaderValues::kJsonSchema) json = R"({"schema":{"type":"string","optional":false},"payload":)";
-        AppendJsonString(value, &json);
-        if (config_.header_values == config::HeaderValues::kJsonSchema) json.push_back('}');
-        value = json;
+        SetJsonStringHeader(value, &s_.context_headers[i]);
+        value = s_.context_headers[i];
       }
       r.headers.push_back(Header{context[i].first, value});
     }
@@ -758,6 +753,10 @@ void OutboxMapper::AddTraceHeaders(Record& r) {
     if (e.key == "tracestate") s_.tracestate = e.value;
   }
   if (s_.traceparent.empty()) return;
+  if (JsonHeaders()) {
+    SetJsonStringHeader(std::string(s_.traceparent), &s_.traceparent);
+    if (!s_.tracestate.empty()) SetJsonStringHeader(std::string(s_.tracestate), &s_.tracestate);
+  }
   r.headers.push_back(Header{"traceparent", std::string_view(s_.traceparent)});
   if (!s_.tracestate.empty()) r.headers.push_back(Header{"tracestate", std::string_view(s_.tracestate)});
 }
@@ -815,6 +814,14 @@ const std::string& OutboxMapper::EnvelopeSchemaName(std::string_view payload_sch
     it = envelope_names_.emplace(std::move(cache_key), std::move(schema)).first;
   }
   return it->second;
+}
+
+void OutboxMapper::SetJsonStringHeader(std::string_view value, std::string* out) const {
+  const bool with_schema = config_.header_values == config::HeaderValues::kJsonSchema;
+  std::string json = with_schema ? R"({"schema":{"type":"string","optional":false},"payload":)" : "";
+  AppendJsonString(value, &json);
+  if (with_schema) json.push_back('}');
+  *out = std::move(json);
 }
 
 absl::Status OutboxMapper::AppendJsonHeader(const ConnectColumn& form, uint32_t type, std::string_view schema,

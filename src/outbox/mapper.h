@@ -166,6 +166,9 @@ class OutboxMapper {
   // or with its schema, into `out`.
   absl::Status AppendJsonHeader(const ConnectColumn& form, uint32_t type, std::string_view schema,
                                 std::optional<std::string_view> value, std::string* out) const;
+  // outbox.header_values json / json_schema: a header Debezium adds as a string with Schema.STRING_SCHEMA (its
+  // __debezium.context.* headers, the tracing SMT's traceparent and tracestate), as JsonConverter writes it.
+  void SetJsonStringHeader(std::string_view value, std::string* out) const;
   bool JsonHeaders() const {
     return config_.header_values == config::HeaderValues::kJson ||
            config_.header_values == config::HeaderValues::kJsonSchema;

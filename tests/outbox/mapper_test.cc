@@ -873,6 +873,44 @@ TEST_F(MapperTest, TraceContextColumnGivesTraceparentAndTracestateHeaders) {
   EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
 }
 
+// outbox.header_values json / json_schema (JsonConverter as the header converter): the id and the additional fields
+// as the JSON of Debezium's values, with their column schemas under json_schema (optional from the catalog, a NULL
+// as a null payload); the headers Debezium adds as strings with Schema.STRING_SCHEMA (__debezium.context.*, the
+// tracing SMT's traceparent and tracestate) as required strings.
+TEST_F(MapperTest, JsonHeaderValuesAreWhatJsonConverterWritesAsHeaders) {
+  relation_.columns.push_back({.flags = 0, .name = "tracingspancontext", .type_oid = kText});
+  values_.push_back("traceparent=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\ntracestate=a\n");
+  config_.fields.tracing_span_context = "tracingspancontext";
+  config_.fields.additional = {{.column = "created_at", .placement = "header", .name = "at"}};
+  config_.debezium_context_logical_name = "shop";
+  config_.header_values = config::HeaderValues::kJsonSchema;
+  mapper().SetRunId("r");
+  mapper().SetCatalog({{.name = "id", .not_null = true}, {.name = "created_at"}});
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string str = R"({"schema":{"type":"string","optional":false},"payload":)";
+  EXPECT_EQ(HeaderValue(*r, "__debezium.context.connectorLogicalName"), str + R"("shop"})");
+  EXPECT_EQ(HeaderValue(*r, "id"), R"({"schema":{"type":"string","optional":false,"name":"io.debezium.data.Uuid",)"
+                                   R"("version":1},"payload":")" + std::string(kEventId) + "\"}");
+  EXPECT_EQ(HeaderValue(*r, "at"), R"({"schema":{"type":"string","optional":true,"name":)"
+                                   R"("io.debezium.time.ZonedTimestamp","version":1},"payload":)"
+                                   R"("2024-05-01T12:00:00.123456Z"})");
+  EXPECT_EQ(HeaderValue(*r, "traceparent"), str + R"("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})");
+  EXPECT_EQ(HeaderValue(*r, "tracestate"), str + R"("a"})");
+  Set("created_at", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "at"), R"({"schema":{"type":"string","optional":true,"name":)"
+                                   R"("io.debezium.time.ZonedTimestamp","version":1},"payload":null})");
+  config_.header_values = config::HeaderValues::kJson;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "id"), "\"" + std::string(kEventId) + "\"");
+  EXPECT_EQ(HeaderValue(*r, "at"), "null");
+  EXPECT_EQ(HeaderValue(*r, "tracestate"), R"("a")");
+}
+
 TEST_F(MapperTest, AMissingTraceContextColumnIsFatalUnlessOnlyIfPresent) {
   config_.fields.tracing_span_context = "tracingspancontext";
   auto r = Map();
