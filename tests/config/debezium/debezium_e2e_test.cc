@@ -139,8 +139,13 @@ class DebeziumE2E : public SharedServicesTest {
     return child.ok() ? std::move(*child) : nullptr;
   }
 
+  // Whether `slot` is held and streaming. A slot being created is active already, but until its snapshot is
+  // consistent (which waits for the transactions running then, other tests' included) it has no confirmed_flush_lsn,
+  // and a row committed meanwhile lies before the point it streams from: Debezium would never see it (CI's rehearsal
+  // saw Debezium write nothing, also after a restart, where rows were inserted as soon as its new slot was active).
   bool SlotActive(const std::string& slot) {
-    auto v = pg_->QueryValue("SELECT active FROM pg_replication_slots WHERE slot_name = '" + slot + "'", db_);
+    auto v = pg_->QueryValue("SELECT active AND confirmed_flush_lsn IS NOT NULL FROM pg_replication_slots WHERE "
+                             "slot_name = '" + slot + "'", db_);
     return v.ok() && *v == "t";
   }
 
