@@ -842,10 +842,7 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
   // outbox.expand_json_payload: the payload field holds the expanded struct. Where Debezium's expansion left the
   // payload a String under a new schema, Struct.put of the envelope fails for every converter.
   const ExpandedPayload* expanded = nullptr;
-  if (config_.expand_json_payload && r.value.has_value() && ExpandsColumnType(s_.payload_type)) {
-    s_.expanded = ExpandJsonPayload(s_.payload.text, config_.fields.payload,
-                                    ExpandOptions{.null_behavior = config_.json_payload_null_behavior,
-                                                  .empty_array_behavior = config_.json_payload_empty_array_behavior});
+  if (ExpandsPayload(r)) {
     switch (s_.expanded.outcome) {
       case ExpandOutcome::kExpanded:
         expanded = &s_.expanded;
@@ -925,13 +922,16 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
 // Debezium expands a payload whose value is a String (not a NULL, not a bytea) into a struct, and the value
 // converter writes that struct; where the expansion gave up, the payload stays the text Convert wrote. A blank text
 // (a tombstone with outbox.tombstone_on_empty_payload) starts with neither { nor [ and is never expanded.
-absl::Status OutboxMapper::ExpandPayload(Record& r) {
-  if (!config_.expand_json_payload || !r.value.has_value() || !ExpandsColumnType(s_.payload_type)) {
-    return absl::OkStatus();
-  }
+bool OutboxMapper::ExpandsPayload(const Record& r) {
+  if (!config_.expand_json_payload || !r.value.has_value() || !ExpandsColumnType(s_.payload_type)) return false;
   s_.expanded = ExpandJsonPayload(s_.payload.text, config_.fields.payload,
                                   ExpandOptions{.null_behavior = config_.json_payload_null_behavior,
                                                 .empty_array_behavior = config_.json_payload_empty_array_behavior});
+  return true;
+}
+
+absl::Status OutboxMapper::ExpandPayload(Record& r) {
+  if (!ExpandsPayload(r)) return absl::OkStatus();
   const ExpandedPayload& e = s_.expanded;
   const config::Converter converter = config_.value_converter;
   const bool json = converter == config::Converter::kJson || converter == config::Converter::kJsonSchema;

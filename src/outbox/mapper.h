@@ -187,6 +187,9 @@ class OutboxMapper {
   const std::string& EnvelopeSchemaName(std::string_view payload_schema);
   // outbox.expand_json_payload: replaces the converted value by the expanded payload (outbox/json_expand.h).
   absl::Status ExpandPayload(Record& r);
+  // outbox.expand_json_payload: whether Debezium expands this record's payload (a String: not NULL, not bytea), and
+  // if so the expansion, into s_.expanded. The one place both ExpandPayload and WriteEnvelope expand.
+  bool ExpandsPayload(const Record& r);
   // outbox.fields.tracing_span_context: the traceparent and tracestate headers of the row's trace context.
   void AddTraceHeaders(Record& r);
   void AddCloudEventsHeaders(Record& r);
