@@ -103,8 +103,12 @@ TEST_F(Payloads, NonUtf8TextOfASqlAsciiDatabaseIsNeverConfirmedPastAndNamesTheSe
   ExpectStopsCleanly(*relay);
   auto all = reader_->ReadAll(h.Topic("Latin1"), 30s);
   ASSERT_TRUE(all.ok()) << all.status();
-  ASSERT_EQ(all->size(), 1u);
-  EXPECT_EQ(HeaderValue(all->front(), "id"), before);
+  // Only the event before the row arrives. It may arrive more than once (at-least-once): each retry's walsender
+  // sends it and fails on the next row at once, often before the relay's confirmation of it reaches the server.
+  ASSERT_GE(all->size(), 1u);
+  for (const auto& record : *all) {
+    EXPECT_EQ(HeaderValue(record, "id"), before) << "a record other than the event before the row";
+  }
   EXPECT_FALSE(AnyDeadLetter());
 }
 
