@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_replace.h"
 #include "common/strings.h"
 #include "outbox/mapper.h"
 
@@ -242,13 +243,19 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
 }
 
 absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, bool optional, std::string* out) {
-  // Debezium's schema of the column (PostgresValueConverter under its default modes): the Connect type, and the name
-  // of its logical type, version 1; a Decimal's scale and precision as parameters.
   absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
   if (!column.ok()) return absl::FailedPreconditionError(Cat("type OID ", type_oid, " has no schema the relay reproduces"));
+  AppendConnectJsonSchema(*column, type_oid, type_modifier, optional, out);
+  return absl::OkStatus();
+}
+
+void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int32_t type_modifier, bool optional,
+                             std::string* out) {
+  // Debezium's schema of the column (PostgresValueConverter under its default modes): the Connect type, and the name
+  // of its logical type, version 1; a Decimal's scale and precision as parameters.
   std::string_view connect_type, name, rest;
   std::string parameters;
-  switch (column->form) {
+  switch (column.form) {
     case ConnectForm::kText:
       switch (type_oid) {
         case type::kInt2: connect_type = "int16"; break;
@@ -279,7 +286,7 @@ absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, b
                   R"({"type":"bytes","optional":false,"field":"value"}],"optional":)");
       out->append(optional ? "true" : "false");
       out->append(R"(,"name":"io.debezium.data.VariableScaleDecimal","version":1,"doc":"Variable scaled decimal"})");
-      return absl::OkStatus();
+      return;
     case ConnectForm::kDate: connect_type = "int32", name = "io.debezium.time.Date"; break;
     case ConnectForm::kTimeMillis: connect_type = "int32", name = "io.debezium.time.Time"; break;
     case ConnectForm::kTimeMicros: connect_type = "int64", name = "io.debezium.time.MicroTime"; break;
@@ -289,6 +296,12 @@ absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, b
     case ConnectForm::kInterval: connect_type = "int64", name = "io.debezium.time.MicroDuration"; break;
     case ConnectForm::kZonedTime: connect_type = "string", name = "io.debezium.time.ZonedTime"; break;
     case ConnectForm::kBytes: connect_type = "bytes"; break;
+    case ConnectForm::kEnum:
+      connect_type = "string", name = "io.debezium.data.Enum";
+      parameters = R"(,"parameters":{"allowed":)";
+      AppendJsonString(column.allowed, &parameters);
+      parameters.push_back('}');
+      break;
   }
   // JsonConverter.asJsonSchema's order: type, optional, name, version, (doc), parameters.
   out->append(R"({"type":")").append(connect_type).append(R"(","optional":)");
@@ -296,12 +309,14 @@ absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, b
   if (!name.empty()) out->append(R"(,"name":")").append(name).append(R"(","version":1)");
   out->append(parameters).append(rest);
   out->push_back('}');
-  return absl::OkStatus();
 }
 
 absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_oid, std::string_view text,
                                     std::string* out) {
   switch (column.form) {
+    case ConnectForm::kEnum:
+      AppendJsonString(text, out);
+      return absl::OkStatus();
     case ConnectForm::kText:
       if (type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid) {
         out->append(text);  // a JSON number: PostgreSQL's text is Jackson's
@@ -619,6 +634,28 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
   }
 }
 
+ConnectDefault DebeziumEnumDefault(std::string_view type_name, const std::optional<std::string>& expression,
+                                   bool generated) {
+  using Kind = ConnectDefault::Kind;
+  if (generated) return {Kind::kNotReproduced, ""};
+  if (!expression.has_value()) return {};
+  const std::string_view expr = *expression;
+  const size_t cast = expr.rfind("::");
+  if (cast == std::string_view::npos) return {};
+  // TypeId.parse of the cast's type: an optional schema before a dot, the name maybe in double quotes.
+  std::string_view suffix = expr.substr(cast + 2);
+  const size_t dot = suffix.ends_with('"') ? suffix.rfind(".\"") : suffix.rfind('.');
+  if (dot != std::string_view::npos) suffix.remove_prefix(dot + 1);
+  std::string cast_name(suffix);
+  if (cast_name.size() >= 2 && cast_name.front() == '"' && cast_name.back() == '"') {
+    cast_name = absl::StrReplaceAll(cast_name.substr(1, cast_name.size() - 2), {{"\"\"", "\""}});
+  }
+  if (cast_name != type_name) return {};
+  const std::string_view value = expr.substr(0, cast);
+  if (value.size() < 2 || !value.starts_with('\'') || !value.ends_with('\'')) return {};
+  return {Kind::kValue, std::string(value.substr(1, value.size() - 2))};
+}
+
 namespace {
 
 // Debezium's MicroDuration of an interval, from PostgreSQL's text of it in the relay's session (IntervalStyle
@@ -719,6 +756,7 @@ std::optional<std::string> ZonedTimeText(std::string_view text) {
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
   switch (column.form) {
     case ConnectForm::kText:
+    case ConnectForm::kEnum:
       out->append(text);
       return absl::OkStatus();
     case ConnectForm::kBoolean:

@@ -36,12 +36,16 @@ enum class ConnectForm : uint8_t {
                       // (interval.handling.mode=numeric), worked out in doubles as Debezium does
   kZonedTime,         // timetz: io.debezium.time.ZonedTime, ISO-8601 in UTC ("11:45:07.5Z": as many fraction
                       // digits as needed)
+  kEnum,              // an enum type: io.debezium.data.Enum, a STRING (the label) whose schema lists the labels
 };
 
 struct ConnectColumn {
   ConnectForm form = ConnectForm::kText;
   // kZonedTimestamp: the fraction digits written (the column's precision, 6 without one; 0 = none).
   int fraction_digits = 0;
+  // kEnum: the schema's "allowed" parameter, the type's labels in their sort order joined with commas (Debezium's
+  // TypeRegistry reads them from pg_enum when the connector starts; the relay when a session starts).
+  std::string allowed = {};
 };
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
@@ -56,6 +60,9 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
 // precision as parameters), numeric a VariableScaleDecimal struct, the times their io.debezium.time types.
 // FAILED_PRECONDITION for a type ConnectColumnOf does not have.
 absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, bool optional, std::string* out);
+// The same for a column whose form is known (an enum's comes from the catalog, not from its type OID).
+void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int32_t type_modifier, bool optional,
+                             std::string* out);
 
 // Appends the JSON Kafka Connect's JsonConverter writes for Debezium's value of a column (convertToJson), given its
 // PostgreSQL text: strings with Jackson's escapes, integers, booleans and times as JSON numbers and literals, floats
@@ -83,6 +90,11 @@ struct ConnectDefault {
 };
 ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
                                      const std::optional<std::string>& expression, bool generated);
+// The same for a column of the enum type `type_name` (pg_type.typname), as Debezium's extractEnumDefault reads it:
+// the text between the quotes of '<label>'::<type> when the cast names the column's type (a schema before it is
+// ignored), without undoubling quotes ('it''s' gives it''s); anything else gives no default.
+ConnectDefault DebeziumEnumDefault(std::string_view type_name, const std::optional<std::string>& expression,
+                                   bool generated);
 
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
 // relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and

@@ -297,7 +297,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     }
     if (config_.header_values != config::HeaderValues::kText) {
       const pg::RelationColumn& column = relation.columns[*idx];
-      absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
+      absl::StatusOr<ConnectColumn> form = FormOf(column.name, column.type_oid, column.type_modifier);
       if (!form.ok()) {
         return absl::FailedPreconditionError(
             Cat("column \"", f.column, "\" (outbox.fields.additional) of ", schema_, ".", table_, ": ",
@@ -314,7 +314,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   }
   if (JsonHeaders()) {
     const pg::RelationColumn& column = relation.columns[b.id];
-    absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
+    absl::StatusOr<ConnectColumn> form = FormOf(column.name, column.type_oid, column.type_modifier);
     if (!form.ok()) {
       return absl::FailedPreconditionError(Cat("column \"", config_.fields.id, "\" (outbox.fields.id) of ", schema_,
                                                ".", table_, ": outbox.header_values: ", form.status().message()));
@@ -342,7 +342,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     for (size_t i = 0; i < relation.columns.size(); ++i) {
       const pg::RelationColumn& column = relation.columns[i];
       if (const pg::ColumnCatalog* c = CatalogColumn(column.name)) {
-        b.defaults[i] = DebeziumColumnDefault(column.type_oid, column.type_modifier, c->default_expression, c->generated);
+        b.defaults[i] = DefaultOf(*c, column.type_oid, column.type_modifier);
       }
     }
   }
@@ -363,8 +363,9 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
 }
 
 bool OutboxMapper::NeedsCatalog() const {
-  return config_.null_as_column_default || config_.header_values == config::HeaderValues::kJsonSchema ||
-         config_.key_converter == config::Converter::kJsonSchema ||
+  // Debezium's forms of header and envelope values: an enum's come from the catalog.
+  return config_.null_as_column_default || config_.header_values != config::HeaderValues::kText ||
+         envelope_placement_ || config_.key_converter == config::Converter::kJsonSchema ||
          config_.value_converter == config::Converter::kJsonSchema;
 }
 
@@ -378,7 +379,7 @@ absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const
   const pg::RelationColumn& column = relation.columns[static_cast<size_t>(a.column)];
   const auto where = [&] { return Cat("column \"", f.column, "\" (outbox.fields.additional, placement envelope) of ",
                                       schema_, ".", table_, ": "); };
-  absl::StatusOr<ConnectColumn> form = ConnectColumnOf(column.type_oid, column.type_modifier);
+  absl::StatusOr<ConnectColumn> form = FormOf(column.name, column.type_oid, column.type_modifier);
   if (!form.ok()) return absl::FailedPreconditionError(Cat(where(), form.status().message()));
   a.form = *form;
   a.type = column.type_oid;
@@ -405,6 +406,21 @@ absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const
   return absl::OkStatus();
 }
 
+absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint32_t type,
+                                                   int32_t type_modifier) const {
+  absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
+  if (form.ok()) return form;
+  if (const pg::ColumnCatalog* c = CatalogColumn(name); c != nullptr && c->type_oid == type && c->enum_labels) {
+    return ConnectColumn{ConnectForm::kEnum, 0, *c->enum_labels};
+  }
+  return form;
+}
+
+ConnectDefault OutboxMapper::DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) {
+  if (c.enum_labels && c.type_oid == type) return DebeziumEnumDefault(c.type_name, c.default_expression, c.generated);
+  return DebeziumColumnDefault(type, type_modifier, c.default_expression, c.generated);
+}
+
 const pg::ColumnCatalog* OutboxMapper::CatalogColumn(const std::string& name) const {
   if (!catalog_.has_value()) return nullptr;
   const auto column = std::find_if(catalog_->begin(), catalog_->end(),
@@ -422,8 +438,7 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
         Cat(where(), " is not in the catalog as read when streaming started (renamed or dropped since)"));
   }
   // Debezium's schema carries the column's default (JsonConverter writes it, and writes it for a NULL).
-  const ConnectDefault dflt =
-      DebeziumColumnDefault(type, type_modifier, column->default_expression, column->generated);
+  const ConnectDefault dflt = DefaultOf(*column, type, type_modifier);
   if (column->has_default && (!config_.null_as_column_default || dflt.kind == ConnectDefault::Kind::kNotReproduced)) {
     return absl::FailedPreconditionError(Cat(
         where(), " has a default: Debezium's schema then carries it, and JsonConverter writes it for a NULL; ",
@@ -431,15 +446,17 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
                                        : "set outbox.null_as_column_default: true (as Debezium files do)",
         " (or drop the default, or use json)"));
   }
-  std::string schema;
-  if (absl::Status st = AppendConnectJsonSchema(type, type_modifier, !column->not_null, &schema); !st.ok()) {
-    return absl::FailedPreconditionError(Cat(where(), ": ", st.message()));
+  absl::StatusOr<ConnectColumn> form = FormOf(name, type, type_modifier);
+  if (!form.ok()) {
+    return absl::FailedPreconditionError(Cat(where(), ": type OID ", type, " has no schema the relay reproduces"));
   }
+  std::string schema;
+  AppendConnectJsonSchema(*form, type, type_modifier, !column->not_null, &schema);
   if (dflt.kind == ConnectDefault::Kind::kValue) {
-    absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
     std::string json;
-    absl::Status st = form.ok() ? AppendConnectJsonValue(*form, type, dflt.text, &json) : form.status();
-    if (!st.ok()) return absl::FailedPreconditionError(Cat(where(), ": its default: ", st.message()));
+    if (absl::Status st = AppendConnectJsonValue(*form, type, dflt.text, &json); !st.ok()) {
+      return absl::FailedPreconditionError(Cat(where(), ": its default: ", st.message()));
+    }
     schema.pop_back();
     schema.append(R"(,"default":)").append(json).push_back('}');
   }

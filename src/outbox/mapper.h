@@ -95,7 +95,8 @@ class OutboxMapper {
   void OnRelation(uint32_t oid) { bindings_.erase(oid); }
 
   // outbox.key_converter / value_converter json_schema: the schema Debezium gives the key and payload columns says
-  // whether each is optional (nullable) and carries its default, which a Relation message leaves out. The caller
+  // whether each is optional (nullable) and carries its default, which a Relation message leaves out; an enum
+  // column's header or envelope value has the type's labels in its schema (io.debezium.data.Enum). The caller
   // reads the outbox table's columns from the catalog (each replication session, before streaming) when NeedsCatalog,
   // and gives them here; Map refuses a json_schema column until then.
   bool NeedsCatalog() const;
@@ -156,6 +157,11 @@ class OutboxMapper {
   absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
   // The catalog's entry of the column `name`; nullptr when the catalog was not read or lacks it.
   const pg::ColumnCatalog* CatalogColumn(const std::string& name) const;
+  // The form Debezium gives the column `name` of `type`: ConnectColumnOf's, or an enum's (from the catalog, which
+  // names its labels).
+  absl::StatusOr<ConnectColumn> FormOf(const std::string& name, uint32_t type, int32_t type_modifier) const;
+  // Debezium's default of the catalog's column `c` read as `type` (DebeziumColumnDefault, or DebeziumEnumDefault).
+  static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier);
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;

@@ -21,7 +21,9 @@ std::string PublicationCoverageSql(std::string_view publication, std::string_vie
 
 std::string ColumnCatalogSql(std::string_view schema, std::string_view table) {
   return Cat("SELECT a.attname, a.attnotnull, a.atthasdef, pg_catalog.pg_get_expr(d.adbin, d.adrelid), "
-             "a.attgenerated <> '', a.atttypid, a.atttypmod FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
+             "a.attgenerated <> '', a.atttypid, a.atttypmod, (SELECT t.typname FROM pg_catalog.pg_type t WHERE t.oid = "
+             "a.atttypid), (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e "
+             "WHERE e.enumtypid = a.atttypid) FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
              "ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace LEFT JOIN "
              "pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum WHERE n.nspname = ",
              QuoteLiteral(schema), " AND c.relname = ", QuoteLiteral(table),

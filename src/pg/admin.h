@@ -44,7 +44,8 @@ absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view 
 // Whether PublicationCoverageSql's rows say the publication publishes updates too (pg_publication.pubupdate).
 bool PublicationPublishesUpdates(const std::vector<Row>& rows);
 
-// The live columns of schema.table in order, each as (attname, attnotnull, atthasdef): what `check` looks for and what
+// The live columns of schema.table in order, each as (attname, attnotnull, atthasdef, default expression, generated,
+// type OID, type modifier, type name, enum labels): what `check` looks for and what
 // ReplicationConnection::ReadColumnCatalog reads. No rows when there is no such table.
 std::string ColumnCatalogSql(std::string_view schema, std::string_view table);
 

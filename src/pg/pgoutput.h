@@ -70,6 +70,8 @@ struct ColumnCatalog {
   bool generated = false;                          // pg_attribute.attgenerated: the expression generates it
   uint32_t type_oid = 0;
   int32_t type_modifier = -1;
+  std::string type_name = {};                             // pg_type.typname
+  std::optional<std::string> enum_labels = std::nullopt;  // an enum type's labels in their sort order, joined by ','
 };
 
 struct Type {

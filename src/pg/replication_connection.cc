@@ -251,6 +251,8 @@ absl::StatusOr<std::vector<ColumnCatalog>> ReplicationConnection::ReadColumnCata
     c.generated = std::string_view(PQgetvalue(res.get(), i, 4)) == "t";
     c.type_oid = static_cast<uint32_t>(std::strtoul(PQgetvalue(res.get(), i, 5), nullptr, 10));
     c.type_modifier = static_cast<int32_t>(std::strtol(PQgetvalue(res.get(), i, 6), nullptr, 10));
+    c.type_name = PQgetvalue(res.get(), i, 7);
+    if (!PQgetisnull(res.get(), i, 8)) c.enum_labels = PQgetvalue(res.get(), i, 8);
   }
   return columns;
 }

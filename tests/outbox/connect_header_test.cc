@@ -271,6 +271,30 @@ TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression
             ConnectDefault::Kind::kNotReproduced);
 }
 
+// An enum column's default as Debezium's extractEnumDefault reads it: the quoted text before a cast to the column's
+// own type (a schema before the type's name, quotes around it, are ignored), quotes left doubled; nothing else.
+TEST(ConnectHeaderTest, EnumDefaultsAreTheQuotedLabelCastToTheColumnsType) {
+  const auto enum_default = [](std::optional<std::string> expression) {
+    const ConnectDefault d = DebeziumEnumDefault("order_status", expression, /*generated=*/false);
+    return d.kind == ConnectDefault::Kind::kValue ? d.text : std::string("(none)");
+  };
+  EXPECT_EQ(enum_default("'new'::order_status"), "new");
+  EXPECT_EQ(enum_default("'new'::shop.order_status"), "new");
+  EXPECT_EQ(enum_default("'new'::\"order_status\""), "new");
+  EXPECT_EQ(enum_default("'it''s'::order_status"), "it''s");
+  EXPECT_EQ(enum_default("'new'::other_status"), "(none)");
+  EXPECT_EQ(enum_default("NULL::order_status"), "(none)");
+  EXPECT_EQ(enum_default("first_status()"), "(none)");
+  EXPECT_EQ(enum_default(std::nullopt), "(none)");
+  EXPECT_EQ(DebeziumEnumDefault("order_status", "'new'::order_status", /*generated=*/true).kind,
+            ConnectDefault::Kind::kNotReproduced);
+  // Its schema: a string named io.debezium.data.Enum with the labels as "allowed".
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kEnum, 0, "new,shipped,it's \"x\""}, 16500, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,)"
+                    R"("parameters":{"allowed":"new,shipped,it's \"x\""}})");
+}
+
 // interval as Debezium's MicroDuration (365.25 / 12 days a month, the time part's sign on all of it), timetz as its
 // ZonedTime (UTC, within the day, minimal fraction digits), ranges as their text; with their schemas.
 TEST(ConnectHeaderTest, IntervalsTimesWithZonesAndRangesAreDebeziumsValues) {

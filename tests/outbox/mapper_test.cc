@@ -911,6 +911,55 @@ TEST_F(MapperTest, JsonHeaderValuesAreWhatJsonConverterWritesAsHeaders) {
   EXPECT_EQ(HeaderValue(*r, "tracestate"), R"("a")");
 }
 
+// An enum column (a type OID of its own) in a header or the envelope is Debezium's io.debezium.data.Enum: its label
+// as text, its schema listing the type's labels, as the catalog has them; without the catalog's labels it is refused
+// naming the column. A NULL in it with outbox.null_as_column_default gives its default label.
+TEST_F(MapperTest, AnEnumColumnIsDebeziumsEnumWithTheCatalogsLabels) {
+  constexpr uint32_t kOrderStatus = 16500;
+  relation_.columns.push_back({.flags = 0, .name = "status", .type_oid = kOrderStatus});
+  values_.push_back("shipped");
+  const pg::ColumnCatalog status = {.name = "status", .type_oid = kOrderStatus, .type_name = "order_status",
+                                    .enum_labels = "new,shipped"};
+  config_.fields.additional = {{.column = "status", .placement = "header", .name = "status"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  EXPECT_TRUE(mapper().NeedsCatalog());
+  mapper().SetCatalog({{.name = "status", .type_oid = kOrderStatus, .type_name = "order_status"}});  // no labels
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"status\" (outbox.fields.additional)"));
+  EXPECT_THAT(Message(r.status()), HasSubstr("type OID 16500"));
+  mapper().SetCatalog({status});
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "status"), "shipped");
+
+  config_.header_values = config::HeaderValues::kJsonSchema;
+  mapper_.reset();
+  mapper().SetCatalog({{.name = "id", .not_null = true}, status});
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "status"), R"({"schema":{"type":"string","optional":true,"name":"io.debezium.data.Enum",)"
+                                       R"("version":1,"parameters":{"allowed":"new,shipped"}},"payload":"shipped"})");
+
+  config_.header_values = config::HeaderValues::kText;
+  config_.fields.additional = {{.column = "status", .placement = "envelope", .name = "status"}};
+  config_.value_converter = config::Converter::kJsonSchema;
+  config_.envelope_schema_name = "public.outbox.${routedByValue}.Value";
+  config_.null_as_column_default = true;
+  pg::ColumnCatalog with_default = status;
+  with_default.has_default = true;
+  with_default.default_expression = "'new'::order_status";
+  mapper_.reset();
+  mapper().SetCatalog({{.name = "payload"}, with_default});
+  Set("status", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->value.has_value());
+  EXPECT_THAT(*r->value, HasSubstr(R"({"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,)"
+                                   R"("parameters":{"allowed":"new,shipped"},"default":"new","field":"status"})"));
+  EXPECT_THAT(*r->value, HasSubstr(R"("status":"new")"));
+}
+
 TEST_F(MapperTest, AMissingTraceContextColumnIsFatalUnlessOnlyIfPresent) {
   config_.fields.tracing_span_context = "tracingspancontext";
   auto r = Map();

@@ -1055,6 +1055,43 @@ TEST_F(DebeziumSideBySide, IntervalsTimesWithZonesAndRangesThroughAJsonHeaderCon
   CompareIntervalsTimesAndRanges(/*json=*/true);
 }
 
+// Enum columns (io.debezium.data.Enum): the label in a header and in envelope fields, through JsonConverter with
+// schemas for headers and values, the schema naming the type's labels in their sort order (one added BEFORE
+// another), and a NULL's default label (one with a doubled quote in its literal).
+TEST_F(DebeziumSideBySide, EnumColumnsGiveDebeziumsLabelsSchemasAndDefaults) {
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType,e_status:envelope,"
+                  "e_odd:envelope:odd,e_plain:header\n",
+                  "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                  "header.converter=org.apache.kafka.connect.json.JsonConverter\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(pg_->Exec("CREATE TYPE order_status AS ENUM ('new', 'shipped', 'it''s odd')", db_).ok());
+  ASSERT_TRUE(pg_->Exec("ALTER TYPE order_status ADD VALUE 'paid' BEFORE 'shipped'", db_).ok());
+  std::string names;
+  ASSERT_TRUE(AddColumns({{"e_status", "order_status DEFAULT 'new'"},
+                          {"e_odd", "order_status DEFAULT 'it''s odd'"},
+                          {"e_plain", "order_status"}},
+                         &names));
+  ASSERT_TRUE(side.StartDebezium());
+  const std::string row = "(gen_random_uuid(), '" + order_type_ + "', ";
+  ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " +
+                            row + "'k1', 'Labelled', '{}', 'paid', 'shipped', 'new'), " + row +
+                            "'k2', 'Labelled', '{}', NULL, NULL, NULL), " + row +
+                            "'k3', 'Labelled', '{}', 'it''s odd', 'new', 'paid')",
+                        db_)
+                  .ok());
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 3);
+  ASSERT_EQ(debezium.size(), 3u);
+  size_t enums = 0;
+  for (const auto& [id, record] : debezium) {
+    if (std::getenv("OUTBOX_TEST_SHOW_RECORDS") != nullptr) std::cerr << record << "\n";
+    enums += record.value.value_or("").find(R"("name":"io.debezium.data.Enum")") != std::string::npos;
+  }
+  EXPECT_EQ(enums, 3u) << "Debezium no longer gives an enum column its Enum schema: the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
 // table.expand.json.payload=true: the payload parsed, its schema inferred and its value rebuilt as Debezium does,
 // written by each value converter. Rows whose record Debezium's task fails on (JsonConverter refuses a top-level
 // array or an integer beyond long) are left out of the JsonConverter runs, and arrays of objects whose merged schema
