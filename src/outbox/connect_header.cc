@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "common/strings.h"
 #include "outbox/mapper.h"
@@ -26,7 +27,67 @@ constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, 
                    kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802,
                    kInterval = 1186, kTimeTz = 1266, kInt4Range = 3904, kNumRange = 3906, kTsRange = 3908,
                    kDateRange = 3912, kInt8Range = 3926;
+// Their arrays (pg_type.typarray).
+constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTextArray = 1009, kBpcharArray = 1014,
+                   kVarcharArray = 1015, kInt8Array = 1016, kFloat4Array = 1021, kFloat8Array = 1022,
+                   kOidArray = 1028, kMacaddrArray = 1040, kInetArray = 1041, kCidrArray = 651,
+                   kMacaddr8Array = 775, kUuidArray = 2951, kJsonArray = 199, kJsonbArray = 3807;
 }  // namespace type
+
+bool IsIntegerType(uint32_t t) {
+  return t == type::kInt2 || t == type::kInt4 || t == type::kInt8 || t == type::kOid;
+}
+
+// The element type of an array type ConnectColumnOf takes, or 0.
+uint32_t ArrayElementType(uint32_t array_type) {
+  switch (array_type) {
+    case type::kBoolArray: return type::kBool;
+    case type::kInt2Array: return type::kInt2;
+    case type::kInt4Array: return type::kInt4;
+    case type::kInt8Array: return type::kInt8;
+    case type::kOidArray: return type::kOid;
+    case type::kTextArray: return type::kText;
+    case type::kBpcharArray: return type::kBpchar;
+    case type::kVarcharArray: return type::kVarchar;
+    case type::kFloat4Array: return type::kFloat4;
+    case type::kFloat8Array: return type::kFloat8;
+    case type::kUuidArray: return type::kUuid;
+    case type::kJsonArray: return type::kJson;
+    case type::kJsonbArray: return type::kJsonb;
+    case type::kInetArray: return type::kInet;
+    case type::kCidrArray: return type::kCidr;
+    case type::kMacaddrArray: return type::kMacaddr;
+    case type::kMacaddr8Array: return type::kMacaddr8;
+    default: return 0;
+  }
+}
+
+// The column an array's elements have.
+ConnectColumn ElementColumn(const ConnectColumn& array) {
+  ConnectColumn element;
+  element.form = array.element;
+  return element;
+}
+
+// Appends the array `text` as [e1<separator>e2...]: null for a NULL element, `append_element(e)` for the others.
+template <typename AppendElement>
+absl::Status AppendList(std::string_view text, std::string_view separator, AppendElement append_element,
+                        std::string* out) {
+  auto elements = ParsePgArray(text);
+  if (!elements.ok()) return elements.status();
+  out->push_back('[');
+  for (size_t i = 0; i < elements->size(); ++i) {
+    if (i > 0) out->append(separator);
+    const std::optional<std::string>& e = (*elements)[i];
+    if (!e) {
+      out->append("null");
+    } else if (absl::Status st = append_element(*e); !st.ok()) {
+      return st;
+    }
+  }
+  out->push_back(']');
+  return absl::OkStatus();
+}
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
@@ -234,11 +295,21 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
     case type::kBytea:
       return ConnectColumn{ConnectForm::kBytes};
     default:
+      if (const uint32_t element = ArrayElementType(type_oid); element != 0) {
+        absl::StatusOr<ConnectColumn> of = ConnectColumnOf(element, -1);
+        if (!of.ok()) return of.status();
+        ConnectColumn array;
+        array.form = ConnectForm::kArray;
+        array.element = of->form;
+        array.element_type = element;
+        return array;
+      }
       return absl::FailedPreconditionError(
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
               "text types, uuid, json, jsonb, xml, network addresses, ranges but tstzrange, date, time, timetz, "
-              "timestamp, timestamptz, interval and bytea)"));
+              "timestamp, timestamptz, interval, bytea, and arrays of text types, integers, booleans, floats, uuid, "
+              "json, jsonb and network addresses)"));
   }
 }
 
@@ -255,6 +326,12 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
   // of its logical type, version 1; a Decimal's scale and precision as parameters.
   std::string_view connect_type, name, rest;
   std::string parameters;
+  if (column.form == ConnectForm::kArray) {  // asJsonSchema's order: type, items, optional
+    out->append(R"({"type":"array","items":)");
+    AppendConnectJsonSchema(ElementColumn(column), column.element_type, -1, /*optional=*/true, out);
+    out->append(R"(,"optional":)").append(optional ? "true" : "false").push_back('}');
+    return;
+  }
   switch (column.form) {
     case ConnectForm::kText:
       switch (type_oid) {
@@ -302,6 +379,8 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       AppendJsonString(column.allowed, &parameters);
       parameters.push_back('}');
       break;
+    case ConnectForm::kArray:
+      break;  // above
   }
   // JsonConverter.asJsonSchema's order: type, optional, name, version, (doc), parameters.
   out->append(R"({"type":")").append(connect_type).append(R"(","optional":)");
@@ -317,8 +396,14 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
     case ConnectForm::kEnum:
       AppendJsonString(text, out);
       return absl::OkStatus();
+    case ConnectForm::kArray: {
+      const ConnectColumn element = ElementColumn(column);
+      return AppendList(
+          text, ",", [&](const std::string& e) { return AppendConnectJsonValue(element, column.element_type, e, out); },
+          out);
+    }
     case ConnectForm::kText:
-      if (type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid) {
+      if (IsIntegerType(type_oid)) {
         out->append(text);  // a JSON number: PostgreSQL's text is Jackson's
       } else {
         AppendJsonString(text, out);
@@ -753,8 +838,71 @@ std::optional<std::string> ZonedTimeText(std::string_view text) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text) {
+  const auto unreadable = [&](std::string_view why) {
+    return absl::InvalidArgumentError(Cat("array \"", text, "\": ", why));
+  };
+  if (text.starts_with('[')) return unreadable("explicit bounds: Debezium's value of it is not reproduced");
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return unreadable("not an array");
+  std::vector<std::optional<std::string>> elements;
+  const std::string_view body = text.substr(1, text.size() - 2);
+  if (body.empty()) return elements;
+  size_t i = 0;
+  while (true) {
+    if (i < body.size() && body[i] == '{') {
+      return unreadable("a multi-dimensional array: Debezium's value of it is not reproduced");
+    }
+    if (i < body.size() && body[i] == '"') {
+      std::string e;
+      ++i;
+      while (i < body.size() && body[i] != '"') {
+        if (body[i] == '\\' && i + 1 < body.size()) ++i;
+        e.push_back(body[i++]);
+      }
+      if (i >= body.size()) return unreadable("an unterminated quoted element");
+      ++i;
+      elements.emplace_back(std::move(e));
+    } else {
+      const size_t end = std::min(body.find(',', i), body.size());
+      const std::string_view e = body.substr(i, end - i);
+      if (e.empty() || e.find_first_of("{}\"\\") != std::string_view::npos) return unreadable("not an array");
+      if (absl::EqualsIgnoreCase(absl::string_view(e.data(), e.size()), "NULL")) {
+        elements.emplace_back(std::nullopt);
+      } else {
+        elements.emplace_back(std::string(e));
+      }
+      i = end;
+    }
+    if (i == body.size()) return elements;
+    if (body[i] != ',') return unreadable("not an array");
+    ++i;
+  }
+}
+
+absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out) {
+  if (column.form != ConnectForm::kArray) return AppendConnectValue(column, text, out);
+  const ConnectColumn element = ElementColumn(column);
+  return AppendList(text, ", ", [&](const std::string& e) { return AppendConnectValue(element, e, out); }, out);
+}
+
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
   switch (column.form) {
+    case ConnectForm::kArray: {
+      // Values.convertToString of a List: [e1,e2], each element appended "embedded": strings quoted with \ and "
+      // escaped, numbers and booleans as Java prints them, null as null.
+      const ConnectColumn element = ElementColumn(column);
+      const bool quoted = column.element == ConnectForm::kText && !IsIntegerType(column.element_type);
+      return AppendList(
+          text, ",",
+          [&](const std::string& e) {
+            if (!quoted) return AppendConnectValue(element, e, out);
+            out->push_back('"');
+            out->append(absl::StrReplaceAll(e, {{"\\", "\\\\"}, {"\"", "\\\""}}));
+            out->push_back('"');
+            return absl::OkStatus();
+          },
+          out);
+    }
     case ConnectForm::kText:
     case ConnectForm::kEnum:
       out->append(text);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +38,9 @@ enum class ConnectForm : uint8_t {
   kZonedTime,         // timetz: io.debezium.time.ZonedTime, ISO-8601 in UTC ("11:45:07.5Z": as many fraction
                       // digits as needed)
   kEnum,              // an enum type: io.debezium.data.Enum, a STRING (the label) whose schema lists the labels
+  kArray,             // a one-dimensional array of text types, integers, boolean, floats, uuid, json, jsonb or
+                      // network addresses: a Connect ARRAY of optional elements, written [e1,e2,...] by
+                      // SimpleHeaderConverter (strings quoted, \ and " escaped; NULL as null) and as a JSON array
 };
 
 struct ConnectColumn {
@@ -46,6 +50,9 @@ struct ConnectColumn {
   // kEnum: the schema's "allowed" parameter, the type's labels in their sort order joined with commas (Debezium's
   // TypeRegistry reads them from pg_enum when the connector starts; the relay when a session starts).
   std::string allowed = {};
+  // kArray: the elements' form and type OID.
+  ConnectForm element = ConnectForm::kText;
+  uint32_t element_type = 0;
 };
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
@@ -95,6 +102,15 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
 // ignored), without undoubling quotes ('it''s' gives it''s); anything else gives no default.
 ConnectDefault DebeziumEnumDefault(std::string_view type_name, const std::optional<std::string>& expression,
                                    bool generated);
+
+// Java's toString of Debezium's value of a column (Struct.toString prints it): AppendConnectValue's text, but for an
+// array, which List.toString prints [e1, e2, null] (elements unquoted, ", " between them).
+absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out);
+
+// The elements of a one-dimensional array as PostgreSQL prints it ({a,"b c",NULL}; {} for none), unquoted and
+// unescaped (nullopt: NULL). INVALID_ARGUMENT for a multi-dimensional array or one with explicit bounds
+// ([0:1]={...}), whose Debezium value the relay does not reproduce, and for text that is not an array.
+absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text);
 
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
 // relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and

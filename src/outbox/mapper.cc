@@ -891,7 +891,7 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
       if (!first) out.push_back(',');
       first = false;
       out.append(config_.fields.additional[i].name).push_back('=');
-      if (absl::Status st = AppendConnectValue((*s_.bound_additional)[i].form, f.text, &out); !st.ok()) {
+      if (absl::Status st = AppendJavaToString((*s_.bound_additional)[i].form, f.text, &out); !st.ok()) {
         return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column, "\": ", st.message()));
       }
     }

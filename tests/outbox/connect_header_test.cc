@@ -119,7 +119,7 @@ TEST(ConnectHeaderTest, ByteaIsBase64) {
 }
 
 TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
-  for (uint32_t type : {kInt4Array, kMoney, uint32_t{3910} /* tstzrange */, uint32_t{16500}}) {
+  for (uint32_t type : {uint32_t{1182} /* date[] */, kMoney, uint32_t{3910} /* tstzrange */, uint32_t{16500}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
     ASSERT_FALSE(column.ok()) << type;
     EXPECT_EQ(column.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -199,7 +199,8 @@ TEST(ConnectHeaderTest, JsonSchemasAreDebeziumsColumnSchemasInJsonConvertersOrde
             R"({"type":"string","optional":false,"name":"io.debezium.time.ZonedTimestamp","version":1})");
   // A type without a form is refused.
   std::string out;
-  EXPECT_EQ(AppendConnectJsonSchema(kInt4Array, -1, true, &out).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(AppendConnectJsonSchema(uint32_t{1182} /* date[] */, -1, true, &out).code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 std::string JsonValue(uint32_t type, std::string_view text, int32_t type_modifier = -1) {
@@ -293,6 +294,42 @@ TEST(ConnectHeaderTest, EnumDefaultsAreTheQuotedLabelCastToTheColumnsType) {
   AppendConnectJsonSchema(ConnectColumn{ConnectForm::kEnum, 0, "new,shipped,it's \"x\""}, 16500, -1, true, &schema);
   EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,)"
                     R"("parameters":{"allowed":"new,shipped,it's \"x\""}})");
+}
+
+// PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as
+// no elements; multi-dimensional arrays and explicit bounds refused.
+TEST(ConnectHeaderTest, ArrayTextIsSplitIntoItsElements) {
+  using Elements = std::vector<std::optional<std::string>>;
+  EXPECT_EQ(*ParsePgArray(R"({a,"b c",NULL,null,"NULL","q\"x","back\\slash",""})"),
+            (Elements{"a", "b c", std::nullopt, std::nullopt, "NULL", "q\"x", "back\\slash", ""}));
+  EXPECT_EQ(*ParsePgArray("{}"), Elements{});
+  EXPECT_EQ(*ParsePgArray("{1,-2}"), (Elements{"1", "-2"}));
+  for (const char* bad : {"{{1,2},{3,4}}", "[0:1]={1,2}", "1,2", "{a,,b}", "{\"a}", "{a\"b}"}) {
+    EXPECT_EQ(ParsePgArray(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+// Arrays: SimpleHeaderConverter's [e1,e2] (strings quoted, \ and " escaped), Struct.toString's [e1, e2], JsonConverter's
+// JSON array, and the array schema of optional elements; types without an element form are refused.
+TEST(ConnectHeaderTest, ArraysAreConnectArraysOfOptionalElements) {
+  constexpr uint32_t kTextArray = 1009, kFloat8Array = 1022, kUuidArray = 2951;
+  EXPECT_EQ(Header(kTextArray, -1, R"({a,"q\"x","b\\s",NULL})"), R"(["a","q\"x","b\\s",null])");
+  EXPECT_EQ(Header(kInt4Array, -1, "{1,-2,NULL}"), "[1,-2,null]");
+  EXPECT_EQ(Header(kFloat8Array, -1, "{1e20,NaN}"), "[1.0E20,NaN]");
+  EXPECT_EQ(Header(kInt4Array, -1, "{}"), "[]");
+  EXPECT_EQ(JsonValue(kTextArray, R"({a,"q\"x",NULL})"), R"(["a","q\"x",null])");
+  EXPECT_EQ(JsonValue(kFloat8Array, "{1e20,NaN}"), R"([1.0E20,"NaN"])");
+  const ConnectColumn texts = *ConnectColumnOf(kTextArray, -1);
+  std::string java;
+  ASSERT_TRUE(AppendJavaToString(texts, R"({a,"y, z",NULL})", &java).ok());
+  EXPECT_EQ(java, "[a, y, z, null]");
+  std::string schema;
+  ASSERT_TRUE(AppendConnectJsonSchema(kUuidArray, -1, /*optional=*/false, &schema).ok());
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":true,"name":"io.debezium.data.Uuid",)"
+                    R"("version":1},"optional":false})");
+  std::string out;
+  EXPECT_EQ(AppendConnectValue(texts, "{{a},{b}}", &out).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ConnectColumnOf(1182 /* date[] */, -1).ok());
 }
 
 // interval as Debezium's MicroDuration (365.25 / 12 days a month, the time part's sign on all of it), timetz as its
