@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "common/strings.h"
@@ -26,7 +27,7 @@ constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, 
                    kMacaddr = 829, kInet = 869, kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083,
                    kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802,
                    kInterval = 1186, kTimeTz = 1266, kInt4Range = 3904, kNumRange = 3906, kTsRange = 3908,
-                   kDateRange = 3912, kInt8Range = 3926;
+                   kDateRange = 3912, kInt8Range = 3926, kMoney = 790;
 // Their arrays (pg_type.typarray).
 constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTextArray = 1009, kBpcharArray = 1014,
                    kVarcharArray = 1015, kInt8Array = 1016, kFloat4Array = 1021, kFloat8Array = 1022,
@@ -294,6 +295,8 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
       return ConnectColumn{ConnectForm::kZonedTimestamp, precision};
     case type::kBytea:
       return ConnectColumn{ConnectForm::kBytes};
+    case type::kMoney:
+      return ConnectColumn{ConnectForm::kMoney};
     default:
       if (const uint32_t element = ArrayElementType(type_oid); element != 0) {
         absl::StatusOr<ConnectColumn> of = ConnectColumnOf(element, -1);
@@ -308,7 +311,7 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
               "text types, uuid, json, jsonb, xml, network addresses, ranges but tstzrange, date, time, timetz, "
-              "timestamp, timestamptz, interval, bytea, and arrays of text types, integers, booleans, floats, uuid, "
+              "timestamp, timestamptz, interval, bytea, money, and arrays of text types, integers, booleans, floats, uuid, "
               "json, jsonb and network addresses)"));
   }
 }
@@ -358,6 +361,10 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       parameters = Cat(R"(,"parameters":{"scale":")", scale, R"(","connect.decimal.precision":")", precision, R"("})");
       break;
     }
+    case ConnectForm::kMoney:  // Decimal.builder(moneyFractionDigits): the scale alone
+      connect_type = "bytes", name = "org.apache.kafka.connect.data.Decimal";
+      parameters = R"(,"parameters":{"scale":"2"})";
+      break;
     case ConnectForm::kVariableDecimal:
       out->append(R"({"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},)"
                   R"({"type":"bytes","optional":false,"field":"value"}],"optional":)");
@@ -409,6 +416,11 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
         AppendJsonString(text, out);
       }
       return absl::OkStatus();
+    case ConnectForm::kMoney: {
+      std::optional<std::string> money = DebeziumMoneyText(text);
+      if (!money) return Unreadable("money", text);
+      return AppendConnectJsonValue(ConnectColumn{ConnectForm::kDecimal}, type::kNumeric, *money, out);
+    }
     case ConnectForm::kDecimal: {
       // JsonConverter's decimal.format=BASE64 (its default): the unscaled value's two's complement bytes.
       std::optional<Decimal> d = ParseDecimal(text);
@@ -879,6 +891,50 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
   }
 }
 
+std::optional<std::string> DebeziumMoneyText(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  const bool negative = text.front() == '(' || text.front() == '-';
+  if (text.front() == '-') text.remove_prefix(1);  // "-x" is read as "(x)"
+  if (text.starts_with('(')) text.remove_prefix(1);  // PGtokenizer.removePara: each side on its own
+  if (text.ends_with(')')) text.remove_suffix(1);
+  if (!text.empty() && !absl::ascii_isdigit(static_cast<unsigned char>(text.front())) && text.front() != '.') {
+    // One Java char: the code point's UTF-8 bytes (a currency symbol is within the BMP).
+    size_t n = 1;
+    while (n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) ++n;
+    text.remove_prefix(n);
+  }
+  std::string digits;  // new BigDecimal(...) of the rest without ','
+  for (char c : text) {
+    if (c != ',') digits.push_back(c);
+  }
+  const size_t dot = digits.find('.');
+  std::string whole = digits.substr(0, dot);
+  std::string fraction = dot == std::string::npos ? "" : digits.substr(dot + 1);
+  const auto all_digits = [](const std::string& s) {
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) { return absl::ascii_isdigit(c); });
+  };
+  if ((whole.empty() && fraction.empty()) || !all_digits(whole) || !all_digits(fraction)) return std::nullopt;
+  if (whole.empty()) whole = "0";
+  // setScale(2, RoundingMode.HALF_UP): a dropped part from 5 up rounds the magnitude up.
+  const bool round_up = fraction.size() > 2 && fraction[2] >= '5';
+  fraction.resize(2, '0');
+  std::string unscaled = whole + fraction;
+  if (round_up) {
+    size_t i = unscaled.size();
+    while (i > 0 && unscaled[i - 1] == '9') unscaled[--i] = '0';
+    if (i == 0) {
+      unscaled.insert(unscaled.begin(), '1');
+    } else {
+      ++unscaled[i - 1];
+    }
+  }
+  const size_t first = std::min(unscaled.find_first_not_of('0'), unscaled.size() - 3);
+  unscaled.erase(0, first);  // no leading zeros, but at least "0.00"
+  const bool zero = unscaled.find_first_not_of('0') == std::string::npos;
+  return Cat(negative && !zero ? "-" : "", unscaled.substr(0, unscaled.size() - 2), ".",
+             unscaled.substr(unscaled.size() - 2));
+}
+
 absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out) {
   if (column.form != ConnectForm::kArray) return AppendConnectValue(column, text, out);
   const ConnectColumn element = ElementColumn(column);
@@ -918,6 +974,12 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       absl::StatusOr<std::string> s = JavaDoubleText(text, column.form == ConnectForm::kFloat32);
       if (!s.ok()) return s.status();
       out->append(*s);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kMoney: {
+      std::optional<std::string> money = DebeziumMoneyText(text);
+      if (!money) return Unreadable("money", text);
+      out->append(*money);  // scale 2: BigDecimal.toString is plain
       return absl::OkStatus();
     }
     case ConnectForm::kDecimal: {

@@ -38,6 +38,9 @@ enum class ConnectForm : uint8_t {
   kZonedTime,         // timetz: io.debezium.time.ZonedTime, ISO-8601 in UTC ("11:45:07.5Z": as many fraction
                       // digits as needed)
   kEnum,              // an enum type: io.debezium.data.Enum, a STRING (the label) whose schema lists the labels
+  kMoney,             // money: a Decimal of scale 2 (money.fraction.digits' default), from the text as Debezium's
+                      // PostgresMoney reads it (a leading currency symbol, parentheses and ',' removed), rounded
+                      // HALF_UP to 2 digits
   kArray,             // a one-dimensional array of text types, integers, boolean, floats, uuid, json, jsonb or
                       // network addresses: a Connect ARRAY of optional elements, written [e1,e2,...] by
                       // SimpleHeaderConverter (strings quoted, \ and " escaped; NULL as null) and as a JSON array
@@ -102,6 +105,11 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
 // ignored), without undoubling quotes ('it''s' gives it''s); anything else gives no default.
 ConnectDefault DebeziumEnumDefault(std::string_view type_name, const std::optional<std::string>& expression,
                                    bool generated);
+
+// Debezium's money value (PostgresMoney.parse, then setScale(2, HALF_UP)) as decimal text, given PostgreSQL's text
+// of it in the server's lc_monetary ("$1,234.56", "-$0.50", "(1.00)"); nullopt where Debezium's parse fails (a
+// symbol after the number, a locale's '.' grouping).
+std::optional<std::string> DebeziumMoneyText(std::string_view text);
 
 // Java's toString of Debezium's value of a column (Struct.toString prints it): AppendConnectValue's text, but for an
 // array, which List.toString prints [e1, e2, null] (elements unquoted, ", " between them).

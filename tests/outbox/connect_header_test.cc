@@ -119,7 +119,8 @@ TEST(ConnectHeaderTest, ByteaIsBase64) {
 }
 
 TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
-  for (uint32_t type : {uint32_t{1182} /* date[] */, kMoney, uint32_t{3910} /* tstzrange */, uint32_t{16500}}) {
+  for (uint32_t type : {uint32_t{1182} /* date[] */, uint32_t{1560} /* bit */, uint32_t{3910} /* tstzrange */,
+                        uint32_t{16500}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
     ASSERT_FALSE(column.ok()) << type;
     EXPECT_EQ(column.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -294,6 +295,28 @@ TEST(ConnectHeaderTest, EnumDefaultsAreTheQuotedLabelCastToTheColumnsType) {
   AppendConnectJsonSchema(ConnectColumn{ConnectForm::kEnum, 0, "new,shipped,it's \"x\""}, 16500, -1, true, &schema);
   EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,)"
                     R"("parameters":{"allowed":"new,shipped,it's \"x\""}})");
+}
+
+// money as Debezium's PostgresMoney reads it and setScale(2, HALF_UP) rounds it: a leading currency symbol (one
+// character, also a multi-byte one), parentheses and a leading '-' for negatives, ',' grouping; a Decimal of scale 2.
+TEST(ConnectHeaderTest, MoneyIsTheDecimalDebeziumParsesFromItsText) {
+  EXPECT_EQ(DebeziumMoneyText("$1,234.56"), "1234.56");
+  EXPECT_EQ(DebeziumMoneyText("-$0.50"), "-0.50");
+  EXPECT_EQ(DebeziumMoneyText("($7.00)"), "-7.00");
+  EXPECT_EQ(DebeziumMoneyText("$0.00"), "0.00");
+  EXPECT_EQ(DebeziumMoneyText("-$0.00"), "0.00");  // BigDecimal has no negative zero
+  EXPECT_EQ(DebeziumMoneyText("\u00a31,000"), "1000.00");  // a locale without fraction digits
+  EXPECT_EQ(DebeziumMoneyText("$99.995"), "100.00");  // three fraction digits, rounded HALF_UP
+  EXPECT_EQ(DebeziumMoneyText("$12.344"), "12.34");
+  EXPECT_EQ(DebeziumMoneyText("-$92,233,720,368,547,758.08"), "-92233720368547758.08");
+  EXPECT_EQ(DebeziumMoneyText("1.234,56 \u20ac"), std::nullopt);  // Debezium's parse fails too
+  EXPECT_EQ(DebeziumMoneyText(""), std::nullopt);
+  EXPECT_EQ(Header(kMoney, -1, "-$1,234.5"), "-1234.50");
+  EXPECT_EQ(JsonValue(kMoney, "$1.00"), R"("ZA==")");  // 100 unscaled: BigInteger.toByteArray 0x64
+  std::string schema;
+  ASSERT_TRUE(AppendConnectJsonSchema(kMoney, -1, /*optional=*/true, &schema).ok());
+  EXPECT_EQ(schema, R"({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,)"
+                    R"("parameters":{"scale":"2"}})");
 }
 
 // PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as

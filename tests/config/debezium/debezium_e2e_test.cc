@@ -366,6 +366,11 @@ class SideBySide {
   static constexpr const char* kStringConverters =
       "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
       "value.converter=org.apache.kafka.connect.storage.StringConverter\n";
+  // JsonConverter (with schemas, its default) for keys, values and headers.
+  static constexpr const char* kJsonConverters =
+      "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+      "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+      "header.converter=org.apache.kafka.connect.json.JsonConverter\n";
 
   SideBySide(DebeziumE2E& test, std::string kafka_lib, std::string plugins, const std::string& router,
              const std::string& converters = kStringConverters)
@@ -559,6 +564,20 @@ class DebeziumSideBySide : public DebeziumE2E {
   }
 
   // Adds `columns` (name, SQL type) to the outbox table; `names` gets ", <name>" for each, for an INSERT's list.
+  // Inserts one row per entry of `rows` (the values of the columns AddColumns added as `names`, after the payload
+  // '{}'), their keys k0, k1..., their event type `type`.
+  bool InsertKeyedRows(const std::vector<std::string>& rows, const std::string& type, const std::string& names) {
+    std::string values;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ + "', 'k" +
+                std::to_string(i) + "', '" + type + "', '{}', " + rows[i] + ")";
+    }
+    const absl::Status st =
+        pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " + values, db_);
+    EXPECT_TRUE(st.ok()) << st;
+    return st.ok();
+  }
+
   bool AddColumns(const std::vector<std::pair<std::string, std::string>>& columns, std::string* names) {
     std::string add;
     for (const auto& [name, type] : columns) {
@@ -578,6 +597,7 @@ class DebeziumSideBySide : public DebeziumE2E {
   // interval, timetz and range columns in headers, as text (SimpleHeaderConverter) or `json` (JsonConverter).
   void CompareIntervalsTimesAndRanges(bool json);
   void CompareArrays(bool json);
+  void CompareMoney(bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
   // columns' order), with the router's `extra` keys; records compared with Debezium's.
@@ -1031,14 +1051,7 @@ void DebeziumSideBySide::CompareIntervalsTimesAndRanges(bool json) {
       "'-3 mons -00:00:01.5', '00:00:00+00', NULL, NULL, NULL, NULL, NULL",
       "'0.1 seconds', '24:00:00+00', NULL, NULL, NULL, NULL, NULL",
       "'1234 years 5 mons 6 days 07:08:09.123457', '10:00:00+14', NULL, NULL, NULL, NULL, NULL"};
-  std::string values;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ + "', 'k" +
-              std::to_string(i) + "', 'Typed', '{}', " + rows[i] + ")";
-  }
-  ASSERT_TRUE(
-      pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " + values, db_)
-          .ok());
+  ASSERT_TRUE(InsertKeyedRows(rows, "Typed", names));
   const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
   ASSERT_EQ(debezium.size(), rows.size());
   for (const auto& [id, record] : debezium) {
@@ -1063,9 +1076,7 @@ TEST_F(DebeziumSideBySide, EnumColumnsGiveDebeziumsLabelsSchemasAndDefaults) {
   SideBySide side(*this, kafka_lib_, plugins_,
                   "transforms.outbox.table.fields.additional.placement=type:header:eventType,e_status:envelope,"
                   "e_odd:envelope:odd,e_plain:header\n",
-                  "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                  "header.converter=org.apache.kafka.connect.json.JsonConverter\n");
+                  SideBySide::kJsonConverters);
   ASSERT_TRUE(side.Init());
   ASSERT_TRUE(pg_->Exec("CREATE TYPE order_status AS ENUM ('new', 'shipped', 'it''s odd')", db_).ok());
   ASSERT_TRUE(pg_->Exec("ALTER TYPE order_status ADD VALUE 'paid' BEFORE 'shipped'", db_).ok());
@@ -1105,10 +1116,7 @@ void DebeziumSideBySide::CompareArrays(bool json) {
   std::string placement = "type:header:eventType";
   for (const auto& [name, type] : columns) placement += "," + name + (name.starts_with("e_") ? ":envelope" : ":header");
   SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
-                  json ? "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                         "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                         "header.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                       : SideBySide::kStringConverters);
+                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
   ASSERT_TRUE(side.Init());
   std::string names;
   ASSERT_TRUE(AddColumns(columns, &names));
@@ -1120,14 +1128,7 @@ void DebeziumSideBySide::CompareArrays(bool json) {
       R"('{x,"y, z"}', '{2.5,NULL}', '{}')",
       "'{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}'",
       "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
-  std::string values;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + order_type_ + "', 'k" +
-              std::to_string(i) + "', 'Arrayed', '{}', " + rows[i] + ")";
-  }
-  ASSERT_TRUE(
-      pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " + values, db_)
-          .ok());
+  ASSERT_TRUE(InsertKeyedRows(rows, "Arrayed", names));
   const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
   ASSERT_EQ(debezium.size(), rows.size());
   size_t arrays = 0;
@@ -1144,6 +1145,38 @@ TEST_F(DebeziumSideBySide, ArraysInHeadersAndTheEnvelopeThroughStringConvertersA
 }
 
 TEST_F(DebeziumSideBySide, ArraysThroughJsonConvertersWithSchemasAreDebeziums) { CompareArrays(/*json=*/true); }
+
+// money (a Decimal of scale 2 that Debezium parses from the server's text of it): in headers through
+// SimpleHeaderConverter, and in headers and an envelope field through JsonConverter with schemas; negatives, grouping,
+// zero, the extremes and NULL.
+void DebeziumSideBySide::CompareMoney(bool json) {
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType,m_header:header" +
+                      std::string(json ? ",m_field:envelope" : ",m_field:header") + "\n",
+                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns({{"m_header", "money"}, {"m_field", "money"}}, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  const std::vector<std::string> rows = {"1234.56, -0.5", "0, -1234567.89", "'92233720368547758.07', "
+                                         "'-92233720368547758.08'", "NULL, 12.3"};
+  ASSERT_TRUE(InsertKeyedRows(rows, "Priced", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+  ASSERT_EQ(debezium.size(), rows.size());
+  size_t decimals = 0;
+  for (const auto& [id, record] : debezium) {
+    if (std::getenv("OUTBOX_TEST_SHOW_RECORDS") != nullptr) std::cerr << record << "\n";
+    for (const KafkaHeader& h : record.headers) {
+      decimals += h.name == "m_header" && h.value.value_or("").find(json ? R"("scale":"2")" : "1234.56") != std::string::npos;
+    }
+  }
+  EXPECT_GE(decimals, 1u) << "Debezium no longer writes money as a Decimal of scale 2: the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
+TEST_F(DebeziumSideBySide, MoneyInHeadersGivesDebeziumsDecimals) { CompareMoney(/*json=*/false); }
+
+TEST_F(DebeziumSideBySide, MoneyThroughJsonConvertersWithSchemasGivesDebeziumsDecimals) { CompareMoney(/*json=*/true); }
 
 // table.expand.json.payload=true: the payload parsed, its schema inferred and its value rebuilt as Debezium does,
 // written by each value converter. Rows whose record Debezium's task fails on (JsonConverter refuses a top-level
