@@ -27,7 +27,7 @@ constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, 
                    kMacaddr = 829, kInet = 869, kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083,
                    kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802,
                    kInterval = 1186, kTimeTz = 1266, kInt4Range = 3904, kNumRange = 3906, kTsRange = 3908,
-                   kDateRange = 3912, kInt8Range = 3926, kMoney = 790;
+                   kDateRange = 3912, kInt8Range = 3926, kMoney = 790, kBit = 1560, kVarbit = 1562;
 // Their arrays (pg_type.typarray).
 constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTextArray = 1009, kBpcharArray = 1014,
                    kVarcharArray = 1015, kInt8Array = 1016, kFloat4Array = 1021, kFloat8Array = 1022,
@@ -297,6 +297,15 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
       return ConnectColumn{ConnectForm::kBytes};
     case type::kMoney:
       return ConnectColumn{ConnectForm::kMoney};
+    case type::kBit:
+    case type::kVarbit: {
+      // Debezium's length: n for bit(n) and varbit(n), and for varbit without one JDBC's column size,
+      // Integer.MAX_VALUE.
+      ConnectColumn bits;
+      bits.bits = type_modifier < 0 ? 2147483647 : type_modifier;
+      bits.form = bits.bits > 1 ? ConnectForm::kBits : ConnectForm::kBitBoolean;
+      return bits;
+    }
     default:
       if (const uint32_t element = ArrayElementType(type_oid); element != 0) {
         absl::StatusOr<ConnectColumn> of = ConnectColumnOf(element, -1);
@@ -311,7 +320,7 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
               "text types, uuid, json, jsonb, xml, network addresses, ranges but tstzrange, date, time, timetz, "
-              "timestamp, timestamptz, interval, bytea, money, and arrays of text types, integers, booleans, floats, uuid, "
+              "timestamp, timestamptz, interval, bytea, money, bit, varbit, and arrays of text types, integers, booleans, floats, uuid, "
               "json, jsonb and network addresses)"));
   }
 }
@@ -361,6 +370,11 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       parameters = Cat(R"(,"parameters":{"scale":")", scale, R"(","connect.decimal.precision":")", precision, R"("})");
       break;
     }
+    case ConnectForm::kBits:
+      connect_type = "bytes", name = "io.debezium.data.Bits";
+      parameters = Cat(R"(,"parameters":{"length":")", column.bits, R"("})");
+      break;
+    case ConnectForm::kBitBoolean: connect_type = "boolean"; break;
     case ConnectForm::kMoney:  // Decimal.builder(moneyFractionDigits): the scale alone
       connect_type = "bytes", name = "org.apache.kafka.connect.data.Decimal";
       parameters = R"(,"parameters":{"scale":"2"})";
@@ -438,7 +452,7 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
   const bool non_finite = (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64) &&
                           (converted == "NaN" || converted == "Infinity" || converted == "-Infinity");
   if (column.form == ConnectForm::kZonedTimestamp || column.form == ConnectForm::kZonedTime ||
-      column.form == ConnectForm::kBytes || non_finite) {
+      column.form == ConnectForm::kBytes || column.form == ConnectForm::kBits || non_finite) {
     AppendJsonString(converted, out);  // Jackson writes NaN and the infinities as strings (WRITE_NAN_AS_STRINGS)
   } else {
     out->append(converted);  // booleans, numbers, and VariableScaleDecimal's struct, already JSON
@@ -447,7 +461,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
 }
 
 absl::Status CheckJavaText(const ConnectColumn& column) {
-  if (column.form == ConnectForm::kBytes || column.form == ConnectForm::kVariableDecimal) {
+  if (column.form == ConnectForm::kBytes || column.form == ConnectForm::kBits ||
+      column.form == ConnectForm::kVariableDecimal) {
     return absl::FailedPreconditionError(
         "Java prints its value (a byte array, or a struct holding one) with an identity hash code, which no other "
         "program can reproduce");
@@ -725,6 +740,8 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     case type::kTimestamp:
     case type::kTimestampTz:
     case type::kInterval:
+    case type::kBit:    // Debezium's mapper gives a String or a Boolean, which the column's converter then reads
+    case type::kVarbit:
       return {Kind::kNotReproduced, ""};
     default:
       return {};  // no mapper in Debezium (bytea, network addresses, arrays...): no default
@@ -980,6 +997,29 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       std::optional<std::string> money = DebeziumMoneyText(text);
       if (!money) return Unreadable("money", text);
       out->append(*money);  // scale 2: BigDecimal.toString is plain
+      return absl::OkStatus();
+    }
+    case ConnectForm::kBits: {
+      // A BitSet of the string (its last character bit 0), BitSet.toByteArray: little-endian, up to the highest set
+      // bit.
+      if (text.find_first_not_of("01") != std::string_view::npos) return Unreadable("bit string", text);
+      std::string bytes((text.size() + 7) / 8, '\0');
+      for (size_t i = 0; i < text.size(); ++i) {
+        if (text[text.size() - 1 - i] == '1') bytes[i / 8] = static_cast<char>(bytes[i / 8] | (1 << (i % 8)));
+      }
+      while (!bytes.empty() && bytes.back() == '\0') bytes.pop_back();
+      out->append(absl::Base64Escape(bytes));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kBitBoolean:
+    {
+      // Integer.valueOf(s, 2): a value below 2^31, else Debezium's conversion fails.
+      const size_t one = text.find('1');
+      if (text.empty() || text.find_first_not_of("01") != std::string_view::npos ||
+          (one != std::string_view::npos && text.size() - one > 31)) {
+        return Unreadable("bit string", text);
+      }
+      out->append(one != std::string_view::npos ? "true" : "false");
       return absl::OkStatus();
     }
     case ConnectForm::kDecimal: {

@@ -41,6 +41,10 @@ enum class ConnectForm : uint8_t {
   kMoney,             // money: a Decimal of scale 2 (money.fraction.digits' default), from the text as Debezium's
                       // PostgresMoney reads it (a leading currency symbol, parentheses and ',' removed), rounded
                       // HALF_UP to 2 digits
+  kBits,              // bit(n) and varbit(n), n > 1, and varbit: io.debezium.data.Bits, BYTES (base64 in headers):
+                      // the bit string as a number (its last bit the lowest), little-endian, as few bytes as it
+                      // takes (none for 0)
+  kBitBoolean,        // bit(1) and varbit(1): BOOLEAN, whether the bit string is not 0
   kArray,             // a one-dimensional array of text types, integers, boolean, floats, uuid, json, jsonb or
                       // network addresses: a Connect ARRAY of optional elements, written [e1,e2,...] by
                       // SimpleHeaderConverter (strings quoted, \ and " escaped; NULL as null) and as a JSON array
@@ -53,6 +57,8 @@ struct ConnectColumn {
   // kEnum: the schema's "allowed" parameter, the type's labels in their sort order joined with commas (Debezium's
   // TypeRegistry reads them from pg_enum when the connector starts; the relay when a session starts).
   std::string allowed = {};
+  // kBits: the column's length in bits (the schema's "length" parameter; Integer.MAX_VALUE for varbit).
+  int bits = 0;
   // kArray: the elements' form and type OID.
   ConnectForm element = ConnectForm::kText;
   uint32_t element_type = 0;
@@ -82,8 +88,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
                                     std::string* out);
 
 // Whether Java's toString of the column's value is what AppendConnectValue writes (Struct.toString under
-// StringConverter prints it): FAILED_PRECONDITION for bytea and numeric without a scale, whose values Java prints
-// with an identity hash code.
+// StringConverter prints it): FAILED_PRECONDITION for bytea, bit strings and numeric without a scale, whose values
+// Java prints with an identity hash code.
 absl::Status CheckJavaText(const ConnectColumn& column);
 
 // Debezium's default value of a column (PostgresDefaultValueConverter over the catalog's default expression, as
@@ -92,7 +98,7 @@ absl::Status CheckJavaText(const ConnectColumn& column);
 // Debezium's; kNone: Debezium's schema has no default (no expression, a NULL:: cast, an expression its parser
 // refuses, or a type it has no parser for: the NULL stays NULL); kNotReproduced: Debezium has one the relay does not
 // work out (date and time types, whose literals pgjdbc parses in the JVM's time zone, numeric without a scale whose
-// struct Debezium drops but logs, and generated columns).
+// struct Debezium drops but logs, bit strings, and generated columns).
 struct ConnectDefault {
   enum class Kind : uint8_t { kNone, kValue, kNotReproduced };
   Kind kind = Kind::kNone;

@@ -119,7 +119,7 @@ TEST(ConnectHeaderTest, ByteaIsBase64) {
 }
 
 TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
-  for (uint32_t type : {uint32_t{1182} /* date[] */, uint32_t{1560} /* bit */, uint32_t{3910} /* tstzrange */,
+  for (uint32_t type : {uint32_t{1182} /* date[] */, uint32_t{1561} /* bit[] */, uint32_t{3910} /* tstzrange */,
                         uint32_t{16500}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
     ASSERT_FALSE(column.ok()) << type;
@@ -317,6 +317,36 @@ TEST(ConnectHeaderTest, MoneyIsTheDecimalDebeziumParsesFromItsText) {
   ASSERT_TRUE(AppendConnectJsonSchema(kMoney, -1, /*optional=*/true, &schema).ok());
   EXPECT_EQ(schema, R"({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,)"
                     R"("parameters":{"scale":"2"}})");
+}
+
+// bit(n) and varbit(n) for n > 1, and varbit, are Debezium's Bits: the string as a number (last character lowest),
+// little-endian, as few bytes as needed, with the length as a schema parameter; bit(1) and varbit(1) a boolean, read
+// as Integer.valueOf(s, 2) reads it.
+TEST(ConnectHeaderTest, BitStringsAreDebeziumsBitsOrABoolean) {
+  constexpr uint32_t kBit = 1560, kVarbit = 1562;
+  EXPECT_EQ(Header(kBit, 5, "10110"), "Fg==");              // 0x16
+  EXPECT_EQ(Header(kBit, 12, "000100000001"), "AQE=");      // 0x101: 01 01
+  EXPECT_EQ(Header(kBit, 9, "100000000"), "AAE=");          // 0x100: 00 01
+  EXPECT_EQ(Header(kBit, 8, "00000000"), "");               // no bit set: no bytes
+  EXPECT_EQ(Header(kVarbit, 20, "1"), "AQ==");
+  EXPECT_EQ(Header(kBit, 1, "1"), "true");
+  EXPECT_EQ(Header(kVarbit, 1, "0"), "false");
+  EXPECT_EQ(Header(kVarbit, -1, "0001"), "AQ==");
+  std::string schema;
+  ASSERT_TRUE(AppendConnectJsonSchema(kVarbit, -1, /*optional=*/true, &schema).ok());
+  EXPECT_NE(schema.find(R"("parameters":{"length":"2147483647"})"), std::string::npos) << schema;
+  std::string out;
+  const ConnectColumn boolean = *ConnectColumnOf(kVarbit, 1);
+  EXPECT_EQ(AppendConnectValue(boolean, "1" + std::string(31, '0'), &out).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AppendConnectValue(boolean, "", &out).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(JsonValue(kBit, "10110", 5), R"("Fg==")");
+  EXPECT_EQ(JsonValue(kBit, "1", 1), "true");
+  schema.clear();
+  ASSERT_TRUE(AppendConnectJsonSchema(kBit, 5, /*optional=*/true, &schema).ok());
+  EXPECT_EQ(schema, R"({"type":"bytes","optional":true,"name":"io.debezium.data.Bits","version":1,)"
+                    R"("parameters":{"length":"5"}})");
+  EXPECT_FALSE(CheckJavaText(*ConnectColumnOf(kBit, 5)).ok());
+  EXPECT_EQ(Default(kBit, "B'101'::\"bit\"", 3), "(not reproduced)");
 }
 
 // PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as
