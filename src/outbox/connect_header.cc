@@ -736,9 +736,27 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     }
     case type::kDate:
     case type::kTime:
-    case type::kTimeTz:
     case type::kTimestamp:
-    case type::kTimestampTz:
+    case type::kTimestampTz: {
+      // pgjdbc's TimestampUtils parses the literal (a function or CURRENT_*: the epoch, or midnight) and reads a
+      // date and time without an offset in the JVM's time zone, taken to be UTC; the column's converter then writes
+      // it as it writes values. A literal the forms cannot carry (infinity, BC, epoch) is not reproduced.
+      const bool time = type_oid == type::kTime;
+      std::optional<std::string> v = ExtractDefault(expr, time ? "00:00:00" : "1970-01-01");
+      if (!v) return {};
+      std::string text = *std::move(v);
+      if ((type_oid == type::kTimestamp || type_oid == type::kTimestampTz) && text.find(' ') == std::string::npos) {
+        text += " 00:00:00";
+      }
+      if (time && text.size() == 5) text += ":00";  // HH:MM
+      if (type_oid == type::kTimestampTz && !ParseTimestampMicros(text, /*with_zone=*/true).ok()) text += "+00";
+      absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
+      std::string ignored;
+      if (!column.ok() || !AppendConnectValue(*column, text, &ignored).ok()) return {Kind::kNotReproduced, ""};
+      return {Kind::kValue, text};
+    }
+    case type::kTimeTz:  // Debezium has no mapper for it: no default
+      return {};
     case type::kInterval:
     case type::kBit:    // Debezium's mapper gives a String or a Boolean, which the column's converter then reads
     case type::kVarbit:

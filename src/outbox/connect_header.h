@@ -97,8 +97,9 @@ absl::Status CheckJavaText(const ConnectColumn& column);
 // column's schema. kValue: `text` is that value as PostgreSQL would print it, so the forms above write it as
 // Debezium's; kNone: Debezium's schema has no default (no expression, a NULL:: cast, an expression its parser
 // refuses, or a type it has no parser for: the NULL stays NULL); kNotReproduced: Debezium has one the relay does not
-// work out (date and time types, whose literals pgjdbc parses in the JVM's time zone, numeric without a scale whose
-// struct Debezium drops but logs, bit strings, and generated columns).
+// work out (interval, date and time literals the forms cannot carry, numeric without a scale whose struct Debezium
+// drops but logs, bit strings, and generated columns). Date and time literals without an offset, which pgjdbc reads
+// in the JVM's time zone, are read as UTC.
 struct ConnectDefault {
   enum class Kind : uint8_t { kNone, kValue, kNotReproduced };
   Kind kind = Kind::kNone;

@@ -267,8 +267,20 @@ TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression
   EXPECT_EQ(Default(kNumeric, "1.5"), "(not reproduced)");  // a VariableScaleDecimal struct
   EXPECT_EQ(Default(kFloat8, "2.5"), "2.5");
   EXPECT_EQ(Default(kBytea, "'\\x00'::bytea"), "(none)");  // no parser for bytea
-  EXPECT_EQ(Default(kTimestampTz, "now()"), "(not reproduced)");
-  EXPECT_EQ(Default(kDate, "'2024-01-01'::date"), "(not reproduced)");
+  // Dates and times: a function or CURRENT_* gives the epoch (midnight for time), a literal without an offset is read
+  // in the JVM's time zone, taken to be UTC; what the forms cannot carry is not reproduced.
+  EXPECT_EQ(Default(kTimestampTz, "now()"), "1970-01-01 00:00:00+00");
+  EXPECT_EQ(Default(kTimestampTz, "CURRENT_TIMESTAMP"), "1970-01-01 00:00:00+00");
+  EXPECT_EQ(Default(kTimestampTz, "'2024-05-01 08:00:00+00'::timestamp with time zone"), "2024-05-01 08:00:00+00");
+  EXPECT_EQ(Default(kTimestamp, "'2024-05-01 10:00:00.5'::timestamp without time zone"), "2024-05-01 10:00:00.5");
+  EXPECT_EQ(Default(kTimestamp, "LOCALTIMESTAMP"), "1970-01-01 00:00:00");
+  EXPECT_EQ(Default(kDate, "'2024-01-01'::date"), "2024-01-01");
+  EXPECT_EQ(Default(kDate, "CURRENT_DATE"), "1970-01-01");
+  EXPECT_EQ(Default(kTime, "'10:30:00'::time without time zone"), "10:30:00");
+  EXPECT_EQ(Default(kTime, "CURRENT_TIME"), "00:00:00");
+  EXPECT_EQ(Default(kTimestampTz, "'infinity'::timestamp with time zone"), "(not reproduced)");
+  EXPECT_EQ(Default(kTimeTz, "CURRENT_TIME"), "(none)");  // Debezium has no parser for timetz
+  EXPECT_EQ(Default(kInterval, "'1 day'::interval"), "(not reproduced)");
   EXPECT_EQ(DebeziumColumnDefault(kText, -1, "'x'::text", /*generated=*/true).kind,
             ConnectDefault::Kind::kNotReproduced);
 }

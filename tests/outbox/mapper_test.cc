@@ -654,8 +654,8 @@ TEST_F(MapperTest, JsonSchemaConvertersWriteTheEnvelopeWithTheColumnsSchema) {
 }
 
 // outbox.null_as_column_default (Debezium files): a NULL in a column with a default gives Debezium's default, read
-// from the catalog's default expression; one the relay does not work out (timestamptz) is a per-event error naming
-// the column; without the key NULL stays NULL.
+// from the catalog's default expression; one the relay does not work out (an infinite timestamptz) is a per-event
+// error naming the column; without the key NULL stays NULL.
 TEST_F(MapperTest, ANullInAColumnWithADefaultGivesDebeziumsDefault) {
   config_.null_as_column_default = true;
   config_.fields.additional = {{.column = "created_at", .placement = "header", .name = "created_at"}};
@@ -670,6 +670,11 @@ TEST_F(MapperTest, ANullInAColumnWithADefaultGivesDebeziumsDefault) {
   EXPECT_EQ(r->value, R"({"d": 1})");
   EXPECT_EQ(r->key, "");  // a function default: Debezium's placeholder
   Set("created_at", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "created_at"), "1970-01-01 00:00:00+00");  // now(): Debezium's placeholder, the epoch
+  mapper().SetCatalog({{.name = "created_at", .has_default = true,
+                        .default_expression = "'infinity'::timestamp with time zone"}});
   r = Map();
   EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
   EXPECT_THAT(Message(r.status()), HasSubstr("column \"created_at\" is NULL, and Debezium would write its default"));

@@ -952,7 +952,10 @@ const std::vector<std::pair<std::string, std::string>> kDefaultedColumns = {
     {"d_fn", "text DEFAULT md5('x')"},      {"d_int", "integer DEFAULT 42"},
     {"d_neg", "bigint DEFAULT -7"},         {"d_bool", "boolean DEFAULT true"},
     {"d_uuid", "uuid DEFAULT gen_random_uuid()"}, {"d_num", "numeric(10,3) DEFAULT 1.5"},
-    {"d_f8", "double precision DEFAULT 2.5"},     {"d_none", "integer"}};
+    {"d_f8", "double precision DEFAULT 2.5"},     {"d_none", "integer"},
+    {"d_now", "timestamptz DEFAULT now()"},       {"d_tstz", "timestamptz(3) DEFAULT '2024-05-01 10:00:00.5+02'"},
+    {"d_ts", "timestamp DEFAULT '2024-05-01 10:00:00.25'"}, {"d_date", "date DEFAULT '2024-01-31'"},
+    {"d_today", "date DEFAULT CURRENT_DATE"},     {"d_time", "time DEFAULT '10:30'"}};
 
 void DebeziumSideBySide::CompareDefaults(bool schemas) {
   {
@@ -978,7 +981,9 @@ void DebeziumSideBySide::CompareDefaults(bool schemas) {
     ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload" + names + ") VALUES " +
                               row + "NULL, 'Defaulted', NULL" + nulls + "), " + row +
                               "'k1', 'Given', '{\"g\": 2}', 'x', 'y', 'z', 1, 2, false, "
-                              "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 3.25, 0.5, 9)",
+                              "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 3.25, 0.5, 9, '2026-12-04 10:00:00+00', "
+                              "'2026-12-04 11:00:00.125+00', '2026-12-04 12:00:00', '2026-12-04', '2026-12-05', "
+                              "'23:59:59')",
                           db_)
                     .ok());
     const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 2);
