@@ -970,29 +970,53 @@ class DebeziumMapper {
       }
     }
     if (!server_) return;
+    // Debezium Server's formats (debezium-embedded's ConverterBuilder): simplestring is Kafka Connect's
+    // StringConverter; json (the default) and jsonbytearray its JsonConverter, configured by debezium.format.<key,
+    // value or header>.* over debezium.format.*, whose schemas.enable defaults to true.
+    const Prop* common_schemas = formats_.Take("schemas.enable");
+    bool json_schema = false;
     for (std::string_view which : {"key", "value"}) {
       const Prop* format = formats_.Take(std::string(which));
-      const std::string written = Cat("debezium.format.", which);
-      if (format == nullptr) {
-        Error(written, "required: simplestring (the default, json, would JSON-encode the record's " +
-                           std::string(which) + "; the relay writes the column's text)");
-      } else if (format->value != "simplestring") {
-        Error(format->written, Cat("must be simplestring, got ", Quoted(format->value),
-                                   " (the relay writes the column's text as a StringConverter does)"));
+      const std::string relay_key = Cat("outbox.", which, "_converter");
+      const std::string value = format == nullptr ? "json" : Lower(ToStd(absl::StripAsciiWhitespace(format->value)));
+      if (value == "simplestring") {
+        Put(relay_key, "string");
+      } else if (value == "json" || value == "jsonbytearray") {
+        const Prop* schemas = formats_.Take(Cat(which, ".schemas.enable"));
+        if (const Prop* enable = schemas != nullptr ? schemas : common_schemas) {
+          const std::string v = Lower(ToStd(absl::StripAsciiWhitespace(enable->value)));
+          if (v != "true" && v != "false") {
+            Error(enable->written, Cat("must be true or false, got ", Quoted(enable->value)));
+            continue;
+          }
+          json_schema = json_schema || v == "true";
+          Put(relay_key, v == "true" ? "json_schema" : "json");
+        } else {
+          json_schema = true;
+          Put(relay_key, "json_schema");
+        }
+        if (format == nullptr) {
+          WarnAbsent(Cat("debezium.format.", which),
+                     "not set: Debezium Server's default, json (JsonConverter with schemas unless "
+                     "debezium.format.schemas.enable=false), which the relay writes too");
+        }
+      } else {
+        Error(format->written, Cat("must be simplestring, json or jsonbytearray, got ", Quoted(format->value),
+                                   " (the relay writes what Kafka Connect's StringConverter or JsonConverter "
+                                   "writes)"));
       }
     }
-    // Debezium Server's header format (default json) is Kafka Connect's JsonConverter, configured by
-    // debezium.format.header.* over debezium.format.*.
+    if (json_schema) RefuseSchemaChanges();
+    // The header format (default json) is Kafka Connect's JsonConverter too.
     const Prop* header_format = formats_.Take("header");
     const Prop* header_schemas = formats_.Take("header.schemas.enable");
-    const Prop* common_schemas = formats_.Take("schemas.enable");
     if (header_format != nullptr && header_format->value != "json" && header_format->value != "jsonbytearray") {
       Error(header_format->written, Cat("must be json or jsonbytearray (the relay writes the headers as Kafka "
                                         "Connect's JsonConverter does), got ", Quoted(header_format->value)));
     } else {
       MapJsonHeaders(header_schemas != nullptr ? header_schemas : common_schemas);
     }
-    for (const auto& [key, prop] : formats_.Rest()) Warn(*prop, "no effect with simplestring");
+    for (const auto& [key, prop] : formats_.Rest()) Warn(*prop, "no effect on the records the relay writes");
   }
 
   // Header values through JsonConverter: json_schema unless `schemas` (its schemas.enable) says false.

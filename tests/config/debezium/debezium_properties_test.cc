@@ -572,12 +572,36 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
                                                 "ExtractNewRecordState\n")),
               HasSubstr("debezium.transforms.unwrap.type: \"io.debezium.transforms.ExtractNewRecordState\" would "
                         "change the records"));
-  EXPECT_THAT(ErrorOf(LoadWith("debezium.format.value=json\n")),
-              HasSubstr("debezium.format.value: must be simplestring, got \"json\""));
+  EXPECT_THAT(ErrorOf(LoadWith("debezium.format.value=cloudevents\n")),
+              HasSubstr("debezium.format.value: must be simplestring, json or jsonbytearray, got \"cloudevents\""));
+}
+
+// Debezium Server's key and value formats: simplestring is StringConverter; json (the default, also when the keys are
+// absent) and jsonbytearray are JsonConverter, with schemas unless debezium.format.<key|value>.schemas.enable, or
+// debezium.format.schemas.enable, says false.
+TEST(DebeziumProperties, DebeziumServerFormatsMapToTheRelaysConverters) {
   std::string no_formats = kBase;
   no_formats = no_formats.substr(0, no_formats.find("debezium.format.key"));
-  EXPECT_THAT(ErrorOf(Load(no_formats)), AllOf(HasSubstr("debezium.format.key: required: simplestring"),
-                                                HasSubstr("debezium.format.value: required: simplestring")));
+  absl::StatusOr<Loaded> c = Load(no_formats);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kJsonSchema);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJsonSchema);
+  EXPECT_THAT(WarnedKeys(*c), Contains("debezium.format.value"));
+  c = Load(no_formats + "debezium.format.key=simplestring\ndebezium.format.value=jsonbytearray\n"
+                        "debezium.format.schemas.enable=false\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kString);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJson);
+  EXPECT_EQ(c->outbox.header_values, config::HeaderValues::kJson);  // the common key reaches the headers too
+  c = Load(no_formats + "debezium.format.key=json\ndebezium.format.value=json\ndebezium.format.schemas.enable=false\n"
+                        "debezium.format.value.schemas.enable=true\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kJson);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJsonSchema);
+  EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.format.value.schemas.enable=yes\n")),
+              HasSubstr("debezium.format.value.schemas.enable: must be true or false"));
+  EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.source.column.propagate.source.type=.*\n")),
+              HasSubstr("debezium.source.column.propagate.source.type: adds the source type"));
 }
 
 // table.expand.json.payload and the null behavior map to the relay's keys; the empty array behavior, which
