@@ -27,7 +27,8 @@ constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, 
                    kMacaddr = 829, kInet = 869, kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083,
                    kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802,
                    kInterval = 1186, kTimeTz = 1266, kInt4Range = 3904, kNumRange = 3906, kTsRange = 3908,
-                   kDateRange = 3912, kInt8Range = 3926, kMoney = 790, kBit = 1560, kVarbit = 1562;
+                   kDateRange = 3912, kInt8Range = 3926, kTsTzRange = 3910, kMoney = 790, kBit = 1560,
+                   kVarbit = 1562;
 // Their arrays (pg_type.typarray).
 constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTextArray = 1009, kBpcharArray = 1014,
                    kVarcharArray = 1015, kInt8Array = 1016, kFloat4Array = 1021, kFloat8Array = 1022,
@@ -269,11 +270,12 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
     case type::kCidr:
     case type::kMacaddr:
     case type::kMacaddr8:
-    case type::kInt4Range:  // ranges: Debezium's string is PostgreSQL's text (not tstzrange: its text follows the
-    case type::kInt8Range:  // session's time zone)
-    case type::kNumRange:
+    case type::kInt4Range:  // ranges: Debezium's string is PostgreSQL's text; tstzrange's in the session's time
+    case type::kInt8Range:  // zone, which pgjdbc sets to the Connect JVM's and the relay to UTC: the same text when
+    case type::kNumRange:   // Connect runs in UTC
     case type::kDateRange:
     case type::kTsRange:
+    case type::kTsTzRange:
       return ConnectColumn{ConnectForm::kText};
     case type::kInterval:
       return ConnectColumn{ConnectForm::kInterval};
@@ -319,7 +321,7 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
       return absl::FailedPreconditionError(
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
-              "text types, uuid, json, jsonb, xml, network addresses, ranges but tstzrange, date, time, timetz, "
+              "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, "
               "timestamp, timestamptz, interval, bytea, money, bit, varbit, and arrays of text types, integers, booleans, floats, uuid, "
               "json, jsonb and network addresses)"));
   }

@@ -1052,7 +1052,7 @@ TEST_F(DebeziumSideBySide, AJsonHeaderConverterWithoutSchemasGivesTheHeadersDebe
 void DebeziumSideBySide::CompareIntervalsTimesAndRanges(bool json) {
   const std::vector<std::pair<std::string, std::string>> columns = {
       {"h_iv", "interval"},   {"h_ttz", "timetz"},    {"h_i4r", "int4range"}, {"h_i8r", "int8range"},
-      {"h_nr", "numrange"},   {"h_dr", "daterange"},  {"h_tsr", "tsrange"}};
+      {"h_nr", "numrange"},   {"h_dr", "daterange"},  {"h_tsr", "tsrange"},   {"h_tzr", "tstzrange"}};
   std::string placement = "type:header:eventType";
   for (const auto& [name, type] : columns) placement += "," + name + ":header";
   SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
@@ -1064,13 +1064,14 @@ void DebeziumSideBySide::CompareIntervalsTimesAndRanges(bool json) {
   ASSERT_TRUE(side.StartDebezium());
   const std::vector<std::string> rows = {
       "'1 year 2 mons 3 days 04:05:06.789', '13:45:07.5+02', '[1,5)', '[-9007199254740993,0]', '(1.5,2.25]', "
-      "'[2026-01-01,2026-02-01)', '[\"2026-01-01 10:00\",\"2026-01-02 00:00:00.5\")'",
-      "'-1 days +02:00:00', '01:00:00+02', 'empty', '(,)', '[0,)', '(,2026-01-01]', 'empty'",
-      "'00:00:00.000001', '23:30:00-01:30', NULL, NULL, NULL, NULL, NULL",
-      "'100 years 11 mons 29 days 23:59:59.999999', '12:00:00.123456-05', NULL, NULL, NULL, NULL, NULL",
-      "'-3 mons -00:00:01.5', '00:00:00+00', NULL, NULL, NULL, NULL, NULL",
-      "'0.1 seconds', '24:00:00+00', NULL, NULL, NULL, NULL, NULL",
-      "'1234 years 5 mons 6 days 07:08:09.123457', '10:00:00+14', NULL, NULL, NULL, NULL, NULL"};
+      "'[2026-01-01,2026-02-01)', '[\"2026-01-01 10:00\",\"2026-01-02 00:00:00.5\")', "
+      "'[\"2026-01-01 10:00+02\",\"2026-01-02 00:00:00.5-03:30\")'",
+      "'-1 days +02:00:00', '01:00:00+02', 'empty', '(,)', '[0,)', '(,2026-01-01]', 'empty', '(,)'",
+      "'00:00:00.000001', '23:30:00-01:30', NULL, NULL, NULL, NULL, NULL, 'empty'",
+      "'100 years 11 mons 29 days 23:59:59.999999', '12:00:00.123456-05', NULL, NULL, NULL, NULL, NULL, NULL",
+      "'-3 mons -00:00:01.5', '00:00:00+00', NULL, NULL, NULL, NULL, NULL, NULL",
+      "'0.1 seconds', '24:00:00+00', NULL, NULL, NULL, NULL, NULL, NULL",
+      "'1234 years 5 mons 6 days 07:08:09.123457', '10:00:00+14', NULL, NULL, NULL, NULL, NULL, NULL"};
   ASSERT_TRUE(InsertKeyedRows(rows, "Typed", names));
   const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
   ASSERT_EQ(debezium.size(), rows.size());
