@@ -296,35 +296,19 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       continue;
     }
     if (config_.header_values != config::HeaderValues::kText) {
-      const pg::RelationColumn& column = relation.columns[*idx];
-      absl::StatusOr<ConnectColumn> form = FormOf(column.name, column.type_oid, column.type_modifier);
-      if (!form.ok()) {
+      if (absl::Status st = BindHeaderColumn(relation.columns[*idx], "outbox.fields.additional", &a.form, &a.type,
+                                             &a.schema);
+          !st.ok()) {
         return absl::FailedPreconditionError(
-            Cat("column \"", f.column, "\" (outbox.fields.additional) of ", schema_, ".", table_, ": ",
-                form.status().message(), "; outbox.header_values: text sends its PostgreSQL text instead"));
-      }
-      a.form = *form;
-      a.type = column.type_oid;
-      if (config_.header_values == config::HeaderValues::kJsonSchema) {
-        auto schema = ColumnSchema(f.column, column.type_oid, column.type_modifier, "outbox.header_values");
-        if (!schema.ok()) return schema.status();
-        a.schema = *std::move(schema);
+            Cat(st.message(), "; outbox.header_values: text sends its PostgreSQL text instead"));
       }
     }
   }
   if (JsonHeaders()) {
-    const pg::RelationColumn& column = relation.columns[b.id];
-    absl::StatusOr<ConnectColumn> form = FormOf(column.name, column.type_oid, column.type_modifier);
-    if (!form.ok()) {
-      return absl::FailedPreconditionError(Cat("column \"", config_.fields.id, "\" (outbox.fields.id) of ", schema_,
-                                               ".", table_, ": outbox.header_values: ", form.status().message()));
-    }
-    b.id_form = *form;
-    b.id_type = column.type_oid;
-    if (config_.header_values == config::HeaderValues::kJsonSchema) {
-      auto schema = ColumnSchema(config_.fields.id, column.type_oid, column.type_modifier, "outbox.header_values");
-      if (!schema.ok()) return schema.status();
-      b.id_schema = *std::move(schema);
+    if (absl::Status st = BindHeaderColumn(relation.columns[b.id], "outbox.fields.id", &b.id_form, &b.id_type,
+                                           &b.id_schema);
+        !st.ok()) {
+      return st;
     }
   }
   if (envelope_placement_ && config_.value_converter == config::Converter::kString) {
@@ -372,6 +356,22 @@ bool OutboxMapper::NeedsCatalog() const {
 void OutboxMapper::SetCatalog(std::vector<pg::ColumnCatalog> columns) {
   catalog_ = std::move(columns);
   bindings_.clear();
+}
+
+absl::Status OutboxMapper::BindHeaderColumn(const pg::RelationColumn& column, std::string_view key,
+                                            ConnectColumn* form, uint32_t* type, std::string* schema) const {
+  absl::StatusOr<ConnectColumn> of = FormOf(column.name, column.type_oid, column.type_modifier);
+  if (!of.ok()) {
+    return absl::FailedPreconditionError(
+        Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_, ": ", of.status().message()));
+  }
+  *form = *std::move(of);
+  *type = column.type_oid;
+  if (config_.header_values != config::HeaderValues::kJsonSchema) return absl::OkStatus();
+  auto with_schema = ColumnSchema(column.name, column.type_oid, column.type_modifier, "outbox.header_values");
+  if (!with_schema.ok()) return with_schema.status();
+  *schema = *std::move(with_schema);
+  return absl::OkStatus();
 }
 
 absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const config::AdditionalField& f,
