@@ -29,20 +29,21 @@ bool IsInteger(uint32_t type) {
   return type == pg::oid::kInt2 || type == pg::oid::kInt4 || type == pg::oid::kInt8 || type == pg::oid::kOid;
 }
 
-// Whether Kafka Connect's `converter` can write Debezium's value of a column of `type` (JsonConverter: strings,
-// integers and bytes, as the relay writes them; ByteArrayConverter: bytes only, as Kafka Connect's refuses others).
-absl::Status CheckConverter(config::Converter converter, uint32_t type) {
+// Whether Kafka Connect's `converter` can write Debezium's value of a column of `type` whose form is `form`
+// (JsonConverter: strings, enums, integers and bytes, as the relay writes them; ByteArrayConverter: bytes only, as
+// Kafka Connect's refuses others).
+absl::Status CheckConverter(config::Converter converter, uint32_t type, const absl::StatusOr<ConnectColumn>& form) {
   switch (converter) {
     case config::Converter::kString:
       return absl::OkStatus();
     case config::Converter::kJson:
     case config::Converter::kJsonSchema: {
-      absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, -1);
-      if (form.ok() && (form->form == ConnectForm::kText || form->form == ConnectForm::kBytes)) {
+      if (form.ok() && (form->form == ConnectForm::kText || form->form == ConnectForm::kEnum ||
+                        form->form == ConnectForm::kBytes)) {
         return absl::OkStatus();
       }
-      return absl::FailedPreconditionError(
-          Cat("(type OID ", type, "): json and json_schema write text types, json, jsonb, uuid, integers and bytea"));
+      return absl::FailedPreconditionError(Cat("(type OID ", type, "): json and json_schema write text types, json, "
+                                               "jsonb, uuid, enums, integers and bytea"));
     }
     case config::Converter::kBytes:
       if (type == pg::oid::kBytea) return absl::OkStatus();
@@ -235,7 +236,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   for (auto [converter, column, type, key] :
        {std::tuple{config_.key_converter, &config_.fields.key, b.key_type, "outbox.key_converter"},
         std::tuple{config_.value_converter, &config_.fields.payload, b.payload_type, "outbox.value_converter"}}) {
-    if (absl::Status st = CheckConverter(converter, type); !st.ok()) {
+    if (absl::Status st = CheckConverter(converter, type, FormOf(*column, type, -1)); !st.ok()) {
       return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_, " ",
                                                st.message()));
     }
@@ -349,8 +350,8 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
 bool OutboxMapper::NeedsCatalog() const {
   // Debezium's forms of header and envelope values: an enum's come from the catalog.
   return config_.null_as_column_default || config_.header_values != config::HeaderValues::kText ||
-         envelope_placement_ || config_.key_converter == config::Converter::kJsonSchema ||
-         config_.value_converter == config::Converter::kJsonSchema;
+         envelope_placement_ || config_.key_converter != config::Converter::kString ||
+         config_.value_converter != config::Converter::kString;
 }
 
 void OutboxMapper::SetCatalog(std::vector<pg::ColumnCatalog> columns) {

@@ -1090,8 +1090,8 @@ TEST_F(DebeziumSideBySide, IntervalsTimesWithZonesAndRangesThroughAJsonHeaderCon
   CompareIntervalsTimesAndRanges(/*json=*/true);
 }
 
-// Enum columns (io.debezium.data.Enum): the label in a header and in envelope fields, through JsonConverter with
-// schemas for headers and values, the schema naming the type's labels in their sort order (one added BEFORE
+// Enum columns (io.debezium.data.Enum): the label in a header, in envelope fields and as the key, through JsonConverter
+// with schemas for keys, headers and values, the schema naming the type's labels in their sort order (one added BEFORE
 // another), and a NULL's default label (one with a doubled quote in its literal).
 TEST_F(DebeziumSideBySide, EnumColumnsGiveDebeziumsLabelsSchemasAndDefaults) {
   SideBySide side(*this, kafka_lib_, plugins_,
@@ -1101,6 +1101,11 @@ TEST_F(DebeziumSideBySide, EnumColumnsGiveDebeziumsLabelsSchemasAndDefaults) {
   ASSERT_TRUE(side.Init());
   ASSERT_TRUE(pg_->Exec("CREATE TYPE order_status AS ENUM ('new', 'shipped', 'it''s odd')", db_).ok());
   ASSERT_TRUE(pg_->Exec("ALTER TYPE order_status ADD VALUE 'paid' BEFORE 'shipped'", db_).ok());
+  // The key column an enum too: JsonConverter writes the key with the Enum schema.
+  ASSERT_TRUE(pg_->Exec("CREATE TYPE order_key AS ENUM ('k1', 'k2', 'k3')", db_).ok());
+  ASSERT_TRUE(
+      pg_->Exec("ALTER TABLE outbox ALTER COLUMN aggregateid TYPE order_key USING aggregateid::text::order_key", db_)
+          .ok());
   std::string names;
   ASSERT_TRUE(AddColumns({{"e_status", "order_status DEFAULT 'new'"},
                           {"e_odd", "order_status DEFAULT 'it''s odd'"},
@@ -1119,7 +1124,8 @@ TEST_F(DebeziumSideBySide, EnumColumnsGiveDebeziumsLabelsSchemasAndDefaults) {
   size_t enums = 0;
   for (const auto& [id, record] : debezium) {
     if (std::getenv("OUTBOX_TEST_SHOW_RECORDS") != nullptr) std::cerr << record << "\n";
-    enums += record.value.value_or("").find(R"("name":"io.debezium.data.Enum")") != std::string::npos;
+    enums += record.value.value_or("").find(R"("name":"io.debezium.data.Enum")") != std::string::npos &&
+             record.key.value_or("").find(R"("allowed":"k1,k2,k3")") != std::string::npos;
   }
   EXPECT_EQ(enums, 3u) << "Debezium no longer gives an enum column its Enum schema: the test's premise changed";
   ExpectSameRecords(relayed, debezium);
