@@ -36,10 +36,6 @@ constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTex
                    kMacaddr8Array = 775, kUuidArray = 2951, kJsonArray = 199, kJsonbArray = 3807;
 }  // namespace type
 
-bool IsIntegerType(uint32_t t) {
-  return t == type::kInt2 || t == type::kInt4 || t == type::kInt8 || t == type::kOid;
-}
-
 // The element type of an array type ConnectColumnOf takes, or 0.
 uint32_t ArrayElementType(uint32_t array_type) {
   switch (array_type) {
@@ -248,6 +244,10 @@ void AppendTwoDigits(std::string* out, int64_t v) {
 
 }  // namespace
 
+bool IsIntegerType(uint32_t type_oid) {
+  return type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid;
+}
+
 absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier) {
   // time, timestamp and timestamptz keep their precision in the modifier (-1: none, which is 6).
   const int precision = type_modifier < 0 ? 6 : type_modifier;
@@ -321,9 +321,9 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
       return absl::FailedPreconditionError(
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
-              "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, "
-              "timestamp, timestamptz, interval, bytea, money, bit, varbit, and arrays of text types, integers, booleans, floats, uuid, "
-              "json, jsonb and network addresses)"));
+              "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, timestamp, "
+              "timestamptz, interval, bytea, money, bit, varbit, and arrays of text types, integers, booleans, "
+              "floats, uuid, json, jsonb and network addresses)"));
   }
 }
 

@@ -64,6 +64,10 @@ struct ConnectColumn {
   uint32_t element_type = 0;
 };
 
+// Whether Debezium gives a column of `type_oid` an integer schema (int2, int4, int8, oid: int16, int32, int64):
+// JsonConverter writes a JSON number, and PostgreSQL's text is that number.
+bool IsIntegerType(uint32_t type_oid);
+
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
 // FAILED_PRECONDITION naming the type for a type whose Debezium value the relay does not reproduce (arrays,
 // interval, money, bit, timetz, user-defined types...).

@@ -24,11 +24,6 @@ int FindColumn(const pg::Relation& relation, const std::string& name) {
   return -1;
 }
 
-// A column Debezium gives an integer schema (int16, int32, int64): JsonConverter writes a JSON number.
-bool IsInteger(uint32_t type) {
-  return type == pg::oid::kInt2 || type == pg::oid::kInt4 || type == pg::oid::kInt8 || type == pg::oid::kOid;
-}
-
 // Whether Kafka Connect's `converter` can write Debezium's value of a column of `type` whose form is `form`
 // (JsonConverter: strings, enums, integers and bytes, as the relay writes them; ByteArrayConverter: bytes only, as
 // Kafka Connect's refuses others).
@@ -63,7 +58,7 @@ void AppendJsonConverted(config::Converter converter, std::string_view schema, u
     out->append("null");  // JsonConverter's null for a NULL of an optional schema
   } else if (type == pg::oid::kBytea) {
     AppendJsonString(absl::Base64Escape(absl::string_view(value->data(), value->size())), out);
-  } else if (IsInteger(type)) {
+  } else if (IsIntegerType(type)) {
     out->append(*value);  // a JSON number: PostgreSQL's text is Jackson's
   } else {
     AppendJsonString(*value, out);
@@ -297,16 +292,16 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       continue;
     }
     if (config_.header_values != config::HeaderValues::kText) {
-      if (absl::Status st = BindHeaderColumn(relation.columns[*idx], "outbox.fields.additional", &a.form, &a.type,
-                                             &a.schema);
+      if (absl::Status st = BindHeaderColumn(relation.columns[*idx], "outbox.fields.additional",
+                                             "; outbox.header_values: text sends its PostgreSQL text instead", &a.form,
+                                             &a.type, &a.schema);
           !st.ok()) {
-        return absl::FailedPreconditionError(
-            Cat(st.message(), "; outbox.header_values: text sends its PostgreSQL text instead"));
+        return st;
       }
     }
   }
   if (JsonHeaders()) {
-    if (absl::Status st = BindHeaderColumn(relation.columns[b.id], "outbox.fields.id", &b.id_form, &b.id_type,
+    if (absl::Status st = BindHeaderColumn(relation.columns[b.id], "outbox.fields.id", "", &b.id_form, &b.id_type,
                                            &b.id_schema);
         !st.ok()) {
       return st;
@@ -360,11 +355,12 @@ void OutboxMapper::SetCatalog(std::vector<pg::ColumnCatalog> columns) {
 }
 
 absl::Status OutboxMapper::BindHeaderColumn(const pg::RelationColumn& column, std::string_view key,
-                                            ConnectColumn* form, uint32_t* type, std::string* schema) const {
+                                            std::string_view hint, ConnectColumn* form, uint32_t* type,
+                                            std::string* schema) const {
   absl::StatusOr<ConnectColumn> of = FormOf(column.name, column.type_oid, column.type_modifier);
   if (!of.ok()) {
-    return absl::FailedPreconditionError(
-        Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_, ": ", of.status().message()));
+    return absl::FailedPreconditionError(Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_,
+                                             ": ", of.status().message(), hint));
   }
   *form = *std::move(of);
   *type = column.type_oid;

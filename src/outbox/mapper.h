@@ -166,9 +166,9 @@ class OutboxMapper {
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;
   // outbox.header_values other than text: a header column's form, type and (json_schema) schema; `key` names the
-  // setting that placed it in errors.
-  absl::Status BindHeaderColumn(const pg::RelationColumn& column, std::string_view key, ConnectColumn* form,
-                                uint32_t* type, std::string* schema) const;
+  // setting that placed it in errors, and `hint` ends the error of a column without a Debezium form.
+  absl::Status BindHeaderColumn(const pg::RelationColumn& column, std::string_view key, std::string_view hint,
+                                ConnectColumn* form, uint32_t* type, std::string* schema) const;
   // Placement envelope: the column's form for the value converter, and its field schema under json_schema.
   absl::Status BindEnvelopeField(const pg::Relation& relation, const config::AdditionalField& field,
                                  Binding::Additional& a) const;

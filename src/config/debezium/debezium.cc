@@ -644,15 +644,9 @@ class DebeziumMapper {
       return;
     }
     used_predicate_ = name;
-    bool negate = false;
-    if (negate_prop != nullptr) {
-      const std::string v = Lower(ToStd(absl::StripAsciiWhitespace(negate_prop->value)));
-      if (v != "true" && v != "false") {
-        Error(negate_prop->written, Cat("must be true or false, got ", Quoted(negate_prop->value)));
-        return;
-      }
-      negate = v == "true";
-    }
+    const std::optional<bool> negated = BoolOf(negate_prop);
+    if (negate_prop != nullptr && !negated) return;
+    const bool negate = negated.value_or(false);
     const std::string type = *value("type");
     std::optional<bool> selects;  // whether the predicate, negated or not, selects the outbox's change events
     std::string why;
@@ -702,6 +696,8 @@ class DebeziumMapper {
     return std::nullopt;
   }
   std::optional<bool> RouterBool(const std::string& key) { return BoolOf(router_.Take(key)); }
+  // JsonConverter's schemas.enable: true when absent (its default); nullopt (with an error) when neither.
+  std::optional<bool> SchemasEnabled(const Prop* schemas) { return schemas == nullptr ? true : BoolOf(schemas); }
 
   void MapRouterKeys() {
     // Column names.
@@ -983,18 +979,10 @@ class DebeziumMapper {
         Put(relay_key, "string");
       } else if (value == "json" || value == "jsonbytearray") {
         const Prop* schemas = formats_.Take(Cat(which, ".schemas.enable"));
-        if (const Prop* enable = schemas != nullptr ? schemas : common_schemas) {
-          const std::string v = Lower(ToStd(absl::StripAsciiWhitespace(enable->value)));
-          if (v != "true" && v != "false") {
-            Error(enable->written, Cat("must be true or false, got ", Quoted(enable->value)));
-            continue;
-          }
-          json_schema = json_schema || v == "true";
-          Put(relay_key, v == "true" ? "json_schema" : "json");
-        } else {
-          json_schema = true;
-          Put(relay_key, "json_schema");
-        }
+        const std::optional<bool> with = SchemasEnabled(schemas != nullptr ? schemas : common_schemas);
+        if (!with) continue;
+        json_schema = json_schema || *with;
+        Put(relay_key, *with ? "json_schema" : "json");
         if (format == nullptr) {
           WarnAbsent(Cat("debezium.format.", which),
                      "not set: Debezium Server's default, json (JsonConverter with schemas unless "
@@ -1021,13 +1009,10 @@ class DebeziumMapper {
 
   // Header values through JsonConverter: json_schema unless `schemas` (its schemas.enable) says false.
   void MapJsonHeaders(const Prop* schemas) {
-    const std::string value = schemas == nullptr ? "true" : Lower(ToStd(absl::StripAsciiWhitespace(schemas->value)));
-    if (value != "true" && value != "false") {
-      Error(schemas->written, Cat("must be true or false, got ", Quoted(schemas->value)));
-      return;
-    }
-    Put("outbox.header_values", value == "true" ? "json_schema" : "json");
-    if (value == "true") RefuseSchemaChanges();
+    const std::optional<bool> with = SchemasEnabled(schemas);
+    if (!with) return;
+    Put("outbox.header_values", *with ? "json_schema" : "json");
+    if (*with) RefuseSchemaChanges();
   }
 
   // With a JsonConverter that writes schemas: connector keys that add to the columns' schema (parameters naming the
