@@ -909,6 +909,21 @@ class DebeziumMapper {
 
   // key.converter / value.converter / header.converter (Kafka Connect) or debezium.format.* (Debezium Server).
   void MapConverters() {
+    if (server_) {
+      MapServerFormats();
+    } else {
+      MapConnectConverters();
+    }
+    for (const auto& [key, prop] : connector_.Rest()) {
+      if (key.starts_with("key.converter.") || key.starts_with("value.converter.") ||
+          key.starts_with("header.converter.")) {
+        connector_.Take(key);
+        Warn(*prop, "no effect on the records the relay writes");
+      }
+    }
+  }
+
+  void MapConnectConverters() {
     bool with_schema = false;  // a JsonConverter writes the columns' schema
     for (std::string_view which : {"key", "value"}) {
       const std::string key = Cat(which, ".converter");
@@ -916,31 +931,17 @@ class DebeziumMapper {
       const std::string relay_key = Cat("outbox.", which, "_converter");
       if (converter != nullptr && converter->value == kJsonConverter) {
         // JsonConverter's schemas.enable defaults to true: the schema-and-payload envelope.
-        const Prop* schemas = connector_.Take(Cat(key, ".schemas.enable"));
-        const std::string schemas_value =
-            schemas == nullptr ? "true" : Lower(ToStd(absl::StripAsciiWhitespace(schemas->value)));
-        if (schemas_value == "false") {
-          Put(relay_key, "json");
-        } else if (schemas_value == "true" && !server_) {
-          Put(relay_key, "json_schema");
-          with_schema = true;
-        } else if (schemas_value == "true") {
-          // Debezium Server writes what debezium.format.* says (simplestring, which the relay requires).
-          Error(schemas != nullptr ? schemas->written : converter->written,
-                Cat(schemas == nullptr ? Cat(key, ".schemas.enable is not set (JsonConverter's default is true): ")
-                                       : std::string(),
-                    "the schema-and-payload envelope is not reproduced for Debezium Server; set ", key,
-                    ".schemas.enable=false"));
-        } else {
-          Error(schemas->written, Cat("must be true or false, got ", Quoted(schemas->value)));
-        }
+        const std::optional<bool> with = SchemasEnabled(connector_.Take(Cat(key, ".schemas.enable")));
+        if (!with) continue;
+        with_schema = with_schema || *with;
+        Put(relay_key, *with ? "json_schema" : "json");
       } else if (converter != nullptr && converter->value == kByteArrayConverter) {
         Put(relay_key, "bytes");
       } else if (converter != nullptr && converter->value != kStringConverter) {
         Error(converter->written, Cat(Quoted(converter->value), " would change the records; the relay writes what ",
                                       kStringConverter, ", ", kJsonConverter, " or ",
                                       kByteArrayConverter, " writes"));
-      } else if (converter == nullptr && !server_) {
+      } else if (converter == nullptr) {
         WarnAbsent(connector_.Written(key),
                    Cat("not set (the worker's applies): the relay writes what ", kStringConverter, " writes, the ",
                        which == "key" ? "key column's" : "payload column's", " text"));
@@ -950,36 +951,62 @@ class DebeziumMapper {
     if (const Prop* header = connector_.Take("header.converter")) {
       if (header->value == kJsonConverter) {
         // JsonConverter as the header converter: the header values' JSON, with their schemas unless disabled.
-        const Prop* schemas = connector_.Take("header.converter.schemas.enable");
-        MapJsonHeaders(schemas);
+        MapJsonHeaders(connector_.Take("header.converter.schemas.enable"));
       } else if (header->value != "org.apache.kafka.connect.storage.SimpleHeaderConverter" &&
                  header->value != kStringConverter) {
         Error(header->written, Cat(Quoted(header->value), " would change the headers; the relay writes header "
                                                           "values as SimpleHeaderConverter or JsonConverter do"));
       }
     }
-    for (const auto& [key, prop] : connector_.Rest()) {
-      if (key.starts_with("key.converter.") || key.starts_with("value.converter.") ||
-          key.starts_with("header.converter.")) {
-        connector_.Take(key);
-        Warn(*prop, "no effect on the records the relay writes");
+  }
+
+  // Debezium Server's formats (debezium-server's DebeziumServer and debezium-embedded's ConverterBuilder):
+  // simplestring is Kafka Connect's StringConverter; json (the default) and jsonbytearray its JsonConverter, whose
+  // schemas.enable defaults to true. DebeziumServer copies debezium.source.* into the engine's properties, then
+  // debezium.format.* over them into <key|value|header>.converter.*, then debezium.format.<key|value|header>.*: so a
+  // converter class among debezium.source.* has no effect (the format names the class), and its schemas.enable
+  // counts below both debezium.format keys, above debezium.source.converter.schemas.enable (ConverterBuilder's
+  // common converter.* properties).
+  void MapServerFormats() {
+    for (std::string_view which : {"key", "value", "header"}) {
+      if (const Prop* converter = connector_.Take(Cat(which, ".converter"))) {
+        Warn(*converter, Cat("no effect in Debezium Server, which converts with what debezium.format.", which,
+                             " names"));
       }
     }
-    if (!server_) return;
-    // Debezium Server's formats (debezium-embedded's ConverterBuilder): simplestring is Kafka Connect's
-    // StringConverter; json (the default) and jsonbytearray its JsonConverter, configured by debezium.format.<key,
-    // value or header>.* over debezium.format.*, whose schemas.enable defaults to true.
-    const Prop* common_schemas = formats_.Take("schemas.enable");
+    // A converter option, in DebeziumServer's order of precedence: debezium.format.<which>.<option>,
+    // debezium.format.<option>, debezium.source.<which>.converter.<option>, debezium.source.converter.<option>.
+    std::map<std::string, const Prop*> common;
+    auto option_of = [&](std::string_view which, std::string_view option) -> const Prop* {
+      const std::string o(option);
+      if (!common.contains(o)) common[o] = formats_.Take(o);
+      if (!common.contains(Cat("source.", o))) common[Cat("source.", o)] = connector_.Take(Cat("converter.", o));
+      const Prop* own = formats_.Take(Cat(which, ".", o));
+      const Prop* source_own = connector_.Take(Cat(which, ".converter.", o));
+      for (const Prop* prop : {own, common[o], source_own, common[Cat("source.", o)]}) {
+        if (prop != nullptr) return prop;
+      }
+      return nullptr;
+    };
+    // ConverterBuilder gives the format's converter class only when no `class` option names another.
+    auto refuse_other_class = [&](std::string_view which, std::string_view format_class) {
+      const Prop* named = option_of(which, "class");
+      if (named != nullptr && ToStd(absl::StripAsciiWhitespace(named->value)) != format_class) {
+        Error(named->written, Cat(Quoted(named->value), " would change the records; the relay writes what ",
+                                  format_class, " writes"));
+      }
+    };
     bool json_schema = false;
     for (std::string_view which : {"key", "value"}) {
       const Prop* format = formats_.Take(std::string(which));
       const std::string relay_key = Cat("outbox.", which, "_converter");
       const std::string value = format == nullptr ? "json" : Lower(ToStd(absl::StripAsciiWhitespace(format->value)));
       if (value == "simplestring") {
+        refuse_other_class(which, kStringConverter);
         Put(relay_key, "string");
       } else if (value == "json" || value == "jsonbytearray") {
-        const Prop* schemas = formats_.Take(Cat(which, ".schemas.enable"));
-        const std::optional<bool> with = SchemasEnabled(schemas != nullptr ? schemas : common_schemas);
+        refuse_other_class(which, kJsonConverter);
+        const std::optional<bool> with = SchemasEnabled(option_of(which, "schemas.enable"));
         if (!with) continue;
         json_schema = json_schema || *with;
         Put(relay_key, *with ? "json_schema" : "json");
@@ -997,12 +1024,12 @@ class DebeziumMapper {
     if (json_schema) RefuseSchemaChanges();
     // The header format (default json) is Kafka Connect's JsonConverter too.
     const Prop* header_format = formats_.Take("header");
-    const Prop* header_schemas = formats_.Take("header.schemas.enable");
     if (header_format != nullptr && header_format->value != "json" && header_format->value != "jsonbytearray") {
       Error(header_format->written, Cat("must be json or jsonbytearray (the relay writes the headers as Kafka "
                                         "Connect's JsonConverter does), got ", Quoted(header_format->value)));
     } else {
-      MapJsonHeaders(header_schemas != nullptr ? header_schemas : common_schemas);
+      refuse_other_class("header", kJsonConverter);
+      MapJsonHeaders(option_of("header", "schemas.enable"));
     }
     for (const auto& [key, prop] : formats_.Rest()) Warn(*prop, "no effect on the records the relay writes");
   }

@@ -526,7 +526,9 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
       "debezium.sink.kafka.producer.delivery.timeout.ms",
       "debezium.sink.kafka.producer.buffer.memory",
       "debezium.transforms.outbox.table.field.event.schema.version",
-      "debezium.format.value.schemas.enable",
+      "debezium.format.value.schemas.enable",  // the value's format is simplestring
+      "debezium.source.key.converter",          // Debezium Server converts with the format's class
+      "debezium.source.header.converter",
       "debezium.api.enabled",
       "quarkus.http.port",
   };
@@ -545,11 +547,12 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
       {"debezium.transforms.outbox.table.json.payload.null.behavior=keep", "must be ignore or optional_bytes"},
       {"debezium.transforms.outbox.predicate=isOutbox", "not a predicate declared in predicates"},
       {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
-      {"debezium.source.key.converter=org.apache.kafka.connect.json.JsonConverter", "schemas.enable=false"},
-      {"debezium.source.key.converter=org.apache.kafka.connect.converters.LongConverter", "would change the records"},
-      {"debezium.source.value.converter=io.confluent.connect.avro.AvroConverter", "would change the records"},
-      {"debezium.source.header.converter=org.apache.kafka.connect.converters.ByteArrayConverter",
-       "would change the headers"},
+      // Debezium Server takes the converter class from the format unless a `class` option names another.
+      {"debezium.format.key.class=org.apache.kafka.connect.converters.LongConverter", "would change the records"},
+      {"debezium.source.value.converter.class=io.confluent.connect.avro.AvroConverter", "would change the records"},
+      {"debezium.format.class=org.apache.kafka.connect.converters.ByteArrayConverter", "would change the records"},
+      {"debezium.source.converter.class=org.apache.kafka.connect.converters.ByteArrayConverter",
+       "would change the records"},
       {"debezium.format.header=protobuf", "must be json or jsonbytearray"},
       {"debezium.source.column.exclude.list=public.outbox.payload", "changes the column values"},
       {"debezium.source.column.mask.with.12.chars=public.outbox.aggregateid", "changes the column values"},
@@ -598,6 +601,32 @@ TEST(DebeziumProperties, DebeziumServerFormatsMapToTheRelaysConverters) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->outbox.key_converter, config::Converter::kJson);
   EXPECT_EQ(c->outbox.value_converter, config::Converter::kJsonSchema);
+  // A converter class among debezium.source.* has no effect (the format names it); its schemas.enable counts below
+  // both debezium.format keys, and debezium.source.converter.schemas.enable below it.
+  c = Load(no_formats + "debezium.source.value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                        "debezium.source.value.converter.schemas.enable=false\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kJsonSchema);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJson);
+  EXPECT_EQ(c->outbox.header_values, config::HeaderValues::kJsonSchema);
+  EXPECT_THAT(WarnedKeys(*c), Contains("debezium.source.value.converter"));
+  c = Load(no_formats + "debezium.source.value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                        "debezium.source.value.converter.schemas.enable=false\ndebezium.format.schemas.enable=true\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJsonSchema);
+  c = Load(no_formats + "debezium.source.converter.schemas.enable=false\n"
+                        "debezium.source.key.converter.schemas.enable=true\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kJsonSchema);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJson);
+  EXPECT_EQ(c->outbox.header_values, config::HeaderValues::kJson);
+  c = Load(no_formats + "debezium.format.key=simplestring\n"
+                        "debezium.format.key.class=org.apache.kafka.connect.storage.StringConverter\n"
+                        "debezium.source.value.converter.class=org.apache.kafka.connect.json.JsonConverter\n");
+  ASSERT_TRUE(c.ok()) << c.status();  // each format's own class, named
+  EXPECT_THAT(WarnedKeys(*c), Not(Contains("debezium.format.key.class")));
+  EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.source.header.converter.schemas.enable=no\n")),
+              HasSubstr("debezium.source.header.converter.schemas.enable: must be true or false"));
   EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.format.value.schemas.enable=yes\n")),
               HasSubstr("debezium.format.value.schemas.enable: must be true or false"));
   EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.source.column.propagate.source.type=.*\n")),
