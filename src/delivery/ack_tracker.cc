@@ -3,10 +3,10 @@
 
 namespace outbox::delivery {
 
-EntryHandle AckTracker::Begin(int64_t commit_time_ms) {
+EntryHandle AckTracker::Begin(int64_t commit_time_us) {
   Entry e;
   e.seq = next_seq_++;
-  e.commit_time_ms = commit_time_ms;
+  e.commit_time_us = commit_time_us;
   entries_.push_back(e);
   return EntryHandle{generation_, e.seq};
 }
@@ -77,7 +77,7 @@ std::optional<Lsn> AckTracker::EndLsnOf(EntryHandle entry) const {
 
 int64_t AckTracker::CommitTimeOf(EntryHandle entry) const {
   const Entry* e = Find(entry);
-  return e ? e->commit_time_ms : 0;
+  return e ? e->commit_time_us : 0;
 }
 
 void AckTracker::MarkFailed(EntryHandle entry) {

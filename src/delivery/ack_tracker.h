@@ -42,7 +42,7 @@ class AckTracker {
   static constexpr size_t kEntryOverheadBytes = 64;
 
   // Opens the entry of a new transaction (at Begin). At most one entry may be open at a time.
-  EntryHandle Begin(int64_t commit_time_ms = 0);
+  EntryHandle Begin(int64_t commit_time_us = 0);
   // Counts one produced record of `bytes` against the entry.
   void AddRecord(EntryHandle entry, size_t bytes);
   // Closes the entry (at Commit) with the end LSN of its commit record.
@@ -57,9 +57,9 @@ class AckTracker {
 
   // The end LSN of a closed entry (nullopt while open, or for an unknown or stale handle).
   std::optional<Lsn> EndLsnOf(EntryHandle entry) const;
-  // The commit time of the oldest tracked entry (0 when none is tracked).
-  int64_t oldest_commit_time_ms() const { return entries_.empty() ? 0 : entries_.front().commit_time_ms; }
-  // The commit time given at Begin (0 for an unknown or stale handle).
+  // The commit time (Unix epoch microseconds) of the oldest tracked entry (0 when none is tracked).
+  int64_t oldest_commit_time_us() const { return entries_.empty() ? 0 : entries_.front().commit_time_us; }
+  // The commit time given at Begin, Unix epoch microseconds (0 for an unknown or stale handle).
   int64_t CommitTimeOf(EntryHandle entry) const;
 
   // The end LSN of the last closed entry (the watermark when none is tracked): how far everything produced so far
@@ -89,7 +89,7 @@ class AckTracker {
     bool closed = false;
     bool failed = false;
     Lsn end_lsn;
-    int64_t commit_time_ms = 0;  // Unix epoch milliseconds
+    int64_t commit_time_us = 0;  // Unix epoch microseconds
   };
 
   Entry* Find(EntryHandle handle);

@@ -163,7 +163,7 @@ absl::Status DeliveryCore::OnBegin(Lsn final_lsn, int64_t commit_time) {
   in_tx_ = true;
   tx_commit_lsn_ = final_lsn;
   tx_commit_time_ms_ = PgTimeToUnixMicros(commit_time) / 1000;
-  tx_entry_ = tracker_.Begin(tx_commit_time_ms_);
+  tx_entry_ = tracker_.Begin(PgTimeToUnixMicros(commit_time));
   tx_events_ = 0;
   tx_skip_ = 0;
   if (halt_before_ && final_lsn == halt_before_->commit_lsn) {
@@ -615,7 +615,7 @@ void DeliveryCore::OnCheckpointReport(const sinks::Report& r) {
 
 void DeliveryCore::OnAcked(const sinks::Report& r, EntryHandle handle) {
   ++acks_;
-  const int64_t commit_time_ms = tracker_.CommitTimeOf(handle);  // read before the ack may retire the entry
+  const int64_t commit_time_us = tracker_.CommitTimeOf(handle);  // read before the ack may retire the entry
   if (!tracker_.Ack(handle, r.bytes)) return;
   last_progress_ = clock_->Now();
   if (r.topic == config_.delivery.dead_letter_topic) {
@@ -623,7 +623,7 @@ void DeliveryCore::OnAcked(const sinks::Report& r, EntryHandle handle) {
     return;
   }
   metrics_->events_published++;
-  if (commit_time_ms > 0) metrics_->commit_to_ack_seconds.Observe((clock_->UnixMillis() - commit_time_ms) / 1000.0);
+  if (commit_time_us > 0) metrics_->commit_to_ack_seconds.Observe((clock_->UnixMicros() - commit_time_us) / 1e6);
 }
 
 void DeliveryCore::OnRejectedEvent(const sinks::Report& r, EntryHandle handle) {
@@ -838,7 +838,7 @@ absl::StatusOr<pg::StandbyStatus> DeliveryCore::PrepareStatus(bool reply_request
     // Only what the checkpoint holds durably is confirmed.
     flush = std::max(confirmed_, std::min(candidate, checkpointed_));
   }
-  const int64_t now_pg = UnixMicrosToPgTime(clock_->UnixMillis() * 1000);
+  const int64_t now_pg = UnixMicrosToPgTime(clock_->UnixMicros());
   return pg::StandbyStatus{flush, flush, flush, now_pg, reply_requested};
 }
 
@@ -909,7 +909,7 @@ void DeliveryCore::Rewind(std::string_view why) {
 double DeliveryCore::BehindSourceSeconds() const {
   const int64_t now_ms = clock_->UnixMillis();
   const auto age = [&](int64_t commit_ms) { return commit_ms > 0 ? std::max<int64_t>(0, now_ms - commit_ms) / 1000.0 : 0.0; };
-  if (!tracker_.idle()) return age(tracker_.oldest_commit_time_ms());
+  if (!tracker_.idle()) return age(tracker_.oldest_commit_time_us() / 1000);
   const Lsn server = std::max(system_.xlogpos, Lsn(metrics_->server_wal_lsn.load()));
   if (server > received_through_) return age(last_commit_time_ms_);
   return 0.0;

@@ -340,6 +340,24 @@ TEST_F(CoreTest, BehindSourceIsTheAgeOfTheOldestUnacknowledgedTransactionAndZero
   EXPECT_EQ(core_->BehindSourceSeconds(), 0.0);
 }
 
+TEST_F(CoreTest, CommitToAckIsMeasuredFromTheServersCommitTimeToTheMicrosecond) {
+  Start();
+  // Committed 300 us before "now" on the wall clock: the observation lands in le=0.0005, where a commit time cut
+  // to the millisecond would move it by up to a millisecond.
+  const int64_t now_pg = UnixMicrosToPgTime(clock_.UnixMicros());
+  ASSERT_TRUE(Send(pg::Begin{Lsn(0x2000), now_pg - 300, xid_++}).ok());
+  ASSERT_TRUE(Send(Outbox()).ok());
+  relation_sent_ = true;
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "a")).ok());
+  ASSERT_TRUE(Send(pg::Commit{0, Lsn(0x2000), Lsn(0x2010), now_pg - 300}).ok());
+  sink_.AckAll();
+  Poll();
+  const std::string text = metrics_.Render();
+  EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_bucket{le=\"0.00025\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_bucket{le=\"0.0005\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_sum 0.000300\n"), std::string::npos) << text;
+}
+
 // ---- Silent connections ----
 
 TEST_F(CoreTest, AStreamSilentForTheReceiveTimeoutIsDead) {

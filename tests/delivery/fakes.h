@@ -17,7 +17,9 @@ namespace outbox::delivery::testing {
 class FakeClock final : public Clock {
  public:
   time_point Now() const override { return now_; }
-  int64_t UnixMillis() const override { return 1'800'000'000'000 + std::chrono::duration_cast<std::chrono::milliseconds>(now_.time_since_epoch()).count(); }
+  int64_t UnixMicros() const override {
+    return 1'800'000'000'000'000 + std::chrono::duration_cast<std::chrono::microseconds>(now_.time_since_epoch()).count();
+  }
   void Advance(std::chrono::milliseconds d) { now_ += d; }
 
  private:

@@ -176,7 +176,7 @@ TEST(Metrics, LagIsZeroWhenTheConfirmedLsnIsAheadOfTheLastKeepalive) {
 
 TEST(Histogram, BucketsAreCumulativeAndEndWithInfSumAndCount) {
   Metrics m;
-  // Bounds are inclusive (le): 0.001 lands in le="0.001", 0.0011 in le="0.0025".
+  // Bounds are inclusive (le): 0.001 lands in le="0.001", 0.0011 in le="0.0015".
   for (double s : {0.0005, 0.001, 0.0011, 0.3, 0.3, 2.0, 29.0, 31.0, 1000.0}) m.commit_to_ack_seconds.Observe(s);
   const auto families = Parse(m.Render());
   const Family& h = families.at("outbox_relay_commit_to_ack_seconds");
@@ -208,7 +208,9 @@ TEST(Histogram, BucketsAreCumulativeAndEndWithInfSumAndCount) {
   EXPECT_EQ(count_at("0.00025"), 0);
   EXPECT_EQ(count_at("0.0005"), 1);  // sub-millisecond buckets
   EXPECT_EQ(count_at("0.001"), 2);
-  EXPECT_EQ(count_at("0.0025"), 3);
+  EXPECT_EQ(count_at("0.00075"), 1);
+  EXPECT_EQ(count_at("0.0015"), 3);
+  EXPECT_EQ(count_at("0.02"), 3);
   EXPECT_EQ(count_at("0.25"), 3);
   EXPECT_EQ(count_at("0.5"), 5);
   EXPECT_EQ(count_at("2.5"), 6);
@@ -265,7 +267,7 @@ TEST(Metrics, SeveralPipelinesShareEachFamilyAndLabelEverySample) {
   EXPECT_EQ(Value(f.at("outbox_relay_running"), "outbox_relay_running", {{"pipeline", "beta"}}), 0);
   const Family& h = f.at("outbox_relay_commit_to_ack_seconds");
   EXPECT_EQ(Value(h, "outbox_relay_commit_to_ack_seconds_count", {{"pipeline", "alpha"}}), 1);
-  EXPECT_EQ(Value(h, "outbox_relay_commit_to_ack_seconds_bucket", {{"pipeline", "alpha"}, {"le", "0.0025"}}), 1);
+  EXPECT_EQ(Value(h, "outbox_relay_commit_to_ack_seconds_bucket", {{"pipeline", "alpha"}, {"le", "0.002"}}), 1);
   EXPECT_EQ(Value(h, "outbox_relay_commit_to_ack_seconds_count", {{"pipeline", "beta"}}), 0);
   // Every sample of every family carries the pipeline label.
   for (const auto& [name, family] : f) {
@@ -285,7 +287,7 @@ TEST(Metrics, EverySampleCarriesItsPipelinesSinkType) {
   EXPECT_EQ(Value(events, "outbox_relay_events_total",
                   {{"pipeline", "billing"}, {"sink", "rabbitmq"}, {"result", "published"}}), 2);
   EXPECT_EQ(Value(f.at("outbox_relay_commit_to_ack_seconds"), "outbox_relay_commit_to_ack_seconds_bucket",
-                  {{"pipeline", "billing"}, {"sink", "rabbitmq"}, {"le", "0.0025"}}), 1);
+                  {{"pipeline", "billing"}, {"sink", "rabbitmq"}, {"le", "0.002"}}), 1);
   for (const auto& [name, family] : f) {
     for (const Sample& s : family.samples) {
       ASSERT_TRUE(s.labels.contains("sink")) << s.name;
