@@ -59,6 +59,8 @@ TYPES = ["OrderCreated", "OrderPaid", "OrderShipped", "OrderDelivered"]
 PARTITIONS = 3
 # The relay's latency run warms up with this many events first (every topic, 32 keys per topic), left out of its figures.
 LATENCY_WARM_EVENTS = 32 * len(TYPES)
+# The broker's collector: Kafka's default KAFKA_JVM_PERFORMANCE_OPTS (OUTBOX_BENCH_KAFKA_GC overrides, to compare).
+KAFKA_GC = "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent"
 CONTENDERS = ["limit", "discard", "relay", "relay-eager", "relay-linger", "relay-eo", "relay-mock", "relay-rabbitmq", "relay-nats", "relay-http", "debezium"]
 SINKS = {"relay": "kafka", "relay-eager": "kafka-eager", "relay-linger": "kafka-linger", "relay-eo": "kafka-eo", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq",
          "relay-nats": "nats", "relay-http": "http"}
@@ -141,6 +143,24 @@ def machine_cpu():
     return sum(v) - idle, sum(v)
 
 
+def histogram_quantile(buckets, q):
+    """The q-quantile of a cumulative histogram {upper bound: count} as Prometheus's histogram_quantile reads it:
+    linear within the bucket that holds it (the lowest bucket from 0; the +Inf bucket gives the highest finite
+    bound)."""
+    bounds = sorted(buckets)
+    total = buckets[bounds[-1]]
+    rank = q * total
+    lower, below = 0.0, 0.0
+    for b in bounds:
+        if buckets[b] >= rank:
+            if b == float("inf"):
+                return lower
+            inside = buckets[b] - below
+            return lower + (b - lower) * ((rank - below) / inside if inside else 0)
+        lower, below = b, buckets[b]
+    return lower
+
+
 def percentile(sorted_values, q):
     if not sorted_values:
         return float("nan")
@@ -212,6 +232,10 @@ class Bench:
         env = dict(os.environ)
         env["KAFKA_TEMP_PROPERTIES"] = "log.message.timestamp.type=LogAppendTime"
         env["KAFKA_TEMP_HEAP_OPTS"] = "-Xms512m -Xmx1g"
+        # Kafka's own JVM defaults (kafka-run-class.sh: G1, 20 ms pause target), not the tests' serial collector,
+        # whose young collections stalled appends by tens of milliseconds; with a GC log for the latency runs.
+        env["KAFKA_TEMP_GC_OPTS"] = (f"{os.environ.get('OUTBOX_BENCH_KAFKA_GC', KAFKA_GC)} "
+                                     f"-Xlog:gc:file={self.work}/kafka/gc.log:time,uptime")
         out = sh(["bash", f"{ROOT}/scripts/kafka-temp.sh", "start", f"{self.work}/kafka"], env=env)
         self.bootstrap = re.search(r"KAFKA_BOOTSTRAP=(\S+)", out).group(1)
         with open(f"{self.work}/kafka/kafka.pid") as f:
@@ -514,6 +538,39 @@ outbox:
                 m.setdefault(who, {})["published"] = int(float(value))
         return m
 
+    def broker_gc_pauses(self, start, end):
+        """The broker's stop-the-world GC pauses that began between two wall-clock times (its GC log, -Xlog:gc with
+        time decorations): {"pauses", "total_ms", "max_ms"}, or None without a log."""
+        path = f"{self.work}/kafka/gc.log"
+        if not os.path.exists(path):
+            return None
+        pauses = []
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)([+-]\d{4})\].*\bPause\b.* ([\d.]+)ms$",
+                             line.strip())
+                if not m:
+                    continue
+                when = datetime.datetime.strptime(m.group(1) + m.group(2), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+                if start <= when <= end:
+                    pauses.append(float(m.group(3)))
+        return {"pauses": len(pauses), "total_ms": sum(pauses), "max_ms": max(pauses, default=0.0)}
+
+    @staticmethod
+    def ack_histogram(port):
+        """The relay's outbox_relay_commit_to_ack_seconds buckets: {upper bound in seconds: cumulative count}."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                text = r.read().decode()
+        except (urllib.error.URLError, OSError, ConnectionError):
+            return {}
+        buckets = {}
+        for line in text.splitlines():
+            m = re.match(r'outbox_relay_commit_to_ack_seconds_bucket\{.*le="([^"]+)"\} (\S+)$', line)
+            if m:
+                buckets[float("inf") if m.group(1) == "+Inf" else float(m.group(1))] = float(m.group(2))
+        return buckets
+
     def start_relay(self, name, slot, prefix, sink, dbname="bench"):
         """sink: what prepare_sink returns (the relay's sink configuration, where its checkpoint goes, and the
         command line's --set options: "args")."""
@@ -528,7 +585,8 @@ outbox:
         sh([self.relay_bin, "init", "-c", cfg] + list(sets))
         logf = open(f"{self.work}/{name}.log", "w")
         t0 = time.time()
-        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg] + list(sets), stdout=logf, stderr=subprocess.STDOUT)
+        sets = list(sets) + [a for kv in self.args.relay_set for a in ("--set", kv)]
+        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg] + sets, stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p, t0
 
@@ -1009,6 +1067,7 @@ logger.measure.level = ERROR
         if not ready.startswith("READY"):
             raise RuntimeError(f"bench-kafka visibility did not start (log {self.work}/visibility-{who}.err)")
         self.wait_quiet()
+        hist0 = self.ack_histogram(port) if url is None else {}
         m0 = machine_cpu()
         c0 = proc_cpu(p.pid), proc_cpu(self.kafka_pid)
         t0 = time.time()
@@ -1017,6 +1076,7 @@ logger.measure.level = ERROR
         m1 = machine_cpu()
         c1 = proc_cpu(p.pid), proc_cpu(self.kafka_pid)
         load_s = time.time() - t0
+        gc = self.broker_gc_pauses(t0, t0 + load_s)
         try:
             out, _ = vis.communicate(timeout=seconds + 150)
         except subprocess.TimeoutExpired:
@@ -1029,6 +1089,16 @@ logger.measure.level = ERROR
         recs = sorted(recs, key=lambda r: int(r[3]))[warm_events:]
         if vis.returncode != 0 or len(recs) < n:
             raise RuntimeError(f"latency run {who}: {len(recs)} of {n} records read at read_committed")
+        relay_hist = None
+        if url is None:
+            # The relay's own histogram over the load: its delivery reports may come just after the consumer's
+            # last record.
+            deadline = time.time() + 10
+            hist1 = self.ack_histogram(port)
+            while hist1.get(float("inf"), 0) - hist0.get(float("inf"), 0) < n and time.time() < deadline:
+                time.sleep(0.05)
+                hist1 = self.ack_histogram(port)
+            relay_hist = {le: hist1[le] - hist0.get(le, 0) for le in hist1}
         if url:
             self.dbz_delete(url, "dbz-lat", slot, "bench")
         stop_process(p)
@@ -1055,7 +1125,16 @@ logger.measure.level = ERROR
                                          for q in QUANTILES]},
                "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet,
                # CPU seconds per second of load: the client's (relay or Connect) and the broker's.
-               "client_cpu_share": (c1[0] - c0[0]) / load_s, "broker_cpu_share": (c1[1] - c0[1]) / load_s}
+               "client_cpu_share": (c1[0] - c0[0]) / load_s, "broker_cpu_share": (c1[1] - c0[1]) / load_s,
+               "broker_gc": gc}
+        if relay_hist and relay_hist.get(float("inf"), 0) > 0:
+            # From PostgreSQL's commit time (microseconds) to the delivery report, as the relay counts it: quantiles
+            # interpolated within the buckets, as Prometheus's histogram_quantile does.
+            res["relay_histogram"] = {"events": int(relay_hist[float("inf")]),
+                                      "p50_ms": histogram_quantile(relay_hist, 0.50) * 1000,
+                                      "p99_ms": histogram_quantile(relay_hist, 0.99) * 1000,
+                                      "buckets": {("+Inf" if le == float("inf") else f"{le:g}"): int(c)
+                                                  for le, c in sorted(relay_hist.items())}}
         if who == "relay-eo":
             res["transaction_interval_ms"] = self.args.transaction_interval_ms or 100
         if extra:
@@ -1063,6 +1142,10 @@ logger.measure.level = ERROR
         else:
             self.results["latency"][who] = res
         v = res["visible"]
+        if res.get("relay_histogram"):
+            h = res["relay_histogram"]
+            log(f"latency {who}: the relay's histogram (commit time to delivery report, {h['events']:,} events): "
+                f"p50 {h['p50_ms']:.2f} ms, p99 {h['p99_ms']:.2f} ms")
         log(f"latency {who}: commit-to-ack p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms, max "
             f"{res['max_ms']:.1f} ms; visible at read_committed p50 {v['p50_ms']:.1f} ms, p99 {v['p99_ms']:.1f} ms, "
             f"max {v['max_ms']:.1f} ms ({res['rate_achieved']:.0f} ev/s achieved; CPU per second of load: client "
@@ -1352,6 +1435,8 @@ def main():
     ap.add_argument("--backlog-events", type=int, default=5000000,
                     help="the backlog run: events written while no relay runs, then caught up (0: none)")
     ap.add_argument("--backlog-per-tx", type=int, default=100, help="events per transaction of the backlog")
+    ap.add_argument("--relay-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a --set option for every relay run (repeatable), to try a setting on every relay contender")
     ap.add_argument("--out", required=True, help="directory for REPORT.md, chart.png, results.json")
     ap.add_argument("--command", default="bench/run.sh")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")

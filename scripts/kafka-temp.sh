@@ -23,6 +23,8 @@
 #                           make_test_certs; PEM key store); start and env then print KAFKA_TLS_BOOTSTRAP=... and
 #                           TLS_DIR=DIR/tls (ca.crt is the CA to trust).
 #   KAFKA_TEMP_HEAP_OPTS    default "-Xms256m -Xmx512m"
+#   KAFKA_TEMP_GC_OPTS      the collector and its options, default "-XX:+UseSerialGC" (small and quick for tests;
+#                           the benchmark gives Kafka's own defaults, G1 with 20 ms pauses, and a GC log)
 #   KAFKA_TEMP_LOG_LEVEL    server.log's level, default WARN
 #   KAFKA_TEMP_START_TIMEOUT_S  default 90
 #   KAFKA_TEMP_OWNER_PID    a watchdog SIGKILLs the broker when that process is gone (for test fixtures)
@@ -37,6 +39,7 @@ source "$HERE/versions.sh"
 START_TIMEOUT_S="${KAFKA_TEMP_START_TIMEOUT_S:-90}"
 STOP_TIMEOUT_S="${KAFKA_TEMP_STOP_TIMEOUT_S:-30}"
 HEAP_OPTS="${KAFKA_TEMP_HEAP_OPTS:--Xms256m -Xmx512m}"
+GC_OPTS="${KAFKA_TEMP_GC_OPTS:--XX:+UseSerialGC}"
 JAVA="${JAVA:-java}"
 
 die() { echo "kafka-temp: $*" >&2; exit 1; }
@@ -212,7 +215,7 @@ launch() {
   # setsid: its own session, so a terminal's signals do not reach it. In a non-interactive shell the background
   # child is not a group leader, so setsid(1) execs without forking and $! is the JVM's pid.
   # shellcheck disable=SC2086
-  setsid "$JAVA" $HEAP_OPTS $(cds_options) -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+  setsid "$JAVA" $HEAP_OPTS $(cds_options) $GC_OPTS -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
     -Dkafka.temp.dir="$DIR" -Dlog4j2.configurationFile="$DIR/log4j2.properties" -Dkafka.logs.dir="$DIR" \
     -cp "$cp" kafka.Kafka "$DIR/server.properties" </dev/null >>"$DIR/kafka.out" 2>&1 &
   pid=$!
