@@ -523,7 +523,8 @@ def write(results, out_dir):
         L.append("p50/p99/max: commit-to-ack (LogAppendTime − `ts_us`); *relay's*: the relay's own "
                  "`outbox_relay_commit_to_ack_seconds` over the load (PostgreSQL's commit time, to the microsecond, "
                  "to the delivery report; quantiles interpolated within its buckets, as Prometheus's "
-                 "`histogram_quantile` reads them: 0.25 ms wide up to 1 ms, then 0.5, 1, 1, 1, 2.5 ms up to 7.5 ms); "
+                 "`histogram_quantile` reads them: 0.25 ms wide up to 1 ms, 0.5 ms up to 2 ms, 1 ms up to 5 ms, then 7.5, 10, "
+                 "15 and 20 ms); "
                  "*visible*: received by the read_committed consumer − `ts_us`.")
         L.append("")
         L.append("LogAppendTime has millisecond resolution; `ts_us` is taken at the insert, just before the COMMIT, "
