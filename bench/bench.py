@@ -519,12 +519,19 @@ outbox:
         by = self.pipelines_metrics(port)
         return next(iter(by.values())) if by else {}
 
-    def pipelines_metrics(self, port):
-        """{pipeline name ("" when unnamed): {"confirmed": LSN, "published": events}} from one relay's /metrics."""
+    @staticmethod
+    def metrics_text(port):
+        """One relay's /metrics text ("" when it does not answer)."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
-                text = r.read().decode()
+                return r.read().decode()
         except (urllib.error.URLError, OSError, ConnectionError):
+            return ""
+
+    def pipelines_metrics(self, port):
+        """{pipeline name ("" when unnamed): {"confirmed": LSN, "published": events}} from one relay's /metrics."""
+        text = self.metrics_text(port)
+        if not text:
             return {}
         m = {}
         for line in text.splitlines():
@@ -559,13 +566,8 @@ outbox:
     @staticmethod
     def ack_histogram(port):
         """The relay's outbox_relay_commit_to_ack_seconds buckets: {upper bound in seconds: cumulative count}."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
-                text = r.read().decode()
-        except (urllib.error.URLError, OSError, ConnectionError):
-            return {}
         buckets = {}
-        for line in text.splitlines():
+        for line in Bench.metrics_text(port).splitlines():
             m = re.match(r'outbox_relay_commit_to_ack_seconds_bucket\{.*le="([^"]+)"\} (\S+)$', line)
             if m:
                 buckets[float("inf") if m.group(1) == "+Inf" else float(m.group(1))] = float(m.group(2))

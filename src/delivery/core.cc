@@ -162,8 +162,9 @@ absl::Status DeliveryCore::OnBegin(Lsn final_lsn, int64_t commit_time) {
   if (in_tx_) return absl::DataLossError(Cat("Begin of ", final_lsn.ToString(), " inside a transaction"));
   in_tx_ = true;
   tx_commit_lsn_ = final_lsn;
-  tx_commit_time_ms_ = PgTimeToUnixMicros(commit_time) / 1000;
-  tx_entry_ = tracker_.Begin(PgTimeToUnixMicros(commit_time));
+  const int64_t commit_time_us = PgTimeToUnixMicros(commit_time);
+  tx_commit_time_ms_ = commit_time_us / 1000;
+  tx_entry_ = tracker_.Begin(commit_time_us);
   tx_events_ = 0;
   tx_skip_ = 0;
   if (halt_before_ && final_lsn == halt_before_->commit_lsn) {

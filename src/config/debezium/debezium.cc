@@ -976,14 +976,19 @@ class DebeziumMapper {
     }
     // A converter option, in DebeziumServer's order of precedence: debezium.format.<which>.<option>,
     // debezium.format.<option>, debezium.source.<which>.converter.<option>, debezium.source.converter.<option>.
-    std::map<std::string, const Prop*> common;
+    struct Common {
+      const Prop* format;  // debezium.format.<option>
+      const Prop* source;  // debezium.source.converter.<option>
+    };
+    std::map<std::string, Common, std::less<>> common;
+    for (std::string_view option : {"class", "schemas.enable"}) {
+      common[std::string(option)] = {formats_.Take(std::string(option)), connector_.Take(Cat("converter.", option))};
+    }
     auto option_of = [&](std::string_view which, std::string_view option) -> const Prop* {
-      const std::string o(option);
-      if (!common.contains(o)) common[o] = formats_.Take(o);
-      if (!common.contains(Cat("source.", o))) common[Cat("source.", o)] = connector_.Take(Cat("converter.", o));
-      const Prop* own = formats_.Take(Cat(which, ".", o));
-      const Prop* source_own = connector_.Take(Cat(which, ".converter.", o));
-      for (const Prop* prop : {own, common[o], source_own, common[Cat("source.", o)]}) {
+      const Common& shared = common.find(option)->second;
+      const Prop* own = formats_.Take(Cat(which, ".", option));
+      const Prop* source_own = connector_.Take(Cat(which, ".converter.", option));
+      for (const Prop* prop : {own, shared.format, source_own, shared.source}) {
         if (prop != nullptr) return prop;
       }
       return nullptr;
