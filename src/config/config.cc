@@ -410,6 +410,8 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.json_payload_null_behavior", internal::kJsonNullBehaviors, &outbox->json_payload_null_behavior);
   r.Enum("outbox.json_payload_empty_array_behavior", internal::kJsonEmptyArrayBehaviors,
          &outbox->json_payload_empty_array_behavior);
+  r.Enum("outbox.json_payload_field_name_adjustment", internal::kFieldNameAdjustments,
+         &outbox->json_payload_field_name_adjustment);
   r.String("outbox.debezium_context_logical_name", &outbox->debezium_context_logical_name);
   r.String("outbox.envelope_schema_name", &outbox->envelope_schema_name);
   r.Bool("outbox.null_as_column_default", &outbox->null_as_column_default);

@@ -41,6 +41,10 @@ enum class Converter { kString, kJson, kJsonSchema, kBytes };
 // table.json.payload.empty.array.behavior (Debezium 3.7 and later) make them.
 enum class JsonNullBehavior { kIgnore, kOptionalBytes };
 enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
+// outbox.json_payload_field_name_adjustment (with outbox.expand_json_payload): the field names of an expanded
+// payload as they are (none), or made legal Avro names as Debezium's router makes them under its
+// field.name.adjustment.mode: an illegal character becomes _ (avro) or _uXXXX (avro_unicode).
+enum class FieldNameAdjustment { kNone, kAvro, kAvroUnicode };
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
 // The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.
@@ -126,6 +130,7 @@ struct OutboxConfig {
   bool expand_json_payload = false;
   JsonNullBehavior json_payload_null_behavior = JsonNullBehavior::kIgnore;
   JsonEmptyArrayBehavior json_payload_empty_array_behavior = JsonEmptyArrayBehavior::kIgnore;
+  FieldNameAdjustment json_payload_field_name_adjustment = FieldNameAdjustment::kNone;
   // When set, every record carries the four headers Debezium's connector adds to its records:
   // __debezium.context.connectorLogicalName (this value: Debezium's topic.prefix), .taskId (0), .connectorName
   // (postgresql) and .runId (a UUIDv7 made when the relay starts). Empty (the default): none, also for Debezium

@@ -36,6 +36,9 @@ inline constexpr EnumName<JsonNullBehavior> kJsonNullBehaviors[] = {{"ignore", J
                                                                     {"optional_bytes", JsonNullBehavior::kOptionalBytes}};
 inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
     {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
+inline constexpr EnumName<FieldNameAdjustment> kFieldNameAdjustments[] = {
+    {"none", FieldNameAdjustment::kNone}, {"avro", FieldNameAdjustment::kAvro},
+    {"avro_unicode", FieldNameAdjustment::kAvroUnicode}};
 inline constexpr EnumName<OnError> kOnErrors[] = {{"halt", OnError::kHalt}, {"dead_letter", OnError::kDeadLetter}};
 inline constexpr EnumName<Guarantee> kGuarantees[] = {{"at_least_once", Guarantee::kAtLeastOnce},
                                                       {"exactly_once", Guarantee::kExactlyOnce}};

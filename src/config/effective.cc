@@ -64,6 +64,8 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.json_payload_null_behavior", std::string(NameOf(kJsonNullBehaviors, c.outbox.json_payload_null_behavior))},
       {"outbox.json_payload_empty_array_behavior",
        std::string(NameOf(kJsonEmptyArrayBehaviors, c.outbox.json_payload_empty_array_behavior))},
+      {"outbox.json_payload_field_name_adjustment",
+       std::string(NameOf(kFieldNameAdjustments, c.outbox.json_payload_field_name_adjustment))},
       {"outbox.debezium_context_logical_name", c.outbox.debezium_context_logical_name},
       {"outbox.envelope_schema_name", c.outbox.envelope_schema_name},
       {"outbox.null_as_column_default", Text(c.outbox.null_as_column_default)},

@@ -366,7 +366,9 @@ class SchemaInference {
         auto schema = std::make_shared<Schema>();
         schema->type = Schema::Type::kStruct;
         if (key != nullptr) schema->name = *key;
-        for (const auto& [name, value] : node.members) {
+        for (const auto& [member, value] : node.members) {
+          // FieldNamer.fieldNameFor: the adjusted name names the field and, in the key, nested structs.
+          const std::string name = AdjustFieldName(member, options_.field_names);
           const std::string field_key = (IsNullOrBlank(key) ? std::string() : *key + ".") + name;
           absl::StatusOr<SchemaPtr> field = Infer(&field_key, value);
           if (!field.ok()) return field.status();
@@ -576,7 +578,8 @@ absl::StatusOr<Value> FieldValue(const Node& node, const Schema& schema) {
 }
 
 // jsonNodeToStructInternal: a Struct of `schema` with the document's value of each of its fields that the
-// document has, each checked as Struct.put checks it.
+// document has, each checked as Struct.put checks it. A field whose name was adjusted is looked up by that name, as
+// Debezium looks it up: a document without that key leaves it null (a-b: 1 gives a_b: null under avro).
 absl::StatusOr<Value> StructOf(const Node& document, const Schema& schema) {
   if (schema.type != Schema::Type::kStruct) {
     return absl::InvalidArgumentError(Cat("an object where the schema has ", TypeName(schema.type)));
@@ -781,7 +784,54 @@ int JsonDepth(std::string_view json) {
   return deepest;
 }
 
+// A WTF-8 string's Java characters (UTF-16 code units): a character beyond U+FFFF as its two surrogates, a lone
+// surrogate as itself.
+std::vector<unsigned> JavaChars(std::string_view text) {
+  std::vector<unsigned> units;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char lead = static_cast<unsigned char>(text[i]);
+    const size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    unsigned cp = len == 1 ? lead : len == 2 ? lead & 0x1F : len == 3 ? lead & 0x0F : lead & 0x07;
+    for (size_t k = 1; k < len && i + k < text.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    i += len;
+    if (cp > 0xFFFF) {
+      units.push_back(0xD800 + ((cp - 0x10000) >> 10));
+      units.push_back(0xDC00 + ((cp - 0x10000) & 0x3FF));
+    } else {
+      units.push_back(cp);
+    }
+  }
+  return units;
+}
+
+bool IsAsciiLetter(unsigned c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
 }  // namespace
+
+std::string AdjustFieldName(const std::string& name, config::FieldNameAdjustment mode) {
+  if (mode == config::FieldNameAdjustment::kNone) return name;
+  const bool unicode = mode == config::FieldNameAdjustment::kAvroUnicode;
+  // SchemaNameAdjuster.validFullname with FieldNameUnderscoreReplacementFunction or
+  // FieldNameUnicodeReplacementFunction.
+  const auto legal = [&](unsigned c, bool first) {
+    return IsAsciiLetter(c) || (!unicode && c == '_') || (!first && c >= '0' && c <= '9');
+  };
+  const std::vector<unsigned> chars = JavaChars(name);
+  std::string out;  // legal characters are ASCII
+  for (size_t i = 0; i < chars.size(); ++i) {
+    const unsigned c = chars[i];
+    if (legal(c, i == 0)) {
+      out.push_back(static_cast<char>(c));
+    } else if (!unicode) {
+      out.push_back('_');
+      if (i == 0 && c >= '0' && c <= '9') out.push_back(static_cast<char>(c));
+    } else {
+      const std::string hex = absl::StrFormat("%x", c);
+      out.append("_u").append(hex.size() <= 2 ? "00" : "").append(hex);
+    }
+  }
+  return out;
+}
 
 bool ExpandsColumnType(uint32_t type_oid) {
   if (type_oid == pg::oid::kInt2 || type_oid == pg::oid::kInt4 || type_oid == pg::oid::kInt8 ||

@@ -17,8 +17,8 @@
 // BigInteger (schema FLOAT64, value a BigDecimal that the Struct refuses); a fraction or exponent a double
 // (FLOAT64, written with Java's Double.toString). Arrays of objects merge their element schemas (mergeSchema):
 // Debezium iterates those schemas in a HashSet, whose order depends on identity hash codes and so changes from one
-// JVM to the next; here they merge in the order their elements come. Field names are not adjusted
-// (field.name.adjustment.mode none, the default).
+// JVM to the next; here they merge in the order their elements come. Field names are adjusted as the router's
+// field.name.adjustment.mode says (AdjustFieldName).
 #pragma once
 
 #include <cstdint>
@@ -43,9 +43,21 @@ enum class ExpandOutcome : uint8_t {
                           // and StringConverter writes as the text
 };
 
+// The field name Debezium's router gives the JSON key `name` (WTF-8) under field.name.adjustment.mode
+// (FieldNameSelector over SchemaNameAdjuster.AVRO_FIELD_NAMER or AVRO_UNICODE_FIELD_NAMER), Java character by Java
+// character (UTF-16 code unit: a character beyond U+FFFF is two):
+//   avro          legal: a-z A-Z _ and, after the first, 0-9; any other character becomes _, and a leading digit
+//                 _ and itself (1a: _1a)
+//   avro_unicode  legal: a-z A-Z and, after the first, 0-9; any other character becomes _u and its code in lower
+//                 hex, padded with 00 only when it has one or two digits (_: _u005f, é: _u00e9, Ā: _u100)
+// Two names may become one (a-b and a.b: a_b). The adjuster's conflict check never fires: it keeps its memory of
+// earlier replacements in a ReplacementOccurred.firstTimeOnly() that it makes anew at every call.
+std::string AdjustFieldName(const std::string& name, config::FieldNameAdjustment mode);
+
 struct ExpandOptions {
   config::JsonNullBehavior null_behavior = config::JsonNullBehavior::kIgnore;
   config::JsonEmptyArrayBehavior empty_array_behavior = config::JsonEmptyArrayBehavior::kIgnore;
+  config::FieldNameAdjustment field_names = config::FieldNameAdjustment::kNone;
 };
 
 struct ExpandedPayload {

@@ -940,7 +940,8 @@ bool OutboxMapper::ExpandsPayload(const Record& r) {
   if (!config_.expand_json_payload || !r.value.has_value() || !ExpandsColumnType(s_.payload_type)) return false;
   s_.expanded = ExpandJsonPayload(s_.payload.text, config_.fields.payload,
                                   ExpandOptions{.null_behavior = config_.json_payload_null_behavior,
-                                                .empty_array_behavior = config_.json_payload_empty_array_behavior});
+                                                .empty_array_behavior = config_.json_payload_empty_array_behavior,
+                                                .field_names = config_.json_payload_field_name_adjustment});
   return true;
 }
 

@@ -258,7 +258,7 @@ TEST(Config, ConvertersAreReadAndJsonSchemaIsRefusedWithMessages) {
               HasSubstr("outbox.key_converter: must be string, json, json_schema or bytes"));
 }
 
-// outbox.expand_json_payload and its two behaviors; only for the raw format of table rows.
+// outbox.expand_json_payload, its two behaviors and its field name adjustment; only for the raw format of table rows.
 TEST(Config, ExpandedJsonPayloadKeysAreReadAndRefusedWithOtherFormatsAndMessages) {
   auto plain = Load(kMinimal);
   ASSERT_TRUE(plain.ok()) << plain.status();
@@ -267,9 +267,14 @@ TEST(Config, ExpandedJsonPayloadKeysAreReadAndRefusedWithOtherFormatsAndMessages
   EXPECT_EQ(plain->outbox.json_payload_empty_array_behavior, JsonEmptyArrayBehavior::kIgnore);
   auto c = Load(kMinimal, {{"outbox.expand_json_payload", "true"},
                            {"outbox.json_payload_null_behavior", "optional_bytes"},
-                           {"outbox.json_payload_empty_array_behavior", "optional_string"}});
+                           {"outbox.json_payload_empty_array_behavior", "optional_string"},
+                           {"outbox.json_payload_field_name_adjustment", "avro_unicode"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->outbox.expand_json_payload);
+  EXPECT_EQ(plain->outbox.json_payload_field_name_adjustment, config::FieldNameAdjustment::kNone);
+  EXPECT_EQ(c->outbox.json_payload_field_name_adjustment, config::FieldNameAdjustment::kAvroUnicode);
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.json_payload_field_name_adjustment", "avro-unicode"}})),
+              HasSubstr("outbox.json_payload_field_name_adjustment: must be"));
   EXPECT_EQ(c->outbox.json_payload_null_behavior, JsonNullBehavior::kOptionalBytes);
   EXPECT_EQ(c->outbox.json_payload_empty_array_behavior, JsonEmptyArrayBehavior::kOptionalString);
   EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.json_payload_null_behavior", "keep"}})),

@@ -7,7 +7,9 @@
 //   json        JsonConverter with schemas.enable=false (or the exception's class)
 //   envelope    JsonConverter with schemas.enable=true
 //   string      StringConverter (Struct.toString)
-// Usage: java -cp <Debezium's plugin jars>:<Kafka's jars> JsonExpandOracle.java ignore|optional_bytes FILE
+// The field names are adjusted as the router's field.name.adjustment.mode says (none, avro, avro_unicode), by the
+// adjuster Debezium's router takes.
+// Usage: java -cp <Debezium's plugin jars>:<Kafka's jars> JsonExpandOracle.java ignore|optional_bytes FILE [MODE]
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +23,7 @@ import org.apache.kafka.connect.storage.StringConverter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import io.debezium.config.CommonConnectorConfig.FieldNameAdjustmentMode;
 import io.debezium.schema.FieldNameSelector;
 import io.debezium.schema.SchemaNameAdjuster;
 import io.debezium.transforms.outbox.EventRouterConfigDefinition.JsonPayloadNullFieldBehavior;
@@ -29,7 +32,9 @@ import io.debezium.transforms.outbox.JsonSchemaData;
 public class JsonExpandOracle {
     public static void main(String[] args) throws Exception {
         JsonSchemaData data = new JsonSchemaData(JsonPayloadNullFieldBehavior.parse(args[0]),
-                FieldNameSelector.defaultNonRelationalSelector(SchemaNameAdjuster.NO_OP));
+                FieldNameSelector.defaultNonRelationalSelector(args.length > 2
+                        ? FieldNameAdjustmentMode.parse(args[2]).createAdjuster()
+                        : SchemaNameAdjuster.NO_OP));
         ObjectMapper mapper = new ObjectMapper();
         JsonConverter json = new JsonConverter();
         json.configure(Map.of("schemas.enable", "false"), false);

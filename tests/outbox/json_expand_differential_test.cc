@@ -45,8 +45,9 @@ std::string OracleClassPath() {
 }
 
 // What the oracle prints for one payload: outcome, JsonConverter without and with schemas, StringConverter.
-std::string Ours(std::string_view payload, config::JsonNullBehavior nulls) {
-  const ExpandedPayload e = ExpandJsonPayload(payload, "payload", ExpandOptions{.null_behavior = nulls});
+std::string Ours(std::string_view payload, config::JsonNullBehavior nulls, config::FieldNameAdjustment names) {
+  const ExpandedPayload e =
+      ExpandJsonPayload(payload, "payload", ExpandOptions{.null_behavior = nulls, .field_names = names});
   std::string text_json;
   AppendJsonString(payload, &text_json);
   switch (e.outcome) {
@@ -110,7 +111,10 @@ class Generator {
   }
 
   std::string Object(int depth) {
-    static const char* const kKeys[] = {"a", "b", "c", "é", "a.b", " ", "x\\\"y", "a"};
+    // With the names an Avro adjustment changes: a-b, a.b and a b all become a_b, which is a key of its own beside
+    // them.
+    static const char* const kKeys[] = {"a", "b", "c", "é", "a.b", " ", "x\\\"y", "a", "a-b", "a_b", "1a", "_x",
+                                        "😀", "Āb", "a b", "A9"};
     std::string out = "{";
     const size_t n = Pick(5);
     for (size_t i = 0; i < n; ++i) {
@@ -144,6 +148,11 @@ std::vector<std::string> Payloads() {
       "{\"a\":0." + std::string(1000, '5') + "}", "{\"a\":0." + std::string(1001, '5') + "}",
       "{\"a\":1." + std::string(999, '5') + "}", "{\"a\":1." + std::string(1000, '5') + "}",
       "{\"a\":0e" + std::string(1000, '1') + "}", "{\"a\":0e" + std::string(1001, '1') + "}",
+      // Names an adjustment changes (json_expand_test's).
+      "{\"a-b\":1,\"1a\":true,\"_x\":\"s\",\"\u00e9\":2,\"\U0001F600\":3,\"A9\":4}", R"({"a-b":1,"a_b":2})",
+      R"({"x-y":{"p q":1}})", "{\"a_b\":1,\"\u00e9\":2,\"\u0100b\":3,\"1a\":4,\"a b\":5,\"ok9\":6}",
+      R"({"a-b":1,"a.b":"x","a b":true})", R"({"a.b":"x","a_b":"y"})", R"({"a-b":1,"a_b":"y"})",
+      "{\"\u00ff\u0fff\u1000\t\":1}",
   };
   Generator generator(20261204);
   for (int i = 0; i < 3000; ++i) payloads.push_back(generator.Document());
@@ -151,7 +160,13 @@ std::vector<std::string> Payloads() {
   return payloads;
 }
 
-class JsonExpandDifferential : public ::testing::TestWithParam<config::JsonNullBehavior> {};
+struct Variant {
+  config::JsonNullBehavior nulls;
+  config::FieldNameAdjustment names;
+  const char* oracle_args;  // the oracle's arguments after the input file's place
+};
+
+class JsonExpandDifferential : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(JsonExpandDifferential, EveryPayloadComesOutAsDebeziumAndKafkaConnectWriteIt) {
   const std::string class_path = OracleClassPath();
@@ -168,9 +183,9 @@ TEST_P(JsonExpandDifferential, EveryPayloadComesOutAsDebeziumAndKafkaConnectWrit
     std::ofstream in(dir / "in.bin", std::ios::binary);
     for (const std::string& p : payloads) in << p << '\0';
   }
-  const std::string behavior = GetParam() == config::JsonNullBehavior::kIgnore ? "ignore" : "optional_bytes";
+  const std::string behavior = GetParam().nulls == config::JsonNullBehavior::kIgnore ? "ignore" : "optional_bytes";
   const std::string theirs = Shell("java -cp '" + class_path + "' " + OUTBOX_JSON_EXPAND_ORACLE + " " + behavior +
-                                   " " + (dir / "in.bin").string() + " 2>/dev/null");
+                                   " " + (dir / "in.bin").string() + " " + GetParam().oracle_args + " 2>/dev/null");
   std::filesystem::remove_all(dir);
   std::vector<std::string> answers;
   for (absl::string_view line : absl::StrSplit(theirs, '\n', absl::SkipEmpty())) {
@@ -181,14 +196,19 @@ TEST_P(JsonExpandDifferential, EveryPayloadComesOutAsDebeziumAndKafkaConnectWrit
   ASSERT_GE(answers.size(), payloads.size()) << "the oracle answered " << answers.size() << " payloads: " << theirs;
   int failures = 0;
   for (size_t i = 0; i < payloads.size() && failures < 10; ++i) {
-    const std::string ours = Ours(payloads[i], GetParam());
+    const std::string ours = Ours(payloads[i], GetParam().nulls, GetParam().names);
     EXPECT_EQ(ours, answers[i]) << "payload " << i << ": " << payloads[i];
     failures += ours != answers[i];
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(NullBehaviors, JsonExpandDifferential,
-                         ::testing::Values(config::JsonNullBehavior::kIgnore, config::JsonNullBehavior::kOptionalBytes));
+INSTANTIATE_TEST_SUITE_P(
+    Variants, JsonExpandDifferential,
+    ::testing::Values(Variant{config::JsonNullBehavior::kIgnore, config::FieldNameAdjustment::kNone, ""},
+                      Variant{config::JsonNullBehavior::kOptionalBytes, config::FieldNameAdjustment::kNone, ""},
+                      Variant{config::JsonNullBehavior::kIgnore, config::FieldNameAdjustment::kAvro, "avro"},
+                      Variant{config::JsonNullBehavior::kOptionalBytes, config::FieldNameAdjustment::kAvroUnicode,
+                              "avro_unicode"}));
 
 }  // namespace
 }  // namespace outbox::outbox

@@ -4,6 +4,7 @@
 // except the optional_string cases: that behaviour arrived in Debezium 3.7, and its expected texts follow its code.
 #include "outbox/json_expand.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -225,6 +226,48 @@ TEST(JsonExpandTest, JacksonsLimitsOnDepthAndNumberLength) {
   const ExpandedPayload deepest = Expand(nested(999));
   EXPECT_EQ(deepest.value_depth, 1000);
   EXPECT_GT(deepest.schema_depth, kJacksonMaxWriteDepth);
+}
+
+// field.name.adjustment.mode avro: an illegal character becomes _, a leading digit _ and itself. Debezium then looks
+// each field up in the document by its new name, so a field whose name changed is null unless the document also
+// has a key of that name (whose value it then takes).
+TEST(JsonExpandTest, AvroAdjustedFieldNamesAreLookedUpByTheirNewNames) {
+  const ExpandOptions avro{.field_names = config::FieldNameAdjustment::kAvro};
+  ExpectExpanded("{\"a-b\":1,\"1a\":true,\"_x\":\"s\",\"\u00e9\":2,\"\U0001F600\":3,\"A9\":4}",
+                 R"({"a_b":null,"_1a":null,"_x":"s","_":null,"__":null,"A9":4})", "Struct{_x=s,A9=4}", avro);
+  ExpectExpanded(R"({"a-b":1,"a_b":2})", R"({"a_b":2})", "Struct{a_b=2}", avro);
+  const ExpandedPayload nested = Expand(R"({"x-y":{"p q":1}})", avro);
+  ASSERT_EQ(nested.outcome, ExpandOutcome::kExpanded) << nested.reason;
+  EXPECT_EQ(nested.schema_json,
+            R"({"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":true,"field":"p_q"}],)"
+            R"("optional":true,"name":"payload.x_y","field":"x_y"}],"optional":true,"name":"payload"})");
+  EXPECT_EQ(nested.value_json, R"({"x_y":null})");
+}
+
+// field.name.adjustment.mode avro_unicode: _ is illegal too, and an illegal character becomes _u and its lower-case
+// hex code, padded with 00 only when that has one or two digits.
+TEST(JsonExpandTest, AvroUnicodeAdjustedFieldNamesSpellTheCharactersCode) {
+  const ExpandOptions unicode{.field_names = config::FieldNameAdjustment::kAvroUnicode};
+  ExpectExpanded("{\"a_b\":1,\"\u00e9\":2,\"\u0100b\":3,\"1a\":4,\"a b\":5,\"ok9\":6}",
+                 R"({"a_u005fb":null,"_u00e9":null,"_u100b":null,"_u0031a":null,"a_u0020b":null,"ok9":6})",
+                 "Struct{ok9=6}", unicode);
+}
+
+// Two names that become one make one field, the first one's schema: Debezium's adjuster would throw on such a
+// conflict, but its memory of earlier replacements is made anew at every call, so it never does.
+TEST(JsonExpandTest, NamesThatBecomeOneMakeOneField) {
+  const ExpandOptions avro{.field_names = config::FieldNameAdjustment::kAvro};
+  ExpectExpanded(R"({"a-b":1,"a.b":"x","a b":true})", R"({"a_b":null})", "Struct{}", avro);
+  const ExpandedPayload e = Expand(R"({"a.b":"x","a_b":"y"})", avro);
+  ASSERT_EQ(e.outcome, ExpandOutcome::kExpanded) << e.reason;
+  EXPECT_EQ(e.schema_json,
+            R"({"type":"struct","fields":[{"type":"string","optional":true,"field":"a_b"}],"optional":true,)"
+            R"("name":"payload"})");
+  EXPECT_EQ(e.value_json, R"({"a_b":"y"})");
+  // The value under the new name need not fit the first one's schema: Struct.put fails, as in Debezium.
+  ExpectOutcome(R"({"a-b":1,"a_b":"y"})", ExpandOutcome::kFailsInJsonConverter, avro);
+  // none, the default, leaves them as they are.
+  ExpectExpanded(R"({"a-b":1,"a.b":2})", R"({"a-b":1,"a.b":2})", "Struct{a-b=1,a.b=2}");
 }
 
 TEST(JsonExpandTest, OnlyPayloadsDebeziumHoldsAsStringsAreExpanded) {

@@ -8,8 +8,8 @@
 //   warned      keys with no effect on the records (offsets, topic prefix, snapshots, heartbeats, ...): accepted,
 //               each with a line in Config::warnings;
 //   refused     keys that would change the records in a way the relay does not reproduce (other converters or
-//               transforms, envelope placement, field name adjustment of expanded payloads, masked columns, a sink's
-//               header encoding or routing it does not have, ...): an error naming the key as written in the file.
+//               transforms, masked columns, a sink's header encoding or routing it does not have, ...): an error
+//               naming the key as written in the file.
 // Every problem is reported in one error, as for YAML. Keys prefixed `outbox-relay.` are relay keys
 // (`outbox-relay.http.listen=...`), so one file can carry both.
 #include <algorithm>
@@ -671,8 +671,28 @@ class DebeziumMapper {
     } else if (type == "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone") {
       selects = negate;  // an INSERT's change event has a value
       why = Cat("RecordIsTombstone", negate ? " negated" : "");
+    } else if (type == "org.apache.kafka.connect.transforms.predicates.HasHeaderKey") {
+      // An INSERT's change event carries only the connector's context headers (EventDispatcher adds them unless
+      // extended.headers.enabled=false); the router comes first, so no other transform adds any.
+      const std::optional<std::string> header = value("name");
+      const Prop* extended = connector_.Peek("extended.headers.enabled");
+      const std::optional<bool> with_context =
+          extended == nullptr ? std::optional<bool>(true) : BoolOf(extended);
+      if (!header || header->empty()) {
+        why = Cat("predicates.", name, ".name is required");
+      } else if (with_context.has_value()) {
+        static constexpr std::string_view kContextHeaders[] = {
+            "__debezium.context.connectorLogicalName", "__debezium.context.taskId",
+            "__debezium.context.connectorName", "__debezium.context.runId"};
+        const bool has = *with_context && std::find(std::begin(kContextHeaders), std::end(kContextHeaders),
+                                                    *header) != std::end(kContextHeaders);
+        selects = has != negate;
+        why = Cat("HasHeaderKey ", Quoted(*header), negate ? " negated" : "", " (an INSERT's change event has ",
+                  *with_context ? "the four __debezium.context.* headers" : "no header: extended.headers.enabled=false",
+                  ")");
+      }
     } else {
-      why = Cat(Quoted(type), " (the relay judges TopicNameMatches and RecordIsTombstone)");
+      why = Cat(Quoted(type), " (the relay judges TopicNameMatches, RecordIsTombstone and HasHeaderKey)");
     }
     if (!selects.has_value()) {
       Error(predicate.written, Cat("a conditional Outbox Event Router the relay cannot judge: ", why));
@@ -806,7 +826,7 @@ class DebeziumMapper {
   }
 
   // table.expand.json.payload and what shapes it: table.json.payload.null.behavior, and the router's own
-  // field.name.adjustment.mode (the connector's is not passed to it), which the relay reproduces only as none.
+  // field.name.adjustment.mode (the connector's is not passed to it).
   void MapExpandJsonPayload() {
     const bool expand = RouterBool("table.expand.json.payload").value_or(false);
     if (expand) Put("outbox.expand_json_payload", "true");
@@ -830,9 +850,11 @@ class DebeziumMapper {
       const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
       if (!expand) {
         no_effect(*mode);
-      } else if (value != "none") {
-        Error(mode->written, Cat(Quoted(mode->value), ": the relay expands JSON payloads with field names as they "
-                                 "are (none, the default)"));
+      } else if (value != "none" && value != "avro" && value != "avro_unicode") {
+        // FieldNameAdjustmentMode.parse gives null, and the router's configure fails on it.
+        Error(mode->written, Cat("must be none, avro or avro_unicode, got ", Quoted(mode->value)));
+      } else {
+        Put("outbox.json_payload_field_name_adjustment", value);
       }
     }
   }

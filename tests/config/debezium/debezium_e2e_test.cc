@@ -1351,5 +1351,26 @@ TEST_F(DebeziumExpandSideBySide, ExpandedPayloadsInTheEnvelopeAreDebeziums) {
                   R"("name":"payload","field":"payload")", "type:envelope:eventType,aggregateid:envelope");
 }
 
+// field.name.adjustment.mode on the router: the adjusted names, a field looked up by its new name (null unless the
+// payload has that key too), and names that become one (a-b, a.b, a b: a_b), within a record and across records.
+// Text payloads, so that the keys keep the order written.
+TEST_F(DebeziumExpandSideBySide, AvroAdjustedFieldNamesAreDebeziums) {
+  const std::vector<std::optional<std::string>> rows = {
+      R"({"a-b": 1, "a_b": 2, "ok": true})", R"({"1a": {"x y": [1, 2]}, "é": "e", "😀": 0, "_x": 1, "A9": 2})",
+      R"({"a.b": 1})", R"({"a.b": 2})", R"({"a b": 3, "a-b": 4})"};
+  CompareExpanded("transforms.outbox.field.name.adjustment.mode=avro\n",
+                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n", "text", rows,
+                  R"("name":"body._1a","field":"_1a")");
+}
+
+TEST_F(DebeziumExpandSideBySide, AvroUnicodeAdjustedFieldNamesAreDebeziums) {
+  const std::vector<std::optional<std::string>> rows = {
+      R"({"a_b": 1, "a_u005fb": 2, "é": 3, "Āb": 4, "1a": 5, "a b": 6, "ok9": {"_": 7}})", R"({"a-b": 1})"};
+  CompareExpanded("transforms.outbox.field.name.adjustment.mode=avro_unicode\n",
+                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                  "value.converter.schemas.enable=false\n",
+                  "text", rows, R"("_u0031a":null)");
+}
+
 }  // namespace
 }  // namespace outbox::testing

@@ -471,8 +471,25 @@ TEST(DebeziumProperties, ARouterPredicateIsAcceptedWhenItSelectsTheOutboxsChange
       "debezium.predicates.isOutbox.type=org.apache.kafka.connect.transforms.predicates.RecordIsTombstone\n";
   EXPECT_TRUE(with(tombstone + "debezium.transforms.outbox.negate=true\n").ok());
   EXPECT_THAT(ErrorOf(with(tombstone)), HasSubstr("RecordIsTombstone leaves the outbox's change events out"));
-  EXPECT_THAT(ErrorOf(with("debezium.predicates.isOutbox.type=org.apache.kafka.connect.transforms.predicates."
-                           "HasHeaderKey\n")),
+  // HasHeaderKey: an INSERT's change event carries the connector's four context headers, unless
+  // extended.headers.enabled=false.
+  const std::string has_header =
+      "debezium.predicates.isOutbox.type=org.apache.kafka.connect.transforms.predicates.HasHeaderKey\n";
+  absl::StatusOr<Loaded> context = with(has_header + "debezium.predicates.isOutbox.name=__debezium.context.taskId\n");
+  ASSERT_TRUE(context.ok()) << context.status();
+  EXPECT_THAT(WarnedKeys(*context), Contains("debezium.transforms.outbox.predicate"));
+  EXPECT_TRUE(with(has_header + "debezium.predicates.isOutbox.name=traceparent\n"
+                                "debezium.transforms.outbox.negate=true\n").ok());
+  EXPECT_THAT(ErrorOf(with(has_header + "debezium.predicates.isOutbox.name=traceparent\n")),
+              HasSubstr("HasHeaderKey \"traceparent\" (an INSERT's change event has the four __debezium.context.* "
+                        "headers) leaves the outbox's change events out"));
+  EXPECT_THAT(ErrorOf(with(has_header + "debezium.predicates.isOutbox.name=__debezium.context.taskId\n"
+                                        "debezium.source.extended.headers.enabled=false\n")),
+              HasSubstr("no header: extended.headers.enabled=false) leaves the outbox's change events out"));
+  EXPECT_THAT(ErrorOf(with(has_header)),
+              HasSubstr("a conditional Outbox Event Router the relay cannot judge: predicates.isOutbox.name is "
+                        "required"));
+  EXPECT_THAT(ErrorOf(with("debezium.predicates.isOutbox.type=com.example.MyPredicate\n")),
               HasSubstr("a conditional Outbox Event Router the relay cannot judge"));
 }
 
@@ -633,8 +650,8 @@ TEST(DebeziumProperties, DebeziumServerFormatsMapToTheRelaysConverters) {
               HasSubstr("debezium.source.column.propagate.source.type: adds the source type"));
 }
 
-// table.expand.json.payload and the null behavior map to the relay's keys; the empty array behavior, which
-// Debezium 3.6.1 does not have, and field name adjustment other than none are not taken.
+// table.expand.json.payload, the null behavior and the router's field name adjustment map to the relay's keys; the
+// empty array behavior, which Debezium 3.6.1 does not have, is not taken.
 TEST(DebeziumProperties, ExpandedJsonPayloadsMapToTheRelaysKeys) {
   absl::StatusOr<Loaded> plain = LoadWith("");
   ASSERT_TRUE(plain.ok()) << plain.status();
@@ -652,10 +669,24 @@ TEST(DebeziumProperties, ExpandedJsonPayloadsMapToTheRelaysKeys) {
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_EQ(off->outbox.json_payload_null_behavior, config::JsonNullBehavior::kIgnore);
   EXPECT_THAT(WarnedKeys(*off), Contains("debezium.transforms.outbox.table.json.payload.null.behavior"));
+  EXPECT_EQ(c->outbox.json_payload_field_name_adjustment, config::FieldNameAdjustment::kNone);
+  for (const auto& [written, mode] : {std::pair<std::string, config::FieldNameAdjustment>{"avro", config::FieldNameAdjustment::kAvro},
+                                      {" AVRO_Unicode ", config::FieldNameAdjustment::kAvroUnicode}}) {
+    absl::StatusOr<Loaded> adjusted = LoadWith("debezium.transforms.outbox.table.expand.json.payload=true\n"
+                                               "debezium.transforms.outbox.field.name.adjustment.mode=" + written + "\n");
+    ASSERT_TRUE(adjusted.ok()) << adjusted.status();
+    EXPECT_EQ(adjusted->outbox.json_payload_field_name_adjustment, mode) << written;
+  }
+  // Debezium's FieldNameAdjustmentMode.parse gives null for another value, and the router fails to start.
   EXPECT_THAT(ErrorOf(LoadWith("debezium.transforms.outbox.table.expand.json.payload=true\n"
-                               "debezium.transforms.outbox.field.name.adjustment.mode=avro\n")),
-              HasSubstr("debezium.transforms.outbox.field.name.adjustment.mode: \"avro\": the relay expands JSON "
-                        "payloads with field names as they are"));
+                               "debezium.transforms.outbox.field.name.adjustment.mode=avro-unicode\n")),
+              HasSubstr("debezium.transforms.outbox.field.name.adjustment.mode: must be none, avro or avro_unicode, "
+                        "got \"avro-unicode\""));
+  // Without expansion the router never reads it.
+  absl::StatusOr<Loaded> unread = LoadWith("debezium.transforms.outbox.field.name.adjustment.mode=avro\n");
+  ASSERT_TRUE(unread.ok()) << unread.status();
+  EXPECT_EQ(unread->outbox.json_payload_field_name_adjustment, config::FieldNameAdjustment::kNone);
+  EXPECT_THAT(WarnedKeys(*unread), Contains("debezium.transforms.outbox.field.name.adjustment.mode"));
 }
 
 TEST(DebeziumProperties, EveryProblemIsInOneError) {
