@@ -33,7 +33,11 @@ constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, 
 constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTextArray = 1009, kBpcharArray = 1014,
                    kVarcharArray = 1015, kInt8Array = 1016, kFloat4Array = 1021, kFloat8Array = 1022,
                    kOidArray = 1028, kMacaddrArray = 1040, kInetArray = 1041, kCidrArray = 651,
-                   kMacaddr8Array = 775, kUuidArray = 2951, kJsonArray = 199, kJsonbArray = 3807;
+                   kMacaddr8Array = 775, kUuidArray = 2951, kJsonArray = 199, kJsonbArray = 3807,
+                   kByteaArray = 1001, kDateArray = 1182, kTimeArray = 1183, kTimestampArray = 1115,
+                   kTimestampTzArray = 1185, kTimeTzArray = 1270, kNumericArray = 1231, kInt4RangeArray = 3905,
+                   kNumRangeArray = 3907, kTsRangeArray = 3909, kTsTzRangeArray = 3911, kDateRangeArray = 3913,
+                   kInt8RangeArray = 3927;
 }  // namespace type
 
 // The element type of an array type ConnectColumnOf takes, or 0.
@@ -56,6 +60,19 @@ uint32_t ArrayElementType(uint32_t array_type) {
     case type::kCidrArray: return type::kCidr;
     case type::kMacaddrArray: return type::kMacaddr;
     case type::kMacaddr8Array: return type::kMacaddr8;
+    case type::kByteaArray: return type::kBytea;
+    case type::kDateArray: return type::kDate;
+    case type::kTimeArray: return type::kTime;
+    case type::kTimestampArray: return type::kTimestamp;
+    case type::kTimestampTzArray: return type::kTimestampTz;
+    case type::kTimeTzArray: return type::kTimeTz;
+    case type::kNumericArray: return type::kNumeric;
+    case type::kInt4RangeArray: return type::kInt4Range;
+    case type::kNumRangeArray: return type::kNumRange;
+    case type::kTsRangeArray: return type::kTsRange;
+    case type::kTsTzRangeArray: return type::kTsTzRange;
+    case type::kDateRangeArray: return type::kDateRange;
+    case type::kInt8RangeArray: return type::kInt8Range;
     default: return 0;
   }
 }
@@ -64,7 +81,20 @@ uint32_t ArrayElementType(uint32_t array_type) {
 ConnectColumn ElementColumn(const ConnectColumn& array) {
   ConnectColumn element;
   element.form = array.element;
+  element.fraction_digits = array.fraction_digits;  // the array's modifier is its elements'
+  element.in_array = true;
   return element;
+}
+
+// Whether Values.convertToString quotes an element of the form (a Java String inside a list).
+bool QuotedInList(const ConnectColumn& array) {
+  switch (array.element) {
+    case ConnectForm::kText: return !IsIntegerType(array.element_type);
+    case ConnectForm::kZonedTimestamp:
+    case ConnectForm::kZonedTime:
+    case ConnectForm::kBytes: return true;
+    default: return false;
+  }
 }
 
 // Appends the array `text` as [e1<separator>e2...]: null for a NULL element, `append_element(e)` for the others.
@@ -310,12 +340,14 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
     }
     default:
       if (const uint32_t element = ArrayElementType(type_oid); element != 0) {
-        absl::StatusOr<ConnectColumn> of = ConnectColumnOf(element, -1);
+        // pgoutput gives an array column its elements' modifier: timestamp(3)[] has 3, numeric(10,2)[] (10,2).
+        absl::StatusOr<ConnectColumn> of = ConnectColumnOf(element, type_modifier);
         if (!of.ok()) return of.status();
         ConnectColumn array;
         array.form = ConnectForm::kArray;
         array.element = of->form;
         array.element_type = element;
+        array.fraction_digits = of->fraction_digits;
         return array;
       }
       return absl::FailedPreconditionError(
@@ -323,7 +355,8 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
               "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz, interval, bytea, money, bit, varbit, and arrays of text types, integers, booleans, "
-              "floats, uuid, json, jsonb and network addresses)"));
+              "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
+              "timestamptz and bytea)"));
   }
 }
 
@@ -342,7 +375,7 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
   std::string parameters;
   if (column.form == ConnectForm::kArray) {  // asJsonSchema's order: type, items, optional
     out->append(R"({"type":"array","items":)");
-    AppendConnectJsonSchema(ElementColumn(column), column.element_type, -1, /*optional=*/true, out);
+    AppendConnectJsonSchema(ElementColumn(column), column.element_type, type_modifier, /*optional=*/true, out);
     out->append(R"(,"optional":)").append(optional ? "true" : "false").push_back('}');
     return;
   }
@@ -463,8 +496,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
 }
 
 absl::Status CheckJavaText(const ConnectColumn& column) {
-  if (column.form == ConnectForm::kBytes || column.form == ConnectForm::kBits ||
-      column.form == ConnectForm::kVariableDecimal) {
+  const ConnectForm form = column.form == ConnectForm::kArray ? column.element : column.form;
+  if (form == ConnectForm::kBytes || form == ConnectForm::kBits || form == ConnectForm::kVariableDecimal) {
     return absl::FailedPreconditionError(
         "Java prints its value (a byte array, or a struct holding one) with an identity hash code, which no other "
         "program can reproduce");
@@ -984,13 +1017,15 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       // Values.convertToString of a List: [e1,e2], each element appended "embedded": strings quoted with \ and "
       // escaped, numbers and booleans as Java prints them, null as null.
       const ConnectColumn element = ElementColumn(column);
-      const bool quoted = column.element == ConnectForm::kText && !IsIntegerType(column.element_type);
+      const bool quoted = QuotedInList(column);
       return AppendList(
           text, ",",
           [&](const std::string& e) {
             if (!quoted) return AppendConnectValue(element, e, out);
+            std::string value;
+            if (absl::Status st = AppendConnectValue(element, e, &value); !st.ok()) return st;
             out->push_back('"');
-            out->append(absl::StrReplaceAll(e, {{"\\", "\\\\"}, {"\"", "\\\""}}));
+            out->append(absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""}}));
             out->push_back('"');
             return absl::OkStatus();
           },
@@ -1072,6 +1107,7 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       size_t pos = 0;
       int64_t micros = 0;
       if (!ReadTime(text, pos, &micros, /*max_hour=*/24) || pos != text.size()) return Unreadable("time", text);
+      if (column.in_array) micros -= micros % 1000;
       out->append(std::to_string(column.form == ConnectForm::kTimeMillis ? micros / 1000 : micros));
       return absl::OkStatus();
     }
@@ -1128,6 +1164,15 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       return absl::OkStatus();
     }
     case ConnectForm::kZonedTime: {
+      std::string whole;  // an array's element: the fraction dropped
+      if (column.in_array) {
+        const size_t dot = text.find('.');
+        if (dot != std::string_view::npos) {
+          const size_t end = text.find_first_not_of("0123456789", dot + 1);
+          whole = Cat(text.substr(0, dot), end == std::string_view::npos ? "" : text.substr(end));
+          text = whole;
+        }
+      }
       const std::optional<std::string> time = ZonedTimeText(text);
       if (!time) return Unreadable("timetz", text);
       out->append(*time);

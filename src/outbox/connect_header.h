@@ -45,8 +45,9 @@ enum class ConnectForm : uint8_t {
                       // the bit string as a number (its last bit the lowest), little-endian, as few bytes as it
                       // takes (none for 0)
   kBitBoolean,        // bit(1) and varbit(1): BOOLEAN, whether the bit string is not 0
-  kArray,             // a one-dimensional array of text types, integers, boolean, floats, uuid, json, jsonb or
-                      // network addresses: a Connect ARRAY of optional elements, written [e1,e2,...] by
+  kArray,             // a one-dimensional array of text types, integers, boolean, floats, numerics, uuid, json,
+                      // jsonb, network addresses, ranges, bytea, date, time, timetz, timestamp or timestamptz: a
+                      // Connect ARRAY of optional elements, each the element type's value, written [e1,e2,...] by
                       // SimpleHeaderConverter (strings quoted, \ and " escaped; NULL as null) and as a JSON array
 };
 
@@ -62,6 +63,9 @@ struct ConnectColumn {
   // kArray: the elements' form and type OID.
   ConnectForm element = ConnectForm::kText;
   uint32_t element_type = 0;
+  // An array's element: Debezium reads array elements through pgjdbc's java.sql.Time, so a time element keeps
+  // milliseconds (kTimeMicros: 13:45:07.123456 gives 49507123000) and a timetz element whole seconds.
+  bool in_array = false;
 };
 
 // Whether Debezium gives a column of `type_oid` an integer schema (int2, int4, int8, oid: int16, int32, int64):

@@ -119,7 +119,7 @@ TEST(ConnectHeaderTest, ByteaIsBase64) {
 }
 
 TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
-  for (uint32_t type : {uint32_t{1182} /* date[] */, uint32_t{1561} /* bit[] */, uint32_t{600} /* point */,
+  for (uint32_t type : {uint32_t{1187} /* interval[] */, uint32_t{1561} /* bit[] */, uint32_t{600} /* point */,
                         uint32_t{16500}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
     ASSERT_FALSE(column.ok()) << type;
@@ -200,7 +200,7 @@ TEST(ConnectHeaderTest, JsonSchemasAreDebeziumsColumnSchemasInJsonConvertersOrde
             R"({"type":"string","optional":false,"name":"io.debezium.time.ZonedTimestamp","version":1})");
   // A type without a form is refused.
   std::string out;
-  EXPECT_EQ(AppendConnectJsonSchema(uint32_t{1182} /* date[] */, -1, true, &out).code(),
+  EXPECT_EQ(AppendConnectJsonSchema(uint32_t{1187} /* interval[] */, -1, true, &out).code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
@@ -394,7 +394,32 @@ TEST(ConnectHeaderTest, ArraysAreConnectArraysOfOptionalElements) {
                     R"("version":1},"optional":false})");
   std::string out;
   EXPECT_EQ(AppendConnectValue(texts, "{{a},{b}}", &out).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(ConnectColumnOf(1182 /* date[] */, -1).ok());
+  EXPECT_FALSE(ConnectColumnOf(1187 /* interval[]: no Debezium schema */, -1).ok());
+}
+
+// Arrays of the types with logical values: each element as Debezium converts it, the array's modifier being its
+// elements' (time(3)[], numeric(10,2)[]); times and timetz as pgjdbc's java.sql.Time carries them (milliseconds,
+// whole seconds); strings (timestamptz, timetz, ranges, bytea's base64) quoted. The expected texts are Debezium
+// 3.6.1's (DebeziumSideBySide.TemporalNumericBinaryAndRangeArrays*).
+TEST(ConnectHeaderTest, ArraysOfDatesTimesNumericsBytesAndRangesAreArraysOfTheirValues) {
+  constexpr uint32_t kDateArray = 1182, kTimeArray = 1183, kTimeTzArray = 1270, kTimestampArray = 1115,
+                     kTimestampTzArray = 1185, kNumericArray = 1231, kByteaArray = 1001, kInt4RangeArray = 3905;
+  EXPECT_EQ(Header(kDateArray, -1, "{2026-12-03,NULL,1969-12-31}"), "[20790,null,-1]");
+  EXPECT_EQ(Header(kTimeArray, -1, "{13:45:07.123999,00:00:00.0005}"), "[49507123000,0]");
+  EXPECT_EQ(Header(kTimeArray, 3, "{13:45:07.5}"), "[49507500]");
+  EXPECT_EQ(Header(kTimeTzArray, -1, "{13:45:07.999+02,10:00:00.123456-03}"), R"(["11:45:07Z","13:00:00Z"])");
+  EXPECT_EQ(Header(kTimestampArray, 3, "{\"2026-12-03 13:45:07.125\"}"), "[1796305507125]");
+  EXPECT_EQ(Header(kTimestampTzArray, 2, "{\"2026-12-03 13:45:07.1+00\"}"), R"(["2026-12-03T13:45:07.10Z"])");
+  EXPECT_EQ(Header(kNumericArray, (10 << 16 | 2) + 4, "{12.50,-0.01,NULL}"), "[12.50,-0.01,null]");
+  EXPECT_EQ(Header(kByteaArray, -1, R"({"\\x00ff41",NULL})"), R"(["AP9B",null])");
+  EXPECT_EQ(Header(kInt4RangeArray, -1, R"x({"[1,5)",empty})x"), R"x(["[1,5)","empty"])x");
+  std::string schema;
+  ASSERT_TRUE(AppendConnectJsonSchema(kNumericArray, (10 << 16 | 2) + 4, /*optional=*/true, &schema).ok());
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"bytes","optional":true,)"
+                    R"("name":"org.apache.kafka.connect.data.Decimal","version":1,)"
+                    R"("parameters":{"scale":"2","connect.decimal.precision":"10"}},"optional":true})");
+  // Struct.toString of a list of byte arrays prints identity hash codes.
+  EXPECT_FALSE(CheckJavaText(*ConnectColumnOf(kByteaArray, -1)).ok());
 }
 
 // interval as Debezium's MicroDuration (365.25 / 12 days a month, the time part's sign on all of it), timetz as its
