@@ -702,6 +702,12 @@ def backlog_section(b):
     return L
 
 
+def wakeups(r, events):
+    """The relay threads' voluntary context switches per 1,000 events of a scale run ("" for older results)."""
+    sw = r.get("relay_switches")
+    return f"{sum(v[0] for v in sw.values()) * 1000 / events:.0f}" if sw else ""
+
+
 def scale_section(scale):
     """Issue 22 point 3: k pipelines in one process, each with its own database, slot and backlog, drained at once."""
     L = ["## Pipelines in one process", ""]
@@ -719,10 +725,18 @@ def scale_section(scale):
         events = r["pipelines"] * r["events_each"]
         rows.append([str(r["pipelines"]), f"{r['rate']:,.0f}", f"{min(per):,.0f}–{max(per):,.0f}", f"{r['cpu']:.2f}",
                      f"{r['cpu'] * 100000 / events:.2f}", f"{r['rss_kib'] / 1024:.1f}", f"{r['walsender_cpu']:.2f}",
-                     f"{r['broker_cpu']:.2f}", f"{r['other_cpu']:.2f}", pct(r["machine_busy"])])
+                     f"{r['broker_cpu']:.2f}", f"{r['other_cpu']:.2f}", pct(r["machine_busy"]), wakeups(r, events)])
     L += table(["pipelines", "in all, events/s", "per pipeline, events/s (min–max)", "relay CPU s",
                 "relay CPU s per 100k events", "relay RSS MiB", "walsenders CPU s", "broker CPU s", "other CPU s",
-                "machine busy"], rows)
+                "machine busy", "relay wake-ups per 1,000 events"], rows)
+    if any(r.get("relay_switches") for r in scale):
+        L.append("Wake-ups are the relay's threads' voluntary context switches (each a thread going to sleep and "
+                 "being woken) over the run, from /proc; by thread, per 1,000 events:")
+        L.append("")
+        names = sorted({t for r in scale for t in r.get("relay_switches", {})})
+        L += table(["pipelines"] + [f"`{t}`" for t in names],
+                   [[str(r["pipelines"])] + [f"{r.get('relay_switches', {}).get(t, [0])[0] * 1000 / (r['pipelines'] * r['events_each']):.1f}"
+                                             for t in names] for r in scale])
     # Where the curve bends: the first k whose aggregate rate gains less than 10% on the one before.
     bend = next((b for a, b in zip(scale, scale[1:]) if b["rate"] < 1.1 * a["rate"]), None)
     if bend:

@@ -15,7 +15,7 @@
 #   other options are passed to bench/bench.py (--out DIR, --reps N, --events-1 N, --events-100 N,
 #   --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http,debezium, --latency-rate N,
 #   --latency-seconds N, --transaction-interval-ms N (relay-eo's), --pipelines 1,2,4,8, --pipeline-events N,
-#   --pipeline-per-tx N, --backlog-events N, --backlog-per-tx N, --keep)
+#   --pipeline-per-tx N, --backlog-events N, --backlog-per-tx N, --broker-warm-events N, --keep)
 #
 # Environment: OUTBOX_BUILD_DIR (default build/), the relay is built there when missing or stale.
 set -euo pipefail
@@ -103,7 +103,7 @@ if [ "$quick" = 1 ]; then
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
     --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http --latency-rate 500 \
     --latency-seconds 4 --latency-rates 2000 --latency-extra-seconds 2 --pipelines 1,2 --pipeline-events 2000 --backlog-events 50000 --settle-seconds 0.25 \
-    --quiet-wait 0 \
+    --quiet-wait 0 --broker-warm-events 2000 \
     --command "bench/run.sh --quick" "${args[@]}" --out "$out"
   test -s "$out/REPORT.md"
   test -s "$out/chart.png"

@@ -24,6 +24,12 @@ constexpr int kFramesPerRound = 1024;
 // second, or 60,000 rows of large ones), and for the spell after.
 constexpr int kDenseSpellFrames = 600;
 constexpr auto kSpell = std::chrono::milliseconds(10);
+// A stream whose transactions the walsender sends this long after they committed is a backlog however slowly it
+// comes (a walsender short of CPU sends a backlog in a trickle): batching it costs nobody a wait.
+constexpr int64_t kBacklogLagUs = 100'000;
+// The pause after a round that read such a backlog dry: longer than source.read_batch_us, since no one waits for a
+// change already that late, and a trickling walsender fills only a few frames into the socket in 200 µs.
+constexpr auto kBacklogReadBatch = std::chrono::microseconds(2000);
 constexpr int kCheckpointTimeoutMs = 30000;
 // How long the publication watch waits for its answer before the connection counts as lost (a rewind).
 constexpr int kWatchTimeoutMs = 10000;
@@ -359,9 +365,12 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   // While the stream is sparse, someone may be waiting for each change: what lingers in the sink goes out as soon as
   // the stream is read dry. While it is dense (a drain, a backlog), librdkafka's linger batches it, and after a round
   // that read the stream dry the next read waits source.read_batch_us, so that it takes more than one of the
-  // server's writes.
+  // server's writes. Dense: many frames in a short spell, or transactions sent long after they committed (a backlog
+  // the walsender, short of CPU, sends slowly: read dry at every round, it would otherwise go out a few events per
+  // request, and the broker's work per request would take the CPU the walsender lacks).
   const int frames = stream.frames_received();
-  const bool dense = NoteFrames(frames);
+  const bool backlog = core_.SourceLagUs() > kBacklogLagUs;
+  const bool dense = NoteFrames(frames) || backlog;
   if (!busy && !dense) sink_->SendHeld();
   sink_->Poll(0);
   test_hooks::Apply(*sink_);
@@ -386,7 +395,8 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   // The server writes each change as soon as the socket has room: a loop that keeps up with a burst would wake for
   // every one.
   if (!busy && dense && frames > 0 && read_batch_.count() > 0 && !core_.paused()) {
-    std::this_thread::sleep_for(read_batch_);
+    std::this_thread::sleep_for(backlog ? std::max(read_batch_, std::chrono::microseconds(kBacklogReadBatch))
+                                        : read_batch_);
   }
   auto woke = stream.Wait(busy ? 0 : core_.SleepMs(), !core_.paused(), sink_->wakeup_fd());
   if (!woke.ok()) return woke.status();

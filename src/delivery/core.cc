@@ -91,6 +91,7 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
   if (const auto* k = std::get_if<pg::Keepalive>(&frame)) return OnKeepalive(*k);
   const auto& x = std::get<pg::XLogData>(frame);
   if (x.wal_end > stream_position_) stream_position_ = x.wal_end;
+  frame_send_time_ = x.send_time;
   auto message = pg::Decode(x.payload, decoder_);
   if (!message.ok()) {
     return absl::DataLossError(
@@ -164,6 +165,7 @@ absl::Status DeliveryCore::OnBegin(Lsn final_lsn, int64_t commit_time) {
   tx_commit_lsn_ = final_lsn;
   const int64_t commit_time_us = PgTimeToUnixMicros(commit_time);
   tx_commit_time_ms_ = commit_time_us / 1000;
+  source_lag_us_ = frame_send_time_ > 0 ? std::max<int64_t>(0, frame_send_time_ - commit_time) : 0;
   tx_entry_ = tracker_.Begin(commit_time_us);
   tx_events_ = 0;
   tx_skip_ = 0;

@@ -105,6 +105,10 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // acknowledged; with nothing pending but the server's WAL ahead of what was received (a backlog not read yet), of
   // the newest received; 0 when caught up.
   double BehindSourceSeconds() const;
+  // How long before the walsender sent the newest transaction's Begin that transaction had committed, in
+  // microseconds, both times on the server's clock (the Begin's commit time and its frame's send time, so no clock
+  // skew enters): about nothing on a live stream, seconds while the slot drains a backlog; 0 before any Begin.
+  int64_t SourceLagUs() const { return source_lag_us_; }
   void LogProgress();
 
   // The publication watch. pgoutput skips the outbox table's rows silently once the publication stops covering it
@@ -258,6 +262,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   Lsn tx_commit_lsn_;
   int64_t tx_commit_time_ms_ = 0;
   int64_t last_commit_time_ms_ = 0;  // the newest transaction received (for behind_source_seconds)
+  int64_t frame_send_time_ = 0;      // the frame being decoded: its send time (PostgreSQL epoch microseconds)
+  int64_t source_lag_us_ = 0;        // SourceLagUs
   std::optional<absl::Status> tx_halt_;  // a per-event error under halt: reported at Commit, with the end LSN
   int64_t tx_events_ = 0;  // outbox events of the current transaction seen so far (produced, dead-lettered or skipped)
   int64_t tx_skip_ = 0;    // how many of its first events the skip rule drops

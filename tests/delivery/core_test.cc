@@ -358,6 +358,24 @@ TEST_F(CoreTest, CommitToAckIsMeasuredFromTheServersCommitTimeToTheMicrosecond) 
   EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_sum 0.000300\n"), std::string::npos) << text;
 }
 
+// The source lag compares two times of the server's clock: a Begin's commit time and its frame's send time.
+TEST_F(CoreTest, TheSourceLagIsHowLongBeforeItsBeginWasSentATransactionCommitted) {
+  Start();
+  EXPECT_EQ(core_->SourceLagUs(), 0);
+  const auto begin_sent_at = [&](uint64_t commit, int64_t committed, int64_t sent) {
+    return core_->OnFrame(pg::XLogData{Lsn(commit), Lsn(commit), sent,
+                                       pg::Encode(pg::Begin{Lsn(commit), committed, xid_++}, enc_)});
+  };
+  ASSERT_TRUE(begin_sent_at(0x2000, kPgTime, kPgTime + 2'500'000).ok());  // a backlog: sent 2.5 s after its commit
+  EXPECT_EQ(core_->SourceLagUs(), 2'500'000);
+  ASSERT_TRUE(Send(pg::Commit{0, Lsn(0x2000), Lsn(0x2010), kPgTime}).ok());
+  ASSERT_TRUE(begin_sent_at(0x3000, kPgTime, kPgTime + 300).ok());  // live
+  EXPECT_EQ(core_->SourceLagUs(), 300);
+  ASSERT_TRUE(Send(pg::Commit{0, Lsn(0x3000), Lsn(0x3010), kPgTime}).ok());
+  ASSERT_TRUE(begin_sent_at(0x4000, kPgTime, 0).ok());  // no send time: no lag known
+  EXPECT_EQ(core_->SourceLagUs(), 0);
+}
+
 // ---- Silent connections ----
 
 TEST_F(CoreTest, AStreamSilentForTheReceiveTimeoutIsDead) {
