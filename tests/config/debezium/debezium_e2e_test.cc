@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -620,6 +621,12 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareIntervalsTimesAndRanges(bool json);
   void CompareArrays(bool json);
   void CompareTemporalAndNumericArrays(bool json);
+  // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
+  // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
+  // schemas; `premise` names a header and a text some record of Debezium's must have.
+  void CompareColumns(bool json, const std::vector<std::pair<std::string, std::string>>& columns,
+                      const std::function<bool(const std::string&)>& in_envelope, const std::vector<std::string>& rows,
+                      const std::string& event_type, const std::pair<std::string, std::string>& premise);
   void CompareMoney(bool json);
   void CompareBits(bool json);
 
@@ -1131,6 +1138,26 @@ TEST_F(DebeziumSideBySide, EnumColumnsGiveDebeziumsLabelsSchemasAndDefaults) {
   ExpectSameRecords(relayed, debezium);
 }
 
+void DebeziumSideBySide::CompareColumns(bool json, const std::vector<std::pair<std::string, std::string>>& columns,
+                                        const std::function<bool(const std::string&)>& in_envelope,
+                                        const std::vector<std::string>& rows, const std::string& event_type,
+                                        const std::pair<std::string, std::string>& premise) {
+  std::string placement = "type:header:eventType";
+  for (const auto& [name, type] : columns) placement += "," + name + (in_envelope(name) ? ":envelope" : ":header");
+  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
+                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns(columns, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  ASSERT_TRUE(InsertKeyedRows(rows, event_type, names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+  ASSERT_EQ(debezium.size(), rows.size());
+  EXPECT_GE(CountHeadersContaining(debezium, premise.first, premise.second), 1u)
+      << "Debezium's " << premise.first << " header no longer holds " << premise.second << ": the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
 // One-dimensional arrays in headers and envelope fields: Connect arrays of optional elements, written by
 // SimpleHeaderConverter ([e1,e2]: strings quoted and escaped, null), by Struct.toString under StringConverter
 // ([e1, e2]) and by JsonConverter with schemas; quoted, escaped, NULL and empty elements, empty arrays, NULL arrays.
@@ -1140,14 +1167,6 @@ void DebeziumSideBySide::CompareArrays(bool json) {
       {"a_f8", "float8[]"},   {"a_f4", "real[]"},     {"a_uuid", "uuid[]"},    {"a_jsonb", "jsonb[]"},
       {"a_inet", "inet[]"},   {"a_vc", "varchar(10)[]"}, {"a_small", "smallint[]"}, {"e_text", "text[]"},
       {"e_f8", "float8[]"},   {"e_int", "integer[]"}};
-  std::string placement = "type:header:eventType";
-  for (const auto& [name, type] : columns) placement += "," + name + (name.starts_with("e_") ? ":envelope" : ":header");
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
-                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
-  ASSERT_TRUE(side.Init());
-  std::string names;
-  ASSERT_TRUE(AddColumns(columns, &names));
-  ASSERT_TRUE(side.StartDebezium());
   const std::vector<std::string> rows = {
       R"('{a,"b c",NULL,"q\"x","back\\slash","",null}', '{1,-2,NULL}', '{9007199254740993}', '{t,f,NULL}', )"
       R"('{1e20,NaN,-Infinity,0.1}', '{1.5,NULL}', '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}', )"
@@ -1155,12 +1174,7 @@ void DebeziumSideBySide::CompareArrays(bool json) {
       R"('{x,"y, z"}', '{2.5,NULL}', '{}')",
       "'{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}'",
       "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
-  ASSERT_TRUE(InsertKeyedRows(rows, "Arrayed", names));
-  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
-  ASSERT_EQ(debezium.size(), rows.size());
-  EXPECT_EQ(CountHeadersContaining(debezium, "a_int", "-2"), 1u)
-      << "Debezium no longer writes an integer array's elements: the test's premise changed";
-  ExpectSameRecords(relayed, debezium);
+  CompareColumns(json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Arrayed", {"a_int", "-2"});
 }
 
 TEST_F(DebeziumSideBySide, ArraysInHeadersAndTheEnvelopeThroughStringConvertersAreDebeziums) {
@@ -1181,18 +1195,6 @@ void DebeziumSideBySide::CompareTemporalAndNumericArrays(bool json) {
       {"a_bytea", "bytea[]"},       {"a_i4r", "int4range[]"},  {"a_tsr", "tsrange[]"},
       {"e_date", "date[]"},         {"e_tstz", "timestamptz[]"}, {"e_num", "numeric(8,3)[]"},
       {"a_numv", "numeric[]"}};
-  std::string placement = "type:header:eventType";
-  for (const auto& [name, type] : columns) {
-    if (!json && name == "a_bytea") continue;  // below, as a header: List.toString of byte arrays is an identity hash
-    placement += "," + name + (name.starts_with("e_") ? ":envelope" : ":header");
-  }
-  if (!json) placement += ",a_bytea:header";
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
-                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
-  ASSERT_TRUE(side.Init());
-  std::string names;
-  ASSERT_TRUE(AddColumns(columns, &names));
-  ASSERT_TRUE(side.StartDebezium());
   const std::vector<std::string> rows = {
       R"sql('{2026-12-03,1970-01-01,NULL,1969-12-31}', '{13:45:07.123456,00:00:00,13:45:07.123999,23:59:59.999999,00:00:00.0005}', '{13:45:07.5,23:59:59.999}', )sql"
       R"sql('{2026-12-03 13:45:07.123456,1960-01-01 00:00:00}', '{2026-12-03 13:45:07.125}', )sql"
@@ -1201,12 +1203,8 @@ void DebeziumSideBySide::CompareTemporalAndNumericArrays(bool json) {
       R"sql('{"[2026-12-03 10:00,2026-12-04 10:00)"}', '{2000-02-29}', '{1970-01-01 00:00:00+00}', '{1.5,0.001}', '{1.50,NULL,-0.001,12345678901234567890}')sql",
       "'{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}'",
       "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
-  ASSERT_TRUE(InsertKeyedRows(rows, "Dated", names));
-  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
-  ASSERT_EQ(debezium.size(), rows.size());
-  EXPECT_GE(CountHeadersContaining(debezium, "a_date", json ? "io.debezium.time.Date" : "20790"), 1u)
-      << "Debezium no longer writes a date array's elements as days: the test's premise changed";
-  ExpectSameRecords(relayed, debezium);
+  CompareColumns(json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Dated",
+                 {"a_date", json ? "io.debezium.time.Date" : "20790"});
 }
 
 TEST_F(DebeziumSideBySide, TemporalNumericBinaryAndRangeArraysThroughStringConvertersAreDebeziums) {
@@ -1249,25 +1247,13 @@ void DebeziumSideBySide::CompareBits(bool json) {
   const std::vector<std::pair<std::string, std::string>> columns = {
       {"b1", "bit(1)"},         {"b5", "bit(5)"}, {"b12", "bit(12)"}, {"vb20", "varbit(20)"},
       {"vb", "varbit"},         {"b8", "bit(8)"}};
-  std::string placement = "type:header:eventType";
-  for (const auto& [name, type] : columns) {
-    placement += "," + name + (json && (name == "b12" || name == "vb") ? ":envelope" : ":header");
-  }
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
-                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
-  ASSERT_TRUE(side.Init());
-  std::string names;
-  ASSERT_TRUE(AddColumns(columns, &names));
-  ASSERT_TRUE(side.StartDebezium());
   const std::vector<std::string> rows = {"'1', '10110', '000100000001', '101', '0001', '00000000'",
                                          "'0', '00000', '111111111111', '', '1', '11111111'",
                                          "NULL, NULL, NULL, NULL, NULL, NULL"};
-  ASSERT_TRUE(InsertKeyedRows(rows, "Bitten", names));
-  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
-  ASSERT_EQ(debezium.size(), rows.size());
-  EXPECT_EQ(CountHeadersContaining(debezium, "b5", "Fg=="), 1u)
-      << "Debezium no longer writes bit(5) '10110' as the byte 0x16: the test's premise changed";
-  ExpectSameRecords(relayed, debezium);
+  // "Fg==": bit(5) '10110' as the byte 0x16.
+  CompareColumns(
+      json, columns, [json](const std::string& name) { return json && (name == "b12" || name == "vb"); }, rows,
+      "Bitten", {"b5", "Fg=="});
 }
 
 TEST_F(DebeziumSideBySide, BitStringsInHeadersGiveDebeziumsBitsAndBooleans) { CompareBits(/*json=*/false); }
