@@ -672,9 +672,21 @@ TEST_F(Poison, OutboxTableRenamedWhileRunningIsFatalNamingIt) {
   ASSERT_NE(relay, nullptr);
   h.InsertEvent("BeforeRename", "k", "{}");
   ASSERT_TRUE(reader_->ReadUntil(h.Topic("BeforeRename"), 1, 30s).ok()) << relay->Output();
-  h.Sql("ALTER TABLE outbox RENAME TO outbox_renamed");
-  h.Sql("INSERT INTO outbox_renamed (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'a', "
-        "'k', 'AfterRename', '{}')");
+  // Once a burst ends the watch checks within 50 ms, and only then is its end confirmed: wait for that check, so
+  // that the rename below comes after it and the next check could come only after the renamed table's Relation.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::optional<double> received = MetricValue(h.http_port(), "outbox_relay_received_lsn");
+        const std::optional<double> confirmed = MetricValue(h.http_port(), "outbox_relay_confirmed_lsn");
+        return received && confirmed && *received > 0 && *confirmed >= *received;
+      },
+      30s, "the relay confirmed what it received before the rename"))
+      << relay->Output();
+  // The rename and the row in one transaction: the rename is then never committed without the row's Relation
+  // message right behind it. Committed apart, a keepalive between them made the watch check (within 50 ms, as the
+  // stream was quiet) and stop the relay first, with the publication's message.
+  h.Sql("BEGIN; ALTER TABLE outbox RENAME TO outbox_renamed; INSERT INTO outbox_renamed (id, aggregatetype, "
+        "aggregateid, type, payload) VALUES (gen_random_uuid(), 'a', 'k', 'AfterRename', '{}'); COMMIT");
   const Lsn committed = h.CurrentWal();
   EXPECT_EQ(relay->Wait(30s), 1) << relay->Output();
   EXPECT_NE(relay->Output().find("the outbox table public.outbox"), std::string::npos) << relay->Output();

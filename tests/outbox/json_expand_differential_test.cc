@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -165,6 +166,12 @@ struct Variant {
   config::FieldNameAdjustment names;
   const char* oracle_args;  // the oracle's arguments after the input file's place
 };
+
+// The variant as the test's name shows it (ctest's name of each test carries it): ignore,none; optional_bytes,avro ...
+void PrintTo(const Variant& v, std::ostream* os) {
+  *os << (v.nulls == config::JsonNullBehavior::kIgnore ? "ignore" : "optional_bytes") << ","
+      << (v.oracle_args[0] != '\0' ? v.oracle_args : "none");
+}
 
 class JsonExpandDifferential : public ::testing::TestWithParam<Variant> {};
 
