@@ -395,7 +395,7 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   // The server writes each change as soon as the socket has room: a loop that keeps up with a burst would wake for
   // every one.
   if (!busy && dense && frames > 0 && read_batch_.count() > 0 && !core_.paused()) {
-    std::this_thread::sleep_for(backlog ? std::max(read_batch_, std::chrono::microseconds(kBacklogReadBatch))
+    std::this_thread::sleep_for(backlog ? std::max(read_batch_, kBacklogReadBatch)
                                         : read_batch_);
   }
   auto woke = stream.Wait(busy ? 0 : core_.SleepMs(), !core_.paused(), sink_->wakeup_fd());

@@ -45,6 +45,12 @@ enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 // payload as they are (none), or made legal Avro names as Debezium's router makes them under its
 // field.name.adjustment.mode: an illegal character becomes _ (avro) or _uXXXX (avro_unicode).
 enum class FieldNameAdjustment { kNone, kAvro, kAvroUnicode };
+// The four headers Debezium 3's connector puts first on each change event (EventDispatcher, unless
+// extended.headers.enabled=false), in their order: the relay writes them with outbox.debezium_context_logical_name,
+// and judges a HasHeaderKey predicate of a Debezium file by them.
+inline constexpr std::string_view kDebeziumContextHeaders[] = {
+    "__debezium.context.connectorLogicalName", "__debezium.context.taskId", "__debezium.context.connectorName",
+    "__debezium.context.runId"};
 enum class LogFormat { kText, kJson };
 enum class SinkType { kKafka, kNats, kRabbitMq, kHttp };  // sink.type (SPEC.md §7)
 // The sink.type value that names it (kafka, nats, rabbitmq, http): for messages and the metrics' sink label.

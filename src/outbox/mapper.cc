@@ -620,18 +620,15 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   r.headers.clear();
   if (!config_.debezium_context_logical_name.empty()) {
     // What Debezium's connector puts on each of its records, ahead of the router's id.
-    const std::pair<std::string_view, std::string_view> context[] = {
-        {"__debezium.context.connectorLogicalName", config_.debezium_context_logical_name},
-        {"__debezium.context.taskId", "0"},
-        {"__debezium.context.connectorName", "postgresql"},
-        {"__debezium.context.runId", run_id_}};
-    for (size_t i = 0; i < std::size(context); ++i) {
-      std::string_view value = context[i].second;
+    const std::string_view values[std::size(config::kDebeziumContextHeaders)] = {
+        config_.debezium_context_logical_name, "0", "postgresql", run_id_};
+    for (size_t i = 0; i < std::size(values); ++i) {
+      std::string_view value = values[i];
       if (JsonHeaders()) {
         SetJsonStringHeader(value, &s_.context_headers[i]);
         value = s_.context_headers[i];
       }
-      r.headers.push_back(Header{context[i].first, value});
+      r.headers.push_back(Header{config::kDebeziumContextHeaders[i], value});
     }
   }
   r.headers.push_back(Header{"id", std::string_view(JsonHeaders() ? s_.id_header : s_.id.text)});

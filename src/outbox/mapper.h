@@ -240,7 +240,7 @@ class OutboxMapper {
     Field schema_version;   // outbox.fields.schema_version's value
     std::string envelope;   // the envelope value being written
     std::string id_header;  // outbox.header_values json / json_schema: the id header's JSON
-    std::string context_headers[4];  // and the __debezium.context.* headers' 
+    std::string context_headers[std::size(config::kDebeziumContextHeaders)];  // and the __debezium.context.* headers' 
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     std::string topic;
     std::string payload_bytes;  // decoded bytea

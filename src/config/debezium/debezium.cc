@@ -681,11 +681,9 @@ class DebeziumMapper {
       if (!header || header->empty()) {
         why = Cat("predicates.", name, ".name is required");
       } else if (with_context.has_value()) {
-        static constexpr std::string_view kContextHeaders[] = {
-            "__debezium.context.connectorLogicalName", "__debezium.context.taskId",
-            "__debezium.context.connectorName", "__debezium.context.runId"};
-        const bool has = *with_context && std::find(std::begin(kContextHeaders), std::end(kContextHeaders),
-                                                    *header) != std::end(kContextHeaders);
+        const bool has = *with_context && std::find(std::begin(kDebeziumContextHeaders),
+                                                    std::end(kDebeziumContextHeaders),
+                                                    *header) != std::end(kDebeziumContextHeaders);
         selects = has != negate;
         why = Cat("HasHeaderKey ", Quoted(*header), negate ? " negated" : "", " (an INSERT's change event has ",
                   *with_context ? "the four __debezium.context.* headers" : "no header: extended.headers.enabled=false",
