@@ -32,7 +32,7 @@ done
 log() { echo "[install-deps] $*"; }
 
 DEB_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ca-certificates
+  build-essential cmake ninja-build pkg-config git ca-certificates ccache
   libpq-dev postgresql-15 postgresql-client-15
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler

@@ -4,6 +4,7 @@
 #   debian_source SUITE PACKAGE VERSION DEST   download and unpack a Debian suite's *source* package into DEST
 #   trixie_source PACKAGE VERSION DEST         the same for trixie
 #   free_port [EXCLUDE]                        print a free TCP port on 127.0.0.1 (the *-temp.sh server scripts)
+#   use_compiler_cache ROOT                    COMPILER_CACHE_ARGS: cmake arguments that compile through ccache
 #   make_test_certs DIR                        a throwaway CA and, signed by it, a server certificate for localhost and
 #                                              127.0.0.1 and a client certificate, in DIR (the *-temp.sh TLS servers)
 
@@ -106,6 +107,21 @@ free_port() {
   done
   echo "free_port: no free port found" >&2
   return 1
+}
+
+# Sets COMPILER_CACHE_ARGS to the cmake arguments that put ccache (scripts/install-deps.sh installs it) in front of
+# the compilers, and exports its settings, for the build of the checkout at ROOT; empty when ccache is absent or
+# OUTBOX_CCACHE=0.
+# The cache (ccache's own, ~/.cache/ccache by default, at most CCACHE_MAXSIZE, 8G here) outlives the checkout: a
+# fresh clone in another directory compiles what did not change from it, as paths under ROOT are made relative
+# (CCACHE_BASEDIR) and the build dir is left out of the hash (CCACHE_NOHASHDIR; the debug information of an object
+# from the cache may then name the directory it was first built in). A build dir configured without the launcher
+# is rebuilt once with it.
+use_compiler_cache() {
+  COMPILER_CACHE_ARGS=()
+  [ "${OUTBOX_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1 || return 0
+  export CCACHE_BASEDIR="$1" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
+  COMPILER_CACHE_ARGS=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 }
 
 # A throwaway CA (DIR/ca.{crt,key}) and two certificates it signs: DIR/server.{crt,key} for localhost and 127.0.0.1

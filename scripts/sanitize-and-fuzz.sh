@@ -15,6 +15,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
+source "$HERE/versions.sh"
+source "$HERE/lib.sh"
 FUZZ_SECONDS="${1:-20}"
 BUILD="${OUTBOX_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 ARTIFACTS="${OUTBOX_FUZZ_ARTIFACTS:-$BUILD/fuzz-artifacts}"
@@ -48,8 +50,9 @@ if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*cla
   log "$BUILD was configured with another compiler: starting it afresh"
   rm -rf "$BUILD"
 fi
+use_compiler_cache "$ROOT"
 CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DOUTBOX_SANITIZE=ON -DOUTBOX_FUZZ=ON -DOUTBOX_WERROR=OFF >/dev/null
+  -DOUTBOX_SANITIZE=ON -DOUTBOX_FUZZ=ON -DOUTBOX_WERROR=OFF "${COMPILER_CACHE_ARGS[@]}" >/dev/null
 
 # The unit-labelled test executables (the e2e/integration ones need services and are not run here).
 mapfile -t UNIT_TARGETS < <(sed -n 's/^[[:space:]]*outbox_add_test(\([A-Za-z0-9_]*\)[[:space:]]\{1,\}unit\b.*/\1/p' \

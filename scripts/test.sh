@@ -17,12 +17,18 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 source "$HERE/versions.sh"
+source "$HERE/lib.sh"
 
 bash "$HERE/install-deps.sh"
 
 BUILD="${OUTBOX_BUILD_DIR:-$ROOT/build}"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOUTBOX_WERROR=ON >/dev/null
+use_compiler_cache "$ROOT"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOUTBOX_WERROR=ON "${COMPILER_CACHE_ARGS[@]}" \
+  >/dev/null
+build_start=$SECONDS
+[ ${#COMPILER_CACHE_ARGS[@]} = 0 ] || ccache -z >/dev/null
 ninja -C "$BUILD"
+echo "build took $((SECONDS - build_start)) s${COMPILER_CACHE_ARGS:+ (through ccache: $(ccache -s 2>/dev/null | grep -m1 -i 'hits' | tr -s ' '))}"
 
 WORK="$(mktemp -d /tmp/outbox-test.XXXXXX)"
 chmod 755 "$WORK"
