@@ -197,11 +197,12 @@ bool OutboxMapper::IsOutbox(const pg::Relation& relation) const {
   return nsp == schema_ && relation.relname == table_;
 }
 
-absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relation& relation, Lsn lsn) {
-  auto it = bindings_.find(relation.oid);
-  if (it != bindings_.end() && it->second.columns == relation.columns.size()) {
+absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relation& published, Lsn lsn) {
+  auto it = bindings_.find(published.oid);
+  if (it != bindings_.end() && it->second.columns == published.columns.size()) {
     return &it->second;
   }
+  const pg::Relation relation = WithDomainsResolved(published);
   Binding b;
   b.relation_oid = relation.oid;
   b.columns = relation.columns.size();
@@ -413,7 +414,20 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   return form;
 }
 
+pg::Relation OutboxMapper::WithDomainsResolved(const pg::Relation& relation) const {
+  pg::Relation resolved = relation;
+  for (pg::RelationColumn& column : resolved.columns) {
+    const pg::ColumnCatalog* c = CatalogColumn(column.name);
+    if (c == nullptr || c->domain_root_oid == 0 || c->type_oid != column.type_oid) continue;
+    column.type_oid = c->domain_root_oid;
+    column.type_modifier = c->domain_root_modifier;
+  }
+  return resolved;
+}
+
 ConnectDefault OutboxMapper::DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) {
+  // Debezium's default value converter knows a type by the column's type name, which for a domain is the domain's.
+  if (c.domain_root_oid != 0) return ConnectDefault{};
   if (c.enum_labels && c.type_oid == type) return DebeziumEnumDefault(c.type_name, c.default_expression, c.generated);
   return DebeziumColumnDefault(type, type_modifier, c.default_expression, c.generated);
 }
@@ -436,7 +450,8 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
   }
   // Debezium's schema carries the column's default (JsonConverter writes it, and writes it for a NULL).
   const ConnectDefault dflt = DefaultOf(*column, type, type_modifier);
-  if (column->has_default && (!config_.null_as_column_default || dflt.kind == ConnectDefault::Kind::kNotReproduced)) {
+  if (column->has_default && column->domain_root_oid == 0 &&
+      (!config_.null_as_column_default || dflt.kind == ConnectDefault::Kind::kNotReproduced)) {
     return absl::FailedPreconditionError(Cat(
         where(), " has a default: Debezium's schema then carries it, and JsonConverter writes it for a NULL; ",
         config_.null_as_column_default ? "the relay does not reproduce Debezium's default of this type"

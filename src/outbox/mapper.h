@@ -154,13 +154,17 @@ class OutboxMapper {
     // outbox.null_as_column_default: each relation column's Debezium default (by position), from the catalog.
     std::vector<ConnectDefault> defaults;
   };
-  absl::StatusOr<const Binding*> Bind(const pg::Relation& relation, Lsn lsn);
+  absl::StatusOr<const Binding*> Bind(const pg::Relation& published, Lsn lsn);
+  // `relation` with each column of a domain type (as the catalog says, for the type OID published) read as
+  // Debezium reads it: as the domain's root type, under the modifier the domain gives it.
+  pg::Relation WithDomainsResolved(const pg::Relation& relation) const;
   // The catalog's entry of the column `name`; nullptr when the catalog was not read or lacks it.
   const pg::ColumnCatalog* CatalogColumn(const std::string& name) const;
   // The form Debezium gives the column `name` of `type`: ConnectColumnOf's, or an enum's (from the catalog, which
   // names its labels).
   absl::StatusOr<ConnectColumn> FormOf(const std::string& name, uint32_t type, int32_t type_modifier) const;
-  // Debezium's default of the catalog's column `c` read as `type` (DebeziumColumnDefault, or DebeziumEnumDefault).
+  // Debezium's default of the catalog's column `c` read as `type` (DebeziumColumnDefault, or DebeziumEnumDefault;
+  // none for a domain column).
   static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier);
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,

@@ -20,14 +20,24 @@ std::string PublicationCoverageSql(std::string_view publication, std::string_vie
 }
 
 std::string ColumnCatalogSql(std::string_view schema, std::string_view table) {
-  return Cat("SELECT a.attname, a.attnotnull, a.atthasdef, pg_catalog.pg_get_expr(d.adbin, d.adrelid), "
-             "a.attgenerated <> '', a.atttypid, a.atttypmod, (SELECT t.typname FROM pg_catalog.pg_type t WHERE t.oid = "
-             "a.atttypid), (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e "
-             "WHERE e.enumtypid = a.atttypid) FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
-             "ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace LEFT JOIN "
-             "pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum WHERE n.nspname = ",
-             QuoteLiteral(schema), " AND c.relname = ", QuoteLiteral(table),
-             " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum");
+  // A column of a NOT NULL domain is not null either (pgjdbc's getColumns, which Debezium reads, says so too). A
+  // domain's chain of base types ends at the first type that is not a domain (its root); only a domain over that
+  // type can give it a type modifier (PostgreSQL refuses one on a domain), so the deepest domain's is the column's.
+  return Cat(
+      "SELECT a.attname, a.attnotnull OR (ty.typtype = 'd' AND ty.typnotnull), a.atthasdef, "
+      "pg_catalog.pg_get_expr(d.adbin, d.adrelid), a.attgenerated <> '', a.atttypid, a.atttypmod, ty.typname, "
+      "(SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e "
+      "WHERE e.enumtypid = a.atttypid), dom.base, dom.mod "
+      "FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid "
+      "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+      "LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+      "LEFT JOIN LATERAL (WITH RECURSIVE chain(base, mod, depth) AS ("
+      "SELECT t.typbasetype, t.typtypmod, 0 FROM pg_catalog.pg_type t WHERE t.oid = a.atttypid AND t.typtype = 'd' "
+      "UNION ALL SELECT t.typbasetype, t.typtypmod, chain.depth + 1 FROM chain "
+      "JOIN pg_catalog.pg_type t ON t.oid = chain.base AND t.typtype = 'd') "
+      "SELECT chain.base, chain.mod FROM chain ORDER BY chain.depth DESC LIMIT 1) dom ON true "
+      "WHERE n.nspname = ", QuoteLiteral(schema), " AND c.relname = ", QuoteLiteral(table),
+      " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum");
 }
 
 absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,

@@ -72,6 +72,10 @@ struct ColumnCatalog {
   int32_t type_modifier = -1;
   std::string type_name = {};                             // pg_type.typname
   std::optional<std::string> enum_labels = std::nullopt;  // an enum type's labels in their sort order, joined by ','
+  // A domain's root type (the first of its chain of base types that is not a domain) and the type modifier the
+  // domain gives it (-1 for none); 0 when the column's type is not a domain.
+  uint32_t domain_root_oid = 0;
+  int32_t domain_root_modifier = -1;
 };
 
 struct Type {

@@ -253,6 +253,10 @@ absl::StatusOr<std::vector<ColumnCatalog>> ReplicationConnection::ReadColumnCata
     c.type_modifier = static_cast<int32_t>(std::strtol(PQgetvalue(res.get(), i, 6), nullptr, 10));
     c.type_name = PQgetvalue(res.get(), i, 7);
     if (!PQgetisnull(res.get(), i, 8)) c.enum_labels = PQgetvalue(res.get(), i, 8);
+    if (!PQgetisnull(res.get(), i, 9)) {
+      c.domain_root_oid = static_cast<uint32_t>(std::strtoul(PQgetvalue(res.get(), i, 9), nullptr, 10));
+      c.domain_root_modifier = static_cast<int32_t>(std::strtol(PQgetvalue(res.get(), i, 10), nullptr, 10));
+    }
   }
   return columns;
 }

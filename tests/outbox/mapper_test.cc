@@ -21,6 +21,7 @@ namespace outbox::outbox {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using pg::oid::kBytea;
 using pg::oid::kInt8;
@@ -963,6 +964,56 @@ TEST_F(MapperTest, AnEnumColumnIsDebeziumsEnumWithTheCatalogsLabels) {
   EXPECT_THAT(*r->value, HasSubstr(R"({"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,)"
                                    R"("parameters":{"allowed":"new,shipped"},"default":"new","field":"status"})"));
   EXPECT_THAT(*r->value, HasSubstr(R"("status":"new")"));
+}
+
+// A column of a domain type (its own type OID in the Relation message, and no modifier) is read as Debezium reads
+// it: as the domain's root type under the domain's modifier, so a header of a domain over numeric(10,2) is the one
+// a numeric(10,2) column gives; without the catalog's word that it is a domain it is refused naming the type OID.
+// Debezium reads no default of a domain column: a NULL stays NULL and the schema carries no default.
+TEST_F(MapperTest, ADomainColumnIsItsRootTypeUnderTheDomainsModifierWithoutADefault) {
+  constexpr uint32_t kNumeric = 1700;
+  constexpr uint32_t kAmountDomain = 16552;
+  constexpr int32_t kNumeric10And2 = ((10 << 16) | 2) + 4;
+  relation_.columns.push_back({.flags = 0, .name = "amount", .type_oid = kNumeric,
+                               .type_modifier = kNumeric10And2});
+  values_.push_back("12.5");
+  config_.fields.additional = {{.column = "amount", .placement = "header", .name = "amount"}};
+  config_.header_values = config::HeaderValues::kJsonSchema;
+  config_.null_as_column_default = true;
+  const pg::ColumnCatalog plain = {.name = "amount", .type_oid = kNumeric, .type_modifier = kNumeric10And2,
+                                   .type_name = "numeric"};
+  mapper().SetCatalog({{.name = "id", .not_null = true}, plain});
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::optional<std::string> as_numeric = HeaderValue(*r, "amount");
+  ASSERT_TRUE(as_numeric.has_value());
+  EXPECT_THAT(*as_numeric, HasSubstr(R"("scale":"2")"));
+
+  relation_.columns.back().type_oid = kAmountDomain;
+  relation_.columns.back().type_modifier = -1;
+  pg::ColumnCatalog domain = {.name = "amount", .has_default = true, .default_expression = "1.00",
+                              .type_oid = kAmountDomain, .type_name = "amount"};
+  mapper_.reset();
+  mapper().SetCatalog({{.name = "id", .not_null = true}, domain});
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"amount\" (outbox.fields.additional)"));
+  EXPECT_THAT(Message(r.status()), HasSubstr("type OID 16552"));
+
+  domain.domain_root_oid = kNumeric;
+  domain.domain_root_modifier = kNumeric10And2;
+  mapper_.reset();
+  mapper().SetCatalog({{.name = "id", .not_null = true}, domain});
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "amount"), as_numeric);
+  Set("amount", std::nullopt);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::optional<std::string> null_amount = HeaderValue(*r, "amount");
+  ASSERT_TRUE(null_amount.has_value());
+  EXPECT_THAT(*null_amount, HasSubstr(R"("payload":null)"));
+  EXPECT_THAT(*null_amount, Not(HasSubstr("default")));
 }
 
 TEST_F(MapperTest, AMissingTraceContextColumnIsFatalUnlessOnlyIfPresent) {

@@ -629,6 +629,7 @@ class DebeziumSideBySide : public DebeziumE2E {
                       const std::string& event_type, const std::pair<std::string, std::string>& premise);
   void CompareMoney(bool json);
   void CompareBits(bool json);
+  void CompareDomains(bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
   // columns' order), with the router's `extra` keys; records compared with Debezium's.
@@ -1213,6 +1214,44 @@ TEST_F(DebeziumSideBySide, TemporalNumericBinaryAndRangeArraysThroughStringConve
 
 TEST_F(DebeziumSideBySide, TemporalNumericBinaryAndRangeArraysThroughJsonConvertersWithSchemasAreDebeziums) {
   CompareTemporalAndNumericArrays(/*json=*/true);
+}
+
+// Columns of domain types: over text (with a CHECK), integer, numeric(10,2), timestamp(3), timestamptz(0), uuid,
+// a NOT NULL domain over boolean, and a domain over a domain with a column default. Debezium reads each as its root
+// type under the domain's modifier (a scale of 2, milliseconds), a NOT NULL domain's column as not optional, and no
+// default of a domain column (its default value converter knows the type by the domain's name): a NULL stays NULL.
+// In headers through SimpleHeaderConverter, and in headers and envelope fields through JsonConverter with schemas.
+void DebeziumSideBySide::CompareDomains(bool json) {
+  ASSERT_TRUE(pg_->Exec("CREATE DOMAIN d_email AS text CHECK (VALUE LIKE '%@%'); "
+                        "CREATE DOMAIN d_contact AS d_email; "
+                        "CREATE DOMAIN d_count AS integer CHECK (VALUE >= 0); "
+                        "CREATE DOMAIN d_amount AS numeric(10,2); "
+                        "CREATE DOMAIN d_ts AS timestamp(3); "
+                        "CREATE DOMAIN d_tstz AS timestamptz(0); "
+                        "CREATE DOMAIN d_ref AS uuid; "
+                        "CREATE DOMAIN d_flag AS boolean NOT NULL",
+                        db_)
+                  .ok());
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"h_email", "d_email"}, {"h_count", "d_count"}, {"h_amount", "d_amount"}, {"h_ts", "d_ts"},
+      {"h_tstz", "d_tstz"},   {"h_ref", "d_ref"},     {"h_flag", "d_flag"},     {"h_contact", "d_contact DEFAULT 'x@y'"},
+      {"e_amount", "d_amount"}, {"e_ts", "d_ts"}};
+  const std::vector<std::string> rows = {
+      "'a@b.example', 7, 12.5, '2026-12-03 13:45:07.123456', '2026-12-03 13:45:07.6+02', "
+      "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', true, 'c@d', -0.01, '1960-01-01 00:00:00.0005'",
+      "'\"q\"@x', 0, 99999999.99, '1970-01-01 00:00:00', '1970-01-01 00:00:00+00', "
+      "'00000000-0000-0000-0000-000000000000', false, 'e@f', 0, '2026-12-03 23:59:59.9999'",
+      "NULL, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, NULL"};
+  CompareColumns(json, columns, [json](const std::string& name) { return json && name.starts_with("e_"); }, rows,
+                 "Domained", {"h_amount", json ? R"("scale":"2")" : "12.50"});
+}
+
+TEST_F(DebeziumSideBySide, DomainColumnsInHeadersAreTheirRootTypesAsDebeziumWritesThem) {
+  CompareDomains(/*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, DomainColumnsThroughJsonConvertersWithSchemasAreTheirRootTypesAsDebeziumWritesThem) {
+  CompareDomains(/*json=*/true);
 }
 
 // money (a Decimal of scale 2 that Debezium parses from the server's text of it): in headers through
