@@ -369,7 +369,9 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   // the walsender, short of CPU, sends slowly: read dry at every round, it would otherwise go out a few events per
   // request, and the broker's work per request would take the CPU the walsender lacks).
   const int frames = stream.frames_received();
-  const bool backlog = core_.SourceLagUs() > kBacklogLagUs;
+  // Only while frames come: the lag is the last transaction's, and a lone transaction sent late must not hold what
+  // lingers once the stream is read dry.
+  const bool backlog = frames > 0 && core_.SourceLagUs() > kBacklogLagUs;
   const bool dense = NoteFrames(frames) || backlog;
   if (!busy && !dense) sink_->SendHeld();
   sink_->Poll(0);

@@ -255,6 +255,23 @@ TEST_F(RelayE2E, FirstRecordToANewTopicAfterALongIdleDoesNotReleaseTheSlot) {
   EXPECT_EQ(relay->Wait(30s), 0) << relay->Output();
 }
 
+// A transaction the server sends long after it committed (here: written before the relay started) marks the stream
+// as a backlog, batched like a dense one; once the stream is read dry it is sent at once all the same, not after the
+// linger (two minutes through the test hook). The event waited for the linger when the last transaction's lag alone
+// decided it.
+TEST_F(RelayE2E, ATransactionSentLongAfterItsCommitIsSentOnceTheStreamIsDrained) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  h.InsertEvent("Late", "k", "{}");
+  // The premise: the transaction is sent more than the backlog's 100 ms after its commit.
+  PollUntil([] { return false; }, 300ms);
+  auto relay = h.StartRelay({}, true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}, {"OUTBOX_RELAY_TEST_LINGER_MS", "120000"}});
+  ASSERT_NE(relay, nullptr);
+  ASSERT_EQ(Read(h.Topic("Late"), 1, 30s).size(), 1u) << "the late event waited for the 120 s linger\n"
+                                                       << relay->Output();
+  ExpectStopsCleanly(*relay);
+}
+
 // The default linger only batches while more is coming: once the stream is drained, what lingers is sent at once.
 // The test hook makes the default linger two minutes (a user's linger.ms would be kept as set), so a record that
 // waits out the linger misses every deadline here.
