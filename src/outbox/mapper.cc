@@ -425,9 +425,13 @@ pg::Relation OutboxMapper::WithDomainsResolved(const pg::Relation& relation) con
   return resolved;
 }
 
-ConnectDefault OutboxMapper::DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) {
+bool OutboxMapper::DebeziumReadsDefault(const pg::ColumnCatalog& c) {
   // Debezium's default value converter knows a type by the column's type name, which for a domain is the domain's.
-  if (c.domain_root_oid != 0) return ConnectDefault{};
+  return c.has_default && c.domain_root_oid == 0;
+}
+
+ConnectDefault OutboxMapper::DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) {
+  if (!DebeziumReadsDefault(c)) return ConnectDefault{};
   if (c.enum_labels && c.type_oid == type) return DebeziumEnumDefault(c.type_name, c.default_expression, c.generated);
   return DebeziumColumnDefault(type, type_modifier, c.default_expression, c.generated);
 }
@@ -450,7 +454,7 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
   }
   // Debezium's schema carries the column's default (JsonConverter writes it, and writes it for a NULL).
   const ConnectDefault dflt = DefaultOf(*column, type, type_modifier);
-  if (column->has_default && column->domain_root_oid == 0 &&
+  if (DebeziumReadsDefault(*column) &&
       (!config_.null_as_column_default || dflt.kind == ConnectDefault::Kind::kNotReproduced)) {
     return absl::FailedPreconditionError(Cat(
         where(), " has a default: Debezium's schema then carries it, and JsonConverter writes it for a NULL; ",

@@ -166,6 +166,8 @@ class OutboxMapper {
   // Debezium's default of the catalog's column `c` read as `type` (DebeziumColumnDefault, or DebeziumEnumDefault;
   // none for a domain column).
   static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier);
+  // Whether Debezium reads the catalog's column `c` as having a default: not for a domain column.
+  static bool DebeziumReadsDefault(const pg::ColumnCatalog& c);
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;
