@@ -2,9 +2,11 @@
 #include "outbox/connect_header.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <regex>
 #include <system_error>
@@ -28,7 +30,7 @@ constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, 
                    kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802,
                    kInterval = 1186, kTimeTz = 1266, kInt4Range = 3904, kNumRange = 3906, kTsRange = 3908,
                    kDateRange = 3912, kInt8Range = 3926, kTsTzRange = 3910, kMoney = 790, kBit = 1560,
-                   kVarbit = 1562;
+                   kVarbit = 1562, kPoint = 600;
 // Their arrays (pg_type.typarray).
 constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTextArray = 1009, kBpcharArray = 1014,
                    kVarcharArray = 1015, kInt8Array = 1016, kFloat4Array = 1021, kFloat8Array = 1022,
@@ -114,6 +116,58 @@ absl::Status AppendList(std::string_view text, std::string_view separator, Appen
     }
   }
   out->push_back(']');
+  return absl::OkStatus();
+}
+
+// A point as Debezium's Point.createValue gives it: PostgreSQL's text "(x,y)" read as pgjdbc's PGpoint reads it (each
+// coordinate by Double.parseDouble; PostgreSQL prints them exactly, as extra_float_digits is above 0 in both
+// sessions), and its well-known binary: the byte order (1, little-endian), the type (1, a point) as a little-endian
+// int32, then x and y as little-endian doubles (ByteBuffer.putDouble: the raw bits, Java's one NaN).
+struct PointValue {
+  std::string x, y;  // Double.toString of each
+  std::string wkb;   // base64
+};
+
+std::optional<PointValue> ParsePoint(std::string_view text) {
+  if (text.size() < 5 || text.front() != '(' || text.back() != ')') return std::nullopt;
+  const std::string_view body = text.substr(1, text.size() - 2);
+  const size_t comma = body.find(',');
+  if (comma == std::string_view::npos) return std::nullopt;
+  std::string wkb = {'\x01', '\x01', '\0', '\0', '\0'};
+  PointValue point;
+  for (const auto& [coordinate, out] : {std::pair{body.substr(0, comma), &point.x}, {body.substr(comma + 1), &point.y}}) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(coordinate.data(), coordinate.data() + coordinate.size(), value);
+    if (ec != std::errc() || end != coordinate.data() + coordinate.size()) return std::nullopt;
+    if (std::isnan(value)) value = std::numeric_limits<double>::quiet_NaN();
+    absl::StatusOr<std::string> java = JavaDoubleText(coordinate, /*is_float=*/false);
+    if (!java.ok()) return std::nullopt;
+    *out = *std::move(java);
+    const uint64_t bits = std::bit_cast<uint64_t>(value);
+    for (int byte = 0; byte < 8; ++byte) wkb.push_back(static_cast<char>((bits >> (8 * byte)) & 0xFF));
+  }
+  point.wkb = absl::Base64Escape(wkb);
+  return point;
+}
+
+// Appends Values.convertToString of Debezium's Point struct (json = false; each field's value "embedded": the base64
+// quoted, Double.toString, null) or JsonConverter's JSON of it (json = true: NaN and the infinities as strings).
+absl::Status AppendPoint(std::string_view text, bool json, std::string* out) {
+  const std::optional<PointValue> point = ParsePoint(text);
+  if (!point) return absl::InvalidArgumentError(Cat("unparsable point \"", text, "\""));
+  const auto coordinate = [&](const std::string& value) {
+    const bool non_finite = value == "NaN" || value == "Infinity" || value == "-Infinity";
+    if (json && non_finite) {
+      AppendJsonString(value, out);
+    } else {
+      out->append(value);
+    }
+  };
+  out->append(R"({"x":)");
+  coordinate(point->x);
+  out->append(R"(,"y":)");
+  coordinate(point->y);
+  out->append(R"(,"wkb":")").append(point->wkb).append(R"(","srid":null})");
   return absl::OkStatus();
 }
 
@@ -329,6 +383,8 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
       return ConnectColumn{ConnectForm::kBytes};
     case type::kMoney:
       return ConnectColumn{ConnectForm::kMoney};
+    case type::kPoint:
+      return ConnectColumn{ConnectForm::kPoint};
     case type::kBit:
     case type::kVarbit: {
       // Debezium's length: n for bit(n) and varbit(n), and for varbit without one JDBC's column size,
@@ -354,7 +410,7 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
               "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, timestamp, "
-              "timestamptz, interval, bytea, money, bit, varbit, and arrays of text types, integers, booleans, "
+              "timestamptz, interval, bytea, money, bit, varbit, point, and arrays of text types, integers, booleans, "
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz and bytea)"));
   }
@@ -414,6 +470,13 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       connect_type = "bytes", name = "org.apache.kafka.connect.data.Decimal";
       parameters = R"(,"parameters":{"scale":"2"})";
       break;
+    case ConnectForm::kPoint:  // Point.builder()
+      out->append(R"({"type":"struct","fields":[{"type":"double","optional":false,"field":"x"},)"
+                  R"({"type":"double","optional":false,"field":"y"},{"type":"bytes","optional":true,"field":"wkb"},)"
+                  R"({"type":"int32","optional":true,"field":"srid"}],"optional":)");
+      out->append(optional ? "true" : "false");
+      out->append(R"js(,"name":"io.debezium.data.geometry.Point","version":1,"doc":"Geometry (POINT)"})js");
+      return;
     case ConnectForm::kVariableDecimal:
       out->append(R"({"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},)"
                   R"({"type":"bytes","optional":false,"field":"value"}],"optional":)");
@@ -470,6 +533,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
       if (!money) return Unreadable("money", text);
       return AppendConnectJsonValue(ConnectColumn{ConnectForm::kDecimal}, type::kNumeric, *money, out);
     }
+    case ConnectForm::kPoint:
+      return AppendPoint(text, /*json=*/true, out);
     case ConnectForm::kDecimal: {
       // JsonConverter's decimal.format=BASE64 (its default): the unscaled value's two's complement bytes.
       std::optional<Decimal> d = ParseDecimal(text);
@@ -497,7 +562,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
 
 absl::Status CheckJavaText(const ConnectColumn& column) {
   const ConnectForm form = column.form == ConnectForm::kArray ? column.element : column.form;
-  if (form == ConnectForm::kBytes || form == ConnectForm::kBits || form == ConnectForm::kVariableDecimal) {
+  if (form == ConnectForm::kBytes || form == ConnectForm::kBits || form == ConnectForm::kVariableDecimal ||
+      form == ConnectForm::kPoint) {
     return absl::FailedPreconditionError(
         "Java prints its value (a byte array, or a struct holding one) with an identity hash code, which no other "
         "program can reproduce");
@@ -665,6 +731,8 @@ absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text) {
 
 namespace {
 
+std::optional<int64_t> IntervalMicros(std::string_view text);  // below
+
 // PostgresDefaultValueConverter.extractDefault(value, placeholder): a function call (FUNCTION_DEFAULT_PATTERN,
 // anchored at the start) or a current date/time keyword gives the placeholder; text without a quote is the value
 // itself (NULL:: casts: none); else the first quoted run, up to the next quote (Debezium's non-greedy '(.*?)').
@@ -749,7 +817,9 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     case type::kNumeric: {
       trimmed();
       if (expr.starts_with("NULL::")) return {};
-      if (type_modifier < 0) return {Kind::kNotReproduced, ""};  // a VariableScaleDecimal struct: dropped
+      // Without a scale: a VariableScaleDecimal struct, which Debezium drops as a default ("Struct can't be used as
+      // default value"), so its schema has none.
+      if (type_modifier < 0) return {};
       std::optional<std::string> v = ExtractDefault(expr, "0.0");
       std::optional<Decimal> d = v ? ParseDecimal(*v) : std::nullopt;
       const int scale = (((type_modifier - 4) & 0x7ff) ^ 0x400) - 0x400;
@@ -792,10 +862,28 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     }
     case type::kTimeTz:  // Debezium has no mapper for it: no default
       return {};
-    case type::kInterval:
-    case type::kBit:    // Debezium's mapper gives a String or a Boolean, which the column's converter then reads
-    case type::kVarbit:
-      return {Kind::kNotReproduced, ""};
+    case type::kInterval: {
+      // new PGInterval(literal): the same interval as the column's values, whose text the relay's session prints in
+      // ISO 8601 (pg_get_expr too). A function's placeholder ("epoch") is not reproduced.
+      std::optional<std::string> v = ExtractDefault(expr, "epoch");
+      if (!v) return {};
+      if (*v == "epoch" || !IntervalMicros(*v)) return {Kind::kNotReproduced, ""};
+      return {Kind::kValue, *v};
+    }
+    case type::kBit:
+    case type::kVarbit: {
+      // The literal of B'101'::"bit" (a function: "00" for bit, "0" for varbit), read by the column's converter as
+      // it reads values: a String, or for bit a Boolean when it is one character long, which the bit(1) converter
+      // reads as the value "1" or "0" would be (bit without a length is bit(1)).
+      std::optional<std::string> v = ExtractDefault(expr, type_oid == type::kBit ? "00" : "0");
+      if (!v) return {};
+      // A Boolean for a longer bit(n) (a literal in an expression): the Bits converter writes one byte, 0 or 1.
+      if (type_oid == type::kBit && v->size() == 1 && type_modifier != 1) return {Kind::kNotReproduced, ""};
+      absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
+      std::string ignored;
+      if (!column.ok() || !AppendConnectValue(*column, *v, &ignored).ok()) return {Kind::kNotReproduced, ""};
+      return {Kind::kValue, *v};
+    }
     default:
       return {};  // no mapper in Debezium (bytea, network addresses, arrays...): no default
   }
@@ -1066,6 +1154,8 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       out->append(absl::Base64Escape(bytes));
       return absl::OkStatus();
     }
+    case ConnectForm::kPoint:
+      return AppendPoint(text, /*json=*/false, out);
     case ConnectForm::kBitBoolean:
     {
       // Integer.valueOf(s, 2): a value below 2^31, else Debezium's conversion fails.

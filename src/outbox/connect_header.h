@@ -45,6 +45,9 @@ enum class ConnectForm : uint8_t {
                       // the bit string as a number (its last bit the lowest), little-endian, as few bytes as it
                       // takes (none for 0)
   kBitBoolean,        // bit(1) and varbit(1): BOOLEAN, whether the bit string is not 0
+  kPoint,             // point: io.debezium.data.geometry.Point, a struct of x and y (FLOAT64), wkb (the point's
+                      // well-known binary, little-endian: 21 bytes) and srid (null), printed
+                      // {"x":1.5,"y":2.0,"wkb":"<base64>","srid":null}
   kArray,             // a one-dimensional array of text types, integers, boolean, floats, numerics, uuid, json,
                       // jsonb, network addresses, ranges, bytea, date, time, timetz, timestamp or timestamptz: a
                       // Connect ARRAY of optional elements, each the element type's value, written [e1,e2,...] by
@@ -96,17 +99,17 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
                                     std::string* out);
 
 // Whether Java's toString of the column's value is what AppendConnectValue writes (Struct.toString under
-// StringConverter prints it): FAILED_PRECONDITION for bytea, bit strings and numeric without a scale, whose values
-// Java prints with an identity hash code.
+// StringConverter prints it): FAILED_PRECONDITION for bytea, bit strings, numeric without a scale and point, whose
+// values Java prints with an identity hash code.
 absl::Status CheckJavaText(const ConnectColumn& column);
 
 // Debezium's default value of a column (PostgresDefaultValueConverter over the catalog's default expression, as
 // pg_get_expr prints it), which Kafka Connect's Struct.get returns for a NULL and JsonConverter writes in the
 // column's schema. kValue: `text` is that value as PostgreSQL would print it, so the forms above write it as
 // Debezium's; kNone: Debezium's schema has no default (no expression, a NULL:: cast, an expression its parser
-// refuses, or a type it has no parser for: the NULL stays NULL); kNotReproduced: Debezium has one the relay does not
-// work out (interval, date and time literals the forms cannot carry, numeric without a scale whose struct Debezium
-// drops but logs, bit strings, and generated columns). Date and time literals without an offset, which pgjdbc reads
+// refuses, or a type it has no parser for, or numeric without a scale, whose VariableScaleDecimal struct Debezium
+// drops as a default: the NULL stays NULL); kNotReproduced: Debezium has one the relay does not work out (literals
+// the forms cannot carry, such as infinite dates, an interval function's placeholder, and generated columns). Date and time literals without an offset, which pgjdbc reads
 // in the JVM's time zone, are read as UTC.
 struct ConnectDefault {
   enum class Kind : uint8_t { kNone, kValue, kNotReproduced };

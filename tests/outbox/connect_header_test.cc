@@ -119,7 +119,7 @@ TEST(ConnectHeaderTest, ByteaIsBase64) {
 }
 
 TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
-  for (uint32_t type : {uint32_t{1187} /* interval[] */, uint32_t{1561} /* bit[] */, uint32_t{600} /* point */,
+  for (uint32_t type : {uint32_t{1187} /* interval[] */, uint32_t{1561} /* bit[] */, uint32_t{603} /* box */,
                         uint32_t{16500}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
     ASSERT_FALSE(column.ok()) << type;
@@ -264,7 +264,9 @@ TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression
   EXPECT_EQ(Default(kUuid, "'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid"), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
   EXPECT_EQ(Default(kNumeric, "1.5", ((10 << 16) | 3) + 4), "1.500");  // setScale(3)
   EXPECT_EQ(Default(kNumeric, "'-2'::numeric", ((10 << 16) | 2) + 4), "-2.00");
-  EXPECT_EQ(Default(kNumeric, "1.5"), "(not reproduced)");  // a VariableScaleDecimal struct
+  // Without a scale: a VariableScaleDecimal struct, which Debezium drops as a default ("Struct can't be used as
+  // default value").
+  EXPECT_EQ(Default(kNumeric, "1.5"), "(none)");
   EXPECT_EQ(Default(kFloat8, "2.5"), "2.5");
   EXPECT_EQ(Default(kBytea, "'\\x00'::bytea"), "(none)");  // no parser for bytea
   // Dates and times: a function or CURRENT_* gives the epoch (midnight for time), a literal without an offset is read
@@ -280,7 +282,13 @@ TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression
   EXPECT_EQ(Default(kTime, "CURRENT_TIME"), "00:00:00");
   EXPECT_EQ(Default(kTimestampTz, "'infinity'::timestamp with time zone"), "(not reproduced)");
   EXPECT_EQ(Default(kTimeTz, "CURRENT_TIME"), "(none)");  // Debezium has no parser for timetz
+  // An interval's literal, which pg_get_expr prints in the relay's session in ISO 8601, is read as its values are; a
+  // function's placeholder ("epoch") and a literal in another style are not reproduced.
+  EXPECT_EQ(Default(kInterval, "'P1DT2H3M4.5S'::interval"), "P1DT2H3M4.5S");
+  EXPECT_EQ(Header(kInterval, -1, "P1DT2H3M4.5S"), "93784500000");
+  EXPECT_EQ(Default(kInterval, "(now() - now())"), "(not reproduced)");
   EXPECT_EQ(Default(kInterval, "'1 day'::interval"), "(not reproduced)");
+  EXPECT_EQ(Default(kInterval, "NULL::interval"), "(none)");
   EXPECT_EQ(DebeziumColumnDefault(kText, -1, "'x'::text", /*generated=*/true).kind,
             ConnectDefault::Kind::kNotReproduced);
 }
@@ -358,7 +366,44 @@ TEST(ConnectHeaderTest, BitStringsAreDebeziumsBitsOrABoolean) {
   EXPECT_EQ(schema, R"({"type":"bytes","optional":true,"name":"io.debezium.data.Bits","version":1,)"
                     R"("parameters":{"length":"5"}})");
   EXPECT_FALSE(CheckJavaText(*ConnectColumnOf(kBit, 5)).ok());
-  EXPECT_EQ(Default(kBit, "B'101'::\"bit\"", 3), "(not reproduced)");
+  // A default is its literal, read as a value is (a function: "00" for bit, "0" for varbit, which read as no bit set).
+  EXPECT_EQ(Default(kBit, "B'101'::\"bit\"", 3), "101");
+  EXPECT_EQ(Default(kBit, "B'1'::\"bit\"", 1), "1");
+  EXPECT_EQ(Default(kVarbit, "B'0101'::\"bit\"", -1), "0101");
+  // One character for a longer bit(n): Debezium's mapper makes it a Boolean, which the Bits converter writes as one
+  // byte (AA== for false), unlike the value "0".
+  EXPECT_EQ(Default(kBit, "(B'0'::\"bit\" || B'1'::\"bit\")", 2), "(not reproduced)");
+  EXPECT_EQ(Default(kBit, "f_bits()", 3), "00");
+  EXPECT_EQ(Header(kBit, 3, "00"), "");
+  EXPECT_EQ(Default(kVarbit, "f_bits()", 1), "0");
+  EXPECT_EQ(Default(kBit, "NULL::\"bit\"", 3), "(none)");
+}
+
+// point is Debezium's io.debezium.data.geometry.Point: a struct of x and y (Double.toString), its well-known binary
+// (byte order 1, type 1, x and y little-endian) in base64, and srid null. Kafka Connect's Values.convertToString
+// prints a struct {"field":value,...}; JsonConverter writes NaN and the infinities as strings. Java prints the
+// struct with the byte array's identity hash code, so it cannot be an envelope field under StringConverter.
+TEST(ConnectHeaderTest, PointsAreDebeziumsPointStructs) {
+  constexpr uint32_t kPoint = 600;
+  EXPECT_EQ(Header(kPoint, -1, "(1.5,2)"), R"({"x":1.5,"y":2.0,"wkb":"AQEAAAAAAAAAAAD4PwAAAAAAAABA","srid":null})");
+  EXPECT_EQ(Header(kPoint, -1, "(-0,1e+300)"),
+            R"({"x":-0.0,"y":1.0E300,"wkb":"AQEAAAAAAAAAAAAAgJx1AIg85Dd+","srid":null})");
+  EXPECT_EQ(Header(kPoint, -1, "(NaN,Infinity)"),
+            R"({"x":NaN,"y":Infinity,"wkb":"AQEAAAAAAAAAAAD4fwAAAAAAAPB/","srid":null})");
+  EXPECT_EQ(JsonValue(kPoint, "(NaN,Infinity)"),
+            R"({"x":"NaN","y":"Infinity","wkb":"AQEAAAAAAAAAAAD4fwAAAAAAAPB/","srid":null})");
+  EXPECT_EQ(JsonValue(kPoint, "(1.5,2)"), R"({"x":1.5,"y":2.0,"wkb":"AQEAAAAAAAAAAAD4PwAAAAAAAABA","srid":null})");
+  std::string schema;
+  ASSERT_TRUE(AppendConnectJsonSchema(kPoint, -1, /*optional=*/true, &schema).ok());
+  EXPECT_EQ(schema, R"({"type":"struct","fields":[{"type":"double","optional":false,"field":"x"},)"
+                    R"({"type":"double","optional":false,"field":"y"},{"type":"bytes","optional":true,"field":"wkb"},)"
+                    R"({"type":"int32","optional":true,"field":"srid"}],"optional":true,)"
+                    R"js("name":"io.debezium.data.geometry.Point","version":1,"doc":"Geometry (POINT)"})js");
+  EXPECT_FALSE(CheckJavaText(*ConnectColumnOf(kPoint, -1)).ok());
+  std::string out;
+  EXPECT_EQ(AppendConnectValue(*ConnectColumnOf(kPoint, -1), "(1,2", &out).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AppendConnectValue(*ConnectColumnOf(kPoint, -1), "(1;2)", &out).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Default(kPoint, "'(1,2)'::point"), "(none)");  // Debezium has no default parser for point
 }
 
 // PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as

@@ -528,8 +528,8 @@ TEST_F(MapperTest, TextHeaderValuesAreTheColumnsText) {
 }
 
 TEST_F(MapperTest, DebeziumHeaderValueOfATypeNotReproducedIsFatalNamingTheColumn) {
-  relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = 600});  // point
-  values_.push_back("(1,2)");
+  relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = 603});  // box
+  values_.push_back("(1,2),(0,0)");
   config_.fields.additional = {config::AdditionalField{.column = "took", .placement = "header", .name = "took"}};
   config_.header_values = config::HeaderValues::kDebezium;
   auto r = Map();

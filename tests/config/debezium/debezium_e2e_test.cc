@@ -629,6 +629,7 @@ class DebeziumSideBySide : public DebeziumE2E {
                       const std::string& event_type, const std::pair<std::string, std::string>& premise);
   void CompareMoney(bool json);
   void CompareBits(bool json);
+  void ComparePoints(bool json);
   void CompareDomains(bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
@@ -972,7 +973,11 @@ const std::vector<std::pair<std::string, std::string>> kDefaultedColumns = {
     {"d_f8", "double precision DEFAULT 2.5"},     {"d_none", "integer"},
     {"d_now", "timestamptz DEFAULT now()"},       {"d_tstz", "timestamptz(3) DEFAULT '2024-05-01 10:00:00.5+02'"},
     {"d_ts", "timestamp DEFAULT '2024-05-01 10:00:00.25'"}, {"d_date", "date DEFAULT '2024-01-31'"},
-    {"d_today", "date DEFAULT CURRENT_DATE"},     {"d_time", "time DEFAULT '10:30'"}};
+    {"d_today", "date DEFAULT CURRENT_DATE"},     {"d_time", "time DEFAULT '10:30'"},
+    {"d_ival", "interval DEFAULT '1 day 02:03:04.5'"}, {"d_ival_neg", "interval DEFAULT '-1 year 2 mons -3 days'"},
+    {"d_bits", "bit(5) DEFAULT B'10110'"},        {"d_bit1", "bit(1) DEFAULT B'1'"},
+    {"d_vbit", "varbit DEFAULT B'0101'"},          {"d_vbit1", "varbit(1) DEFAULT B'0'"},
+    {"d_numvar", "numeric DEFAULT 2.50"},         {"d_point", "point DEFAULT '(1,2)'"}};
 
 void DebeziumSideBySide::CompareDefaults(bool schemas) {
   {
@@ -1000,7 +1005,7 @@ void DebeziumSideBySide::CompareDefaults(bool schemas) {
                               "'k1', 'Given', '{\"g\": 2}', 'x', 'y', 'z', 1, 2, false, "
                               "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 3.25, 0.5, 9, '2026-12-04 10:00:00+00', "
                               "'2026-12-04 11:00:00.125+00', '2026-12-04 12:00:00', '2026-12-04', '2026-12-05', "
-                              "'23:59:59')",
+                              "'23:59:59', '2 hours', '-1 month', B'00001', B'0', B'1', B'1', 3.14, '(3,4)')",
                           db_)
                     .ok());
     const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 2);
@@ -1299,6 +1304,27 @@ TEST_F(DebeziumSideBySide, BitStringsInHeadersGiveDebeziumsBitsAndBooleans) { Co
 
 TEST_F(DebeziumSideBySide, BitStringsThroughJsonConvertersWithSchemasGiveDebeziumsBitsAndBooleans) {
   CompareBits(/*json=*/true);
+}
+
+// point: Debezium's io.debezium.data.geometry.Point struct (x, y, the well-known binary, srid null), printed
+// {"x":…,"y":…,"wkb":"…","srid":null} by SimpleHeaderConverter and written by JsonConverter with schemas in headers
+// and an envelope field; exact doubles, negative zero, the extremes, NaN and the infinities, NULL, and a column with a
+// default, which Debezium does not read for a point.
+void DebeziumSideBySide::ComparePoints(bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"p_header", "point"}, {"p_field", "point"}, {"p_dflt", "point NOT NULL DEFAULT '(1,2)'"}};
+  const std::vector<std::string> rows = {"'(1.5,2)', '(-0,1e300)', '(3,4)'",
+                                         "'(NaN,Infinity)', '(-1.7976931348623157e308,5e-324)', '(0.1,-Infinity)'",
+                                         "NULL, NULL, '(-7.25,123456789.125)'"};
+  CompareColumns(
+      json, columns, [json](const std::string& name) { return json && name == "p_field"; }, rows, "Pointed",
+      {"p_header", json ? "io.debezium.data.geometry.Point" : R"({"x":1.5,"y":2.0,"wkb":)"});
+}
+
+TEST_F(DebeziumSideBySide, PointsInHeadersGiveDebeziumsPointStructs) { ComparePoints(/*json=*/false); }
+
+TEST_F(DebeziumSideBySide, PointsThroughJsonConvertersWithSchemasGiveDebeziumsPointStructs) {
+  ComparePoints(/*json=*/true);
 }
 
 // table.expand.json.payload=true: the payload parsed, its schema inferred and its value rebuilt as Debezium does,
