@@ -332,6 +332,13 @@ bool IsIntegerType(uint32_t type_oid) {
   return type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid;
 }
 
+std::optional<ConnectColumn> ExtensionTextColumn(std::string_view type_name) {
+  if (type_name != "citext" && type_name != "ltree" && type_name != "isbn") return std::nullopt;
+  ConnectColumn column{ConnectForm::kText};
+  if (type_name == "ltree") column.logical_name = "io.debezium.data.Ltree";
+  return column;
+}
+
 absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier) {
   // time, timestamp and timestamptz keep their precision in the modifier (-1: none, which is 6).
   const int precision = type_modifier < 0 ? 6 : type_modifier;
@@ -410,9 +417,9 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
               "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, timestamp, "
-              "timestamptz, interval, bytea, money, bit, varbit, point, and arrays of text types, integers, booleans, "
+              "timestamptz, interval, bytea, money, bit, varbit, point, arrays of text types, integers, booleans, "
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
-              "timestamptz and bytea)"));
+              "timestamptz and bytea, enums, domains, and the extension types citext, ltree and isbn)"));
   }
 }
 
@@ -446,7 +453,9 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
         case type::kJsonb: connect_type = "string", name = "io.debezium.data.Json"; break;
         case type::kUuid: connect_type = "string", name = "io.debezium.data.Uuid"; break;
         case type::kXml: connect_type = "string", name = "io.debezium.data.Xml"; break;
-        default: connect_type = "string";
+        default:
+          connect_type = "string";
+          name = column.logical_name;
       }
       break;
     case ConnectForm::kBoolean: connect_type = "boolean"; break;

@@ -61,6 +61,9 @@ struct ConnectColumn {
   // kEnum: the schema's "allowed" parameter, the type's labels in their sort order joined with commas (Debezium's
   // TypeRegistry reads them from pg_enum when the connector starts; the relay when a session starts).
   std::string allowed = {};
+  // kText of an extension's type (the catalog names it; its OID is the database's own): the schema's name, as
+  // Debezium's TypeRegistry finds the type by its name (ltree: io.debezium.data.Ltree; citext and isbn: none).
+  std::string logical_name = {};
   // kBits: the column's length in bits (the schema's "length" parameter; Integer.MAX_VALUE for varbit).
   int bits = 0;
   // kArray: the elements' form and type OID.
@@ -74,6 +77,10 @@ struct ConnectColumn {
 // Whether Debezium gives a column of `type_oid` an integer schema (int2, int4, int8, oid: int16, int32, int64):
 // JsonConverter writes a JSON number, and PostgreSQL's text is that number.
 bool IsIntegerType(uint32_t type_oid);
+
+// The form of a column of an extension's type that Debezium reads as a string, by the type's name (pg_type.typname,
+// as Debezium's TypeRegistry finds citext, ltree and isbn), or nullopt for any other name.
+std::optional<ConnectColumn> ExtensionTextColumn(std::string_view type_name);
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
 // FAILED_PRECONDITION naming the type for a type whose Debezium value the relay does not reproduce (arrays,

@@ -408,9 +408,10 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
                                                    int32_t type_modifier) const {
   absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
   if (form.ok()) return form;
-  if (const pg::ColumnCatalog* c = CatalogColumn(name); c != nullptr && c->type_oid == type && c->enum_labels) {
-    return ConnectColumn{ConnectForm::kEnum, 0, *c->enum_labels};
-  }
+  const pg::ColumnCatalog* c = CatalogColumn(name);
+  if (c == nullptr || c->type_oid != type) return form;
+  if (c->enum_labels) return ConnectColumn{ConnectForm::kEnum, 0, *c->enum_labels};
+  if (std::optional<ConnectColumn> extension = ExtensionTextColumn(c->type_name)) return *std::move(extension);
   return form;
 }
 

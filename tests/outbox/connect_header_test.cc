@@ -406,6 +406,29 @@ TEST(ConnectHeaderTest, PointsAreDebeziumsPointStructs) {
   EXPECT_EQ(Default(kPoint, "'(1,2)'::point"), "(none)");  // Debezium has no default parser for point
 }
 
+// The extension types Debezium's TypeRegistry finds by name and reads as strings: citext and isbn plain strings,
+// ltree a string named io.debezium.data.Ltree; any other name is not one.
+TEST(ConnectHeaderTest, CitextLtreeAndIsbnAreStringsFoundByTheirTypesName) {
+  for (std::string_view name : {"citext", "ltree", "isbn"}) {
+    const std::optional<ConnectColumn> column = ExtensionTextColumn(name);
+    ASSERT_TRUE(column.has_value()) << name;
+    std::string out;
+    ASSERT_TRUE(AppendConnectValue(*column, "Top.Science", &out).ok());
+    EXPECT_EQ(out, "Top.Science");
+    out.clear();
+    ASSERT_TRUE(AppendConnectJsonValue(*column, 16800, "a\"b", &out).ok());
+    EXPECT_EQ(out, R"("a\"b")");
+  }
+  std::string schema;
+  AppendConnectJsonSchema(*ExtensionTextColumn("ltree"), 16800, -1, /*optional=*/true, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.data.Ltree","version":1})");
+  schema.clear();
+  AppendConnectJsonSchema(*ExtensionTextColumn("citext"), 16801, -1, /*optional=*/false, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":false})");
+  EXPECT_FALSE(ExtensionTextColumn("hstore").has_value());  // a JSON text of a Java HashMap: not reproduced
+  EXPECT_FALSE(ExtensionTextColumn("_citext").has_value());
+}
+
 // PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as
 // no elements; multi-dimensional arrays and explicit bounds refused.
 TEST(ConnectHeaderTest, ArrayTextIsSplitIntoItsElements) {

@@ -630,6 +630,7 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareMoney(bool json);
   void CompareBits(bool json);
   void ComparePoints(bool json);
+  void CompareExtensionTypes(bool json);
   void CompareDomains(bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
@@ -1322,6 +1323,28 @@ void DebeziumSideBySide::ComparePoints(bool json) {
 }
 
 TEST_F(DebeziumSideBySide, PointsInHeadersGiveDebeziumsPointStructs) { ComparePoints(/*json=*/false); }
+
+// The contrib extensions' types Debezium's TypeRegistry finds by name and reads as strings: citext, ltree (a string
+// named io.debezium.data.Ltree) and isbn, in headers through SimpleHeaderConverter and in headers and envelope fields
+// through JsonConverter with schemas; with a default, which Debezium has no parser for.
+void DebeziumSideBySide::CompareExtensionTypes(bool json) {
+  ASSERT_TRUE(pg_->Exec("CREATE EXTENSION citext; CREATE EXTENSION ltree; CREATE EXTENSION isn", db_).ok());
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"x_ci", "citext"}, {"x_tree", "ltree"}, {"x_isbn", "isbn"}, {"e_tree", "ltree"},
+      {"e_ci", "citext NOT NULL DEFAULT 'Dflt'"}};
+  const std::vector<std::string> rows = {
+      "'MiXeD \"Case\" é', 'Top.Science.Astronomy', '978-0-393-04002-9', 'a.b_c', 'x'",
+      "'', 'a', '0-393-04002-X', '', ''", "NULL, NULL, NULL, NULL, 'y'"};
+  CompareColumns(
+      json, columns, [json](const std::string& name) { return json && name.starts_with("e_"); }, rows, "Extended",
+      {"x_tree", json ? "io.debezium.data.Ltree" : "Top.Science.Astronomy"});
+}
+
+TEST_F(DebeziumSideBySide, CitextLtreeAndIsbnInHeadersGiveDebeziumsStrings) { CompareExtensionTypes(/*json=*/false); }
+
+TEST_F(DebeziumSideBySide, CitextLtreeAndIsbnThroughJsonConvertersWithSchemasGiveDebeziumsStrings) {
+  CompareExtensionTypes(/*json=*/true);
+}
 
 TEST_F(DebeziumSideBySide, PointsThroughJsonConvertersWithSchemasGiveDebeziumsPointStructs) {
   ComparePoints(/*json=*/true);
