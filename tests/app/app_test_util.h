@@ -25,7 +25,7 @@ namespace outbox::testing {
 inline CommandResult RunRelay(const std::string& config_path, std::vector<std::string> args,
                               const std::map<std::string, std::string>& env = {},
                               std::chrono::milliseconds deadline = std::chrono::seconds(90)) {
-  std::vector<std::string> argv = {OUTBOX_RELAY_BIN};
+  std::vector<std::string> argv = {RelayBin()};
   argv.insert(argv.end(), args.begin(), args.end());
   if (!config_path.empty()) {
     argv.push_back("-c");
@@ -42,7 +42,7 @@ inline std::unique_ptr<ChildProcess> SpawnRelay(const RelayHarness& h, const std
                                                 const std::map<std::string, std::string>& env,
                                                 const std::string& log_name) {
   ProcessOptions o;
-  o.argv = {OUTBOX_RELAY_BIN, "run", "-c", h.config_path()};
+  o.argv = {RelayBin(), "run", "-c", h.config_path()};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
   o.env = env;
   o.output_path = h.dir() + "/" + log_name;

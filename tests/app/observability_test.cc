@@ -211,7 +211,7 @@ TEST_F(Observability, DeployFilesNameOnlySeriesTheRelayExports) {
   const std::regex matcher_re("([a-z_]+)=\\\\?\"([^\"\\\\]*)\\\\?\"");
   int checked = 0;
   for (const char* file : {"deploy/prometheus/outbox-relay-rules.yaml", "deploy/grafana/outbox-relay.json"}) {
-    std::ifstream in(Cat(OUTBOX_SOURCE_DIR, "/", file));
+    std::ifstream in(Cat(SourceDir(), "/", file));
     ASSERT_TRUE(in.good()) << file;
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (std::sregex_iterator it(text.begin(), text.end(), use_re), end; it != end; ++it) {

@@ -78,6 +78,8 @@ void RelayHarness::UseDebeziumServerFile(const std::string& sink_properties) {
       << sink_properties;
 }
 
+std::string RelayBin() { return OUTBOX_RELAY_BIN; }
+
 int RelayHarness::RunCommand(const std::vector<std::string>& args, std::string* output,
                              std::chrono::milliseconds deadline) {
   ProcessOptions o;

@@ -118,6 +118,9 @@ class SharedServicesTest : public ::testing::Test {
   std::unique_ptr<KafkaReader> reader_;
 };
 
+// The outbox-relay binary this build made (the compile definition OUTBOX_RELAY_BIN, kept in harness.cc).
+std::string RelayBin();
+
 // The HTTP port a relay bound, from its start line ("... starting: ..., http 127.0.0.1:<port>"), waiting for it
 // up to `deadline`; 0 when the relay exited (or the deadline passed) without printing one. For relays run with
 // http.listen port 0, as the harness's config has it.

@@ -52,7 +52,7 @@ class PipelinesTest : public SharedServicesTest {
 
   std::unique_ptr<ChildProcess> StartRelay() {
     ProcessOptions o;
-    o.argv = {OUTBOX_RELAY_BIN, "run", "-c", config_path_};
+    o.argv = {RelayBin(), "run", "-c", config_path_};
     o.output_path = alpha_->dir() + "/pipelines-relay.log";
     auto child = ChildProcess::Spawn(o);
     EXPECT_TRUE(child.ok()) << child.status();
@@ -168,7 +168,7 @@ TEST_F(PipelinesTest, CommandsActOnEveryPipelineOrTheNamedOne) {
   std::string output;
   ProcessOptions o;
   auto run = [&](std::vector<std::string> args) {
-    o.argv = {OUTBOX_RELAY_BIN};
+    o.argv = {RelayBin()};
     o.argv.insert(o.argv.end(), args.begin(), args.end());
     o.argv.insert(o.argv.end(), {"-c", config_path_});
     o.output_path = alpha_->dir() + "/cmd.log";

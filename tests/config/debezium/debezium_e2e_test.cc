@@ -144,7 +144,7 @@ class DebeziumE2E : public SharedServicesTest {
 
   // `outbox-relay <args>` to completion.
   int Relay(const std::vector<std::string>& args, std::string* output) {
-    std::vector<std::string> argv = {OUTBOX_RELAY_BIN};
+    std::vector<std::string> argv = {RelayBin()};
     argv.insert(argv.end(), args.begin(), args.end());
     auto result = RunCommand(argv, 60s);
     EXPECT_TRUE(result.ok()) << result.status();
@@ -342,7 +342,7 @@ outbox-relay.http.listen=127.0.0.1:0
 
   std::string output;
   ASSERT_EQ(Relay({"init", "--create-table", "-c", config}, &output), 0) << output;
-  auto relay = Spawn({OUTBOX_RELAY_BIN, "run", "-c", config}, "relay.log");
+  auto relay = Spawn({RelayBin(), "run", "-c", config}, "relay.log");
   ASSERT_NE(relay, nullptr);
   ASSERT_TRUE(WaitFor([&] { return SlotActive(relay_slot_) || !relay->Running(); }, 60s, "the relay holds the slot"));
   ASSERT_TRUE(relay->Running()) << relay->Output();
@@ -498,7 +498,7 @@ listeners=http://127.0.0.1:0
   }
 
   bool StartRelay() {
-    relay_ = t_.Spawn(Args({OUTBOX_RELAY_BIN, "run", "-c", connector_}), "relay.log");
+    relay_ = t_.Spawn(Args({RelayBin(), "run", "-c", connector_}), "relay.log");
     return relay_ != nullptr;
   }
 
