@@ -222,10 +222,13 @@ const std::vector<Rule>& ConnectorRules() {
       {"errors.", Verdict::kWarn, kNoErrors},
       {"retriable.restart.connector.wait.ms", Verdict::kWarn, kNoErrors},
       {"event.processing.failure.handling.mode", Verdict::kWarn, kNoErrors},
-      {"hstore.handling.mode", Verdict::kWarn, kNoColumnTypes},
-      {"interval.handling.mode", Verdict::kWarn, kNoColumnTypes},
-      {"money.fraction.digits", Verdict::kWarn, kNoColumnTypes},
-      {"include.unknown.datatypes", Verdict::kWarn, kNoColumnTypes},
+      {"hstore.handling.mode", Verdict::kWarn,
+       "no effect: an hstore column is refused as a header or envelope field (its Debezium value is not reproduced)"},
+      {"include.unknown.datatypes", Verdict::kWarn,
+       "no effect: a column of a type Debezium does not know is refused as a header or envelope field"},
+      {"event.converting.failure.handling.mode", Verdict::kWarn,
+       "not applied: a column value the relay cannot convert is a per-event error (delivery.on_error), where "
+       "Debezium's warn and skip write null"},
       {"unavailable.value.placeholder", Verdict::kWarn, kNoColumnTypes},
       {"schema.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
       {"field.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
@@ -1488,13 +1491,17 @@ class DebeziumMapper {
     if (const Prop* mode = connector_.Take("binary.handling.mode"); mode && Lower(mode->value) != "bytes") {
       Error(mode->written, Cat(Quoted(mode->value), " would change bytea values; the relay writes them as raw bytes"));
     }
-    // Header values (outbox.header_values: debezium) are written as Debezium's defaults make them.
-    for (auto [key, fallback] : {std::pair<std::string_view, std::string_view>{"decimal.handling.mode", "precise"},
-                                 {"time.precision.mode", "adaptive"}}) {
+    // Header and envelope values (outbox.header_values: debezium) are written as Debezium's defaults make them.
+    for (auto [key, fallback, columns] :
+         {std::tuple<std::string_view, std::string_view, std::string_view>{"decimal.handling.mode", "precise",
+                                                                           "numeric and money"},
+          {"time.precision.mode", "adaptive", "time"},
+          {"interval.handling.mode", "numeric", "interval"},
+          {"money.fraction.digits", "2", "money"}}) {
       const Prop* mode = connector_.Take(std::string(key));
       if (mode != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(mode->value))) != fallback) {
-        Error(mode->written, Cat(Quoted(mode->value), " would change the header values of numeric and time columns; "
-                                 "the relay writes them as ", fallback, " does"));
+        Error(mode->written, Cat(Quoted(mode->value), " would change the header values of ", columns,
+                                 " columns; the relay writes them as ", fallback, " does"));
       }
     }
     for (const auto& [key, prop] : connector_.Rest()) {

@@ -197,6 +197,11 @@ TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
               HasSubstr("decimal.handling.mode: \"double\" would change the header values"));
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "time.precision.mode=connect\n", brokers)),
               HasSubstr("time.precision.mode: \"connect\" would change the header values"));
+  EXPECT_TRUE(Load(std::string(kConnect) + "interval.handling.mode=numeric\nmoney.fraction.digits=2\n", brokers).ok());
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "interval.handling.mode=string\n", brokers)),
+              HasSubstr("interval.handling.mode: \"string\" would change the header values of interval columns"));
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "money.fraction.digits=4\n", brokers)),
+              HasSubstr("money.fraction.digits: \"4\" would change the header values of money columns"));
 }
 
 TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
