@@ -202,23 +202,18 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     }
     // json_schema (JsonConverter with schemas): Debezium's schema of a column with a default carries it, which the
     // relay writes with outbox.null_as_column_default for the types it works the default out for.
+    const std::vector<pg::ColumnCatalog> catalog = pg::ParseColumnCatalog(*columns);
     for (const auto& written :
          {std::tuple{"outbox.key_converter", config.outbox.key_converter, config.outbox.fields.key},
           std::tuple{"outbox.value_converter", config.outbox.value_converter, config.outbox.fields.payload}}) {
       const auto& [key, converter, column] = written;
-      const std::string& name = column;
-      const auto row = std::find_if(columns->begin(), columns->end(),
-                                    [&](const pg::Row& r) { return r[0].value_or("") == name && r.size() > 6; });
-      if (converter != config::Converter::kJsonSchema || row == columns->end() || (*row)[2].value_or("f") != "t") {
+      const auto c = std::find_if(catalog.begin(), catalog.end(),
+                                  [&](const pg::ColumnCatalog& entry) { return entry.name == column; });
+      if (converter != config::Converter::kJsonSchema || c == catalog.end() ||
+          !outbox::OutboxMapper::DebeziumReadsDefault(*c)) {
         continue;
       }
-      // Debezium reads no default of a domain column (its default value converter knows the type by the domain's
-      // name).
-      if (row->size() > 9 && (*row)[9].has_value()) continue;
-      const outbox::ConnectDefault dflt = outbox::DebeziumColumnDefault(
-          static_cast<uint32_t>(std::strtoul((*row)[5].value_or("0").c_str(), nullptr, 10)),
-          static_cast<int32_t>(std::strtol((*row)[6].value_or("-1").c_str(), nullptr, 10)), (*row)[3],
-          (*row)[4].value_or("f") == "t");
+      const outbox::ConnectDefault dflt = outbox::OutboxMapper::DefaultOf(*c, c->type_oid, c->type_modifier);
       if (!config.outbox.null_as_column_default) {
         report.Problem(Cat(key, ": json_schema: column \"", column, "\" of ", qualified,
                            " has a default, which Debezium's schema carries: set outbox.null_as_column_default: true "

@@ -127,6 +127,11 @@ class OutboxMapper {
   // ce_time header. Does nothing for raw.
   absl::Status CompleteEnvelope(Record& record, std::string_view source_lsn);
 
+  // Debezium's default of the catalog's column `c` read as `type` (DebeziumColumnDefault, or DebeziumEnumDefault;
+  // none for a domain column).
+  static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier);
+  // Whether Debezium reads the catalog's column `c` as having a default: not for a domain column.
+  static bool DebeziumReadsDefault(const pg::ColumnCatalog& c);
 
  private:
   // Column positions of one relation (by OID), resolved from its Relation message.
@@ -163,11 +168,6 @@ class OutboxMapper {
   // The form Debezium gives the column `name` of `type`: ConnectColumnOf's, or an enum's (from the catalog, which
   // names its labels).
   absl::StatusOr<ConnectColumn> FormOf(const std::string& name, uint32_t type, int32_t type_modifier) const;
-  // Debezium's default of the catalog's column `c` read as `type` (DebeziumColumnDefault, or DebeziumEnumDefault;
-  // none for a domain column).
-  static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier);
-  // Whether Debezium reads the catalog's column `c` as having a default: not for a domain column.
-  static bool DebeziumReadsDefault(const pg::ColumnCatalog& c);
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;

@@ -40,6 +40,33 @@ std::string ColumnCatalogSql(std::string_view schema, std::string_view table) {
       " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum");
 }
 
+std::vector<ColumnCatalog> ParseColumnCatalog(const std::vector<Row>& rows) {
+  const auto at = [](const Row& row, size_t i) -> const std::optional<std::string>& {
+    static const std::optional<std::string> kNull;
+    return i < row.size() ? row[i] : kNull;
+  };
+  const auto is_true = [&](const Row& row, size_t i) { return at(row, i).value_or("f") == "t"; };
+  std::vector<ColumnCatalog> columns;
+  columns.reserve(rows.size());
+  for (const Row& row : rows) {
+    ColumnCatalog& c = columns.emplace_back();
+    c.name = at(row, 0).value_or("");
+    c.not_null = is_true(row, 1);
+    c.has_default = is_true(row, 2);
+    c.default_expression = at(row, 3);
+    c.generated = is_true(row, 4);
+    c.type_oid = static_cast<uint32_t>(std::strtoul(at(row, 5).value_or("0").c_str(), nullptr, 10));
+    c.type_modifier = static_cast<int32_t>(std::strtol(at(row, 6).value_or("-1").c_str(), nullptr, 10));
+    c.type_name = at(row, 7).value_or("");
+    c.enum_labels = at(row, 8);
+    if (at(row, 9).has_value()) {
+      c.domain_root_oid = static_cast<uint32_t>(std::strtoul(at(row, 9)->c_str(), nullptr, 10));
+      c.domain_root_modifier = static_cast<int32_t>(std::strtol(at(row, 10).value_or("-1").c_str(), nullptr, 10));
+    }
+  }
+  return columns;
+}
+
 absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view publication,
                                  std::string_view qualified_table, bool while_running) {
   const std::string_view when = while_running ? " (changed while the relay ran: events written since were not "

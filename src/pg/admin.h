@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "pg/pgoutput.h"
 
 struct pg_conn;
 struct pg_result;
@@ -49,6 +50,8 @@ bool PublicationPublishesUpdates(const std::vector<Row>& rows);
 // domain gives it, else NULL and NULL): what `check` looks for and what
 // ReplicationConnection::ReadColumnCatalog reads. No rows when there is no such table.
 std::string ColumnCatalogSql(std::string_view schema, std::string_view table);
+// ColumnCatalogSql's rows as columns (pure: both the replication session and `check` read them through it).
+std::vector<ColumnCatalog> ParseColumnCatalog(const std::vector<Row>& rows);
 
 // Ends this relay's own previous walsender when it still holds `slot` (a dead connection the server has not
 // noticed yet: it would keep the slot until wal_sender_timeout). Only a walsender of the connecting role with

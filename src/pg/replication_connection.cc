@@ -241,24 +241,14 @@ absl::StatusOr<std::vector<ColumnCatalog>> ReplicationConnection::ReadColumnCata
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
     return ResultError(res.get(), conn_, "reading the outbox table's columns");
   }
-  std::vector<ColumnCatalog> columns;
+  std::vector<Row> rows(static_cast<size_t>(PQntuples(res.get())));
   for (int i = 0; i < PQntuples(res.get()); ++i) {
-    ColumnCatalog& c = columns.emplace_back();
-    c.name = PQgetvalue(res.get(), i, 0);
-    c.not_null = std::string_view(PQgetvalue(res.get(), i, 1)) == "t";
-    c.has_default = std::string_view(PQgetvalue(res.get(), i, 2)) == "t";
-    if (!PQgetisnull(res.get(), i, 3)) c.default_expression = PQgetvalue(res.get(), i, 3);
-    c.generated = std::string_view(PQgetvalue(res.get(), i, 4)) == "t";
-    c.type_oid = static_cast<uint32_t>(std::strtoul(PQgetvalue(res.get(), i, 5), nullptr, 10));
-    c.type_modifier = static_cast<int32_t>(std::strtol(PQgetvalue(res.get(), i, 6), nullptr, 10));
-    c.type_name = PQgetvalue(res.get(), i, 7);
-    if (!PQgetisnull(res.get(), i, 8)) c.enum_labels = PQgetvalue(res.get(), i, 8);
-    if (!PQgetisnull(res.get(), i, 9)) {
-      c.domain_root_oid = static_cast<uint32_t>(std::strtoul(PQgetvalue(res.get(), i, 9), nullptr, 10));
-      c.domain_root_modifier = static_cast<int32_t>(std::strtol(PQgetvalue(res.get(), i, 10), nullptr, 10));
+    for (int f = 0; f < PQnfields(res.get()); ++f) {
+      rows[static_cast<size_t>(i)].push_back(PQgetisnull(res.get(), i, f) ? std::nullopt
+                                                                          : std::optional<std::string>(PQgetvalue(res.get(), i, f)));
     }
   }
-  return columns;
+  return ParseColumnCatalog(rows);
 }
 
 absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot, bool failover) {

@@ -400,6 +400,32 @@ TEST(StartReplicationCommand, StreamingIsABooleanWithProtocolTwoAndNeverSendsOri
 namespace outbox::pg {
 namespace {
 
+// ColumnCatalogSql's rows (name, not null, has default, default expression, generated, type OID, modifier, type
+// name, enum labels, domain root and modifier) as columns; NULLs where the row has none.
+TEST(ColumnCatalog, RowsAreParsedIntoColumns) {
+  using S = std::optional<std::string>;
+  const std::vector<ColumnCatalog> columns = ParseColumnCatalog(
+      {{S("id"), S("t"), S("f"), std::nullopt, S("f"), S("2950"), S("-1"), S("uuid"), std::nullopt, std::nullopt,
+        std::nullopt},
+       {S("status"), S("f"), S("t"), S("'new'::order_status"), S("f"), S("16500"), S("-1"), S("order_status"),
+        S("new,shipped"), std::nullopt, std::nullopt},
+       {S("amount"), S("t"), S("t"), S("0"), S("f"), S("16600"), S("-1"), S("d_amount"), std::nullopt, S("1700"),
+        S("655366")}});
+  ASSERT_EQ(columns.size(), 3u);
+  EXPECT_EQ(columns[0].name, "id");
+  EXPECT_TRUE(columns[0].not_null);
+  EXPECT_FALSE(columns[0].has_default);
+  EXPECT_EQ(columns[0].default_expression, std::nullopt);
+  EXPECT_EQ(columns[0].type_oid, 2950u);
+  EXPECT_EQ(columns[0].domain_root_oid, 0u);
+  EXPECT_EQ(columns[1].default_expression, "'new'::order_status");
+  EXPECT_EQ(columns[1].type_name, "order_status");
+  EXPECT_EQ(columns[1].enum_labels, "new,shipped");
+  EXPECT_EQ(columns[2].domain_root_oid, 1700u);
+  EXPECT_EQ(columns[2].domain_root_modifier, 655366);
+  EXPECT_EQ(columns[2].enum_labels, std::nullopt);
+}
+
 TEST(PublicationCoverage, SaysWhichPartIsMissingNamingThePublication) {
   const Row ok = {std::string("t"), std::string("t")};
   EXPECT_TRUE(PublicationCoverage({ok}, "pub", "public.outbox", true).ok());
