@@ -84,6 +84,7 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
   ConnectColumn element;
   element.form = array.element;
   element.fraction_digits = array.fraction_digits;  // the array's modifier is its elements'
+  element.allowed = array.allowed;                  // an enum's labels
   element.in_array = true;
   return element;
 }
@@ -92,6 +93,7 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
 bool QuotedInList(const ConnectColumn& array) {
   switch (array.element) {
     case ConnectForm::kText: return !IsIntegerType(array.element_type);
+    case ConnectForm::kEnum:
     case ConnectForm::kZonedTimestamp:
     case ConnectForm::kZonedTime:
     case ConnectForm::kBytes: return true;
@@ -99,16 +101,26 @@ bool QuotedInList(const ConnectColumn& array) {
   }
 }
 
+// Whether an array's elements are required in Debezium's schema of it: an enum's (SchemaBuilder.array(Enum.builder(
+// ...)), unlike the optional elements of the other arrays.
+bool RequiredElements(const ConnectColumn& array) { return array.element == ConnectForm::kEnum; }
+
 // Appends the array `text` as [e1<separator>e2...]: null for a NULL element, `append_element(e)` for the others.
+// `required`: the elements' schema is not optional (an enum's), so a NULL element is an error, as Kafka Connect's
+// validation of Debezium's value is.
 template <typename AppendElement>
 absl::Status AppendList(std::string_view text, std::string_view separator, AppendElement append_element,
-                        std::string* out) {
+                        std::string* out, bool required = false) {
   auto elements = ParsePgArray(text);
   if (!elements.ok()) return elements.status();
   out->push_back('[');
   for (size_t i = 0; i < elements->size(); ++i) {
     if (i > 0) out->append(separator);
     const std::optional<std::string>& e = (*elements)[i];
+    if (!e && required) {
+      return absl::InvalidArgumentError(Cat("array \"", text, "\": a NULL element, which Debezium's schema of it "
+                                            "(an array of an enum's required strings) does not allow"));
+    }
     if (!e) {
       out->append("null");
     } else if (absl::Status st = append_element(*e); !st.ok()) {
@@ -438,7 +450,8 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
   std::string parameters;
   if (column.form == ConnectForm::kArray) {  // asJsonSchema's order: type, items, optional
     out->append(R"({"type":"array","items":)");
-    AppendConnectJsonSchema(ElementColumn(column), column.element_type, type_modifier, /*optional=*/true, out);
+    AppendConnectJsonSchema(ElementColumn(column), column.element_type, type_modifier,
+                            /*optional=*/!RequiredElements(column), out);
     out->append(R"(,"optional":)").append(optional ? "true" : "false").push_back('}');
     return;
   }
@@ -528,7 +541,7 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
       const ConnectColumn element = ElementColumn(column);
       return AppendList(
           text, ",", [&](const std::string& e) { return AppendConnectJsonValue(element, column.element_type, e, out); },
-          out);
+          out, RequiredElements(column));
     }
     case ConnectForm::kText:
       if (IsIntegerType(type_oid)) {
@@ -1105,7 +1118,8 @@ std::optional<std::string> DebeziumMoneyText(std::string_view text) {
 absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out) {
   if (column.form != ConnectForm::kArray) return AppendConnectValue(column, text, out);
   const ConnectColumn element = ElementColumn(column);
-  return AppendList(text, ", ", [&](const std::string& e) { return AppendConnectValue(element, e, out); }, out);
+  return AppendList(text, ", ", [&](const std::string& e) { return AppendConnectValue(element, e, out); }, out,
+                    RequiredElements(column));
 }
 
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
@@ -1126,7 +1140,7 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
             out->push_back('"');
             return absl::OkStatus();
           },
-          out);
+          out, RequiredElements(column));
     }
     case ConnectForm::kText:
     case ConnectForm::kEnum:

@@ -411,6 +411,11 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   const pg::ColumnCatalog* c = CatalogColumn(name);
   if (c == nullptr || c->type_oid != type) return form;
   if (c->enum_labels) return ConnectColumn{ConnectForm::kEnum, 0, *c->enum_labels};
+  if (c->element_enum_labels) {
+    ConnectColumn array{ConnectForm::kArray, 0, *c->element_enum_labels};
+    array.element = ConnectForm::kEnum;
+    return array;
+  }
   if (std::optional<ConnectColumn> extension = ExtensionTextColumn(c->type_name)) return *std::move(extension);
   return form;
 }

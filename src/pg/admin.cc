@@ -27,7 +27,9 @@ std::string ColumnCatalogSql(std::string_view schema, std::string_view table) {
       "SELECT a.attname, a.attnotnull OR (ty.typtype = 'd' AND ty.typnotnull), a.atthasdef, "
       "pg_catalog.pg_get_expr(d.adbin, d.adrelid), a.attgenerated <> '', a.atttypid, a.atttypmod, ty.typname, "
       "(SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e "
-      "WHERE e.enumtypid = a.atttypid), dom.base, dom.mod "
+      "WHERE e.enumtypid = a.atttypid), dom.base, dom.mod, "
+      "(SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e "
+      "WHERE ty.typcategory = 'A' AND e.enumtypid = ty.typelem) "
       "FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid "
       "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
       "LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
@@ -63,6 +65,7 @@ std::vector<ColumnCatalog> ParseColumnCatalog(const std::vector<Row>& rows) {
       c.domain_root_oid = static_cast<uint32_t>(std::strtoul(at(row, 9)->c_str(), nullptr, 10));
       c.domain_root_modifier = static_cast<int32_t>(std::strtol(at(row, 10).value_or("-1").c_str(), nullptr, 10));
     }
+    c.element_enum_labels = at(row, 11);
   }
   return columns;
 }

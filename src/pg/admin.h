@@ -46,8 +46,8 @@ absl::Status PublicationCoverage(const std::vector<Row>& rows, std::string_view 
 bool PublicationPublishesUpdates(const std::vector<Row>& rows);
 
 // The live columns of schema.table in order, each as (attname, attnotnull, atthasdef, default expression, generated,
-// type OID, type modifier, type name, enum labels, and for a domain its root type's OID and the type modifier the
-// domain gives it, else NULL and NULL): what `check` looks for and what
+// type OID, type modifier, type name, enum labels, for a domain its root type's OID and the type modifier the
+// domain gives it, else NULL and NULL, and for an array of an enum the enum's labels): what `check` looks for and what
 // ReplicationConnection::ReadColumnCatalog reads. No rows when there is no such table.
 std::string ColumnCatalogSql(std::string_view schema, std::string_view table);
 // ColumnCatalogSql's rows as columns (pure: both the replication session and `check` read them through it).

@@ -76,6 +76,8 @@ struct ColumnCatalog {
   // domain gives it (-1 for none); 0 when the column's type is not a domain.
   uint32_t domain_root_oid = 0;
   int32_t domain_root_modifier = -1;
+  // An array of an enum: the enum's labels in their sort order, joined by ','.
+  std::optional<std::string> element_enum_labels = std::nullopt;
 };
 
 struct Type {

@@ -429,6 +429,31 @@ TEST(ConnectHeaderTest, CitextLtreeAndIsbnAreStringsFoundByTheirTypesName) {
   EXPECT_FALSE(ExtensionTextColumn("_citext").has_value());
 }
 
+// An array of an enum (its labels from the catalog): a list of the labels, quoted in headers; its schema's elements are
+// the enum's and required, as Debezium builds it (SchemaBuilder.array(Enum.builder(...))), so a NULL element is an
+// error naming the array.
+TEST(ConnectHeaderTest, ArraysOfAnEnumAreListsOfRequiredLabels) {
+  ConnectColumn array{ConnectForm::kArray, 0, "new,it's \"x\",shipped"};
+  array.element = ConnectForm::kEnum;
+  std::string out;
+  ASSERT_TRUE(AppendConnectValue(array, R"({new,"it's \"x\""})", &out).ok());
+  EXPECT_EQ(out, R"(["new","it's \"x\""])");
+  out.clear();
+  ASSERT_TRUE(AppendConnectJsonValue(array, 16501, "{shipped,new}", &out).ok());
+  EXPECT_EQ(out, R"(["shipped","new"])");
+  out.clear();
+  ASSERT_TRUE(AppendJavaToString(array, "{shipped,new}", &out).ok());
+  EXPECT_EQ(out, "[shipped, new]");
+  out.clear();
+  const absl::Status null_element = AppendConnectValue(array, "{new,NULL}", &out);
+  EXPECT_EQ(null_element.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(null_element.message().find("{new,NULL}"), std::string_view::npos) << null_element;
+  std::string schema;
+  AppendConnectJsonSchema(array, 16501, -1, /*optional=*/true, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":false,"name":"io.debezium.data.Enum",)"
+                    R"("version":1,"parameters":{"allowed":"new,it's \"x\",shipped"}},"optional":true})");
+}
+
 // PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as
 // no elements; multi-dimensional arrays and explicit bounds refused.
 TEST(ConnectHeaderTest, ArrayTextIsSplitIntoItsElements) {
