@@ -344,7 +344,8 @@ bool IsIntegerType(uint32_t type_oid) {
   return type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid;
 }
 
-std::optional<ConnectColumn> ExtensionTextColumn(std::string_view type_name) {
+std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
+  if (type_name == "hstore") return ConnectColumn{ConnectForm::kHstore};
   if (type_name != "citext" && type_name != "ltree" && type_name != "isbn") return std::nullopt;
   ConnectColumn column{ConnectForm::kText};
   if (type_name == "ltree") column.logical_name = "io.debezium.data.Ltree";
@@ -488,6 +489,7 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       parameters = Cat(R"(,"parameters":{"length":")", column.bits, R"("})");
       break;
     case ConnectForm::kBitBoolean: connect_type = "boolean"; break;
+    case ConnectForm::kHstore: connect_type = "string", name = "io.debezium.data.Json"; break;
     case ConnectForm::kMoney:  // Decimal.builder(moneyFractionDigits): the scale alone
       connect_type = "bytes", name = "org.apache.kafka.connect.data.Decimal";
       parameters = R"(,"parameters":{"scale":"2"})";
@@ -574,7 +576,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
   const bool non_finite = (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64) &&
                           (converted == "NaN" || converted == "Infinity" || converted == "-Infinity");
   if (column.form == ConnectForm::kZonedTimestamp || column.form == ConnectForm::kZonedTime ||
-      column.form == ConnectForm::kBytes || column.form == ConnectForm::kBits || non_finite) {
+      column.form == ConnectForm::kBytes || column.form == ConnectForm::kBits || column.form == ConnectForm::kHstore ||
+      non_finite) {
     AppendJsonString(converted, out);  // Jackson writes NaN and the infinities as strings (WRITE_NAN_AS_STRINGS)
   } else {
     out->append(converted);  // booleans, numbers, and VariableScaleDecimal's struct, already JSON
@@ -591,6 +594,134 @@ absl::Status CheckJavaText(const ConnectColumn& column) {
         "program can reproduce");
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// Java's String.hashCode of UTF-8 text: over its UTF-16 code units, in int arithmetic.
+int32_t JavaStringHash(std::string_view text) {
+  uint32_t h = 0;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
+    for (int k = 1; k < n && i + static_cast<size_t>(k) < text.size(); ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(text[i + static_cast<size_t>(k)]) & 0x3Fu);
+    }
+    i += static_cast<size_t>(n);
+    if (cp > 0xFFFF) {
+      h = 31 * h + (0xD800 + ((cp - 0x10000) >> 10));
+      h = 31 * h + (0xDC00 + ((cp - 0x10000) & 0x3FF));
+    } else {
+      h = 31 * h + cp;
+    }
+  }
+  return static_cast<int32_t>(h);
+}
+
+// A JSON string as Jackson's generator over a java.io.Writer writes it: AppendJsonString's escapes, but characters
+// beyond U+FFFF as they are (their UTF-8 bytes).
+void AppendJsonStringToWriter(std::string_view text, std::string* out) {
+  size_t start = 0;
+  out->push_back('"');
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && static_cast<unsigned char>(text[i]) < 0xF0) continue;
+    std::string escaped;
+    AppendJsonString(text.substr(start, i - start), &escaped);
+    out->append(escaped, 1, escaped.size() - 2);
+    if (i < text.size()) {
+      const size_t n = std::min<size_t>(4, text.size() - i);
+      out->append(text.substr(i, n));
+      i += n - 1;
+      start = i + 1;
+    }
+  }
+  out->push_back('"');
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
+  const auto unreadable = [&](std::string_view why) {
+    return absl::InvalidArgumentError(Cat("hstore \"", text.substr(0, 64), "\": ", why));
+  };
+  // HStoreConverter.fromString: "key"=>"value" or "key"=>NULL, separated by ", " (backslash escapes a character).
+  struct Pair {
+    std::string key;
+    std::optional<std::string> value;
+    uint32_t hash = 0;  // HashMap.hash: h ^ (h >>> 16)
+  };
+  std::vector<Pair> pairs;
+  size_t pos = 0;
+  const auto quoted = [&](std::string* into) {
+    if (pos >= text.size() || text[pos] != '"') return false;
+    for (++pos; pos < text.size() && text[pos] != '"'; ++pos) {
+      if (text[pos] == '\\' && pos + 1 < text.size()) ++pos;
+      into->push_back(text[pos]);
+    }
+    if (pos >= text.size()) return false;
+    ++pos;
+    return true;
+  };
+  while (pos < text.size()) {
+    Pair p;
+    if (!quoted(&p.key) || text.substr(pos, 2) != "=>") return unreadable("not hstore text");
+    pos += 2;
+    if (text.substr(pos, 4) == "NULL") {
+      pos += 4;
+    } else if (std::string v; quoted(&v)) {
+      p.value = std::move(v);
+    } else {
+      return unreadable("not hstore text");
+    }
+    const uint32_t h = static_cast<uint32_t>(JavaStringHash(p.key));
+    p.hash = h ^ (h >> 16);
+    // HashMap.put of a key it holds replaces the value in place.
+    auto same = std::find_if(pairs.begin(), pairs.end(), [&](const Pair& q) { return q.key == p.key; });
+    if (same != pairs.end()) {
+      same->value = std::move(p.value);
+    } else {
+      pairs.push_back(std::move(p));
+    }
+    if (pos < text.size()) {
+      if (text.substr(pos, 2) != ", ") return unreadable("not hstore text");
+      pos += 2;
+    }
+  }
+  // The table's size as HashMap.putVal leaves it: 16 at the first put, doubled when the size passes three quarters of
+  // it, and when a bucket of a table below 64 would get a ninth node (treeifyBin resizes instead).
+  size_t table = 16;
+  std::vector<size_t> in_bucket(table, 0);
+  const auto resize = [&](size_t inserted) {
+    table *= 2;
+    in_bucket.assign(table, 0);
+    for (size_t i = 0; i < inserted; ++i) ++in_bucket[pairs[i].hash & (table - 1)];
+  };
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (in_bucket[pairs[i].hash & (table - 1)] >= 8) {
+      if (table >= 64) return unreadable("nine keys in one bucket of Java's HashMap (a tree bin): not reproduced");
+      ++in_bucket[pairs[i].hash & (table - 1)];
+      resize(i + 1);
+    } else {
+      ++in_bucket[pairs[i].hash & (table - 1)];
+    }
+    if (i + 1 > table * 3 / 4) resize(i + 1);
+  }
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [&](const Pair& a, const Pair& b) { return (a.hash & (table - 1)) < (b.hash & (table - 1)); });
+  std::string json = "{";
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (i > 0) json.push_back(',');
+    AppendJsonStringToWriter(pairs[i].key, &json);
+    json.push_back(':');
+    if (pairs[i].value) {
+      AppendJsonStringToWriter(*pairs[i].value, &json);
+    } else {
+      json.append("null");
+    }
+  }
+  json.push_back('}');
+  return json;
 }
 
 void AppendJsonString(std::string_view text, std::string* out) {
@@ -1179,6 +1310,12 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
     }
     case ConnectForm::kPoint:
       return AppendPoint(text, /*json=*/false, out);
+    case ConnectForm::kHstore: {
+      absl::StatusOr<std::string> json = DebeziumHstoreJson(text);
+      if (!json.ok()) return json.status();
+      out->append(*json);
+      return absl::OkStatus();
+    }
     case ConnectForm::kBitBoolean:
     {
       // Integer.valueOf(s, 2): a value below 2^31, else Debezium's conversion fails.

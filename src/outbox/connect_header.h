@@ -45,6 +45,8 @@ enum class ConnectForm : uint8_t {
                       // the bit string as a number (its last bit the lowest), little-endian, as few bytes as it
                       // takes (none for 0)
   kBitBoolean,        // bit(1) and varbit(1): BOOLEAN, whether the bit string is not 0
+  kHstore,            // hstore (hstore.handling.mode=json): io.debezium.data.Json, the JSON object Jackson writes of
+                      // pgjdbc's HashMap of it, in the HashMap's iteration order ({"b":"2","a":null})
   kPoint,             // point: io.debezium.data.geometry.Point, a struct of x and y (FLOAT64), wkb (the point's
                       // well-known binary, little-endian: 21 bytes) and srid (null), printed
                       // {"x":1.5,"y":2.0,"wkb":"<base64>","srid":null}
@@ -78,9 +80,9 @@ struct ConnectColumn {
 // JsonConverter writes a JSON number, and PostgreSQL's text is that number.
 bool IsIntegerType(uint32_t type_oid);
 
-// The form of a column of an extension's type that Debezium reads as a string, by the type's name (pg_type.typname,
-// as Debezium's TypeRegistry finds citext, ltree and isbn), or nullopt for any other name.
-std::optional<ConnectColumn> ExtensionTextColumn(std::string_view type_name);
+// The form of a column of an extension's type Debezium reads, by the type's name (pg_type.typname, as Debezium's
+// TypeRegistry finds citext, ltree, isbn and hstore), or nullopt for any other name.
+std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name);
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
 // FAILED_PRECONDITION naming the type for a type whose Debezium value the relay does not reproduce (arrays,
@@ -163,6 +165,14 @@ absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text);
 // backslash and control characters escaped (\b \t \n \f \r, else \u00XX), characters beyond U+FFFF as two
 // \uXXXX surrogates, every other character as its UTF-8 bytes.
 void AppendJsonString(std::string_view text, std::string* out);
+
+// Debezium's JSON text of an hstore (hstore.handling.mode=json), given PostgreSQL's text of it ("a"=>"1", "b"=>NULL):
+// pgjdbc's HStoreConverter reads the pairs into a java.util.HashMap in order, and Jackson writes them in the map's
+// iteration order (the buckets of Java's String.hashCode, spread and masked by the table's size, which grows by
+// doubling past three quarters full; within a bucket, insertion order). INVALID_ARGUMENT for unreadable text, and
+// for a map whose bucket would become a red-black tree (nine keys in one bucket of a table of 64 or more), whose order
+// the relay does not reproduce.
+absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text);
 
 // Microseconds since 1970-01-01 00:00 of PostgreSQL's timestamp / timestamptz text ("2024-05-01 12:00:00.123456",
 // with a trailing +HH[:MM[:SS]] offset when `with_zone`). BC dates and infinity are INVALID_ARGUMENT.

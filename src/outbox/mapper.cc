@@ -416,7 +416,7 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
     array.element = ConnectForm::kEnum;
     return array;
   }
-  if (std::optional<ConnectColumn> extension = ExtensionTextColumn(c->type_name)) return *std::move(extension);
+  if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) return *std::move(extension);
   return form;
 }
 

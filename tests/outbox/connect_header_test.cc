@@ -410,7 +410,7 @@ TEST(ConnectHeaderTest, PointsAreDebeziumsPointStructs) {
 // ltree a string named io.debezium.data.Ltree; any other name is not one.
 TEST(ConnectHeaderTest, CitextLtreeAndIsbnAreStringsFoundByTheirTypesName) {
   for (std::string_view name : {"citext", "ltree", "isbn"}) {
-    const std::optional<ConnectColumn> column = ExtensionTextColumn(name);
+    const std::optional<ConnectColumn> column = ExtensionColumn(name);
     ASSERT_TRUE(column.has_value()) << name;
     std::string out;
     ASSERT_TRUE(AppendConnectValue(*column, "Top.Science", &out).ok());
@@ -420,13 +420,13 @@ TEST(ConnectHeaderTest, CitextLtreeAndIsbnAreStringsFoundByTheirTypesName) {
     EXPECT_EQ(out, R"("a\"b")");
   }
   std::string schema;
-  AppendConnectJsonSchema(*ExtensionTextColumn("ltree"), 16800, -1, /*optional=*/true, &schema);
+  AppendConnectJsonSchema(*ExtensionColumn("ltree"), 16800, -1, /*optional=*/true, &schema);
   EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.data.Ltree","version":1})");
   schema.clear();
-  AppendConnectJsonSchema(*ExtensionTextColumn("citext"), 16801, -1, /*optional=*/false, &schema);
+  AppendConnectJsonSchema(*ExtensionColumn("citext"), 16801, -1, /*optional=*/false, &schema);
   EXPECT_EQ(schema, R"({"type":"string","optional":false})");
-  EXPECT_FALSE(ExtensionTextColumn("hstore").has_value());  // a JSON text of a Java HashMap: not reproduced
-  EXPECT_FALSE(ExtensionTextColumn("_citext").has_value());
+  EXPECT_EQ(ExtensionColumn("hstore")->form, ConnectForm::kHstore);
+  EXPECT_FALSE(ExtensionColumn("_citext").has_value());
 }
 
 // An array of an enum (its labels from the catalog): a list of the labels, quoted in headers; its schema's elements are
@@ -452,6 +452,37 @@ TEST(ConnectHeaderTest, ArraysOfAnEnumAreListsOfRequiredLabels) {
   AppendConnectJsonSchema(array, 16501, -1, /*optional=*/true, &schema);
   EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":false,"name":"io.debezium.data.Enum",)"
                     R"("version":1,"parameters":{"allowed":"new,it's \"x\",shipped"}},"optional":true})");
+}
+
+// hstore under Debezium's hstore.handling.mode=json: the JSON object of pgjdbc's HashMap, in its iteration order. The
+// expected orders are what Java 17's HashMap gave for the same keys put in PostgreSQL's output order (by length, then
+// bytes): 40 keys pass two resizes; "😀x" hashes over its UTF-16 surrogates and stays unescaped (Jackson's generator
+// over a Writer); NULL values are null.
+TEST(ConnectHeaderTest, HstoreIsTheJsonOfJavasHashMapInItsOrder) {
+  EXPECT_EQ(*DebeziumHstoreJson(R"("a"=>"1", "b"=>NULL, "key with \"q\""=>"v\\x")"),
+            R"({"a":"1","b":null,"key with \"q\"":"v\\x"})");
+  EXPECT_EQ(*DebeziumHstoreJson(""), "{}");
+  EXPECT_EQ(*DebeziumHstoreJson("\"z\"=>\"1\", \"é\"=>\"2\", \"😀x\"=>\"3\", \"日本\"=>\"4\n\""),  // a newline
+            "{\"😀x\":\"3\",\"é\":\"2\",\"z\":\"1\",\"日本\":\"4\\n\"}");
+  std::string forty;
+  for (int i = 1; i <= 40; ++i) forty += (i > 1 ? ", " : "") + ("\"key" + std::to_string(i) + "\"=>\"v\"");
+  absl::StatusOr<std::string> json = DebeziumHstoreJson(forty);
+  ASSERT_TRUE(json.ok()) << json.status();
+  std::string order;
+  for (size_t at = json->find("\"key"); at != std::string::npos; at = json->find("\"key", at + 1)) {
+    order += json->substr(at + 1, json->find('"', at + 1) - at - 1) + "|";
+  }
+  EXPECT_EQ(order,
+            "key1|key2|key5|key6|key3|key4|key9|key40|key7|key8|key22|key21|key20|key15|key37|key14|key36|key13|"
+            "key35|key12|key34|key19|key18|key17|key39|key16|key38|key11|key33|key10|key32|key31|key30|key26|key25|"
+            "key24|key23|key29|key28|key27|");
+  EXPECT_EQ(DebeziumHstoreJson(R"("a"=>)").status().code(), absl::StatusCode::kInvalidArgument);
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kHstore}, 16900, -1, /*optional=*/true, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.data.Json","version":1})");
+  std::string value;
+  ASSERT_TRUE(AppendConnectJsonValue(ConnectColumn{ConnectForm::kHstore}, 16900, R"("a"=>"1")", &value).ok());
+  EXPECT_EQ(value, R"("{\"a\":\"1\"}")");
 }
 
 // PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as

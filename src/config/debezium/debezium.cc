@@ -222,8 +222,6 @@ const std::vector<Rule>& ConnectorRules() {
       {"errors.", Verdict::kWarn, kNoErrors},
       {"retriable.restart.connector.wait.ms", Verdict::kWarn, kNoErrors},
       {"event.processing.failure.handling.mode", Verdict::kWarn, kNoErrors},
-      {"hstore.handling.mode", Verdict::kWarn,
-       "no effect: an hstore column is refused as a header or envelope field (its Debezium value is not reproduced)"},
       {"include.unknown.datatypes", Verdict::kWarn,
        "no effect: a column of a type Debezium does not know is refused as a header or envelope field"},
       {"event.converting.failure.handling.mode", Verdict::kWarn,
@@ -1497,7 +1495,8 @@ class DebeziumMapper {
                                                                            "numeric and money"},
           {"time.precision.mode", "adaptive", "time"},
           {"interval.handling.mode", "numeric", "interval"},
-          {"money.fraction.digits", "2", "money"}}) {
+          {"money.fraction.digits", "2", "money"},
+          {"hstore.handling.mode", "json", "hstore"}}) {
       const Prop* mode = connector_.Take(std::string(key));
       if (mode != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(mode->value))) != fallback) {
         Error(mode->written, Cat(Quoted(mode->value), " would change the header values of ", columns,

@@ -632,6 +632,7 @@ class DebeziumSideBySide : public DebeziumE2E {
   void ComparePoints(bool json);
   void CompareExtensionTypes(bool json);
   void CompareEnumArrays(bool json);
+  void CompareHstores(bool json);
   void CompareDomains(bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
@@ -1360,6 +1361,30 @@ TEST_F(DebeziumSideBySide, ArraysOfAnEnumThroughStringConvertersAreDebeziums) { 
 
 TEST_F(DebeziumSideBySide, ArraysOfAnEnumThroughJsonConvertersWithSchemasAreDebeziums) {
   CompareEnumArrays(/*json=*/true);
+}
+
+// hstore (hstore.handling.mode=json): Debezium's JSON text of pgjdbc's HashMap of it, keys in the map's iteration
+// order: escapes, NULL values, non-ASCII and characters beyond U+FFFF, an empty hstore, NULL, and 40 and 200 keys
+// (the table resized four times); in headers and envelope fields.
+void DebeziumSideBySide::CompareHstores(bool json) {
+  ASSERT_TRUE(pg_->Exec("CREATE EXTENSION hstore", db_).ok());
+  const std::vector<std::pair<std::string, std::string>> columns = {{"h_store", "hstore"}, {"e_store", "hstore"}};
+  const auto many = [](int n) {
+    return "(SELECT hstore(array_agg('key' || i), array_agg(i::text)) FROM generate_series(1, " + std::to_string(n) +
+           ") i)";
+  };
+  const std::vector<std::string> rows = {
+      R"('a=>1, b=>NULL, "key with \"q\""=>"v\\x"', 'z=>1, "é"=>2, "😀x"=>3, "日本"=>"4 5"')",
+      many(40) + ", " + many(200), "'', NULL"};
+  CompareColumns(
+      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Stored",
+      {"h_store", json ? "io.debezium.data.Json" : R"("key with \"q\"":"v\\x")"});
+}
+
+TEST_F(DebeziumSideBySide, HstoresThroughStringConvertersAreDebeziumsJsonOfAHashMap) { CompareHstores(/*json=*/false); }
+
+TEST_F(DebeziumSideBySide, HstoresThroughJsonConvertersWithSchemasAreDebeziumsJsonOfAHashMap) {
+  CompareHstores(/*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, CitextLtreeAndIsbnInHeadersGiveDebeziumsStrings) { CompareExtensionTypes(/*json=*/false); }

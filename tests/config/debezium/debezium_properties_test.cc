@@ -200,6 +200,8 @@ TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
   EXPECT_TRUE(Load(std::string(kConnect) + "interval.handling.mode=numeric\nmoney.fraction.digits=2\n", brokers).ok());
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "interval.handling.mode=string\n", brokers)),
               HasSubstr("interval.handling.mode: \"string\" would change the header values of interval columns"));
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "hstore.handling.mode=map\n", brokers)),
+              HasSubstr("hstore.handling.mode: \"map\" would change the header values of hstore columns"));
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "money.fraction.digits=4\n", brokers)),
               HasSubstr("money.fraction.digits: \"4\" would change the header values of money columns"));
 }
