@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -131,6 +132,9 @@ absl::Status AppendList(std::string_view text, std::string_view separator, Appen
   return absl::OkStatus();
 }
 
+// Whether Double.toString's text is NaN or an infinity (Jackson writes these as strings: WRITE_NAN_AS_STRINGS).
+bool IsJavaNonFinite(std::string_view text) { return text == "NaN" || text == "Infinity" || text == "-Infinity"; }
+
 // A point as Debezium's Point.createValue gives it: PostgreSQL's text "(x,y)" read as pgjdbc's PGpoint reads it (each
 // coordinate by Double.parseDouble; PostgreSQL prints them exactly, as extra_float_digits is above 0 in both
 // sessions), and its well-known binary: the byte order (1, little-endian), the type (1, a point) as a little-endian
@@ -168,8 +172,7 @@ absl::Status AppendPoint(std::string_view text, bool json, std::string* out) {
   const std::optional<PointValue> point = ParsePoint(text);
   if (!point) return absl::InvalidArgumentError(Cat("unparsable point \"", text, "\""));
   const auto coordinate = [&](const std::string& value) {
-    const bool non_finite = value == "NaN" || value == "Infinity" || value == "-Infinity";
-    if (json && non_finite) {
+    if (json && IsJavaNonFinite(value)) {
       AppendJsonString(value, out);
     } else {
       out->append(value);
@@ -573,8 +576,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
   }
   std::string converted;
   if (absl::Status st = AppendConnectValue(column, text, &converted); !st.ok()) return st;
-  const bool non_finite = (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64) &&
-                          (converted == "NaN" || converted == "Infinity" || converted == "-Infinity");
+  const bool non_finite =
+      (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64) && IsJavaNonFinite(converted);
   if (column.form == ConnectForm::kZonedTimestamp || column.form == ConnectForm::kZonedTime ||
       column.form == ConnectForm::kBytes || column.form == ConnectForm::kBits || column.form == ConnectForm::kHstore ||
       non_finite) {
@@ -598,6 +601,8 @@ absl::Status CheckJavaText(const ConnectColumn& column) {
 
 namespace {
 
+void AppendJacksonString(std::string_view text, bool escape_beyond_bmp, std::string* out);  // below
+
 // Java's String.hashCode of UTF-8 text: over its UTF-16 code units, in int arithmetic.
 int32_t JavaStringHash(std::string_view text) {
   uint32_t h = 0;
@@ -619,26 +624,6 @@ int32_t JavaStringHash(std::string_view text) {
   return static_cast<int32_t>(h);
 }
 
-// A JSON string as Jackson's generator over a java.io.Writer writes it: AppendJsonString's escapes, but characters
-// beyond U+FFFF as they are (their UTF-8 bytes).
-void AppendJsonStringToWriter(std::string_view text, std::string* out) {
-  size_t start = 0;
-  out->push_back('"');
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && static_cast<unsigned char>(text[i]) < 0xF0) continue;
-    std::string escaped;
-    AppendJsonString(text.substr(start, i - start), &escaped);
-    out->append(escaped, 1, escaped.size() - 2);
-    if (i < text.size()) {
-      const size_t n = std::min<size_t>(4, text.size() - i);
-      out->append(text.substr(i, n));
-      i += n - 1;
-      start = i + 1;
-    }
-  }
-  out->push_back('"');
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
@@ -652,6 +637,7 @@ absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
     uint32_t hash = 0;  // HashMap.hash: h ^ (h >>> 16)
   };
   std::vector<Pair> pairs;
+  absl::flat_hash_map<std::string, size_t> index;  // key -> its place in pairs
   size_t pos = 0;
   const auto quoted = [&](std::string* into) {
     if (pos >= text.size() || text[pos] != '"') return false;
@@ -677,9 +663,8 @@ absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
     const uint32_t h = static_cast<uint32_t>(JavaStringHash(p.key));
     p.hash = h ^ (h >> 16);
     // HashMap.put of a key it holds replaces the value in place.
-    auto same = std::find_if(pairs.begin(), pairs.end(), [&](const Pair& q) { return q.key == p.key; });
-    if (same != pairs.end()) {
-      same->value = std::move(p.value);
+    if (auto [at, added] = index.try_emplace(p.key, pairs.size()); !added) {
+      pairs[at->second].value = std::move(p.value);
     } else {
       pairs.push_back(std::move(p));
     }
@@ -698,12 +683,9 @@ absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
     for (size_t i = 0; i < inserted; ++i) ++in_bucket[pairs[i].hash & (table - 1)];
   };
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (in_bucket[pairs[i].hash & (table - 1)] >= 8) {
+    if (++in_bucket[pairs[i].hash & (table - 1)] > 8) {
       if (table >= 64) return unreadable("nine keys in one bucket of Java's HashMap (a tree bin): not reproduced");
-      ++in_bucket[pairs[i].hash & (table - 1)];
       resize(i + 1);
-    } else {
-      ++in_bucket[pairs[i].hash & (table - 1)];
     }
     if (i + 1 > table * 3 / 4) resize(i + 1);
   }
@@ -712,10 +694,10 @@ absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
   std::string json = "{";
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (i > 0) json.push_back(',');
-    AppendJsonStringToWriter(pairs[i].key, &json);
+    AppendJacksonString(pairs[i].key, /*escape_beyond_bmp=*/false, &json);
     json.push_back(':');
     if (pairs[i].value) {
-      AppendJsonStringToWriter(*pairs[i].value, &json);
+      AppendJacksonString(*pairs[i].value, /*escape_beyond_bmp=*/false, &json);
     } else {
       json.append("null");
     }
@@ -724,7 +706,11 @@ absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
   return json;
 }
 
-void AppendJsonString(std::string_view text, std::string* out) {
+namespace {
+
+// AppendJsonString, or with `escape_beyond_bmp` false as Jackson's generator over a java.io.Writer writes a string:
+// the same escapes, but characters beyond U+FFFF as their UTF-8 bytes.
+void AppendJacksonString(std::string_view text, bool escape_beyond_bmp, std::string* out) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   const auto escape_unit = [&](unsigned unit) {
     out->append("\\u");
@@ -745,7 +731,7 @@ void AppendJsonString(std::string_view text, std::string* out) {
     }
     if (c < 0x20) {
       escape_unit(c);
-    } else if (c >= 0xF0 && i + 3 < text.size()) {
+    } else if (escape_beyond_bmp && c >= 0xF0 && i + 3 < text.size()) {
       // A four-byte sequence: a character beyond U+FFFF, written as its UTF-16 surrogate pair.
       const unsigned cp = ((c & 0x07u) << 18) | ((static_cast<unsigned char>(text[i + 1]) & 0x3Fu) << 12) |
                           ((static_cast<unsigned char>(text[i + 2]) & 0x3Fu) << 6) |
@@ -759,6 +745,12 @@ void AppendJsonString(std::string_view text, std::string* out) {
     }
   }
   out->push_back('"');
+}
+
+}  // namespace
+
+void AppendJsonString(std::string_view text, std::string* out) {
+  AppendJacksonString(text, /*escape_beyond_bmp=*/true, out);
 }
 
 absl::StatusOr<int64_t> ParseTimestampMicros(std::string_view text, bool with_zone) {
@@ -931,6 +923,13 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
   const auto value = [](std::optional<std::string> v) {
     return v ? ConnectDefault{Kind::kValue, *std::move(v)} : ConnectDefault{};
   };
+  // A literal the column's converter reads as it reads a value; else not reproduced.
+  const auto value_as_read = [&](std::string text) {
+    absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
+    std::string ignored;
+    if (!column.ok() || !AppendConnectValue(*column, text, &ignored).ok()) return ConnectDefault{Kind::kNotReproduced, ""};
+    return ConnectDefault{Kind::kValue, std::move(text)};
+  };
   switch (type_oid) {
     case type::kText:
     case type::kVarchar:
@@ -1008,10 +1007,7 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
       }
       if (time && text.size() == 5) text += ":00";  // HH:MM
       if (type_oid == type::kTimestampTz && !ParseTimestampMicros(text, /*with_zone=*/true).ok()) text += "+00";
-      absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
-      std::string ignored;
-      if (!column.ok() || !AppendConnectValue(*column, text, &ignored).ok()) return {Kind::kNotReproduced, ""};
-      return {Kind::kValue, text};
+      return value_as_read(text);
     }
     case type::kTimeTz:  // Debezium has no mapper for it: no default
       return {};
@@ -1032,10 +1028,7 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
       if (!v) return {};
       // A Boolean for a longer bit(n) (a literal in an expression): the Bits converter writes one byte, 0 or 1.
       if (type_oid == type::kBit && v->size() == 1 && type_modifier != 1) return {Kind::kNotReproduced, ""};
-      absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
-      std::string ignored;
-      if (!column.ok() || !AppendConnectValue(*column, *v, &ignored).ok()) return {Kind::kNotReproduced, ""};
-      return {Kind::kValue, *v};
+      return value_as_read(*v);
     }
     default:
       return {};  // no mapper in Debezium (bytea, network addresses, arrays...): no default
