@@ -147,6 +147,12 @@ absl::StatusOr<std::vector<Row>> SqlConnection::Rows(PGresult* res) {
     PQclear(res);
     return absl::Status(classified.code(), Cat(message, sqlstate ? Cat(" (SQLSTATE ", sqlstate, ")") : ""));
   }
+  std::vector<Row> rows = RowsOf(res);
+  PQclear(res);
+  return rows;
+}
+
+std::vector<Row> RowsOf(const pg_result* res) {
   std::vector<Row> rows;
   for (int r = 0; r < PQntuples(res); ++r) {
     Row row;
@@ -156,7 +162,6 @@ absl::StatusOr<std::vector<Row>> SqlConnection::Rows(PGresult* res) {
     }
     rows.push_back(std::move(row));
   }
-  PQclear(res);
   return rows;
 }
 

@@ -36,6 +36,9 @@ class SqlConnection {
   pg_conn* conn_ = nullptr;
 };
 
+// A result's rows, each field its text or NULL (the result is left to the caller to clear).
+std::vector<Row> RowsOf(const pg_result* res);
+
 // The publication watch (and `check`): whether `publication` exists, publishes inserts and covers schema.table.
 std::string PublicationCoverageSql(std::string_view publication, std::string_view schema, std::string_view table);
 // The verdict on PublicationCoverageSql's rows: OK, or FAILED_PRECONDITION saying which of the three fails, naming

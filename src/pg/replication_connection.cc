@@ -241,14 +241,7 @@ absl::StatusOr<std::vector<ColumnCatalog>> ReplicationConnection::ReadColumnCata
   if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
     return ResultError(res.get(), conn_, "reading the outbox table's columns");
   }
-  std::vector<Row> rows(static_cast<size_t>(PQntuples(res.get())));
-  for (int i = 0; i < PQntuples(res.get()); ++i) {
-    for (int f = 0; f < PQnfields(res.get()); ++f) {
-      rows[static_cast<size_t>(i)].push_back(PQgetisnull(res.get(), i, f) ? std::nullopt
-                                                                          : std::optional<std::string>(PQgetvalue(res.get(), i, f)));
-    }
-  }
-  return ParseColumnCatalog(rows);
+  return ParseColumnCatalog(RowsOf(res.get()));
 }
 
 absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot, bool failover) {
