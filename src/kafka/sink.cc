@@ -9,6 +9,7 @@
 #include <librdkafka/rdkafka.h>
 #include <unistd.h>
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -294,14 +295,16 @@ sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t
 }
 
 size_t KafkaSink::Outstanding() const {
-  return static_cast<size_t>(std::max(0, rd_kafka_outq_len(rk_))) + commit_reports_.size();
+  return static_cast<size_t>(std::max(0, rd_kafka_outq_len(rk_))) + commit_reports_.size() +
+         (commit_waiting_ ? 1 : 0);
 }
 
 int KafkaSink::Poll(int timeout_ms) {
-  if (commit_in_progress_) ResumeCommit(*commit_in_progress_, 0);
-  const int reports = static_cast<int>(commit_reports_.size());
-  if (reports > 0) timeout_ms = 0;
-  const int served = rd_kafka_poll(rk_, timeout_ms) + reports;
+  if (commit_waiting_ && rd_kafka_outq_len(rk_) == 0) timeout_ms = 0;
+  const int served = rd_kafka_poll(rk_, commit_reports_.empty() ? timeout_ms : 0) +
+                     static_cast<int>(commit_reports_.size());
+  // Every record of the transaction, the checkpoint included, is acknowledged (or failed): only EndTxn is left.
+  if (commit_waiting_ && rd_kafka_outq_len(rk_) == 0) Commit(*std::exchange(commit_waiting_, std::nullopt));
   ServeCommitReports();
   CollectTopicLimits();
   return served;
@@ -336,16 +339,7 @@ void KafkaSink::DrainWakeup() {
 }
 
 void KafkaSink::Purge() {
-  if (commit_in_progress_) {
-    // A rewind while a commit is unfinished: its outcome is the coordinator's to decide. This producer stops here;
-    // its successor's init_transactions completes or aborts the transaction, and the checkpoint read after it says
-    // which.
-    commit_in_progress_.reset();
-    in_transaction_ = false;
-    broken_ = absl::UnavailableError("kafka: a rewind while a commit was unfinished (the broker did not answer it)");
-    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    return;
-  }
+  commit_waiting_.reset();  // not asked for yet: the transaction is aborted below
   if (transactional_ && in_transaction_) {
     AbortTransaction("a rewind");
     return;
@@ -405,7 +399,7 @@ void KafkaSink::AbortTransaction(std::string_view why) {
 sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin) {
   using Code = sinks::CheckpointWrite::Code;
   if (!broken_.ok()) return {Code::kFailed, broken_};
-  if (commit_in_progress_) return {Code::kBusy, absl::OkStatus()};
+  if (commit_waiting_) return {Code::kBusy, absl::OkStatus()};
   const sinks::ProduceResult produced = Produce(checkpoint, 0);
   switch (produced.code) {
     case sinks::ProduceResult::Code::kOk:
@@ -418,13 +412,19 @@ sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& chec
       return {Code::kError, absl::FailedPreconditionError(Cat("the checkpoint topic refused a checkpoint: ",
                                                               produced.error))};
   }
-  ResumeCommit(origin, kCommitWaitMs);
+  commit_waiting_ = origin;  // committed by the Poll that finds every record acknowledged
   return {Code::kPending, absl::OkStatus()};
 }
 
-void KafkaSink::ResumeCommit(uint64_t origin, int timeout_ms) {
-  commit_in_progress_.reset();
-  rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, timeout_ms);
+void KafkaSink::Commit(uint64_t origin) {
+  // One call, never resumed: a commit_transaction call that returns early (timed out) leaves its pending steps'
+  // answers behind in librdkafka's one slot for the transactional API's result, and a later call takes them as its
+  // own: it can return success while the EndTxn is still unanswered (found under CI load, where each Poll resumed
+  // the commit with a zero timeout: the relay confirmed the slot past a transaction the coordinator then aborted).
+  // Called once nothing is outstanding, the call is the EndTxn round trip alone; one that does not finish in time
+  // leaves the outcome to the coordinator, and this producer is not used again.
+  const int wait_ms = std::min(txn_timeout_ms_, kCommitWaitMs);
+  rd_kafka_error_t* e = rd_kafka_commit_transaction(rk_, wait_ms);
   if (e == nullptr) {
     in_transaction_ = false;
     commit_reports_.push_back({origin, sinks::Outcome::kAcked, ""});
@@ -440,10 +440,13 @@ void KafkaSink::ResumeCommit(uint64_t origin, int timeout_ms) {
       broken_ = absl::InternalError(Cat("kafka: ", what));
       commit_reports_.push_back({origin, sinks::Outcome::kFatal, std::move(what)});
     } else if (retriable && !abort) {
-      // Not finished yet (the broker is slow or away): librdkafka goes on with it; resumed by the next Poll. An
-      // abort now would conflict with it.
-      commit_in_progress_ = origin;
-      return;
+      // Not finished in time (the broker is slow or away): its outcome is the coordinator's to decide. The relay
+      // rewinds; the next producer's init_transactions completes or aborts the transaction, and the checkpoint read
+      // after it says which.
+      in_transaction_ = false;
+      broken_ = absl::UnavailableError(Cat("kafka: the broker did not finish a commit within ", wait_ms, " ms (",
+                                           what, ")"));
+      commit_reports_.push_back({origin, sinks::Outcome::kRetriable, std::move(what)});
     } else {
       // Abortable: abort, and the relay rewinds (nothing of it was committed).
       AbortTransaction(what);

@@ -120,12 +120,13 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   // (blocks). Only once the relay holds the slot (a standby must not fence the active relay).
   absl::Status InitTransactions(int timeout_ms);
   bool transactions_ready() const { return initialized_; }
-  // Produces `checkpoint` into the open transaction and commits it. The commit blocks for at most
-  // kCommitWaitMs; one the broker has not finished by then goes on in the background and is resumed by each Poll.
-  // The result is reported with `origin` by a Poll: kAcked (committed), kRetriable (aborted: rewind), kFatal
-  // (fenced or unusable: recreate the producer). kFailed when it could not even start.
+  // Produces `checkpoint` into the open transaction and commits it: the Poll that finds every record of the
+  // transaction acknowledged calls commit_transaction, which then blocks for the EndTxn round trip alone (at most
+  // kCommitWaitMs, capped by the transaction timeout). The result is reported with `origin` by a Poll: kAcked
+  // (committed), kRetriable (aborted, or not finished in time: rewind; the latter leaves the producer unusable),
+  // kFatal (fenced or unusable: recreate the producer). kFailed when it could not even start.
   ::outbox::sinks::CheckpointWrite CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin);
-  static constexpr int kCommitWaitMs = 500;
+  static constexpr int kCommitWaitMs = 10000;
   static constexpr int kAbortWaitMs = 3000;
 
  private:
@@ -173,10 +174,10 @@ class KafkaSink final : public ::outbox::sinks::Sink {
     std::string error;
   };
   std::deque<CommitReport> commit_reports_;  // served by Poll
-  std::optional<uint64_t> commit_in_progress_;  // a commit that timed out and is resumed by Poll (its origin)
+  std::optional<uint64_t> commit_waiting_;  // a commit asked for, waiting for its records' acknowledgements (origin)
   absl::Status BeginIfNeeded();
-  // Calls commit_transaction (again) for `origin`: queues its report, or leaves it in progress.
-  void ResumeCommit(uint64_t origin, int timeout_ms);
+  // Calls commit_transaction once for `origin` and queues its report.
+  void Commit(uint64_t origin);
   void AbortTransaction(std::string_view why);
   void ServeCommitReports();
 };
