@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints, for every failed test in ctest's LastTest.log files, its GoogleTest failure messages and `[ figures ]`
-lines (scripts/test.sh calls it last, so that the end of a failed run's output names what failed and why, not only
-the test's name).
+lines, then a short summary of where each first failed (scripts/test.sh calls it last, so that the end of a failed
+run's output names what failed and why, not only the test's name).
 
   scripts/ctest-digest.py LOG [LOG...]
 """
@@ -33,7 +33,17 @@ def failures(text):
         yield m.group(1), keep[:MAX_LINES]
 
 
+def first_failure(keep):
+    """The first failure's location and its next three lines: a CI summary that shows only the last lines of the
+    output still shows where each failed test failed."""
+    for i, line in enumerate(keep):
+        if line.endswith(": Failure") or "Timeout" in line or "Segmentation" in line or "Aborted" in line:
+            return [line] + keep[i + 1:i + 4]
+    return keep[:1]
+
+
 def main():
+    summary = []
     for path in sys.argv[1:]:
         try:
             with open(path, errors="replace") as f:
@@ -44,6 +54,13 @@ def main():
             print(f"---- failed: {name} ({path})")
             for line in keep:
                 print("  " + line)
+            summary.append((name, first_failure(keep)))
+    if summary:
+        print("==== where each failed test first failed")
+        for name, lines in summary:
+            print(f"{name}:")
+            for line in lines:
+                print("  " + line[:300])
 
 
 if __name__ == "__main__":
