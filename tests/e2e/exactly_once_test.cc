@@ -128,8 +128,29 @@ TEST(ExactlyOnce, KillNineAtRandomMomentsUnderLoadGivesEachEventOnce) {
   ExpectStopsCleanly(*relay);
 }
 
+// True when no transaction is open on partition 0 of any of `topics`: its last stable offset is its high watermark.
+bool NoTransactionOpen(const std::string& bootstrap, const std::vector<std::string>& topics) {
+  auto committed = KafkaReader::Create(bootstrap);
+  auto uncommitted = KafkaReader::Create(bootstrap, {{"isolation.level", "read_uncommitted"}});
+  if (!committed.ok() || !uncommitted.ok()) return false;
+  for (const std::string& topic : topics) {
+    auto stable = (*committed)->EndOffset(topic, 0);
+    auto high = (*uncommitted)->EndOffset(topic, 0);
+    if (!stable.ok() || !high.ok() || *stable != *high) return false;
+  }
+  return true;
+}
+
 // The broker stopped under load for longer than the message timeout: the open transaction is aborted (not waited
 // for forever), the relay rewinds, and after the broker is back every event is there once.
+//
+// The broker is stopped while the relay is paused (SIGSTOP) and no transaction is open on the topics (the paused
+// relay's open one is aborted by the coordinator after transaction.timeout.ms): a single Kafka 4.4 broker stopped
+// (or killed) while it writes a commit's markers can restart with the coordinator's CompleteCommit but without the
+// markers in the partitions, a transaction nobody will ever end, which holds the checkpoint topic's last stable
+// offset back for good (seen here: kafka-transactions.sh describe-producers shows it, the transaction log shows
+// PrepareCommit then CompleteCommit, the partitions no marker). The relay then waits on its checkpoint read, naming
+// it; an operator ends it with kafka-transactions.sh abort. The relay runs on through the whole outage.
 TEST(ExactlyOnce, BrokerStoppedAndStartedUnderLoadGivesEachEventOnce) {
   PgServer* pg = PgServer::Shared();
   ASSERT_NE(pg, nullptr);
@@ -140,7 +161,11 @@ TEST(ExactlyOnce, BrokerStoppedAndStartedUnderLoadGivesEachEventOnce) {
   ASSERT_NE(relay, nullptr);
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 300; }, 30s, "load under way"));
+  ASSERT_TRUE(relay->Kill(SIGSTOP).ok());
+  ASSERT_TRUE(WaitFor([&] { return NoTransactionOpen((*broker)->bootstrap(), {h.topic(), h.checkpoint_topic()}); },
+                      30s, "no transaction open on the broker"));
   ASSERT_TRUE((*broker)->Stop().ok());
+  ASSERT_TRUE(relay->Kill(SIGCONT).ok());
   Sleep(EnvInt("OUTBOX_OUTAGE_SECONDS", 8) * 1000ms);
   ASSERT_TRUE((*broker)->Start().ok());
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 600; }, 30s, "more load after the outage"));

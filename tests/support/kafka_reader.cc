@@ -214,6 +214,19 @@ absl::StatusOr<std::vector<KafkaRecord>> KafkaReader::ReadUntil(std::string_view
       topic, [count](const std::vector<KafkaRecord>& records) { return records.size() >= count; }, deadline);
 }
 
+absl::StatusOr<int64_t> KafkaReader::EndOffset(std::string_view topic, int partition,
+                                               std::chrono::milliseconds deadline) {
+  const std::string name(topic);
+  int64_t low = 0;
+  int64_t high = 0;
+  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk_.get(), name.c_str(), partition, &low, &high,
+                                                             static_cast<int>(deadline.count()));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return absl::UnavailableError(absl::StrCat("end offset of ", name, "[", partition, "]: ", rd_kafka_err2str(err)));
+  }
+  return high;
+}
+
 absl::StatusOr<std::vector<KafkaRecord>> KafkaReader::ReadAll(std::string_view topic,
                                                               std::chrono::milliseconds deadline) {
   const auto until = Clock::now() + deadline;

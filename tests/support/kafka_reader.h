@@ -66,6 +66,11 @@ class KafkaReader {
   // naming how many topics are missing or short.
   absl::Status ReadEachUntil(const std::vector<std::string>& topics, size_t count, std::chrono::milliseconds deadline);
 
+  // The end of a partition as this reader sees it: the last stable offset at read_committed (held back by an open
+  // transaction), the high watermark at read_uncommitted.
+  absl::StatusOr<int64_t> EndOffset(std::string_view topic, int partition,
+                                    std::chrono::milliseconds deadline = std::chrono::seconds(10));
+
   // The topic's records read so far.
   const std::vector<KafkaRecord>& Records(std::string_view topic);
 
