@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -132,20 +134,28 @@ absl::StatusOr<SlotCheckpoints> ReadKafkaCheckpoint(const std::map<std::string, 
     while (open > 0) {
       if (std::chrono::steady_clock::now() > deadline) {
         rd_kafka_topic_partition_list_destroy(assignment);
+        if (!committed) return absl::UnavailableError("reading the checkpoint topic timed out");
+        // Where each unfinished partition stands: its last stable offset (a read_committed ListOffsets) is where the
+        // oldest open transaction began.
         std::string stuck;
-        if (committed) {
-          for (const auto& [partition, last] : last_offset) {
-            int64_t low = 0, high = 0;
-            rd_kafka_get_watermark_offsets(rk->get(), topic.c_str(), partition, &low, &high);
-            stuck += Cat(stuck.empty() ? "" : ", ", "partition ", partition, " read to offset ", high,
-                         " of ", last + 1);
+        std::optional<std::pair<int32_t, int64_t>> example;
+        for (const auto& [partition, last] : last_offset) {
+          int64_t low = 0, stable = -1;
+          if (rd_kafka_query_watermark_offsets(rk->get(), topic.c_str(), partition, &low, &stable, 2000) !=
+              RD_KAFKA_RESP_ERR_NO_ERROR) {
+            stable = -1;
           }
+          stuck += Cat(stuck.empty() ? "" : ", ", "partition ", partition, ": last stable offset ",
+                       stable >= 0 ? Cat(stable) : std::string("unknown"), ", high watermark ", last + 1);
+          if (!example && stable >= 0 && stable <= last) example = {partition, stable};
         }
-        return absl::UnavailableError(
-            committed ? Cat("reading the checkpoint topic ", topic, " timed out: a transaction open on it holds its last "
-                            "stable offset back (", stuck, "); another pipeline's transaction ends within its "
-                            "transaction.timeout.ms, a hanging one shows in kafka-transactions.sh find-hanging")
-                      : std::string("reading the checkpoint topic timed out"));
+        const int32_t partition = example ? example->first : 0;
+        return absl::UnavailableError(Cat(
+            "reading the checkpoint topic ", topic, " timed out: a transaction open on it holds its last stable offset "
+            "back (", stuck, "). Another pipeline's transaction ends within its transaction.timeout.ms; one that "
+            "nothing will end (a hanging transaction) shows in kafka-transactions.sh describe-producers --topic ", topic,
+            " --partition ", partition, example ? Cat(", starting at offset ", example->second) : std::string(),
+            ": read 'A hanging transaction on the checkpoint topic' in docs/failure-modes.md before ending it"));
       }
       rd_kafka_message_t* m = rd_kafka_consumer_poll(rk->get(), 100);
       if (m == nullptr) continue;

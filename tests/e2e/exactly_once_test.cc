@@ -360,6 +360,56 @@ TEST(ExactlyOnce, AForeignTransactionOpenOnTheSharedCheckpointTopicIsWaitedFor) 
   ExpectStopsCleanly(*next);
 }
 
+// A transaction open on the checkpoint topic for longer than the relay's read waits (transaction.timeout.ms + 15 s):
+// the read gives up naming the partition's last stable offset (where that transaction began) and high watermark,
+// and the kafka-transactions.sh command that shows it; the relay retries, and streams once it ends. The message
+// named only the high watermark ("read to offset 8 of 8"), which said nothing about the open transaction: that
+// mutation fails here.
+TEST(ExactlyOnce, ACheckpointReadHeldBackTooLongNamesTheOpenTransactionsOffset) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  EoHarness h(pg, broker->bootstrap(), "EoHeldBack");
+  auto other = NewKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", broker->bootstrap()},
+                                                   {"transactional.id", UniqueName("held_back")},
+                                                   {"transaction.timeout.ms", "120000"}});
+  ASSERT_TRUE(other.ok()) << other.status();
+  rd_kafka_t* rk = other->get();
+  ASSERT_EQ(rd_kafka_init_transactions(rk, 30000), nullptr);
+  ASSERT_EQ(rd_kafka_begin_transaction(rk), nullptr);
+  const std::string key = "7000000000000000000/other_slot/x";
+  ASSERT_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(h.checkpoint_topic().c_str()),
+                              RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>("{}"), 2),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(rd_kafka_flush(rk, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  auto uncommitted = KafkaReader::Create(broker->bootstrap(), {{"isolation.level", "read_uncommitted"}});
+  auto committed = KafkaReader::Create(broker->bootstrap());
+  ASSERT_TRUE(uncommitted.ok() && committed.ok());
+  auto high = (*uncommitted)->EndOffset(h.checkpoint_topic(), 0);
+  auto stable = (*committed)->EndOffset(h.checkpoint_topic(), 0);
+  ASSERT_TRUE(high.ok() && stable.ok());
+  ASSERT_EQ(*stable + 1, *high) << "the premise: the open transaction's record is the partition's last";
+
+  auto relay = h.Start({"--set", "kafka.transaction.timeout.ms=1000"}, /*wait_streaming=*/false);
+  ASSERT_NE(relay, nullptr);
+  const std::string named = "partition 0: last stable offset " + std::to_string(*stable) + ", high watermark " +
+                            std::to_string(*high);
+  ASSERT_TRUE(WaitFor([&] { return relay->Output().find(named) != std::string::npos || !relay->Running(); }, 60s,
+                      "the read gives up naming the offsets"))
+      << relay->Output();
+  EXPECT_NE(relay->Output().find("describe-producers --topic " + h.checkpoint_topic() + " --partition 0, starting at "
+                                 "offset " + std::to_string(*stable)),
+            std::string::npos)
+      << relay->Output();
+  EXPECT_EQ(relay->Output().find("streaming slot"), std::string::npos) << relay->Output();
+  ASSERT_EQ(rd_kafka_commit_transaction(rk, 30000), nullptr);
+  EXPECT_TRUE(WaitFor([&] { return relay->Output().find("streaming slot") != std::string::npos; }, 60s,
+                      "the relay streams once the transaction ended"))
+      << relay->Output();
+  ExpectStopsCleanly(*relay);
+}
+
 // Two pipelines (two databases and slots, two relays) share one checkpoint topic; one is killed at random moments
 // under load while the other commits all along (its transactions open and close on the same partition). Each
 // relay's restart reads its own last committed checkpoint, whatever the other has open: both give each event once.
