@@ -311,6 +311,33 @@ TEST(ExactlyOnce, AMillionRowTransactionSplitOverKafkaTransactionsAndKilledMidwa
   ExpectStopsCleanly(*next);
 }
 
+// Another pipeline's producer with a transaction open on `checkpoint_topic`: one record of another slot, sent.
+absl::StatusOr<RdKafkaPtr> OpenForeignTransaction(const std::string& bootstrap, const std::string& checkpoint_topic,
+                                                  const std::string& name, int transaction_timeout_ms = 60000) {
+  auto other = NewKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap},
+                                                   {"transactional.id", UniqueName(name)},
+                                                   {"transaction.timeout.ms", std::to_string(transaction_timeout_ms)}});
+  if (!other.ok()) return other.status();
+  rd_kafka_t* rk = other->get();
+  if (rd_kafka_error_t* e = rd_kafka_init_transactions(rk, 30000)) {
+    const std::string what = rd_kafka_error_string(e);
+    rd_kafka_error_destroy(e);
+    return absl::UnavailableError("init_transactions: " + what);
+  }
+  if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk)) {
+    const std::string what = rd_kafka_error_string(e);
+    rd_kafka_error_destroy(e);
+    return absl::UnavailableError("begin_transaction: " + what);
+  }
+  const std::string key = "7000000000000000000/other_slot/x";
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      rk, RD_KAFKA_V_TOPIC(checkpoint_topic.c_str()), RD_KAFKA_V_KEY(key.data(), key.size()),
+      RD_KAFKA_V_VALUE(const_cast<char*>("{}"), 2), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) err = rd_kafka_flush(rk, 10000);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return absl::UnavailableError(rd_kafka_err2str(err));
+  return other;
+}
+
 // Another transactional producer holds a transaction open on the shared checkpoint topic while the relay commits
 // checkpoints after it, and the relay is killed: the next relay must not take the last stable offset for the end
 // (it would read an older checkpoint and repeat what was committed after it). It waits until that transaction is
@@ -325,18 +352,9 @@ TEST(ExactlyOnce, AForeignTransactionOpenOnTheSharedCheckpointTopicIsWaitedFor) 
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 200; }, 30s, "load under way"));
   // The other pipeline: a transaction open on the checkpoint topic, with a record of another slot.
-  auto other = NewKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", broker->bootstrap()},
-                                                   {"transactional.id", UniqueName("other_pipeline")}});
+  auto other = OpenForeignTransaction(broker->bootstrap(), h.checkpoint_topic(), "other_pipeline");
   ASSERT_TRUE(other.ok()) << other.status();
   rd_kafka_t* rk = other->get();
-  ASSERT_EQ(rd_kafka_init_transactions(rk, 30000), nullptr);
-  ASSERT_EQ(rd_kafka_begin_transaction(rk), nullptr);
-  const std::string key = "7000000000000000000/other_slot/x";
-  ASSERT_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(h.checkpoint_topic().c_str()),
-                              RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>("{}"), 2),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
-  ASSERT_EQ(rd_kafka_flush(rk, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
   // The relay commits more checkpoints behind the open transaction, then dies.
   const double published = Scrape(h.http_port(), "outbox_relay_events_total{result=\"published\"}").value_or(0);
   ASSERT_TRUE(WaitFor([&] {
@@ -370,19 +388,9 @@ TEST(ExactlyOnce, ACheckpointReadHeldBackTooLongNamesTheOpenTransactionsOffset) 
   KafkaBroker* broker = KafkaBroker::Shared();
   ASSERT_TRUE(pg && broker);
   EoHarness h(pg, broker->bootstrap(), "EoHeldBack");
-  auto other = NewKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", broker->bootstrap()},
-                                                   {"transactional.id", UniqueName("held_back")},
-                                                   {"transaction.timeout.ms", "120000"}});
+  auto other = OpenForeignTransaction(broker->bootstrap(), h.checkpoint_topic(), "held_back", 120000);
   ASSERT_TRUE(other.ok()) << other.status();
   rd_kafka_t* rk = other->get();
-  ASSERT_EQ(rd_kafka_init_transactions(rk, 30000), nullptr);
-  ASSERT_EQ(rd_kafka_begin_transaction(rk), nullptr);
-  const std::string key = "7000000000000000000/other_slot/x";
-  ASSERT_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(h.checkpoint_topic().c_str()),
-                              RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(const_cast<char*>("{}"), 2),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
-  ASSERT_EQ(rd_kafka_flush(rk, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
   auto uncommitted = KafkaReader::Create(broker->bootstrap(), {{"isolation.level", "read_uncommitted"}});
   auto committed = KafkaReader::Create(broker->bootstrap());
   ASSERT_TRUE(uncommitted.ok() && committed.ok());
