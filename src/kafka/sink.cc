@@ -300,6 +300,11 @@ size_t KafkaSink::Outstanding() const {
 }
 
 int KafkaSink::Poll(int timeout_ms) {
+  if (commit_waiting_ && rd_kafka_outq_len(rk_) > 0) {
+    // The commit waits for its records: what lingers goes out now, as commit_transaction's own flush sent it (a
+    // flush marks the producer as flushing, which makes linger.ms immediate).
+    rd_kafka_flush(rk_, kSendHeldWaitMs);
+  }
   if (commit_waiting_ && rd_kafka_outq_len(rk_) == 0) timeout_ms = 0;
   const int served = rd_kafka_poll(rk_, commit_reports_.empty() ? timeout_ms : 0) +
                      static_cast<int>(commit_reports_.size());

@@ -80,6 +80,44 @@ class KafkaSinkTest : public ::testing::Test {
   std::unique_ptr<KafkaSink> sink_;
 };
 
+// exactly_once: a commit whose EndTxn the coordinator answers late (1.5 s) is reported acknowledged only after that
+// answer, and the producer can begin the next transaction. Each Poll resumed an unfinished commit with a zero
+// timeout; librdkafka keeps one pending result for its transactional API, and under a tight Poll loop a resumed call
+// took another step's late answer as its own: the commit reported success while the EndTxn was unanswered, and the
+// next begin_transaction failed in state CommittingTransaction (seen in CI, where the relay then confirmed the slot
+// past a transaction the coordinator aborted).
+TEST_F(KafkaSinkTest, ACommitIsReportedOnlyAfterTheCoordinatorAnsweredItsEndTxn) {
+  std::map<std::string, std::string> user = {{"bootstrap.servers", rd_kafka_mock_cluster_bootstraps(mock_)},
+                                             {"transaction.timeout.ms", "10000"}};
+  auto conf = BuildProducerConfig(user, {1000, 1 << 20}, false, /*exactly_once=*/true);
+  ASSERT_TRUE(conf.ok()) << conf.status();
+  (*conf)["transactional.id"] = "sink-test";
+  auto sink = KafkaSink::Create(*conf, &reports_);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  sink_ = std::move(*sink);
+  ASSERT_TRUE(sink_->InitTransactions(10000).ok());
+  constexpr int16_t kEndTxn = 26;  // the EndTxn API key
+  rd_kafka_mock_broker_push_request_error_rtts(mock_, 1, kEndTxn, 1, RD_KAFKA_RESP_ERR_NO_ERROR, 1500);
+  sinks::ProduceResult r = sinks::ProduceResult::Full();
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while ((r = sink_->Produce(Rec("events", "v"), 1)).code == sinks::ProduceResult::Code::kFull &&
+         std::chrono::steady_clock::now() < deadline) {
+    sink_->Poll(10);  // the first record to a topic waits for its configuration
+  }
+  ASSERT_TRUE(r.ok()) << r.error;
+  const auto committed_at = std::chrono::steady_clock::now();
+  const sinks::CheckpointWrite w = sink_->CommitTransaction(Rec("events", "checkpoint"), 2);
+  ASSERT_EQ(w.code, sinks::CheckpointWrite::Code::kPending) << w.error;
+  // A tight loop, as the relay's is while it waits for the commit.
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (reports_.seen.empty() && std::chrono::steady_clock::now() < until) sink_->Poll(0);
+  ASSERT_EQ(reports_.seen.size(), 1u);
+  EXPECT_EQ(reports_.seen[0].origin, 2u);
+  EXPECT_EQ(reports_.seen[0].outcome, sinks::Outcome::kAcked);
+  EXPECT_GE(std::chrono::steady_clock::now() - committed_at, 1500ms) << "reported before the EndTxn answer";
+  EXPECT_TRUE(sink_->Produce(Rec("events", "next"), 3).ok()) << "the next transaction cannot begin";
+}
+
 TEST_F(KafkaSinkTest, EveryRecordGetsOneAckedReportWithItsOriginFromPollOnly) {
   Create();
   for (uint64_t origin = 1; origin <= 5; ++origin) {
