@@ -331,9 +331,13 @@ void KafkaSink::SendHeld() {
   } else if (now - sent_at_ > linger_) {
     return;  // nothing new since the last send; within the linger it is repeated, in case librdkafka missed it
   }
+  // A repeat for records sent long ago and still outstanding gets a longer window: a flush of 1 ms can end before
+  // librdkafka's broker thread wakes (the CPU busy elsewhere), and what it missed would wait out the linger.
+  const bool repeat = unsent_ == 0;
+  if (!repeat) send_started_ = now;
   unsent_ = 0;
   sent_at_ = now;
-  rd_kafka_flush(rk_, kSendHeldWaitMs);
+  rd_kafka_flush(rk_, repeat && now - send_started_ > kSendHeldSlowAfter ? kSendHeldRepeatWaitMs : kSendHeldWaitMs);
   CollectTopicLimits();
 }
 

@@ -86,6 +86,9 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   // flush of 0 ms ends before they wake), and within the linger a later idle round repeats it.
   void SendHeld() override;
   static constexpr int kSendHeldWaitMs = 1;
+  // A repeat for records still outstanding kSendHeldSlowAfter after their send flushes for kSendHeldRepeatWaitMs.
+  static constexpr std::chrono::milliseconds kSendHeldSlowAfter{100};
+  static constexpr int kSendHeldRepeatWaitMs = 10;
   // Readable when the main queue has events; drain it with DrainWakeup() then Poll(0).
   int wakeup_fd() const override { return wake_read_; }
   void DrainWakeup() override;
@@ -161,6 +164,7 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   bool send_held_when_idle_ = false;
   int unsent_ = 0;  // records produced since the last send (SendHeld's flush)
   std::chrono::steady_clock::time_point sent_at_;
+  std::chrono::steady_clock::time_point send_started_;  // the last send of new records (not a repeat)
   std::chrono::milliseconds linger_{5};  // linger.ms (queue.buffering.max.ms) as configured
   // Transactions.
   bool transactional_ = false;
