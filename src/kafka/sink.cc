@@ -421,7 +421,14 @@ sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& chec
       return {Code::kError, absl::FailedPreconditionError(Cat("the checkpoint topic refused a checkpoint: ",
                                                               produced.error))};
   }
-  commit_waiting_ = origin;  // committed by the Poll that finds every record acknowledged
+  // Wait here for the records' acknowledgements, as commit_transaction's own flush did (a flush makes linger.ms
+  // immediate); what is not acknowledged by then is committed by the Poll that finds every record acknowledged.
+  rd_kafka_flush(rk_, std::min(txn_timeout_ms_, kCommitFlushWaitMs));
+  if (rd_kafka_outq_len(rk_) == 0) {
+    Commit(origin);
+  } else {
+    commit_waiting_ = origin;
+  }
   return {Code::kPending, absl::OkStatus()};
 }
 

@@ -123,13 +123,15 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   // (blocks). Only once the relay holds the slot (a standby must not fence the active relay).
   absl::Status InitTransactions(int timeout_ms);
   bool transactions_ready() const { return initialized_; }
-  // Produces `checkpoint` into the open transaction and commits it: the Poll that finds every record of the
-  // transaction acknowledged calls commit_transaction, which then blocks for the EndTxn round trip alone (at most
-  // kCommitWaitMs, capped by the transaction timeout). The result is reported with `origin` by a Poll: kAcked
+  // Produces `checkpoint` into the open transaction and commits it: once every record of the transaction is
+  // acknowledged (waited for here up to kCommitFlushWaitMs, else by the Poll that finds them all acknowledged),
+  // commit_transaction is called once and blocks for the EndTxn round trip alone (at most kCommitWaitMs, capped by
+  // the transaction timeout). The result is reported with `origin` by a Poll: kAcked
   // (committed), kRetriable (aborted, or not finished in time: rewind; the latter leaves the producer unusable),
   // kFatal (fenced or unusable: recreate the producer). kFailed when it could not even start.
   ::outbox::sinks::CheckpointWrite CommitTransaction(const ::outbox::Record& checkpoint, uint64_t origin);
   static constexpr int kCommitWaitMs = 10000;
+  static constexpr int kCommitFlushWaitMs = 500;  // CommitTransaction's own wait for the records' acknowledgements
   static constexpr int kAbortWaitMs = 3000;
 
  private:
