@@ -305,11 +305,10 @@ int KafkaSink::Poll(int timeout_ms) {
     // flush marks the producer as flushing, which makes linger.ms immediate).
     rd_kafka_flush(rk_, kSendHeldWaitMs);
   }
-  if (commit_waiting_ && rd_kafka_outq_len(rk_) == 0) timeout_ms = 0;
+  CommitIfAcknowledged();  // before waiting: its report is then served at once
   const int served = rd_kafka_poll(rk_, commit_reports_.empty() ? timeout_ms : 0) +
                      static_cast<int>(commit_reports_.size());
-  // Every record of the transaction, the checkpoint included, is acknowledged (or failed): only EndTxn is left.
-  if (commit_waiting_ && rd_kafka_outq_len(rk_) == 0) Commit(*std::exchange(commit_waiting_, std::nullopt));
+  CommitIfAcknowledged();
   ServeCommitReports();
   CollectTopicLimits();
   return served;
@@ -423,13 +422,15 @@ sinks::CheckpointWrite KafkaSink::CommitTransaction(const ::outbox::Record& chec
   }
   // Wait here for the records' acknowledgements, as commit_transaction's own flush did (a flush makes linger.ms
   // immediate); what is not acknowledged by then is committed by the Poll that finds every record acknowledged.
+  commit_waiting_ = origin;
   rd_kafka_flush(rk_, std::min(txn_timeout_ms_, kCommitFlushWaitMs));
-  if (rd_kafka_outq_len(rk_) == 0) {
-    Commit(origin);
-  } else {
-    commit_waiting_ = origin;
-  }
+  CommitIfAcknowledged();
   return {Code::kPending, absl::OkStatus()};
+}
+
+void KafkaSink::CommitIfAcknowledged() {
+  // Every record of the transaction, the checkpoint included, is acknowledged (or failed): only EndTxn is left.
+  if (commit_waiting_ && rd_kafka_outq_len(rk_) == 0) Commit(*std::exchange(commit_waiting_, std::nullopt));
 }
 
 void KafkaSink::Commit(uint64_t origin) {

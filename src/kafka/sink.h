@@ -184,6 +184,8 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   absl::Status BeginIfNeeded();
   // Calls commit_transaction once for `origin` and queues its report.
   void Commit(uint64_t origin);
+  // Commit() for the waiting commit once nothing is outstanding.
+  void CommitIfAcknowledged();
   void AbortTransaction(std::string_view why);
   void ServeCommitReports();
 };
