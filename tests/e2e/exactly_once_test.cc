@@ -10,10 +10,12 @@
 
 #include <csignal>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -128,18 +130,35 @@ TEST(ExactlyOnce, KillNineAtRandomMomentsUnderLoadGivesEachEventOnce) {
   ExpectStopsCleanly(*relay);
 }
 
-// True when no transaction is open on partition 0 of any of `topics`: its last stable offset is its high watermark.
-bool NoTransactionOpen(const std::string& bootstrap, const std::vector<std::string>& topics) {
-  auto committed = KafkaReader::Create(bootstrap);
-  auto uncommitted = KafkaReader::Create(bootstrap, {{"isolation.level", "read_uncommitted"}});
-  if (!committed.ok() || !uncommitted.ok()) return false;
-  for (const std::string& topic : topics) {
-    auto stable = (*committed)->EndOffset(topic, 0);
-    auto high = (*uncommitted)->EndOffset(topic, 0);
-    if (!stable.ok() || !high.ok() || *stable != *high) return false;
+// Partition 0's last stable offset (read_committed) and high watermark (read_uncommitted): they differ while a
+// transaction is open on it.
+class PartitionEnds {
+ public:
+  explicit PartitionEnds(const std::string& bootstrap)
+      : committed_(KafkaReader::Create(bootstrap)),
+        uncommitted_(KafkaReader::Create(bootstrap, {{"isolation.level", "read_uncommitted"}})) {}
+  absl::StatusOr<std::pair<int64_t, int64_t>> StableAndHigh(const std::string& topic) {
+    if (!committed_.ok()) return committed_.status();
+    if (!uncommitted_.ok()) return uncommitted_.status();
+    auto stable = (*committed_)->EndOffset(topic, 0);
+    if (!stable.ok()) return stable.status();
+    auto high = (*uncommitted_)->EndOffset(topic, 0);
+    if (!high.ok()) return high.status();
+    return std::make_pair(*stable, *high);
   }
-  return true;
-}
+  // True when no transaction is open on partition 0 of any of `topics`.
+  bool NoTransactionOpen(const std::vector<std::string>& topics) {
+    for (const std::string& topic : topics) {
+      auto ends = StableAndHigh(topic);
+      if (!ends.ok() || ends->first != ends->second) return false;
+    }
+    return true;
+  }
+
+ private:
+  absl::StatusOr<std::unique_ptr<KafkaReader>> committed_;
+  absl::StatusOr<std::unique_ptr<KafkaReader>> uncommitted_;
+};
 
 // The broker stopped under load for longer than the message timeout: the open transaction is aborted (not waited
 // for forever), the relay rewinds, and after the broker is back every event is there once.
@@ -162,8 +181,9 @@ TEST(ExactlyOnce, BrokerStoppedAndStartedUnderLoadGivesEachEventOnce) {
   h.loader().Start();
   ASSERT_TRUE(WaitFor([&] { return h.loader().transactions() >= 300; }, 30s, "load under way"));
   ASSERT_TRUE(relay->Kill(SIGSTOP).ok());
-  ASSERT_TRUE(WaitFor([&] { return NoTransactionOpen((*broker)->bootstrap(), {h.topic(), h.checkpoint_topic()}); },
-                      30s, "no transaction open on the broker"));
+  PartitionEnds ends((*broker)->bootstrap());
+  ASSERT_TRUE(WaitFor([&] { return ends.NoTransactionOpen({h.topic(), h.checkpoint_topic()}); }, 30s,
+                      "no transaction open on the broker"));
   ASSERT_TRUE((*broker)->Stop().ok());
   ASSERT_TRUE(relay->Kill(SIGCONT).ok());
   Sleep(EnvInt("OUTBOX_OUTAGE_SECONDS", 8) * 1000ms);
@@ -391,23 +411,20 @@ TEST(ExactlyOnce, ACheckpointReadHeldBackTooLongNamesTheOpenTransactionsOffset) 
   auto other = OpenForeignTransaction(broker->bootstrap(), h.checkpoint_topic(), "held_back", 120000);
   ASSERT_TRUE(other.ok()) << other.status();
   rd_kafka_t* rk = other->get();
-  auto uncommitted = KafkaReader::Create(broker->bootstrap(), {{"isolation.level", "read_uncommitted"}});
-  auto committed = KafkaReader::Create(broker->bootstrap());
-  ASSERT_TRUE(uncommitted.ok() && committed.ok());
-  auto high = (*uncommitted)->EndOffset(h.checkpoint_topic(), 0);
-  auto stable = (*committed)->EndOffset(h.checkpoint_topic(), 0);
-  ASSERT_TRUE(high.ok() && stable.ok());
-  ASSERT_EQ(*stable + 1, *high) << "the premise: the open transaction's record is the partition's last";
+  auto ends = PartitionEnds(broker->bootstrap()).StableAndHigh(h.checkpoint_topic());
+  ASSERT_TRUE(ends.ok()) << ends.status();
+  const auto [stable, high] = *ends;
+  ASSERT_EQ(stable + 1, high) << "the premise: the open transaction's record is the partition's last";
 
   auto relay = h.Start({"--set", "kafka.transaction.timeout.ms=1000"}, /*wait_streaming=*/false);
   ASSERT_NE(relay, nullptr);
-  const std::string named = "partition 0: last stable offset " + std::to_string(*stable) + ", high watermark " +
-                            std::to_string(*high);
+  const std::string named = "partition 0: last stable offset " + std::to_string(stable) + ", high watermark " +
+                            std::to_string(high);
   ASSERT_TRUE(WaitFor([&] { return relay->Output().find(named) != std::string::npos || !relay->Running(); }, 60s,
                       "the read gives up naming the offsets"))
       << relay->Output();
   EXPECT_NE(relay->Output().find("describe-producers --topic " + h.checkpoint_topic() + " --partition 0, starting at "
-                                 "offset " + std::to_string(*stable)),
+                                 "offset " + std::to_string(stable)),
             std::string::npos)
       << relay->Output();
   EXPECT_EQ(relay->Output().find("streaming slot"), std::string::npos) << relay->Output();
