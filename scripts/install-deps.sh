@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything outbox-relay needs to build and test on a Debian bookworm machine:
-#   - Debian packages (compiler, libpq, PostgreSQL 15, abseil, spdlog, nlohmann_json, yaml-cpp, CLI11, httplib,
+#   - Debian packages (compiler, libpq, PostgreSQL 15 and PostGIS for it, abseil, spdlog, nlohmann_json, yaml-cpp, CLI11, httplib,
 #     protobuf, gtest)
 #   - librdkafka 2.8.0 built from Debian trixie's *source* package into a cached prefix (no trixie binaries)
 #   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
@@ -34,6 +34,8 @@ log() { echo "[install-deps] $*"; }
 DEB_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates ccache
   libpq-dev postgresql-15 postgresql-client-15
+  # PostGIS for the Debezium side-by-side tests of geometry and geography columns
+  postgresql-15-postgis-3
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
   libnats-dev librabbitmq-dev

@@ -186,6 +186,36 @@ absl::Status AppendPoint(std::string_view text, bool json, std::string* out) {
   return absl::OkStatus();
 }
 
+// Appends Debezium's Geometry or Geography struct of a PostGIS value (PostgisGeometry.fromHexEwkb): wkb is the EWKB
+// PostGIS prints in hex, kept whole (its SRID too); srid is the SRID the EWKB carries (the type word's 0x20000000
+// flag, then a 4-byte int in the EWKB's byte order), or null. SimpleHeaderConverter and JsonConverter write it
+// alike: {"wkb":"<base64>","srid":4326}.
+absl::Status AppendGeometry(std::string_view text, std::string* out) {
+  absl::StatusOr<std::string> ewkb = DecodeHex(text);
+  if (!ewkb.ok() || ewkb->size() < 9) {  // Debezium's parseSrid: "Invalid EWKB length" below 9 bytes
+    return absl::InvalidArgumentError(Cat("unreadable PostGIS value \"", text.substr(0, 64), "\": ",
+                                          ewkb.ok() ? "shorter than 9 bytes" : ewkb.status().message()));
+  }
+  const bool little_endian = (*ewkb)[0] != 0;
+  const auto word = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      const uint32_t byte = static_cast<unsigned char>((*ewkb)[at + i]);
+      v |= little_endian ? byte << (8 * i) : byte << (8 * (3 - i));
+    }
+    return v;
+  };
+  constexpr uint32_t kEwkbSrid = 0x20000000;
+  out->append(R"({"wkb":")").append(absl::Base64Escape(*ewkb)).append(R"(","srid":)");
+  if ((word(1) & kEwkbSrid) != 0) {
+    out->append(absl::StrCat(static_cast<int32_t>(word(5))));
+  } else {
+    out->append("null");
+  }
+  out->push_back('}');
+  return absl::OkStatus();
+}
+
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
@@ -349,6 +379,12 @@ bool IsIntegerType(uint32_t type_oid) {
 
 std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
   if (type_name == "hstore") return ConnectColumn{ConnectForm::kHstore};
+  if (type_name == "geometry" || type_name == "geography") {
+    ConnectColumn column{ConnectForm::kGeometry};
+    column.logical_name =
+        type_name == "geometry" ? "io.debezium.data.geometry.Geometry" : "io.debezium.data.geometry.Geography";
+    return column;
+  }
   if (type_name != "citext" && type_name != "ltree" && type_name != "isbn") return std::nullopt;
   ConnectColumn column{ConnectForm::kText};
   if (type_name == "ltree") column.logical_name = "io.debezium.data.Ltree";
@@ -435,7 +471,8 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
               "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz, interval, bytea, money, bit, varbit, point, arrays of text types, integers, booleans, "
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
-              "timestamptz and bytea, enums, domains, and the extension types citext, ltree and isbn)"));
+              "timestamptz and bytea, enums, domains, and the extension types citext, ltree, isbn, hstore, and "
+              "PostGIS's geometry and geography)"));
   }
 }
 
@@ -504,6 +541,16 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       out->append(optional ? "true" : "false");
       out->append(R"js(,"name":"io.debezium.data.geometry.Point","version":1,"doc":"Geometry (POINT)"})js");
       return;
+    case ConnectForm::kGeometry: {
+      // Geometry.builder() is optional even for a NOT NULL column, Geography.builder() is not.
+      const bool geometry = column.logical_name == "io.debezium.data.geometry.Geometry";
+      out->append(R"({"type":"struct","fields":[{"type":"bytes","optional":false,"field":"wkb"},)"
+                  R"({"type":"int32","optional":true,"field":"srid"}],"optional":)");
+      out->append(optional || geometry ? "true" : "false");
+      out->append(R"(,"name":")").append(column.logical_name);
+      out->append(R"(","version":1,"doc":")").append(geometry ? "Geometry" : "Geography").append(R"("})");
+      return;
+    }
     case ConnectForm::kVariableDecimal:
       out->append(R"({"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},)"
                   R"({"type":"bytes","optional":false,"field":"value"}],"optional":)");
@@ -562,6 +609,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
     }
     case ConnectForm::kPoint:
       return AppendPoint(text, /*json=*/true, out);
+    case ConnectForm::kGeometry:
+      return AppendGeometry(text, out);
     case ConnectForm::kDecimal: {
       // JsonConverter's decimal.format=BASE64 (its default): the unscaled value's two's complement bytes.
       std::optional<Decimal> d = ParseDecimal(text);
@@ -591,7 +640,7 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
 absl::Status CheckJavaText(const ConnectColumn& column) {
   const ConnectForm form = column.form == ConnectForm::kArray ? column.element : column.form;
   if (form == ConnectForm::kBytes || form == ConnectForm::kBits || form == ConnectForm::kVariableDecimal ||
-      form == ConnectForm::kPoint) {
+      form == ConnectForm::kPoint || form == ConnectForm::kGeometry) {
     return absl::FailedPreconditionError(
         "Java prints its value (a byte array, or a struct holding one) with an identity hash code, which no other "
         "program can reproduce");
@@ -1158,10 +1207,20 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
   const auto unreadable = [&](std::string_view why) {
     return absl::InvalidArgumentError(Cat("array \"", text, "\": ", why));
   };
-  if (text.starts_with('[')) return unreadable("explicit bounds: Debezium's value of it is not reproduced");
-  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return unreadable("not an array");
+  // PostgreSQL prints lower bounds other than 1 before the braces, [lo:hi] per dimension and then '=': pgjdbc's array
+  // parser skips them, so Debezium writes a one-dimensional array's elements without its bounds.
+  std::string_view braces = text;
+  if (braces.starts_with('[')) {
+    const size_t equals = braces.find("]=");
+    if (equals == std::string_view::npos) return unreadable("not an array");
+    if (braces.substr(0, equals).find("][") != std::string_view::npos) {
+      return unreadable("a multi-dimensional array: Debezium's value of it is not reproduced");
+    }
+    braces.remove_prefix(equals + 2);
+  }
+  if (braces.size() < 2 || braces.front() != '{' || braces.back() != '}') return unreadable("not an array");
   std::vector<std::optional<std::string>> elements;
-  const std::string_view body = text.substr(1, text.size() - 2);
+  const std::string_view body = braces.substr(1, braces.size() - 2);
   if (body.empty()) return elements;
   size_t i = 0;
   while (true) {
@@ -1303,6 +1362,8 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
     }
     case ConnectForm::kPoint:
       return AppendPoint(text, /*json=*/false, out);
+    case ConnectForm::kGeometry:
+      return AppendGeometry(text, out);
     case ConnectForm::kHstore: {
       absl::StatusOr<std::string> json = DebeziumHstoreJson(text);
       if (!json.ok()) return json.status();

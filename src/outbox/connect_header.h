@@ -50,6 +50,10 @@ enum class ConnectForm : uint8_t {
   kPoint,             // point: io.debezium.data.geometry.Point, a struct of x and y (FLOAT64), wkb (the point's
                       // well-known binary, little-endian: 21 bytes) and srid (null), printed
                       // {"x":1.5,"y":2.0,"wkb":"<base64>","srid":null}
+  kGeometry,          // PostGIS geometry and geography: io.debezium.data.geometry.Geometry / Geography (the column's
+                      // logical_name), a struct of wkb (PostGIS's extended well-known binary, the column's hex text
+                      // decoded, SRID included) and srid (read from the EWKB, null without one), printed
+                      // {"wkb":"<base64>","srid":4326}
   kArray,             // a one-dimensional array of text types, integers, boolean, floats, numerics, uuid, json,
                       // jsonb, network addresses, ranges, bytea, date, time, timetz, timestamp or timestamptz: a
                       // Connect ARRAY of optional elements, each the element type's value, written [e1,e2,...] by
@@ -65,6 +69,7 @@ struct ConnectColumn {
   std::string allowed = {};
   // kText of an extension's type (the catalog names it; its OID is the database's own): the schema's name, as
   // Debezium's TypeRegistry finds the type by its name (ltree: io.debezium.data.Ltree; citext and isbn: none).
+  // kGeometry: io.debezium.data.geometry.Geometry or io.debezium.data.geometry.Geography.
   std::string logical_name = {};
   // kBits: the column's length in bits (the schema's "length" parameter; Integer.MAX_VALUE for varbit).
   int bits = 0;
@@ -81,7 +86,7 @@ struct ConnectColumn {
 bool IsIntegerType(uint32_t type_oid);
 
 // The form of a column of an extension's type Debezium reads, by the type's name (pg_type.typname, as Debezium's
-// TypeRegistry finds citext, ltree, isbn and hstore), or nullopt for any other name.
+// TypeRegistry finds citext, ltree, isbn, hstore and PostGIS's geometry and geography), or nullopt for any other name.
 std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name);
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
@@ -108,8 +113,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
                                     std::string* out);
 
 // Whether Java's toString of the column's value is what AppendConnectValue writes (Struct.toString under
-// StringConverter prints it): FAILED_PRECONDITION for bytea, bit strings, numeric without a scale and point, whose
-// values Java prints with an identity hash code.
+// StringConverter prints it): FAILED_PRECONDITION for bytea, bit strings, numeric without a scale, point and the
+// PostGIS types, whose values Java prints with an identity hash code.
 absl::Status CheckJavaText(const ConnectColumn& column);
 
 // Debezium's default value of a column (PostgresDefaultValueConverter over the catalog's default expression, as
@@ -143,8 +148,9 @@ std::optional<std::string> DebeziumMoneyText(std::string_view text);
 absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out);
 
 // The elements of a one-dimensional array as PostgreSQL prints it ({a,"b c",NULL}; {} for none), unquoted and
-// unescaped (nullopt: NULL). INVALID_ARGUMENT for a multi-dimensional array or one with explicit bounds
-// ([0:1]={...}), whose Debezium value the relay does not reproduce, and for text that is not an array.
+// unescaped (nullopt: NULL); explicit bounds ([0:1]={...}) are skipped, as pgjdbc's parser skips them.
+// INVALID_ARGUMENT for a multi-dimensional array, whose Debezium value loses its data (each inner array null, or
+// Java's identity-hash text of it), and for text that is not an array.
 absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text);
 
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the

@@ -429,6 +429,45 @@ TEST(ConnectHeaderTest, CitextLtreeAndIsbnAreStringsFoundByTheirTypesName) {
   EXPECT_FALSE(ExtensionColumn("_citext").has_value());
 }
 
+// PostGIS's geometry and geography, found by their types' names: Debezium's Geometry and Geography structs of the
+// EWKB PostGIS prints in hex (kept whole, SRID included) and the SRID read from it in its own byte order, or null;
+// SimpleHeaderConverter and JsonConverter write them alike. Geometry's schema is optional even for a NOT NULL column
+// (Geometry.builder() says so), Geography's follows the column. Text that is not hex EWKB of 9 bytes or more (Debezium:
+// "Invalid EWKB length") is an error for the event.
+TEST(ConnectHeaderTest, PostgisGeometriesAreDebeziumsStructsOfTheirEwkbAndSrid) {
+  const ConnectColumn geometry = *ExtensionColumn("geometry");
+  const ConnectColumn geography = *ExtensionColumn("geography");
+  ASSERT_EQ(geometry.form, ConnectForm::kGeometry);
+  std::string out;
+  ASSERT_TRUE(AppendConnectValue(geometry, "0101000020E6100000000000000000F03F0000000000000040", &out).ok());
+  EXPECT_EQ(out, R"({"wkb":"AQEAACDmEAAAAAAAAAAA8D8AAAAAAAAAQA==","srid":4326})");
+  out.clear();
+  ASSERT_TRUE(AppendConnectJsonValue(geography, 17000, "0020000001000010e63ff00000000000004000000000000000", &out).ok());
+  EXPECT_EQ(out, R"({"wkb":"ACAAAAEAABDmP/AAAAAAAABAAAAAAAAAAA==","srid":4326})");  // big-endian, lower-case hex
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(geometry, "0101000000000000000000F03F0000000000000040", &out).ok());
+  EXPECT_EQ(out, R"({"wkb":"AQEAAAAAAAAAAADwPwAAAAAAAABA","srid":null})");
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(geometry, "010700000000000000", &out).ok());  // GEOMETRYCOLLECTION EMPTY
+  EXPECT_EQ(out, R"({"wkb":"AQcAAAAAAAAA","srid":null})");
+  for (std::string_view bad : {"0107000000000000", "01070000000000000", "0107000000000000ZZ", "POINT(1 2)"}) {
+    out.clear();
+    EXPECT_EQ(AppendConnectValue(geometry, bad, &out).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  std::string schema;
+  AppendConnectJsonSchema(geometry, 17000, -1, /*optional=*/false, &schema);
+  EXPECT_EQ(schema, R"({"type":"struct","fields":[{"type":"bytes","optional":false,"field":"wkb"},)"
+                    R"({"type":"int32","optional":true,"field":"srid"}],"optional":true,)"
+                    R"("name":"io.debezium.data.geometry.Geometry","version":1,"doc":"Geometry"})");
+  schema.clear();
+  AppendConnectJsonSchema(geography, 17001, -1, /*optional=*/false, &schema);
+  EXPECT_EQ(schema, R"({"type":"struct","fields":[{"type":"bytes","optional":false,"field":"wkb"},)"
+                    R"({"type":"int32","optional":true,"field":"srid"}],"optional":false,)"
+                    R"("name":"io.debezium.data.geometry.Geography","version":1,"doc":"Geography"})");
+  EXPECT_EQ(CheckJavaText(geometry).code(), absl::StatusCode::kFailedPrecondition);  // a byte array in the struct
+  EXPECT_FALSE(ExtensionColumn("_geometry").has_value());
+}
+
 // An array of an enum (its labels from the catalog): a list of the labels, quoted in headers; its schema's elements are
 // the enum's and required, as Debezium builds it (SchemaBuilder.array(Enum.builder(...))), so a NULL element is an
 // error naming the array.
@@ -486,14 +525,19 @@ TEST(ConnectHeaderTest, HstoreIsTheJsonOfJavasHashMapInItsOrder) {
 }
 
 // PostgreSQL's array text: quoted elements unescaped, unquoted NULL (any case) as null, "NULL" quoted as text, {} as
-// no elements; multi-dimensional arrays and explicit bounds refused.
+// no elements; a one-dimensional array's explicit bounds skipped (as pgjdbc's parser skips them, so Debezium writes the
+// elements); multi-dimensional arrays refused (Debezium writes each inner array as null or as Java's identity-hash text
+// of it).
 TEST(ConnectHeaderTest, ArrayTextIsSplitIntoItsElements) {
   using Elements = std::vector<std::optional<std::string>>;
   EXPECT_EQ(*ParsePgArray(R"({a,"b c",NULL,null,"NULL","q\"x","back\\slash",""})"),
             (Elements{"a", "b c", std::nullopt, std::nullopt, "NULL", "q\"x", "back\\slash", ""}));
   EXPECT_EQ(*ParsePgArray("{}"), Elements{});
   EXPECT_EQ(*ParsePgArray("{1,-2}"), (Elements{"1", "-2"}));
-  for (const char* bad : {"{{1,2},{3,4}}", "[0:1]={1,2}", "1,2", "{a,,b}", "{\"a}", "{a\"b}"}) {
+  EXPECT_EQ(*ParsePgArray("[0:1]={1,2}"), (Elements{"1", "2"}));
+  EXPECT_EQ(*ParsePgArray(R"([-3:-2]={"a]=b",NULL})"), (Elements{"a]=b", std::nullopt}));
+  for (const char* bad : {"{{1,2},{3,4}}", "[0:1][1:2]={{1,2},{3,4}}", "[0:1]{1,2}", "1,2", "{a,,b}", "{\"a}",
+                          "{a\"b}"}) {
     EXPECT_EQ(ParsePgArray(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }
