@@ -194,7 +194,8 @@ absl::Status AppendGeometry(std::string_view text, std::string* out) {
   absl::StatusOr<std::string> ewkb = DecodeHex(text);
   if (!ewkb.ok() || ewkb->size() < 9) {  // Debezium's parseSrid: "Invalid EWKB length" below 9 bytes
     return absl::InvalidArgumentError(Cat("unreadable PostGIS value \"", text.substr(0, 64), "\": ",
-                                          ewkb.ok() ? "shorter than 9 bytes" : ewkb.status().message()));
+                                          ewkb.ok() ? "shorter than 9 bytes" : ewkb.status().message(),
+                                          " (PostGIS prints a geometry as the hex of its extended well-known binary)"));
   }
   const bool little_endian = (*ewkb)[0] != 0;
   const auto word = [&](size_t at) {

@@ -156,18 +156,18 @@ absl::StatusOr<std::string> DecodeByteaHex(std::string_view text) {
     return absl::InvalidArgumentError("bytea value is not in hex output format");
   }
   absl::StatusOr<std::string> bytes = DecodeHex(text.substr(2));
-  if (!bytes.ok()) return absl::InvalidArgumentError(Cat("bytea value ", bytes.status().message()));
+  if (!bytes.ok()) return absl::InvalidArgumentError(Cat("bytea value has ", bytes.status().message()));
   return bytes;
 }
 
 absl::StatusOr<std::string> DecodeHex(std::string_view hex) {
-  if (hex.size() % 2 != 0) return absl::InvalidArgumentError("has an odd number of hex digits");
+  if (hex.size() % 2 != 0) return absl::InvalidArgumentError("an odd number of hex digits");
   std::string out;
   out.resize(hex.size() / 2);
   for (size_t i = 0; i < out.size(); ++i) {
     const int hi = HexValue(hex[2 * i]);
     const int lo = HexValue(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return absl::InvalidArgumentError("has a non-hex digit");
+    if (hi < 0 || lo < 0) return absl::InvalidArgumentError("a non-hex digit");
     out[i] = static_cast<char>((hi << 4) | lo);
   }
   return out;

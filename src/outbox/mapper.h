@@ -77,7 +77,8 @@ absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zo
 
 // Decodes bytea's hex output ("\x0a1b...") into raw bytes.
 absl::StatusOr<std::string> DecodeByteaHex(std::string_view text);
-// Decodes hex digits, either case, two per byte ("0A1b"): PostGIS's text of a geometry.
+// Decodes hex digits, either case, two per byte ("0A1b"): PostGIS's text of a geometry. INVALID_ARGUMENT says what is
+// wrong ("an odd number of hex digits", "a non-hex digit") for the caller to name the value.
 absl::StatusOr<std::string> DecodeHex(std::string_view hex);
 
 // A UUID version 7 (RFC 9562) in the canonical lower-case text: the 48-bit Unix time in milliseconds, then the
