@@ -378,12 +378,15 @@ bool IsIntegerType(uint32_t type_oid) {
   return type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid;
 }
 
+// The logical names of Debezium's PostGIS structs (io.debezium.data.geometry.Geometry / Geography.LOGICAL_NAME).
+constexpr std::string_view kGeometryName = "io.debezium.data.geometry.Geometry";
+constexpr std::string_view kGeographyName = "io.debezium.data.geometry.Geography";
+
 std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
   if (type_name == "hstore") return ConnectColumn{ConnectForm::kHstore};
   if (type_name == "geometry" || type_name == "geography") {
     ConnectColumn column{ConnectForm::kGeometry};
-    column.logical_name =
-        type_name == "geometry" ? "io.debezium.data.geometry.Geometry" : "io.debezium.data.geometry.Geography";
+    column.logical_name = std::string(type_name == "geometry" ? kGeometryName : kGeographyName);
     return column;
   }
   if (type_name != "citext" && type_name != "ltree" && type_name != "isbn") return std::nullopt;
@@ -544,7 +547,7 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       return;
     case ConnectForm::kGeometry: {
       // Geometry.builder() is optional even for a NOT NULL column, Geography.builder() is not.
-      const bool geometry = column.logical_name == "io.debezium.data.geometry.Geometry";
+      const bool geometry = column.logical_name == kGeometryName;
       out->append(R"({"type":"struct","fields":[{"type":"bytes","optional":false,"field":"wkb"},)"
                   R"({"type":"int32","optional":true,"field":"srid"}],"optional":)");
       out->append(optional || geometry ? "true" : "false");
