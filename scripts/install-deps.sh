@@ -2,6 +2,7 @@
 # Installs everything outbox-relay needs to build and test on a Debian bookworm machine:
 #   - Debian packages (compiler, libpq, PostgreSQL 15 and PostGIS for it, abseil, spdlog, nlohmann_json, yaml-cpp, CLI11, httplib,
 #     protobuf, gtest)
+#   - pgvector for PostgreSQL 15, built from Debian trixie's *source* package (bookworm has no package of it)
 #   - librdkafka 2.8.0 built from Debian trixie's *source* package into a cached prefix (no trixie binaries)
 #   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
 #   - for the NATS JetStream tests: Debian's nats-server, and nats-py (a reader not built on the NATS C client) in a
@@ -34,8 +35,9 @@ log() { echo "[install-deps] $*"; }
 DEB_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates ccache
   libpq-dev postgresql-15 postgresql-client-15
-  # PostGIS for the Debezium side-by-side tests of geometry and geography columns
-  postgresql-15-postgis-3
+  # PostGIS for the Debezium side-by-side tests of geometry and geography columns; the server's headers to build
+  # pgvector for them (below)
+  postgresql-15-postgis-3 postgresql-server-dev-15
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
   libnats-dev librabbitmq-dev
@@ -70,6 +72,23 @@ if [ ! -f "$RDKAFKA_PREFIX/.built-$RDKAFKA_VERSION" ]; then
   rm -rf "$work"
 else
   log "librdkafka $RDKAFKA_VERSION present in $RDKAFKA_PREFIX"
+fi
+
+# ---- pgvector for Debian's PostgreSQL 15, from trixie's source package -----------------------------
+# For the Debezium side-by-side tests of vector, halfvec and sparsevec columns. Built with PGXS against PostgreSQL 15's
+# headers (no -march=native: OPTFLAGS empty) and installed into its library and extension directories, where
+# CREATE EXTENSION finds it.
+PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+if [ ! -f "$("$PG15_CONFIG" --sharedir)/extension/vector--$PGVECTOR_VERSION.sql" ]; then
+  log "building pgvector $PGVECTOR_VERSION from Debian trixie's source package for PostgreSQL 15"
+  work="$(mktemp -d)"
+  trixie_source pgvector "$PGVECTOR_DEBIAN_VERSION" "$work" "$PGVECTOR_DSC_SHA256"
+  (cd "$work/src" && make -j"$(nproc)" PG_CONFIG="$PG15_CONFIG" OPTFLAGS="" >"$work/build.log" 2>&1 &&
+   $SUDO make install PG_CONFIG="$PG15_CONFIG" OPTFLAGS="" >>"$work/build.log" 2>&1) ||
+    { tail -30 "$work/build.log" >&2; echo "pgvector build failed" >&2; exit 1; }
+  rm -rf "$work"
+else
+  log "pgvector $PGVECTOR_VERSION present for PostgreSQL 15"
 fi
 
 # ---- Apache Kafka broker jars from Maven Central ---------------------------------------------

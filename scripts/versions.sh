@@ -26,6 +26,11 @@ PG17_DSC_SHA256=bf148ae423a982707c3f60672c3a072ef62b701bd9f5df847d9f4b8c9b3e3b18
 PG18_VERSION=18.6
 PG18_DEBIAN_VERSION=18.6-3
 PG18_DSC_SHA256=a4254c4548ebeea683832de193460ee8a9f1271418e884803b44ded1aead1776
+# pgvector for Debian's PostgreSQL 15 (the Debezium side-by-side tests of vector, halfvec and sparsevec columns):
+# bookworm has no package of it, so scripts/install-deps.sh builds trixie's source package against PostgreSQL 15.
+PGVECTOR_VERSION=0.8.0
+PGVECTOR_DEBIAN_VERSION=0.8.0-1
+PGVECTOR_DSC_SHA256=a71780bf7ab9901094a3d9869c489b6e2bcb858a8c14a5fa52d159933e016308
 # Their servers run as an unprivileged user when the tests run as root (scripts/pg-temp.sh), and that user cannot
 # enter root's home: as root (without OUTBOX_RELAY_CACHE) they are kept under /var/cache/outbox-relay instead.
 PG_BUILD_CACHE_ROOT="$CACHE_ROOT"

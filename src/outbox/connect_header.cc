@@ -16,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_replace.h"
 #include "common/strings.h"
 #include "outbox/mapper.h"
@@ -86,9 +87,14 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
   element.form = array.element;
   element.fraction_digits = array.fraction_digits;  // the array's modifier is its elements'
   element.allowed = array.allowed;                  // an enum's labels
+  element.logical_name = array.logical_name;        // an extension type's (kArray keeps its elements')
   element.in_array = true;
   return element;
 }
+
+// The character between an array's elements in PostgreSQL's text of it (the element type's typdelim, which pgjdbc's
+// array parser reads too): ':' for PostGIS's geometry and geography, ',' for the others.
+char ArrayDelimiter(const ConnectColumn& array) { return array.element == ConnectForm::kGeometry ? ':' : ','; }
 
 // Whether Values.convertToString quotes an element of the form (a Java String inside a list).
 bool QuotedInList(const ConnectColumn& array) {
@@ -97,6 +103,7 @@ bool QuotedInList(const ConnectColumn& array) {
     case ConnectForm::kEnum:
     case ConnectForm::kZonedTimestamp:
     case ConnectForm::kZonedTime:
+    case ConnectForm::kHstore:  // io.debezium.data.Json, a string
     case ConnectForm::kBytes: return true;
     default: return false;
   }
@@ -106,23 +113,36 @@ bool QuotedInList(const ConnectColumn& array) {
 // ...)), unlike the optional elements of the other arrays.
 bool RequiredElements(const ConnectColumn& array) { return array.element == ConnectForm::kEnum; }
 
-// Appends the array `text` as [e1<separator>e2...]: null for a NULL element, `append_element(e)` for the others.
-// `required`: the elements' schema is not optional (an enum's), so a NULL element is an error, as Kafka Connect's
-// validation of Debezium's value is.
+constexpr std::string_view kLtreeName = "io.debezium.data.Ltree";
+
+// Why Debezium's value of `array` cannot hold a NULL element, or "" when it can: Kafka Connect's validation refuses
+// one in an enum's array (required elements), and Debezium's converter of an ltree[] (convertLtreeArray, each
+// element's toString) fails on one.
+std::string_view NullElementRefusal(const ConnectColumn& array) {
+  if (RequiredElements(array)) {
+    return "a NULL element, which Debezium's schema of it (an array of an enum's required strings) does not allow";
+  }
+  if (array.element == ConnectForm::kText && array.logical_name == kLtreeName) {
+    return "a NULL element, on which Debezium's converter of an ltree[] fails (it calls each element's toString)";
+  }
+  return "";
+}
+
+// Appends `array`'s `text` as [e1<separator>e2...]: null for a NULL element (or the error NullElementRefusal gives),
+// `append_element(e)` for the others.
 template <typename AppendElement>
-absl::Status AppendList(std::string_view text, std::string_view separator, AppendElement append_element,
-                        std::string* out, bool required = false) {
-  auto elements = ParsePgArray(text);
+absl::Status AppendList(const ConnectColumn& array, std::string_view text, std::string_view separator,
+                        AppendElement append_element, std::string* out) {
+  auto elements = ParsePgArray(text, ArrayDelimiter(array));
   if (!elements.ok()) return elements.status();
   out->push_back('[');
   for (size_t i = 0; i < elements->size(); ++i) {
     if (i > 0) out->append(separator);
     const std::optional<std::string>& e = (*elements)[i];
-    if (!e && required) {
-      return absl::InvalidArgumentError(Cat("array \"", text, "\": a NULL element, which Debezium's schema of it "
-                                            "(an array of an enum's required strings) does not allow"));
-    }
     if (!e) {
+      if (const std::string_view refusal = NullElementRefusal(array); !refusal.empty()) {
+        return absl::InvalidArgumentError(Cat("array \"", text, "\": ", refusal));
+      }
       out->append("null");
     } else if (absl::Status st = append_element(*e); !st.ok()) {
       return st;
@@ -381,8 +401,29 @@ bool IsIntegerType(uint32_t type_oid) {
 // The logical names of Debezium's PostGIS structs (io.debezium.data.geometry.Geometry / Geography.LOGICAL_NAME).
 constexpr std::string_view kGeometryName = "io.debezium.data.geometry.Geometry";
 constexpr std::string_view kGeographyName = "io.debezium.data.geometry.Geography";
+// pgvector's vector and halfvec (io.debezium.data.DoubleVector / FloatVector.LOGICAL_NAME).
+constexpr std::string_view kDoubleVectorName = "io.debezium.data.DoubleVector";
+constexpr std::string_view kFloatVectorName = "io.debezium.data.FloatVector";
 
 std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
+  if (type_name == "vector" || type_name == "halfvec") {
+    ConnectColumn column{ConnectForm::kVector};
+    column.logical_name = std::string(type_name == "vector" ? kDoubleVectorName : kFloatVectorName);
+    return column;
+  }
+  if (type_name == "sparsevec") return ConnectColumn{ConnectForm::kSparseVector};
+  // An array of one of them: PostgreSQL names an array type '_' and its element type's name. Debezium's TypeRegistry
+  // finds _citext, _ltree, _hstore, _geometry and _geography by these names; an isbn[] it writes as null (seen side by
+  // side: its elements' schema is a required string, and any element makes the array null), so it is not one here.
+  if (type_name == "_citext" || type_name == "_ltree" || type_name == "_hstore" || type_name == "_geometry" ||
+      type_name == "_geography") {
+    std::optional<ConnectColumn> element = ExtensionColumn(type_name.substr(1));
+    ConnectColumn array;
+    array.form = ConnectForm::kArray;
+    array.element = element->form;
+    array.logical_name = std::move(element->logical_name);
+    return array;
+  }
   if (type_name == "hstore") return ConnectColumn{ConnectForm::kHstore};
   if (type_name == "geometry" || type_name == "geography") {
     ConnectColumn column{ConnectForm::kGeometry};
@@ -391,7 +432,7 @@ std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
   }
   if (type_name != "citext" && type_name != "ltree" && type_name != "isbn") return std::nullopt;
   ConnectColumn column{ConnectForm::kText};
-  if (type_name == "ltree") column.logical_name = "io.debezium.data.Ltree";
+  if (type_name == "ltree") column.logical_name = std::string(kLtreeName);
   return column;
 }
 
@@ -476,7 +517,7 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
               "timestamptz, interval, bytea, money, bit, varbit, point, arrays of text types, integers, booleans, "
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz and bytea, enums, domains, and the extension types citext, ltree, isbn, hstore, and "
-              "PostGIS's geometry and geography)"));
+              "PostGIS's geometry and geography, and arrays of these)"));
   }
 }
 
@@ -555,6 +596,19 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       out->append(R"(","version":1,"doc":")").append(geometry ? "Geometry" : "Geography").append(R"("})");
       return;
     }
+    case ConnectForm::kVector:  // SchemaBuilder.array(Schema.FLOAT64_SCHEMA / FLOAT32_SCHEMA), named
+      out->append(R"({"type":"array","items":{"type":")");
+      out->append(column.logical_name == kFloatVectorName ? "float" : "double");
+      out->append(R"(","optional":false},"optional":)").append(optional ? "true" : "false");
+      out->append(R"(,"name":")").append(column.logical_name).append(R"(","version":1})");
+      return;
+    case ConnectForm::kSparseVector:
+      out->append(R"({"type":"struct","fields":[{"type":"int16","optional":false,"field":"dimensions"},)"
+                  R"({"type":"map","keys":{"type":"int16","optional":false},"values":{"type":"double",)"
+                  R"("optional":false},"optional":false,"field":"vector"}],"optional":)");
+      out->append(optional ? "true" : "false");
+      out->append(R"(,"name":"io.debezium.data.SparseDoubleVector","version":1,"doc":"Sparse double vector"})");
+      return;
     case ConnectForm::kVariableDecimal:
       out->append(R"({"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},)"
                   R"({"type":"bytes","optional":false,"field":"value"}],"optional":)");
@@ -596,8 +650,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
     case ConnectForm::kArray: {
       const ConnectColumn element = ElementColumn(column);
       return AppendList(
-          text, ",", [&](const std::string& e) { return AppendConnectJsonValue(element, column.element_type, e, out); },
-          out, RequiredElements(column));
+          column, text, ",",
+          [&](const std::string& e) { return AppendConnectJsonValue(element, column.element_type, e, out); }, out);
     }
     case ConnectForm::kText:
       if (IsIntegerType(type_oid)) {
@@ -615,6 +669,9 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
       return AppendPoint(text, /*json=*/true, out);
     case ConnectForm::kGeometry:
       return AppendGeometry(text, out);
+    case ConnectForm::kVector:
+    case ConnectForm::kSparseVector:
+      return AppendVector(column, text, VectorText::kJson, out);
     case ConnectForm::kDecimal: {
       // JsonConverter's decimal.format=BASE64 (its default): the unscaled value's two's complement bytes.
       std::optional<Decimal> d = ParseDecimal(text);
@@ -679,6 +736,143 @@ int32_t JavaStringHash(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// The table size of a java.util.HashMap after putting keys of `hashes` (HashMap.hash's, distinct keys) in order into one
+// made with a table of `initial` (a power of two: 16 for new HashMap<>(), tableSizeFor(n) for new HashMap<>(n)), as
+// HashMap.putVal leaves it: doubled when the size passes three quarters of it, and when a bucket of a table below 64
+// would get a ninth node (treeifyBin resizes instead). Its iteration order is then by bucket (hash & (table - 1)),
+// and by insertion within one. nullopt when a bucket of a table of 64 or more gets a ninth node: a tree bin, whose
+// order is not reproduced.
+std::optional<size_t> JavaHashMapTable(const std::vector<uint32_t>& hashes, size_t initial) {
+  size_t table = initial;
+  std::vector<size_t> in_bucket(table, 0);
+  const auto resize = [&](size_t inserted) {
+    table *= 2;
+    in_bucket.assign(table, 0);
+    for (size_t i = 0; i < inserted; ++i) ++in_bucket[hashes[i] & (table - 1)];
+  };
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    if (++in_bucket[hashes[i] & (table - 1)] > 8) {
+      if (table >= 64) return std::nullopt;
+      resize(i + 1);
+    }
+    if (i + 1 > table * 3 / 4) resize(i + 1);
+  }
+  return table;
+}
+
+// Java's Short.parseShort of `text` (an optional sign and decimal digits, within -32768..32767).
+std::optional<int> JavaShort(std::string_view text) {
+  std::string_view digits = text;
+  if (!digits.empty() && (digits.front() == '+' || digits.front() == '-')) digits.remove_prefix(1);
+  int value = 0;
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos || digits.size() > 6 ||
+      !absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &value) || value < -32768 || value > 32767) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// `text` split at every `separator`.
+std::vector<std::string_view> SplitAt(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// String.trim: leading and trailing characters up to ' '.
+std::string_view JavaTrim(std::string_view text) {
+  while (!text.empty() && static_cast<unsigned char>(text.front()) <= ' ') text.remove_prefix(1);
+  while (!text.empty() && static_cast<unsigned char>(text.back()) <= ' ') text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+absl::Status AppendVector(const ConnectColumn& column, std::string_view text, VectorText as, std::string* out) {
+  const auto unreadable = [&](std::string_view why) {
+    return absl::InvalidArgumentError(Cat("pgvector value \"", text.substr(0, 64), "\": ", why));
+  };
+  const bool is_float = column.logical_name == kFloatVectorName;
+  if (column.form == ConnectForm::kVector) {
+    // Vectors.fromVectorString: [x,y,...], each element trimmed and read by Double.parseDouble / Float.parseFloat.
+    const std::string_view trimmed = JavaTrim(text);
+    if (trimmed.size() < 2 || trimmed.front() != '[' || trimmed.back() != ']') return unreadable("not [x,y,...]");
+    out->push_back('[');
+    bool first = true;
+    for (std::string_view e : SplitAt(trimmed.substr(1, trimmed.size() - 2), ',')) {
+      absl::StatusOr<std::string> java = JavaDoubleText(JavaTrim(e), is_float);
+      if (!java.ok()) return unreadable(Cat("the element \"", e, "\" is not a number"));
+      if (!first) out->append(as == VectorText::kJava ? ", " : ",");
+      first = false;
+      out->append(*java);
+    }
+    out->push_back(']');
+    return absl::OkStatus();
+  }
+  // Vectors.fromSparseVectorString: {i:x,...}/dimensions, the indices and the dimensions read by Short.parseShort (so
+  // Debezium fails on a sparsevec of more than 32,767 dimensions), the values by Double.parseDouble, into a
+  // HashMap<Short, Double> made for as many elements.
+  const std::vector<std::string_view> parts = SplitAt(JavaTrim(text), '/');
+  if (parts.size() != 2) return unreadable("not {i:x,...}/dimensions");
+  const std::optional<int> dimensions = JavaShort(JavaTrim(parts[1]));
+  if (!dimensions) return unreadable("its dimensions are not a Java short, which Debezium's converter fails on");
+  const std::string_view braces = JavaTrim(parts[0]);
+  if (braces.size() < 2 || braces.front() != '{' || braces.back() != '}') return unreadable("not {i:x,...}/dimensions");
+  struct Entry {
+    int index;
+    std::string value;
+  };
+  std::vector<Entry> entries;
+  std::vector<uint32_t> hashes;
+  if (const std::string_view body = JavaTrim(braces.substr(1, braces.size() - 2)); !body.empty()) {
+    for (std::string_view element : SplitAt(body, ',')) {
+      const std::vector<std::string_view> pair = SplitAt(element, ':');
+      if (pair.size() != 2) return unreadable("not {i:x,...}/dimensions");
+      const std::optional<int> index = JavaShort(JavaTrim(pair[0]));
+      if (!index) return unreadable("an index that is not a Java short, which Debezium's converter fails on");
+      for (const Entry& e : entries) {
+        if (e.index == *index) return unreadable("a repeated index");
+      }
+      absl::StatusOr<std::string> value = JavaDoubleText(JavaTrim(pair[1]), /*is_float=*/false);
+      if (!value.ok()) return unreadable(Cat("the value \"", pair[1], "\" is not a number"));
+      entries.push_back(Entry{*index, *std::move(value)});
+      const uint32_t h = static_cast<uint32_t>(*index);  // Short.hashCode, then HashMap.hash
+      hashes.push_back(h ^ (h >> 16));
+    }
+  }
+  size_t initial = 1;  // new HashMap<>(n): tableSizeFor(n)
+  while (initial < entries.size()) initial *= 2;
+  const std::optional<size_t> table = JavaHashMapTable(hashes, initial);
+  if (!table) return unreadable("nine indices in one bucket of Java's HashMap (a tree bin): not reproduced");
+  std::vector<size_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return (hashes[a] & (*table - 1)) < (hashes[b] & (*table - 1)); });
+  // SimpleHeaderConverter: {"dimensions":5,"vector":{1:1.5}}; JsonConverter: the map as pairs, its keys not being
+  // strings; Struct.toString: Struct{dimensions=5,vector={1=1.5, 3=2.0}} (HashMap.toString).
+  out->append(as == VectorText::kJava ? "Struct{dimensions=" : R"({"dimensions":)").append(Cat(*dimensions));
+  out->append(as == VectorText::kJava ? ",vector=" : R"(,"vector":)");
+  out->push_back(as == VectorText::kJson ? '[' : '{');
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Entry& e = entries[order[i]];
+    if (i > 0) out->append(as == VectorText::kJava ? ", " : ",");
+    switch (as) {
+      case VectorText::kHeader: out->append(Cat(e.index, ":", e.value)); break;
+      case VectorText::kJson: out->append(Cat("[", e.index, ",", e.value, "]")); break;
+      case VectorText::kJava: out->append(Cat(e.index, "=", e.value)); break;
+    }
+  }
+  out->push_back(as == VectorText::kJson ? ']' : '}');
+  out->push_back('}');
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
   const auto unreadable = [&](std::string_view why) {
     return absl::InvalidArgumentError(Cat("hstore \"", text.substr(0, 64), "\": ", why));
@@ -726,24 +920,13 @@ absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
       pos += 2;
     }
   }
-  // The table's size as HashMap.putVal leaves it: 16 at the first put, doubled when the size passes three quarters of
-  // it, and when a bucket of a table below 64 would get a ninth node (treeifyBin resizes instead).
-  size_t table = 16;
-  std::vector<size_t> in_bucket(table, 0);
-  const auto resize = [&](size_t inserted) {
-    table *= 2;
-    in_bucket.assign(table, 0);
-    for (size_t i = 0; i < inserted; ++i) ++in_bucket[pairs[i].hash & (table - 1)];
-  };
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (++in_bucket[pairs[i].hash & (table - 1)] > 8) {
-      if (table >= 64) return unreadable("nine keys in one bucket of Java's HashMap (a tree bin): not reproduced");
-      resize(i + 1);
-    }
-    if (i + 1 > table * 3 / 4) resize(i + 1);
-  }
+  std::vector<uint32_t> hashes;
+  hashes.reserve(pairs.size());
+  for (const Pair& p : pairs) hashes.push_back(p.hash);
+  const std::optional<size_t> table = JavaHashMapTable(hashes, 16);  // new HashMap<>()
+  if (!table) return unreadable("nine keys in one bucket of Java's HashMap (a tree bin): not reproduced");
   std::stable_sort(pairs.begin(), pairs.end(),
-                   [&](const Pair& a, const Pair& b) { return (a.hash & (table - 1)) < (b.hash & (table - 1)); });
+                   [&](const Pair& a, const Pair& b) { return (a.hash & (*table - 1)) < (b.hash & (*table - 1)); });
   std::string json = "{";
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (i > 0) json.push_back(',');
@@ -1207,7 +1390,7 @@ std::optional<std::string> ZonedTimeText(std::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text) {
+absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text, char delimiter) {
   const auto unreadable = [&](std::string_view why) {
     return absl::InvalidArgumentError(Cat("array \"", text, "\": ", why));
   };
@@ -1242,7 +1425,7 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
       ++i;
       elements.emplace_back(std::move(e));
     } else {
-      const size_t end = std::min(body.find(',', i), body.size());
+      const size_t end = std::min(body.find(delimiter, i), body.size());
       const std::string_view e = body.substr(i, end - i);
       if (e.empty() || e.find_first_of("{}\"\\") != std::string_view::npos) return unreadable("not an array");
       if (absl::EqualsIgnoreCase(absl::string_view(e.data(), e.size()), "NULL")) {
@@ -1253,7 +1436,7 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
       i = end;
     }
     if (i == body.size()) return elements;
-    if (body[i] != ',') return unreadable("not an array");
+    if (body[i] != delimiter) return unreadable("not an array");
     ++i;
   }
 }
@@ -1303,10 +1486,13 @@ std::optional<std::string> DebeziumMoneyText(std::string_view text) {
 }
 
 absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out) {
+  if (column.form == ConnectForm::kVector || column.form == ConnectForm::kSparseVector) {
+    return AppendVector(column, text, VectorText::kJava, out);
+  }
   if (column.form != ConnectForm::kArray) return AppendConnectValue(column, text, out);
   const ConnectColumn element = ElementColumn(column);
-  return AppendList(text, ", ", [&](const std::string& e) { return AppendConnectValue(element, e, out); }, out,
-                    RequiredElements(column));
+  return AppendList(column, text, ", ", [&](const std::string& e) { return AppendConnectValue(element, e, out); },
+                    out);
 }
 
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
@@ -1317,7 +1503,7 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       const ConnectColumn element = ElementColumn(column);
       const bool quoted = QuotedInList(column);
       return AppendList(
-          text, ",",
+          column, text, ",",
           [&](const std::string& e) {
             if (!quoted) return AppendConnectValue(element, e, out);
             std::string value;
@@ -1327,7 +1513,7 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
             out->push_back('"');
             return absl::OkStatus();
           },
-          out, RequiredElements(column));
+          out);
     }
     case ConnectForm::kText:
     case ConnectForm::kEnum:
@@ -1368,6 +1554,9 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       return AppendPoint(text, /*json=*/false, out);
     case ConnectForm::kGeometry:
       return AppendGeometry(text, out);
+    case ConnectForm::kVector:
+    case ConnectForm::kSparseVector:
+      return AppendVector(column, text, VectorText::kHeader, out);
     case ConnectForm::kHstore: {
       absl::StatusOr<std::string> json = DebeziumHstoreJson(text);
       if (!json.ok()) return json.status();

@@ -54,8 +54,15 @@ enum class ConnectForm : uint8_t {
                       // logical_name), a struct of wkb (PostGIS's extended well-known binary, the column's hex text
                       // decoded, SRID included) and srid (read from the EWKB, null without one), printed
                       // {"wkb":"<base64>","srid":4326}
+  kVector,            // pgvector's vector and halfvec: io.debezium.data.DoubleVector / FloatVector (the column's
+                      // logical_name), an ARRAY of FLOAT64 / FLOAT32, each element as Java prints it ([1.0,2.5])
+  kSparseVector,      // pgvector's sparsevec: io.debezium.data.SparseDoubleVector, a struct of dimensions (INT16) and
+                      // vector (a MAP of INT16 to FLOAT64, in Java's HashMap order), printed
+                      // {"dimensions":5,"vector":{1:1.5,3:2.0}} by SimpleHeaderConverter; JsonConverter writes the
+                      // map as [[1,1.5],[3,2.0]] (its keys are not strings)
   kArray,             // a one-dimensional array of text types, integers, boolean, floats, numerics, uuid, json,
-                      // jsonb, network addresses, ranges, bytea, date, time, timetz, timestamp or timestamptz: a
+                      // jsonb, network addresses, ranges, bytea, date, time, timetz, timestamp, timestamptz, an
+                      // enum, or the extension types citext, ltree, hstore, geometry and geography: a
                       // Connect ARRAY of optional elements, each the element type's value, written [e1,e2,...] by
                       // SimpleHeaderConverter (strings quoted, \ and " escaped; NULL as null) and as a JSON array
 };
@@ -69,11 +76,12 @@ struct ConnectColumn {
   std::string allowed = {};
   // kText of an extension's type (the catalog names it; its OID is the database's own): the schema's name, as
   // Debezium's TypeRegistry finds the type by its name (ltree: io.debezium.data.Ltree; citext and isbn: none).
-  // kGeometry: io.debezium.data.geometry.Geometry or io.debezium.data.geometry.Geography.
+  // kGeometry: io.debezium.data.geometry.Geometry or io.debezium.data.geometry.Geography. kVector:
+  // io.debezium.data.DoubleVector or io.debezium.data.FloatVector. kArray of an extension's type: its elements'.
   std::string logical_name = {};
   // kBits: the column's length in bits (the schema's "length" parameter; Integer.MAX_VALUE for varbit).
   int bits = 0;
-  // kArray: the elements' form and type OID.
+  // kArray: the elements' form and type OID (0 for an extension's type, whose OID is the database's own).
   ConnectForm element = ConnectForm::kText;
   uint32_t element_type = 0;
   // An array's element: Debezium reads array elements through pgjdbc's java.sql.Time, so a time element keeps
@@ -86,7 +94,9 @@ struct ConnectColumn {
 bool IsIntegerType(uint32_t type_oid);
 
 // The form of a column of an extension's type Debezium reads, by the type's name (pg_type.typname, as Debezium's
-// TypeRegistry finds citext, ltree, isbn, hstore and PostGIS's geometry and geography), or nullopt for any other name.
+// TypeRegistry finds citext, ltree, isbn, hstore, PostGIS's geometry and geography, arrays of these but isbn (_citext,
+// _ltree, _hstore, _geometry, _geography), and pgvector's vector, halfvec and sparsevec), or nullopt for any other
+// name.
 std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name);
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
@@ -148,10 +158,11 @@ std::optional<std::string> DebeziumMoneyText(std::string_view text);
 absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out);
 
 // The elements of a one-dimensional array as PostgreSQL prints it ({a,"b c",NULL}; {} for none), unquoted and
-// unescaped (nullopt: NULL); explicit bounds ([0:1]={...}) are skipped, as pgjdbc's parser skips them.
-// INVALID_ARGUMENT for a multi-dimensional array, whose Debezium value loses its data (each inner array null, or
-// Java's identity-hash text of it), and for text that is not an array.
-absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text);
+// unescaped (nullopt: NULL); explicit bounds ([0:1]={...}) are skipped, as pgjdbc's parser skips them. `delimiter`:
+// the element type's (pg_type.typdelim: ':' for PostGIS's types). INVALID_ARGUMENT for a multi-dimensional array,
+// whose Debezium value loses its data (each inner array null, or Java's identity-hash text of it), and for text that
+// is not an array.
+absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text, char delimiter = ',');
 
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
 // relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and
@@ -179,6 +190,13 @@ void AppendJsonString(std::string_view text, std::string* out);
 // for a map whose bucket would become a red-black tree (nine keys in one bucket of a table of 64 or more), whose order
 // the relay does not reproduce.
 absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text);
+
+// Appends Debezium's value of a pgvector column (kVector, kSparseVector) given its text ("[1,2.5]", "{1:1.5,3:2}/5")
+// as SimpleHeaderConverter (kHeader), JsonConverter (kJson) or Java's toString (kJava) writes it. INVALID_ARGUMENT
+// naming the value where Debezium's converter fails (a sparsevec of more than 32,767 dimensions: Short.parseShort)
+// or Java's HashMap order is not reproduced (a tree bin).
+enum class VectorText : uint8_t { kHeader, kJson, kJava };
+absl::Status AppendVector(const ConnectColumn& column, std::string_view text, VectorText as, std::string* out);
 
 // Microseconds since 1970-01-01 00:00 of PostgreSQL's timestamp / timestamptz text ("2024-05-01 12:00:00.123456",
 // with a trailing +HH[:MM[:SS]] offset when `with_zone`). BC dates and infinity are INVALID_ARGUMENT.

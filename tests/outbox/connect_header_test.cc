@@ -426,7 +426,8 @@ TEST(ConnectHeaderTest, CitextLtreeAndIsbnAreStringsFoundByTheirTypesName) {
   AppendConnectJsonSchema(*ExtensionColumn("citext"), 16801, -1, /*optional=*/false, &schema);
   EXPECT_EQ(schema, R"({"type":"string","optional":false})");
   EXPECT_EQ(ExtensionColumn("hstore")->form, ConnectForm::kHstore);
-  EXPECT_FALSE(ExtensionColumn("_citext").has_value());
+  EXPECT_FALSE(ExtensionColumn("_vector").has_value());
+  EXPECT_FALSE(ExtensionColumn("__citext").has_value());  // an array of an array type: no such type
 }
 
 // PostGIS's geometry and geography, found by their types' names: Debezium's Geometry and Geography structs of the
@@ -465,7 +466,114 @@ TEST(ConnectHeaderTest, PostgisGeometriesAreDebeziumsStructsOfTheirEwkbAndSrid) 
                     R"({"type":"int32","optional":true,"field":"srid"}],"optional":false,)"
                     R"("name":"io.debezium.data.geometry.Geography","version":1,"doc":"Geography"})");
   EXPECT_EQ(CheckJavaText(geometry).code(), absl::StatusCode::kFailedPrecondition);  // a byte array in the struct
-  EXPECT_FALSE(ExtensionColumn("_geometry").has_value());
+}
+
+// Arrays of the extension types (_citext, _ltree, _hstore, _geometry, _geography by name): lists of each element's
+// value; PostGIS's arrays separate their elements with ':' (the types' typdelim); hstore's JSON text quoted in a
+// header's list like any string; schemas of optional elements with the elements' names. A NULL element of an ltree[]
+// is an error for the event (Debezium's converter of it fails), of the others null.
+TEST(ConnectHeaderTest, ArraysOfExtensionTypesAreListsOfTheirElementsValues) {
+  const ConnectColumn citexts = *ExtensionColumn("_citext");
+  ASSERT_EQ(citexts.form, ConnectForm::kArray);
+  std::string out;
+  ASSERT_TRUE(AppendConnectValue(citexts, R"({MiXeD,"b c",NULL,"q\"x"})", &out).ok());
+  EXPECT_EQ(out, R"(["MiXeD","b c",null,"q\"x"])");
+  out.clear();
+  ASSERT_TRUE(AppendJavaToString(citexts, R"({MiXeD,"b c",NULL})", &out).ok());
+  EXPECT_EQ(out, "[MiXeD, b c, null]");
+
+  const ConnectColumn stores = *ExtensionColumn("_hstore");
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(stores, R"({"\"a\"=>\"1\"",NULL})", &out).ok());
+  EXPECT_EQ(out, R"(["{\"a\":\"1\"}",null])");
+  out.clear();
+  ASSERT_TRUE(AppendConnectJsonValue(stores, 0, R"({"\"a\"=>\"1\""})", &out).ok());
+  EXPECT_EQ(out, R"(["{\"a\":\"1\"}"])");
+
+  const ConnectColumn geometries = *ExtensionColumn("_geometry");
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(geometries,
+                                 "{0101000020E6100000000000000000F03F0000000000000040:NULL:010700000000000000}", &out)
+                  .ok());
+  EXPECT_EQ(out, R"([{"wkb":"AQEAACDmEAAAAAAAAAAA8D8AAAAAAAAAQA==","srid":4326},null,{"wkb":"AQcAAAAAAAAA","srid":null}])");
+  EXPECT_EQ(CheckJavaText(geometries).code(), absl::StatusCode::kFailedPrecondition);
+  std::string schema;
+  AppendConnectJsonSchema(*ExtensionColumn("_geography"), 0, -1, /*optional=*/false, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"struct","fields":[{"type":"bytes","optional":false,)"
+                    R"("field":"wkb"},{"type":"int32","optional":true,"field":"srid"}],"optional":true,)"
+                    R"("name":"io.debezium.data.geometry.Geography","version":1,"doc":"Geography"},"optional":false})");
+
+  const ConnectColumn trees = *ExtensionColumn("_ltree");
+  schema.clear();
+  AppendConnectJsonSchema(trees, 0, -1, /*optional=*/true, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":true,"name":"io.debezium.data.Ltree",)"
+                    R"("version":1},"optional":true})");
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(trees, "{Top.Science,a}", &out).ok());
+  EXPECT_EQ(out, R"(["Top.Science","a"])");
+  const absl::Status null_tree = AppendConnectValue(trees, "{a,NULL}", &out);
+  EXPECT_EQ(null_tree.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(null_tree.message().find("ltree[]"), std::string_view::npos) << null_tree;
+  EXPECT_FALSE(ExtensionColumn("_isbn").has_value());  // Debezium writes an isbn[] as null
+}
+
+// pgvector's vector and halfvec: Debezium's DoubleVector / FloatVector, lists of Java's Double / Float text of each
+// element; sparsevec: its SparseDoubleVector struct, whose map of index to value is a HashMap<Short, Double> made for
+// as many elements (new HashMap<>(n)) and so iterates by index modulo its table, then in insertion order; JsonConverter
+// writes that map as pairs (its keys are not strings), Struct.toString as {i=x, j=y}. Dimensions or indices beyond a
+// Java short, on which Debezium's converter fails, are an error for the event.
+TEST(ConnectHeaderTest, PgvectorTypesAreDebeziumsVectorsAndSparseVectors) {
+  const ConnectColumn vector = *ExtensionColumn("vector");
+  const ConnectColumn halfvec = *ExtensionColumn("halfvec");
+  const ConnectColumn sparse = *ExtensionColumn("sparsevec");
+  ASSERT_EQ(vector.form, ConnectForm::kVector);
+  ASSERT_EQ(sparse.form, ConnectForm::kSparseVector);
+  // Each text as SimpleHeaderConverter, JsonConverter and Java's toString write it.
+  const auto header = [](const ConnectColumn& column, std::string_view text) {
+    std::string out;
+    const absl::Status st = AppendConnectValue(column, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  const auto json = [](const ConnectColumn& column, std::string_view text) {
+    std::string out;
+    const absl::Status st = AppendConnectJsonValue(column, 0, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  const auto java = [](const ConnectColumn& column, std::string_view text) {
+    std::string out;
+    const absl::Status st = AppendJavaToString(column, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  EXPECT_EQ(header(vector, "[1,2.5,-3e-05,1e+08]"), "[1.0,2.5,-3.0E-5,1.0E8]");
+  EXPECT_EQ(json(halfvec, "[1,0.099975586,-0]"), "[1.0,0.099975586,-0.0]");
+  EXPECT_EQ(java(vector, "[1,2.5]"), "[1.0, 2.5]");
+  // Three elements: a table of 4, where 1 and 17 share a bucket before 3's.
+  EXPECT_EQ(header(sparse, "{1:1.5,3:2,17:-1}/40"), R"({"dimensions":40,"vector":{1:1.5,17:-1.0,3:2.0}})");
+  EXPECT_EQ(json(sparse, "{1:1.5,3:2,17:-1}/40"), R"({"dimensions":40,"vector":[[1,1.5],[17,-1.0],[3,2.0]]})");
+  EXPECT_EQ(java(sparse, "{1:1.5,3:2,17:-1}/40"), "Struct{dimensions=40,vector={1=1.5, 17=-1.0, 3=2.0}}");
+  // Five elements: a table of 8.
+  EXPECT_EQ(header(sparse, "{1:1,8:2,9:3,16:4,17:5}/30"), R"({"dimensions":30,"vector":{8:2.0,16:4.0,1:1.0,9:3.0,17:5.0}})");
+  EXPECT_EQ(json(sparse, "{}/5"), R"({"dimensions":5,"vector":[]})");
+  std::string out;
+  for (std::string_view bad : {"{1:1}/40000", "{40000:1}/5", "{1:1}", "[1,2]", "{1:x}/5", "{1:1,1:2}/5"}) {
+    out.clear();
+    EXPECT_EQ(AppendConnectValue(sparse, bad, &out).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  out.clear();
+  EXPECT_EQ(AppendConnectValue(vector, "{1,2}", &out).code(), absl::StatusCode::kInvalidArgument);
+
+  std::string schema;
+  AppendConnectJsonSchema(halfvec, 0, -1, /*optional=*/true, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"float","optional":false},"optional":true,)"
+                    R"("name":"io.debezium.data.FloatVector","version":1})");
+  schema.clear();
+  AppendConnectJsonSchema(sparse, 0, -1, /*optional=*/false, &schema);
+  EXPECT_EQ(schema, R"({"type":"struct","fields":[{"type":"int16","optional":false,"field":"dimensions"},)"
+                    R"({"type":"map","keys":{"type":"int16","optional":false},"values":{"type":"double",)"
+                    R"("optional":false},"optional":false,"field":"vector"}],"optional":false,)"
+                    R"("name":"io.debezium.data.SparseDoubleVector","version":1,"doc":"Sparse double vector"})");
+  EXPECT_TRUE(CheckJavaText(sparse).ok());
+  EXPECT_FALSE(ExtensionColumn("_vector").has_value());
 }
 
 // An array of an enum (its labels from the catalog): a list of the labels, quoted in headers; its schema's elements are
@@ -536,6 +644,8 @@ TEST(ConnectHeaderTest, ArrayTextIsSplitIntoItsElements) {
   EXPECT_EQ(*ParsePgArray("{1,-2}"), (Elements{"1", "-2"}));
   EXPECT_EQ(*ParsePgArray("[0:1]={1,2}"), (Elements{"1", "2"}));
   EXPECT_EQ(*ParsePgArray(R"([-3:-2]={"a]=b",NULL})"), (Elements{"a]=b", std::nullopt}));
+  EXPECT_EQ(*ParsePgArray(R"({01ab:NULL:"x,y"})", ':'), (Elements{"01ab", std::nullopt, "x,y"}));
+  EXPECT_EQ(ParsePgArray("{a:b}").value(), Elements{"a:b"});
   for (const char* bad : {"{{1,2},{3,4}}", "[0:1][1:2]={{1,2},{3,4}}", "[0:1]{1,2}", "1,2", "{a,,b}", "{\"a}",
                           "{a\"b}"}) {
     EXPECT_EQ(ParsePgArray(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
