@@ -153,10 +153,19 @@ absl::Status Relay::Run() {
     if (absl::Status s = EnsureSink(); !s.ok()) return s;
     const auto until = Clock::now() + wait;
     while (!stopping() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    // After a broker outage, hold the slot released until the broker answers again.
+    // After a broker outage, hold the slot released until the broker answers again. What the broker last answered
+    // is /readyz's reason and a log line every 10 s, so that a relay waiting here says why.
     if (broker_down_ && sink_) {
-      // A sink that fails fast (refused connection) must not make this spin.
-      while (!stopping() && !sink_->CheckReachable(1000).ok()) {
+      auto next_line = Clock::now() + std::chrono::seconds(10);
+      while (!stopping()) {
+        const absl::Status reachable = sink_->CheckReachable(1000);
+        if (reachable.ok()) break;
+        metrics_->SetNotReadyReason(Cat("the slot is released until the broker answers: ", reachable.message()));
+        if (Clock::now() >= next_line) {
+          Log()->warn("the slot stays released: the broker does not answer yet ({})", reachable.message());
+          next_line = Clock::now() + std::chrono::seconds(10);
+        }
+        // A sink that fails fast (refused connection) must not make this spin.
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
       broker_down_ = false;

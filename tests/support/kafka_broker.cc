@@ -169,6 +169,14 @@ KafkaBroker* KafkaBroker::Shared() {
 
 KafkaBroker::~KafkaBroker() {
   if (external()) return;
+  // A test that failed with its own broker shows the end of the broker's log (the directory goes next): whether the
+  // broker served, or what it said, after a restart the relay did not see.
+  if (::testing::UnitTest::GetInstance()->current_test_info() != nullptr && ::testing::Test::HasFailure()) {
+    for (const std::string& file : {log_path(), dir_ + "/kafka.out"}) {
+      fprintf(stderr, "KafkaBroker %s: the test failed; the end of %s:\n%s\n", bootstrap_.c_str(), file.c_str(),
+              TailOfFile(file, 6000).c_str());
+    }
+  }
   absl::Status s = RunScript({"kill", dir_}, nullptr);
   if (!s.ok()) fprintf(stderr, "KafkaBroker: %s\n", std::string(s.message()).c_str());
   RemoveTree(dir_);
