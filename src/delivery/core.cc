@@ -36,7 +36,8 @@ DeliveryCore::DeliveryCore(const config::PipelineConfig& config, const Clock* cl
       streams_(static_cast<size_t>(config_.delivery.max_inflight_bytes / 2), config_.source.spill_dir) {
   int64_t txn_timeout_ms = kDefaultTransactionTimeoutMs;
   if (auto it = config_.kafka.find("transaction.timeout.ms"); it != config_.kafka.end()) {
-    absl::SimpleAtoi(it->second, &txn_timeout_ms);
+    // Text librdkafka refuses stops the relay when the producer is made; until then the default stands.
+    if (!absl::SimpleAtoi(it->second, &txn_timeout_ms)) txn_timeout_ms = kDefaultTransactionTimeoutMs;
   }
   split_after_ = std::chrono::milliseconds(std::max<int64_t>(txn_timeout_ms / 2, 1));
   transaction_interval_ = std::chrono::milliseconds(config_.delivery.transaction_interval_ms);
