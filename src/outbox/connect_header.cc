@@ -516,8 +516,9 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
               "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz, interval, bytea, money, bit, varbit, point, arrays of text types, integers, booleans, "
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
-              "timestamptz and bytea, enums, domains, and the extension types citext, ltree, isbn, hstore, and "
-              "PostGIS's geometry and geography, and arrays of these)"));
+              "timestamptz and bytea, enums, domains, the extension types citext, ltree, isbn, hstore, PostGIS's "
+              "geometry and geography and pgvector's vector, halfvec and sparsevec, and arrays of citext, ltree, "
+              "hstore, geometry and geography)"));
   }
 }
 
@@ -733,10 +734,6 @@ int32_t JavaStringHash(std::string_view text) {
   }
   return static_cast<int32_t>(h);
 }
-
-}  // namespace
-
-namespace {
 
 // The table size of a java.util.HashMap after putting keys of `hashes` (HashMap.hash's, distinct keys) in order into one
 // made with a table of `initial` (a power of two: 16 for new HashMap<>(), tableSizeFor(n) for new HashMap<>(n)), as
