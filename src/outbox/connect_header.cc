@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -827,15 +828,14 @@ absl::Status AppendVector(const ConnectColumn& column, std::string_view text, Ve
   };
   std::vector<Entry> entries;
   std::vector<uint32_t> hashes;
+  absl::flat_hash_set<int> indices;
   if (const std::string_view body = JavaTrim(braces.substr(1, braces.size() - 2)); !body.empty()) {
     for (std::string_view element : SplitAt(body, ',')) {
       const std::vector<std::string_view> pair = SplitAt(element, ':');
       if (pair.size() != 2) return unreadable("not {i:x,...}/dimensions");
       const std::optional<int> index = JavaShort(JavaTrim(pair[0]));
       if (!index) return unreadable("an index that is not a Java short, which Debezium's converter fails on");
-      for (const Entry& e : entries) {
-        if (e.index == *index) return unreadable("a repeated index");
-      }
+      if (!indices.insert(*index).second) return unreadable("a repeated index");
       absl::StatusOr<std::string> value = JavaDoubleText(JavaTrim(pair[1]), /*is_float=*/false);
       if (!value.ok()) return unreadable(Cat("the value \"", pair[1], "\" is not a number"));
       entries.push_back(Entry{*index, *std::move(value)});
@@ -1149,10 +1149,6 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
   if (generated) return {Kind::kNotReproduced, ""};
   if (!expression.has_value()) return {};
   std::string_view expr = *expression;
-  const auto trimmed = [&] {  // TRIM_DATA_TYPES: String.trim
-    while (!expr.empty() && static_cast<unsigned char>(expr.front()) <= ' ') expr.remove_prefix(1);
-    while (!expr.empty() && static_cast<unsigned char>(expr.back()) <= ' ') expr.remove_suffix(1);
-  };
   const auto value = [](std::optional<std::string> v) {
     return v ? ConnectDefault{Kind::kValue, *std::move(v)} : ConnectDefault{};
   };
@@ -1173,7 +1169,7 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     case type::kJsonb:
       return value(ExtractDefault(expr, "{}"));
     case type::kBool: {
-      trimmed();
+      expr = JavaTrim(expr);  // TRIM_DATA_TYPES: String.trim
       if (expr.starts_with("NULL::")) return {};
       std::optional<std::string> v = ExtractDefault(expr, "false");
       if (!v) return {};
@@ -1183,7 +1179,7 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     case type::kInt2:
     case type::kInt4:
     case type::kInt8: {
-      trimmed();
+      expr = JavaTrim(expr);  // TRIM_DATA_TYPES: String.trim
       if (expr.starts_with("NULL::")) return {};
       std::optional<std::string> v = ExtractDefault(expr, "0");
       const int64_t max = type_oid == type::kInt2 ? INT16_MAX : type_oid == type::kInt4 ? INT32_MAX : INT64_MAX;
@@ -1193,14 +1189,14 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     }
     case type::kFloat4:
     case type::kFloat8: {
-      trimmed();
+      expr = JavaTrim(expr);  // TRIM_DATA_TYPES: String.trim
       if (expr.starts_with("NULL::")) return {};
       std::optional<std::string> v = ExtractDefault(expr, "0.0");
       if (!v || !JavaDoubleText(*v, type_oid == type::kFloat4).ok()) return {Kind::kNotReproduced, ""};
       return {Kind::kValue, *v};
     }
     case type::kNumeric: {
-      trimmed();
+      expr = JavaTrim(expr);  // TRIM_DATA_TYPES: String.trim
       if (expr.starts_with("NULL::")) return {};
       // Without a scale: a VariableScaleDecimal struct, which Debezium drops as a default ("Struct can't be used as
       // default value"), so its schema has none.
@@ -1216,7 +1212,7 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
       return {Kind::kValue, text};
     }
     case type::kUuid: {
-      trimmed();
+      expr = JavaTrim(expr);  // TRIM_DATA_TYPES: String.trim
       std::optional<std::string> v = ExtractDefault(expr, "00000000-0000-0000-0000-000000000000");
       if (!v) return {};
       std::transform(v->begin(), v->end(), v->begin(), [](unsigned char c) { return std::tolower(c); });
