@@ -23,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "config/config_internal.h"
 #include "common/strings.h"
+#include "config/java_regex.h"
 #include "config/substitution.h"
 
 namespace outbox::config {
@@ -415,6 +416,8 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.String("outbox.debezium_context_logical_name", &outbox->debezium_context_logical_name);
   r.String("outbox.envelope_schema_name", &outbox->envelope_schema_name);
   r.Bool("outbox.null_as_column_default", &outbox->null_as_column_default);
+  r.String("outbox.propagate_source_type.columns", &outbox->propagate_source_type_columns);
+  r.String("outbox.propagate_source_type.datatypes", &outbox->propagate_source_type_datatypes);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
@@ -431,6 +434,31 @@ void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
   if (outbox->HasEnvelope() && outbox->value_converter == Converter::kBytes) {
     r.Error("outbox.value_converter", "bytes (ByteArrayConverter) cannot write the envelope of placement envelope, "
                                       "as Kafka Connect's fails on it");
+  }
+  const bool json_schema = outbox->key_converter == Converter::kJsonSchema ||
+                           outbox->value_converter == Converter::kJsonSchema ||
+                           outbox->header_values == HeaderValues::kJsonSchema;
+  for (const auto& [key, list] :
+       {std::pair<absl::string_view, const std::string*>{"outbox.propagate_source_type.columns",
+                                                        &outbox->propagate_source_type_columns},
+        {"outbox.propagate_source_type.datatypes", &outbox->propagate_source_type_datatypes}}) {
+    if (list->empty()) continue;
+    if (!json_schema) {
+      r.Error(key, "only with a json_schema converter (outbox.key_converter, outbox.value_converter or "
+                   "outbox.header_values): it adds to the schemas they write");
+      continue;
+    }
+    absl::StatusOr<std::vector<std::string>> patterns = SplitDebeziumRegexList(*list);
+    if (!patterns.ok()) {
+      r.Error(key, patterns.status().message());
+      continue;
+    }
+    for (const std::string& pattern : *patterns) {
+      if (absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(pattern, RouteRegex::Case::kIgnoreAsciiCase);
+          !regex.ok()) {
+        r.Error(key, absl::StrCat(Quoted(pattern), ": ", regex.status().message()));
+      }
+    }
   }
   if (outbox->fields.schema_version && !outbox->HasEnvelope()) {
     r.Error("outbox.fields.schema_version", "only with placement envelope (it versions the envelope's schema)");

@@ -150,6 +150,12 @@ struct OutboxConfig {
   // ${routedByValue} is the route column's value. Default "<outbox.table>.${routedByValue}.Value"; Debezium files
   // set "<topic.prefix>.<outbox.table>.${routedByValue}.Value", Debezium's name.
   std::string envelope_schema_name;
+  // Debezium's column.propagate.source.type and datatype.propagate.source.type, in Debezium's list syntax
+  // (comma-separated Java regular expressions, `\,` a comma inside one): a column whose <schema>.<table>.<column>
+  // (or <schema>.<table>.<type name>) one of them matches whole, ignoring ASCII case, gets its source type as
+  // parameters of the schema a json_schema converter writes (outbox/source_type.h). Empty (the default): none.
+  std::string propagate_source_type_columns;
+  std::string propagate_source_type_datatypes;
   // Whether any additional field has placement envelope.
   bool HasEnvelope() const;
 };

@@ -69,6 +69,8 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.debezium_context_logical_name", c.outbox.debezium_context_logical_name},
       {"outbox.envelope_schema_name", c.outbox.envelope_schema_name},
       {"outbox.null_as_column_default", Text(c.outbox.null_as_column_default)},
+      {"outbox.propagate_source_type.columns", c.outbox.propagate_source_type_columns},
+      {"outbox.propagate_source_type.datatypes", c.outbox.propagate_source_type_datatypes},
       {"sink.type", std::string(SinkTypeName(c.sink))},
       {"delivery.max_inflight_bytes", Text(c.delivery.max_inflight_bytes)},
       {"delivery.max_inflight_events", Text(c.delivery.max_inflight_events)},

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "common/strings.h"
 
 namespace outbox::config {
@@ -244,14 +245,55 @@ struct RouteRegex::Code {
   }
 };
 
-absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern) {
+absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view list) {
+  std::vector<std::string> out;
+  std::string part;
+  const auto finish = [&] {
+    // part.trim().replace("\\,", ","): Java's trim removes every character up to the space.
+    size_t begin = 0, end = part.size();
+    while (begin < end && static_cast<unsigned char>(part[begin]) <= ' ') ++begin;
+    while (end > begin && static_cast<unsigned char>(part[end - 1]) <= ' ') --end;
+    if (begin < end) out.push_back(absl::StrReplaceAll(part.substr(begin, end - begin), {{"\\,", ","}}));
+    part.clear();
+  };
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i] == '\\') {
+      if (i + 1 == list.size()) return absl::InvalidArgumentError("ends in an unterminated escape (a lone backslash)");
+      part.push_back(list[i]);
+      part.push_back(list[++i]);
+    } else if (list[i] == ',') {
+      finish();
+    } else {
+      part.push_back(list[i]);
+    }
+  }
+  finish();
+  return out;
+}
+
+absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Case letter_case) {
+  const bool ignore_case = letter_case == Case::kIgnoreAsciiCase;
+  if (ignore_case) {
+    for (size_t i = 0; i < java_pattern.size(); ++i) {
+      const char c = java_pattern[i];
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        return absl::InvalidArgumentError("has characters beyond ASCII, whose case Java and PCRE2 fold differently");
+      }
+      if (c == '\\' && i + 1 < java_pattern.size()) {
+        const char escaped = java_pattern[++i];
+        if (escaped == 'p' || escaped == 'P') {
+          return absl::InvalidArgumentError("uses \\p{..}, which case-insensitive Java and PCRE2 read differently");
+        }
+      }
+    }
+  }
   Translator t(java_pattern);
   if (absl::Status st = t.Run(); !st.ok()) return st;
   int error = 0;
   PCRE2_SIZE offset = 0;
   auto code = std::make_shared<Code>();
-  code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(), PCRE2_UTF, &error,
-                             &offset, nullptr);
+  code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(),
+                             PCRE2_UTF | (ignore_case ? PCRE2_CASELESS : 0u), &error, &offset, nullptr);
   if (code->code == nullptr) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(error, message.data(), message.size());

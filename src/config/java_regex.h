@@ -15,6 +15,7 @@
 // through this class and through java.util.regex and asserts that every accepted pattern routes every value alike.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,11 +39,19 @@ struct ReplacementPiece {
 absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_view replacement, int groups,
                                                                    const std::map<std::string, int>& names);
 
+// Debezium's list of regular expressions (Strings.RegExSplitter): split at commas, `\,` a comma inside one, each
+// trimmed, empty ones dropped. INVALID_ARGUMENT for a list that ends in a lone backslash, as Debezium refuses it.
+absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view list);
+
 class RouteRegex {
  public:
   // Compiles a Java pattern. INVALID_ARGUMENT (without the key: the caller names it) for a pattern Java or PCRE2
   // refuses, or whose meaning would differ.
-  static absl::StatusOr<RouteRegex> Compile(std::string_view java_pattern);
+  // kIgnoreAsciiCase: Pattern.CASE_INSENSITIVE (ASCII letters only, as Debezium's lists of column and type names
+  // are compiled); a pattern with characters beyond ASCII, or with \p{..}, is then refused, since PCRE2 folds their
+  // case by Unicode's rules. Matches() must then be given ASCII values (PCRE2 would fold K to the Kelvin sign).
+  enum class Case : uint8_t { kSensitive, kIgnoreAsciiCase };
+  static absl::StatusOr<RouteRegex> Compile(std::string_view java_pattern, Case letter_case = Case::kSensitive);
 
   // The Java replacement string; INVALID_ARGUMENT for a reference Java would throw on.
   absl::Status SetReplacement(std::string_view java_replacement);

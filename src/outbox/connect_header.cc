@@ -531,115 +531,114 @@ absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, b
 }
 
 void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int32_t type_modifier, bool optional,
-                             std::string* out) {
+                             std::string* out, std::string_view more_parameters) {
   // Debezium's schema of the column (PostgresValueConverter under its default modes): the Connect type, and the name
-  // of its logical type, version 1; a Decimal's scale and precision as parameters.
-  std::string_view connect_type, name, rest;
-  std::string parameters;
-  if (column.form == ConnectForm::kArray) {  // asJsonSchema's order: type, items, optional
-    out->append(R"({"type":"array","items":)");
-    AppendConnectJsonSchema(ElementColumn(column), column.element_type, type_modifier,
-                            /*optional=*/!RequiredElements(column), out);
-    out->append(R"(,"optional":)").append(optional ? "true" : "false").push_back('}');
-    return;
-  }
+  // of its logical type, version 1; a Decimal's scale and precision as parameters. The branches write the schema up
+  // to its parameters; JsonConverter.asJsonSchema's order is type, (items, keys, values or fields), optional, name,
+  // version, doc, parameters.
+  std::string parameters;  // "k":"v" pairs, before more_parameters (a LinkedHashMap: the builder's first)
+  const auto type_optional_named = [&](std::string_view connect_type, std::string_view name) {
+    out->append(R"({"type":")").append(connect_type).append(R"(","optional":)");
+    out->append(optional ? "true" : "false");
+    if (!name.empty()) out->append(R"(,"name":")").append(name).append(R"(","version":1)");
+  };
+  const auto optional_named = [&](bool is_optional, std::string_view name, std::string_view doc) {
+    out->append(R"(,"optional":)").append(is_optional ? "true" : "false");
+    if (!name.empty()) out->append(R"(,"name":")").append(name).append(R"(","version":1)");
+    if (!doc.empty()) out->append(R"(,"doc":")").append(doc).push_back('"');
+  };
   switch (column.form) {
+    case ConnectForm::kArray:
+      out->append(R"({"type":"array","items":)");
+      AppendConnectJsonSchema(ElementColumn(column), column.element_type, type_modifier,
+                              /*optional=*/!RequiredElements(column), out);
+      optional_named(optional, "", "");
+      break;
     case ConnectForm::kText:
       switch (type_oid) {
-        case type::kInt2: connect_type = "int16"; break;
-        case type::kInt4: connect_type = "int32"; break;
+        case type::kInt2: type_optional_named("int16", ""); break;
+        case type::kInt4: type_optional_named("int32", ""); break;
         case type::kInt8:
-        case type::kOid: connect_type = "int64"; break;
+        case type::kOid: type_optional_named("int64", ""); break;
         case type::kJson:
-        case type::kJsonb: connect_type = "string", name = "io.debezium.data.Json"; break;
-        case type::kUuid: connect_type = "string", name = "io.debezium.data.Uuid"; break;
-        case type::kXml: connect_type = "string", name = "io.debezium.data.Xml"; break;
-        default:
-          connect_type = "string";
-          name = column.logical_name;
+        case type::kJsonb: type_optional_named("string", "io.debezium.data.Json"); break;
+        case type::kUuid: type_optional_named("string", "io.debezium.data.Uuid"); break;
+        case type::kXml: type_optional_named("string", "io.debezium.data.Xml"); break;
+        default: type_optional_named("string", column.logical_name);
       }
       break;
-    case ConnectForm::kBoolean: connect_type = "boolean"; break;
-    case ConnectForm::kFloat32: connect_type = "float"; break;
-    case ConnectForm::kFloat64: connect_type = "double"; break;
+    case ConnectForm::kBoolean: type_optional_named("boolean", ""); break;
+    case ConnectForm::kFloat32: type_optional_named("float", ""); break;
+    case ConnectForm::kFloat64: type_optional_named("double", ""); break;
     case ConnectForm::kDecimal: {
       // numeric(p,s): the modifier is ((p << 16) | s) + 4, s an 11-bit signed number since PostgreSQL 13.
       const int32_t packed = type_modifier - 4;
       const int precision = (packed >> 16) & 0xffff;
       const int scale = ((packed & 0x7ff) ^ 0x400) - 0x400;
-      connect_type = "bytes", name = "org.apache.kafka.connect.data.Decimal";
-      parameters = Cat(R"(,"parameters":{"scale":")", scale, R"(","connect.decimal.precision":")", precision, R"("})");
+      type_optional_named("bytes", "org.apache.kafka.connect.data.Decimal");
+      parameters = Cat(R"("scale":")", scale, R"(","connect.decimal.precision":")", precision, R"(")");
       break;
     }
     case ConnectForm::kBits:
-      connect_type = "bytes", name = "io.debezium.data.Bits";
-      parameters = Cat(R"(,"parameters":{"length":")", column.bits, R"("})");
+      type_optional_named("bytes", "io.debezium.data.Bits");
+      parameters = Cat(R"("length":")", column.bits, R"(")");
       break;
-    case ConnectForm::kBitBoolean: connect_type = "boolean"; break;
-    case ConnectForm::kHstore: connect_type = "string", name = "io.debezium.data.Json"; break;
+    case ConnectForm::kBitBoolean: type_optional_named("boolean", ""); break;
+    case ConnectForm::kHstore: type_optional_named("string", "io.debezium.data.Json"); break;
     case ConnectForm::kMoney:  // Decimal.builder(moneyFractionDigits): the scale alone
-      connect_type = "bytes", name = "org.apache.kafka.connect.data.Decimal";
-      parameters = R"(,"parameters":{"scale":"2"})";
+      type_optional_named("bytes", "org.apache.kafka.connect.data.Decimal");
+      parameters = R"("scale":"2")";
       break;
     case ConnectForm::kPoint:  // Point.builder()
       out->append(R"({"type":"struct","fields":[{"type":"double","optional":false,"field":"x"},)"
                   R"({"type":"double","optional":false,"field":"y"},{"type":"bytes","optional":true,"field":"wkb"},)"
-                  R"({"type":"int32","optional":true,"field":"srid"}],"optional":)");
-      out->append(optional ? "true" : "false");
-      out->append(R"js(,"name":"io.debezium.data.geometry.Point","version":1,"doc":"Geometry (POINT)"})js");
-      return;
+                  R"({"type":"int32","optional":true,"field":"srid"}])");
+      optional_named(optional, "io.debezium.data.geometry.Point", "Geometry (POINT)");
+      break;
     case ConnectForm::kGeometry: {
       // Geometry.builder() is optional even for a NOT NULL column, Geography.builder() is not.
       const bool geometry = column.logical_name == kGeometryName;
       out->append(R"({"type":"struct","fields":[{"type":"bytes","optional":false,"field":"wkb"},)"
-                  R"({"type":"int32","optional":true,"field":"srid"}],"optional":)");
-      out->append(optional || geometry ? "true" : "false");
-      out->append(R"(,"name":")").append(column.logical_name);
-      out->append(R"(","version":1,"doc":")").append(geometry ? "Geometry" : "Geography").append(R"("})");
-      return;
+                  R"({"type":"int32","optional":true,"field":"srid"}])");
+      optional_named(optional || geometry, column.logical_name, geometry ? "Geometry" : "Geography");
+      break;
     }
     case ConnectForm::kVector:  // SchemaBuilder.array(Schema.FLOAT64_SCHEMA / FLOAT32_SCHEMA), named
       out->append(R"({"type":"array","items":{"type":")");
-      out->append(column.logical_name == kFloatVectorName ? "float" : "double");
-      out->append(R"(","optional":false},"optional":)").append(optional ? "true" : "false");
-      out->append(R"(,"name":")").append(column.logical_name).append(R"(","version":1})");
-      return;
+      out->append(column.logical_name == kFloatVectorName ? "float" : "double").append(R"(","optional":false})");
+      optional_named(optional, column.logical_name, "");
+      break;
     case ConnectForm::kSparseVector:
       out->append(R"({"type":"struct","fields":[{"type":"int16","optional":false,"field":"dimensions"},)"
                   R"({"type":"map","keys":{"type":"int16","optional":false},"values":{"type":"double",)"
-                  R"("optional":false},"optional":false,"field":"vector"}],"optional":)");
-      out->append(optional ? "true" : "false");
-      out->append(R"(,"name":"io.debezium.data.SparseDoubleVector","version":1,"doc":"Sparse double vector"})");
-      return;
+                  R"("optional":false},"optional":false,"field":"vector"}])");
+      optional_named(optional, "io.debezium.data.SparseDoubleVector", "Sparse double vector");
+      break;
     case ConnectForm::kVariableDecimal:
       out->append(R"({"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},)"
-                  R"({"type":"bytes","optional":false,"field":"value"}],"optional":)");
-      out->append(optional ? "true" : "false");
-      out->append(R"(,"name":"io.debezium.data.VariableScaleDecimal","version":1,"doc":"Variable scaled decimal"})");
-      return;
-    case ConnectForm::kDate: connect_type = "int32", name = "io.debezium.time.Date"; break;
-    case ConnectForm::kTimeMillis: connect_type = "int32", name = "io.debezium.time.Time"; break;
-    case ConnectForm::kTimeMicros: connect_type = "int64", name = "io.debezium.time.MicroTime"; break;
-    case ConnectForm::kTimestampMillis: connect_type = "int64", name = "io.debezium.time.Timestamp"; break;
-    case ConnectForm::kTimestampMicros: connect_type = "int64", name = "io.debezium.time.MicroTimestamp"; break;
-    case ConnectForm::kZonedTimestamp: connect_type = "string", name = "io.debezium.time.ZonedTimestamp"; break;
-    case ConnectForm::kInterval: connect_type = "int64", name = "io.debezium.time.MicroDuration"; break;
-    case ConnectForm::kZonedTime: connect_type = "string", name = "io.debezium.time.ZonedTime"; break;
-    case ConnectForm::kBytes: connect_type = "bytes"; break;
-    case ConnectForm::kEnum:
-      connect_type = "string", name = "io.debezium.data.Enum";
-      parameters = R"(,"parameters":{"allowed":)";
-      AppendJsonString(column.allowed, &parameters);
-      parameters.push_back('}');
+                  R"({"type":"bytes","optional":false,"field":"value"}])");
+      optional_named(optional, "io.debezium.data.VariableScaleDecimal", "Variable scaled decimal");
       break;
-    case ConnectForm::kArray:
-      break;  // above
+    case ConnectForm::kDate: type_optional_named("int32", "io.debezium.time.Date"); break;
+    case ConnectForm::kTimeMillis: type_optional_named("int32", "io.debezium.time.Time"); break;
+    case ConnectForm::kTimeMicros: type_optional_named("int64", "io.debezium.time.MicroTime"); break;
+    case ConnectForm::kTimestampMillis: type_optional_named("int64", "io.debezium.time.Timestamp"); break;
+    case ConnectForm::kTimestampMicros: type_optional_named("int64", "io.debezium.time.MicroTimestamp"); break;
+    case ConnectForm::kZonedTimestamp: type_optional_named("string", "io.debezium.time.ZonedTimestamp"); break;
+    case ConnectForm::kInterval: type_optional_named("int64", "io.debezium.time.MicroDuration"); break;
+    case ConnectForm::kZonedTime: type_optional_named("string", "io.debezium.time.ZonedTime"); break;
+    case ConnectForm::kBytes: type_optional_named("bytes", ""); break;
+    case ConnectForm::kEnum:
+      type_optional_named("string", "io.debezium.data.Enum");
+      parameters = R"("allowed":)";
+      AppendJsonString(column.allowed, &parameters);
+      break;
   }
-  // JsonConverter.asJsonSchema's order: type, optional, name, version, (doc), parameters.
-  out->append(R"({"type":")").append(connect_type).append(R"(","optional":)");
-  out->append(optional ? "true" : "false");
-  if (!name.empty()) out->append(R"(,"name":")").append(name).append(R"(","version":1)");
-  out->append(parameters).append(rest);
+  if (!more_parameters.empty()) {
+    if (!parameters.empty()) parameters.push_back(',');
+    parameters.append(more_parameters);
+  }
+  if (!parameters.empty()) out->append(R"(,"parameters":{)").append(parameters).push_back('}');
   out->push_back('}');
 }
 

@@ -112,8 +112,9 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
 // FAILED_PRECONDITION for a type ConnectColumnOf does not have.
 absl::Status AppendConnectJsonSchema(uint32_t type_oid, int32_t type_modifier, bool optional, std::string* out);
 // The same for a column whose form is known (an enum's comes from the catalog, not from its type OID).
+// `more_parameters`: "key":"value" pairs put after the schema's own parameters (SourceTypeParameters').
 void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int32_t type_modifier, bool optional,
-                             std::string* out);
+                             std::string* out, std::string_view more_parameters = {});
 
 // Appends the JSON Kafka Connect's JsonConverter writes for Debezium's value of a column (convertToJson), given its
 // PostgreSQL text: strings with Jackson's escapes, integers, booleans and times as JSON numbers and literals, floats

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "config/java_properties.h"
 #include "absl/strings/numbers.h"
+#include "outbox/source_type.h"
 #include "outbox/v1/envelope.pb.h"
 #include "pg/type_oids.h"
 
@@ -190,6 +191,15 @@ OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config)
                                                      : Placement::kHeader);
   }
   envelope_placement_ = config_.HasEnvelope();
+  for (auto [list, out] : {std::pair{&config_.propagate_source_type_columns, &propagate_columns_},
+                           std::pair{&config_.propagate_source_type_datatypes, &propagate_datatypes_}}) {
+    // The config layer refuses a list or pattern that does not compile.
+    for (const std::string& pattern : config::SplitDebeziumRegexList(*list).value_or(std::vector<std::string>{})) {
+      absl::StatusOr<config::RouteRegex> regex =
+          config::RouteRegex::Compile(pattern, config::RouteRegex::Case::kIgnoreAsciiCase);
+      if (regex.ok()) out->push_back(*std::move(regex));
+    }
+  }
   if (config_.format == config::Format::kProtobuf) {
     envelope_ = std::make_unique<v1::Envelope>();
     envelope_->set_source(Cat("/", schema_, "/", table_));
@@ -479,8 +489,10 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
   if (!form.ok()) {
     return absl::FailedPreconditionError(Cat(where(), ": type OID ", type, " has no schema the relay reproduces"));
   }
+  absl::StatusOr<std::string> source_type = SourceTypeOf(*column);
+  if (!source_type.ok()) return absl::FailedPreconditionError(Cat(key, ": ", source_type.status().message()));
   std::string schema;
-  AppendConnectJsonSchema(*form, type, type_modifier, !column->not_null, &schema);
+  AppendConnectJsonSchema(*form, type, type_modifier, !column->not_null, &schema, *source_type);
   if (dflt.kind == ConnectDefault::Kind::kValue) {
     std::string json;
     if (absl::Status st = AppendConnectJsonValue(*form, type, dflt.text, &json); !st.ok()) {
@@ -490,6 +502,30 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
     schema.append(R"(,"default":)").append(json).push_back('}');
   }
   return schema;
+}
+
+absl::StatusOr<std::string> OutboxMapper::SourceTypeOf(const pg::ColumnCatalog& column) const {
+  if (propagate_columns_.empty() && propagate_datatypes_.empty()) return std::string();
+  // Debezium's ColumnMappers: <schema>.<table>.<column> for column.propagate.source.type, <schema>.<table>.<type
+  // name> for datatype.propagate.source.type, either matched whole ignoring ASCII case.
+  const std::string by_name = Cat(schema_, ".", table_, ".", column.name);
+  const std::string by_type = Cat(schema_, ".", table_, ".", column.type_name);
+  if (!std::all_of(by_name.begin(), by_name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }) ||
+      !std::all_of(by_type.begin(), by_type.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    return absl::FailedPreconditionError(
+        Cat("outbox.propagate_source_type: ", by_name, " (of type ", column.type_name, ") has characters beyond "
+            "ASCII, whose case Debezium's patterns (Java's, ignoring ASCII case) and the relay's fold differently"));
+  }
+  const auto any = [](const std::vector<config::RouteRegex>& patterns, std::string_view value) {
+    return std::any_of(patterns.begin(), patterns.end(), [&](const config::RouteRegex& p) { return p.Matches(value); });
+  };
+  if (!any(propagate_columns_, by_name) && !any(propagate_datatypes_, by_type)) return std::string();
+  return SourceTypeParameters(SourceColumnType{.column = column.name,
+                                               .type_name = column.type_name,
+                                               .type_oid = column.type_oid,
+                                               .type_modifier = column.type_modifier,
+                                               .domain_root_oid = column.domain_root_oid,
+                                               .domain_root_modifier = column.domain_root_modifier});
 }
 
 absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,

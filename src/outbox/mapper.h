@@ -174,6 +174,9 @@ class OutboxMapper {
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;
+  // outbox.propagate_source_type: the parameters SourceTypeParameters gives the catalog's column when a pattern
+  // selects it, else "".
+  absl::StatusOr<std::string> SourceTypeOf(const pg::ColumnCatalog& column) const;
   // outbox.header_values other than text: a header column's form, type and (json_schema) schema; `key` names the
   // setting that placed it in errors, and `hint` ends the error of a column without a Debezium form.
   absl::Status BindHeaderColumn(const pg::RelationColumn& column, std::string_view key, std::string_view hint,
@@ -225,6 +228,8 @@ class OutboxMapper {
   absl::flat_hash_map<std::string, std::string> envelope_names_;  // EnvelopeSchemaName's cache
   std::string schema_, table_;
   std::optional<std::vector<pg::ColumnCatalog>> catalog_;  // SetCatalog's columns
+  // outbox.propagate_source_type.columns and .datatypes, compiled.
+  std::vector<config::RouteRegex> propagate_columns_, propagate_datatypes_;
   absl::flat_hash_map<uint32_t, Binding> bindings_;
 
   // A column value copied out of the tuple (or the JSON message) into a reused buffer.

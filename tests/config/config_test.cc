@@ -1,5 +1,6 @@
 // Config loading: defaults, validation messages, overrides, ${env:}/${file:} substitution, secrets and redaction.
 #include "config/config.h"
+#include "config/java_regex.h"
 #include "config/load_file.h"
 
 #include <gmock/gmock.h>
@@ -30,6 +31,7 @@
 namespace outbox::config {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -283,6 +285,52 @@ TEST(Config, ExpandedJsonPayloadKeysAreReadAndRefusedWithOtherFormatsAndMessages
               HasSubstr("outbox.expand_json_payload: only with outbox.format: raw"));
   EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.expand_json_payload", "true"}, {"source.messages", "true"}})),
               HasSubstr("outbox.expand_json_payload: expands a payload column"));
+}
+
+// outbox.propagate_source_type.columns and .datatypes: Debezium's lists of patterns, only where a json_schema
+// converter writes schemas; a list or pattern that cannot be read as Debezium reads it is an error naming the key.
+TEST(Config, PropagateSourceTypeListsAreReadOnlyWithSchemasAndCheckedNamingTheKey) {
+  auto c = Load(kMinimal, {{"outbox.value_converter", "json_schema"},
+                           {"outbox.propagate_source_type.columns", R"(public\.outbox\.(payload|kind))"},
+                           {"outbox.propagate_source_type.datatypes", R"(.+\.NUMERIC, .+\.x{1\,2})"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.propagate_source_type_columns, R"(public\.outbox\.(payload|kind))");
+  EXPECT_EQ(c->outbox.propagate_source_type_datatypes, R"(.+\.NUMERIC, .+\.x{1\,2})");
+  for (const char* converter : {"outbox.key_converter", "outbox.header_values"}) {
+    EXPECT_TRUE(Load(kMinimal, {{converter, "json_schema"}, {"outbox.propagate_source_type.columns", ".*"}}).ok())
+        << converter;
+  }
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.propagate_source_type.columns", ".*"}})),
+              HasSubstr("outbox.propagate_source_type.columns: only with a json_schema converter"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.value_converter", "json_schema"},
+                                      {"outbox.propagate_source_type.datatypes", "ok, (broken"}})),
+              HasSubstr("outbox.propagate_source_type.datatypes: \"(broken\": not a valid regular expression"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.value_converter", "json_schema"},
+                                      {"outbox.propagate_source_type.columns", "public.outbox.caf\xC3\xA9"}})),
+              AllOf(HasSubstr("outbox.propagate_source_type.columns: \"public.outbox.caf"),
+                    HasSubstr("has characters beyond ASCII")));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.value_converter", "json_schema"},
+                                      {"outbox.propagate_source_type.columns", "a,b\\"}})),
+              HasSubstr("outbox.propagate_source_type.columns: ends in an unterminated escape"));
+}
+
+// Debezium's lists of patterns: split at commas (`\,` one inside a pattern), trimmed, empties dropped; matched whole,
+// ignoring the case of ASCII letters only (Pattern.CASE_INSENSITIVE).
+TEST(Config, DebeziumPatternListsSplitAndMatchIgnoringAsciiCase) {
+  auto parts = SplitDebeziumRegexList(R"( a\.b ,, x{1\,2} ,\\,)");
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_EQ(*parts, (std::vector<std::string>{R"(a\.b)", "x{1,2}", R"(\\)"}));
+  EXPECT_FALSE(SplitDebeziumRegexList("a\\").ok());
+  auto regex = RouteRegex::Compile(R"(public\.outbox\.[a-z]+_ID)", RouteRegex::Case::kIgnoreAsciiCase);
+  ASSERT_TRUE(regex.ok()) << regex.status();
+  EXPECT_TRUE(regex->Matches("PUBLIC.Outbox.order_id"));
+  EXPECT_FALSE(regex->Matches("public.outbox.order_id2"));
+  auto sensitive = RouteRegex::Compile(R"(public\.outbox\.[a-z]+_ID)");
+  ASSERT_TRUE(sensitive.ok());
+  EXPECT_FALSE(sensitive->Matches("public.outbox.order_id"));
+  EXPECT_FALSE(RouteRegex::Compile("caf\xC3\xA9", RouteRegex::Case::kIgnoreAsciiCase).ok());
+  EXPECT_FALSE(RouteRegex::Compile(R"(\p{Lu})", RouteRegex::Case::kIgnoreAsciiCase).ok());
+  EXPECT_TRUE(RouteRegex::Compile(R"(\\p)", RouteRegex::Case::kIgnoreAsciiCase).ok());
 }
 
 TEST(Config, ExactlyOnceIsReadAndItsContradictionsAreRefusedNamingTheKey) {

@@ -968,7 +968,7 @@ class DebeziumMapper {
                        which == "key" ? "key column's" : "payload column's", " text"));
       }
     }
-    if (with_schema) RefuseSchemaChanges();
+    if (with_schema) MapSchemaChanges();
     if (const Prop* header = connector_.Take("header.converter")) {
       if (header->value == kJsonConverter) {
         // JsonConverter as the header converter: the header values' JSON, with their schemas unless disabled.
@@ -1047,7 +1047,7 @@ class DebeziumMapper {
                                    "writes)"));
       }
     }
-    if (json_schema) RefuseSchemaChanges();
+    if (json_schema) MapSchemaChanges();
     // The header format (default json) is Kafka Connect's JsonConverter too.
     const Prop* header_format = formats_.Take("header");
     if (header_format != nullptr && header_format->value != "json" && header_format->value != "jsonbytearray") {
@@ -1065,23 +1065,39 @@ class DebeziumMapper {
     const std::optional<bool> with = SchemasEnabled(schemas);
     if (!with) return;
     Put("outbox.header_values", *with ? "json_schema" : "json");
-    if (*with) RefuseSchemaChanges();
+    if (*with) MapSchemaChanges();
   }
 
-  // With a JsonConverter that writes schemas: connector keys that add to the columns' schema (parameters naming the
-  // source type, a doc from the column's comment), which the relay does not reproduce.
-  void RefuseSchemaChanges() {
-    for (std::string_view key : {"column.propagate.source.type", "datatype.propagate.source.type"}) {
+  // With a JsonConverter that writes schemas: the connector keys that add to the columns' schema.
+  // column.propagate.source.type and datatype.propagate.source.type become outbox.propagate_source_type's (their
+  // patterns are checked there, and an error names the relay's key, so it is checked here too). Comments:
+  // Debezium's PostgreSQL connector builds the columns of a streamed change from pgoutput's Relation message, which
+  // carries none, so include.schema.comments gives no doc and no comment parameter.
+  void MapSchemaChanges() {
+    for (const auto& [key, relay_key] :
+         {std::pair<std::string_view, std::string_view>{"column.propagate.source.type",
+                                                        "outbox.propagate_source_type.columns"},
+          {"datatype.propagate.source.type", "outbox.propagate_source_type.datatypes"}}) {
       const Prop* prop = connector_.Take(std::string(key));
-      if (prop != nullptr && !absl::StripAsciiWhitespace(prop->value).empty()) {
-        Error(prop->written, "adds the source type to the schemas JsonConverter (schemas.enable=true) writes; not "
-                             "reproduced by the relay");
+      if (prop == nullptr || absl::StripAsciiWhitespace(prop->value).empty()) continue;
+      absl::StatusOr<std::vector<std::string>> patterns = SplitDebeziumRegexList(prop->value);
+      if (!patterns.ok()) {
+        Error(prop->written, ToStd(patterns.status().message()));
+        continue;
       }
+      bool ok = true;
+      for (const std::string& pattern : *patterns) {
+        if (absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(pattern, RouteRegex::Case::kIgnoreAsciiCase);
+            !regex.ok()) {
+          Error(prop->written, Cat(Quoted(pattern), ": ", regex.status().message()));
+          ok = false;
+        }
+      }
+      if (ok) Put(std::string(relay_key), prop->value);
     }
-    const Prop* comments = connector_.Take("include.schema.comments");
-    if (comments != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(comments->value))) == "true") {
-      Error(comments->written, "adds the columns' comments to the schemas JsonConverter (schemas.enable=true) "
-                               "writes; not reproduced by the relay");
+    if (const Prop* comments = connector_.Take("include.schema.comments"); comments != nullptr) {
+      Warn(*comments, "no effect: Debezium's PostgreSQL connector builds a streamed change's columns from pgoutput's "
+                      "Relation message, which carries no comments");
     }
   }
 

@@ -1495,6 +1495,48 @@ TEST_F(DebeziumSideBySide, PgvectorColumnsThroughJsonConvertersWithSchemasGiveDe
   ComparePgvector(/*json=*/true);
 }
 
+// column.propagate.source.type and datatype.propagate.source.type through JsonConverters with schemas: the selected
+// columns' schemas (the key's, the payload's, headers' and envelope fields') carry Debezium's source type parameters
+// after their own (a Decimal's, an Enum's, a struct's doc), for varchar, numeric with and without a scale, timestamptz
+// and time with a precision, an enum, a domain, int4, an array, point, bit and interval; a column neither list
+// selects (the type header, x_plain) has none, one only the type list selects (x_num) has them. Comments on the
+// columns (include.schema.comments=true) give no doc: Debezium builds a streamed change's columns from the Relation.
+TEST_F(DebeziumSideBySide, PropagatedSourceTypesThroughJsonConvertersWithSchemasAreDebeziums) {
+  ASSERT_TRUE(pg_->Exec("CREATE TYPE mood AS ENUM ('sad', 'ok'); CREATE DOMAIN d_amount AS numeric(10,2)", db_).ok());
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"h_vc", "varchar(20)"}, {"h_num", "numeric(10,2)"}, {"x_num", "numeric(5,1)"}, {"x_plain", "text"},
+      {"h_ts", "timestamptz(3)"}, {"h_mood", "mood"}, {"h_dom", "d_amount"}, {"e_int", "int4 NOT NULL DEFAULT 0"},
+      {"e_arr", "varchar(8)[]"}, {"e_pt", "point"}, {"e_n", "numeric"}, {"e_time", "time(3)"}, {"e_bits", "bit(5)"},
+      {"e_iv", "interval"}};
+  std::string placement = "type:header:eventType";
+  for (const auto& [name, type] : columns) placement += "," + name + (name.starts_with("e_") ? ":envelope" : ":header");
+  // A properties file reads \\ as one backslash.
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=" + placement + "\n" +
+                      "column.propagate.source.type=public\\\\.outbox\\\\.(payload|aggregateid|id|h_.*|e_.*)\n"
+                      "datatype.propagate.source.type=.+\\\\.NUMERIC, .+\\\\.TIMESTAMPTZ\n"
+                      "include.schema.comments=true\n",
+                  SideBySide::kJsonConverters);
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns(columns, &names));
+  ASSERT_TRUE(pg_->Exec("COMMENT ON COLUMN outbox.payload IS 'the event'; COMMENT ON COLUMN outbox.h_vc IS 'a kind'",
+                        db_).ok());
+  ASSERT_TRUE(side.StartDebezium());
+  const std::vector<std::string> rows = {
+      "'abc', 12.5, 3.5, 'plain', '2026-12-03 13:45:07.123+00', 'ok', 9.99, 7, '{a,b}', '(1,2)', 1.50, "
+      "'13:45:07.123', B'10101', '1 day 02:00'",
+      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL"};
+  ASSERT_TRUE(InsertKeyedRows(rows, "Propagated", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+  ASSERT_EQ(debezium.size(), rows.size());
+  EXPECT_GE(CountHeadersContaining(debezium, "h_vc", R"("__debezium.source.column.length":"20")"), 1u)
+      << "Debezium no longer propagates a varchar's length: the test's premise changed";
+  EXPECT_EQ(CountHeadersContaining(debezium, "eventType", "__debezium.source"), 0u)
+      << "Debezium propagates the source type of a column no pattern selects: the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {
   CompareExtensionArrays(/*json=*/false);
 }

@@ -236,27 +236,41 @@ TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
               HasSubstr("value.converter.schemas.enable: must be true or false"));
 }
 
-// With schemas written, connector keys that add to a column's schema change the records: refused, naming the key.
-// Without, they change nothing the relay writes (a warning).
-TEST(DebeziumProperties, KeysThatChangeTheColumnsSchemaAreRefusedWhenJsonConverterWritesSchemas) {
+// With schemas written, column.propagate.source.type and datatype.propagate.source.type become the relay's
+// outbox.propagate_source_type keys (Debezium's list syntax kept), and a pattern Java or the relay would read otherwise
+// is an error naming the key; include.schema.comments changes nothing (a streamed column has no comment). Without
+// schemas, all three change nothing the relay writes (a warning).
+TEST(DebeziumProperties, KeysThatAddTheSourceTypeToColumnSchemasMapToTheRelaysKeys) {
   const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
   std::string file = kConnect;
   file.erase(file.find("value.converter=org.apache.kafka.connect.storage.StringConverter\n"),
              std::string("value.converter=org.apache.kafka.connect.storage.StringConverter\n").size());
   const std::string with_schema = file + "value.converter=org.apache.kafka.connect.json.JsonConverter\n";
+  // A properties file reads \\ as one backslash (and drops a lone one: \. is .).
+  absl::StatusOr<Loaded> mapped = Load(with_schema + "column.propagate.source.type=public\\\\.outbox\\\\.payload, "
+                                                     "public\\\\.outbox\\\\.x{1\\\\,2}\n"
+                                                     "datatype.propagate.source.type=.+\\.JSONB\n"
+                                                     "include.schema.comments=true\n",
+                                       brokers);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  EXPECT_EQ(mapped->outbox.propagate_source_type_columns, "public\\.outbox\\.payload, public\\.outbox\\.x{1\\,2}");
+  EXPECT_EQ(mapped->outbox.propagate_source_type_datatypes, ".+.JSONB");
+  EXPECT_THAT(WarnedKeys(*mapped), Contains("include.schema.comments"));
+  EXPECT_THAT(ErrorOf(Load(with_schema + "column.propagate.source.type=public\\.outbox\\.(payload\n", brokers)),
+              AllOf(HasSubstr("column.propagate.source.type: "), HasSubstr("(payload")));
+  EXPECT_THAT(ErrorOf(Load(with_schema + "datatype.propagate.source.type=.+\\\\.\\\\p{Lu}+\n", brokers)),
+              AllOf(HasSubstr("datatype.propagate.source.type: "), HasSubstr("\\p{..}")));
   for (const std::string line : {"column.propagate.source.type=public.outbox.payload",
                                  "datatype.propagate.source.type=.+\\.JSONB", "include.schema.comments=true"}) {
     const std::string key = line.substr(0, line.find('='));
-    EXPECT_THAT(ErrorOf(Load(with_schema + line + "\n", brokers)),
-                AllOf(HasSubstr(key + ": "), HasSubstr("schemas.enable=true"))) << line;
     absl::StatusOr<Loaded> plain = Load(file + "value.converter=org.apache.kafka.connect.storage.StringConverter\n" +
                                             line + "\n",
                                         brokers);
     ASSERT_TRUE(plain.ok()) << plain.status();
     EXPECT_THAT(WarnedKeys(*plain), Contains(key));
+    EXPECT_EQ(plain->outbox.propagate_source_type_columns, "") << line;
+    EXPECT_EQ(plain->outbox.propagate_source_type_datatypes, "") << line;
   }
-  absl::StatusOr<Loaded> off = Load(with_schema + "include.schema.comments=false\n", brokers);
-  ASSERT_TRUE(off.ok()) << off.status();
 }
 
 TEST(DebeziumProperties, KafkaConnectExactlyOnceSourceSupportMapsToTheGuarantee) {
@@ -653,8 +667,11 @@ TEST(DebeziumProperties, DebeziumServerFormatsMapToTheRelaysConverters) {
               HasSubstr("debezium.source.header.converter.schemas.enable: must be true or false"));
   EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.format.value.schemas.enable=yes\n")),
               HasSubstr("debezium.format.value.schemas.enable: must be true or false"));
-  EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.source.column.propagate.source.type=.*\n")),
-              HasSubstr("debezium.source.column.propagate.source.type: adds the source type"));
+  c = Load(no_formats + "debezium.source.column.propagate.source.type=.*\n");  // json's schemas: the relay's key
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.propagate_source_type_columns, ".*");
+  EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.source.column.propagate.source.type=(\n")),
+              HasSubstr("debezium.source.column.propagate.source.type: \"(\": not a valid regular expression"));
 }
 
 // table.expand.json.payload, the null behavior and the router's field name adjustment map to the relay's keys; the

@@ -1,0 +1,109 @@
+// outbox.propagate_source_type: the parameters Debezium 3.6.1 adds to a selected column's schema, as its
+// ColumnMetaData and pgjdbc 42.7's TypeInfoCache work them out from a Relation message's type and modifier.
+#include "outbox/source_type.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "outbox/connect_header.h"
+
+namespace outbox::outbox {
+namespace {
+
+std::string Parameters(std::string_view column, std::string_view type_name, uint32_t oid, int32_t typmod,
+                       uint32_t root = 0, int32_t root_typmod = -1) {
+  absl::StatusOr<std::string> out = SourceTypeParameters(SourceColumnType{.column = column,
+                                                                          .type_name = type_name,
+                                                                          .type_oid = oid,
+                                                                          .type_modifier = typmod,
+                                                                          .domain_root_oid = root,
+                                                                          .domain_root_modifier = root_typmod});
+  return out.ok() ? *out : std::string(out.status().message());
+}
+
+std::string Expected(std::string_view type, std::string_view length, std::string_view scale, std::string_view name) {
+  return std::string(R"("__debezium.source.column.type":")") + std::string(type) +
+         R"(","__debezium.source.column.length":")" + std::string(length) +
+         R"(","__debezium.source.column.scale":")" + std::string(scale) + R"(","__debezium.source.column.name":")" +
+         std::string(name) + R"(")";
+}
+
+// With a modifier: pgjdbc's precision and scale under it; without: its precision, or its display size where the
+// precision is 0 (numeric), and Integer.MAX_VALUE for the types pgjdbc has no size for.
+TEST(SourceTypeTest, LengthAndScaleAreThoseDebeziumTakesFromPgjdbc) {
+  EXPECT_EQ(Parameters("kind", "varchar", 1043, 68), Expected("VARCHAR", "64", "0", "kind"));
+  EXPECT_EQ(Parameters("c", "bpchar", 1042, 7), Expected("BPCHAR", "3", "0", "c"));
+  EXPECT_EQ(Parameters("t", "text", 25, -1), Expected("TEXT", "2147483647", "0", "t"));
+  EXPECT_EQ(Parameters("v", "varchar", 1043, -1), Expected("VARCHAR", "2147483647", "0", "v"));
+  EXPECT_EQ(Parameters("payload", "jsonb", 3802, -1), Expected("JSONB", "2147483647", "0", "payload"));
+  EXPECT_EQ(Parameters("id", "uuid", 2950, -1), Expected("UUID", "2147483647", "0", "id"));
+  EXPECT_EQ(Parameters("n", "int2", 21, -1), Expected("INT2", "5", "0", "n"));
+  EXPECT_EQ(Parameters("n", "int4", 23, -1), Expected("INT4", "10", "0", "n"));
+  EXPECT_EQ(Parameters("n", "int8", 20, -1), Expected("INT8", "19", "0", "n"));
+  EXPECT_EQ(Parameters("f", "float4", 700, -1), Expected("FLOAT4", "8", "8", "f"));
+  EXPECT_EQ(Parameters("f", "float8", 701, -1), Expected("FLOAT8", "17", "17", "f"));
+  EXPECT_EQ(Parameters("b", "bool", 16, -1), Expected("BOOL", "1", "0", "b"));
+  // numeric(10,2): the modifier is ((10 << 16) | 2) + 4.
+  EXPECT_EQ(Parameters("amount", "numeric", 1700, (10 << 16 | 2) + 4), Expected("NUMERIC", "10", "2", "amount"));
+  EXPECT_EQ(Parameters("amount", "numeric", 1700, -1), Expected("NUMERIC", "131089", "0", "amount"));
+  // The times: their display size (date 13; time 8, a zone 6 more, a timestamp's date and space 14 more; the
+  // fraction its digits and the point, 7 without a modifier), their precision the scale (6 without one).
+  EXPECT_EQ(Parameters("d", "date", 1082, -1), Expected("DATE", "13", "0", "d"));
+  EXPECT_EQ(Parameters("at", "timestamptz", 1184, -1), Expected("TIMESTAMPTZ", "35", "6", "at"));
+  EXPECT_EQ(Parameters("at", "timestamptz", 1184, 3), Expected("TIMESTAMPTZ", "32", "3", "at"));
+  EXPECT_EQ(Parameters("at", "timestamp", 1114, 0), Expected("TIMESTAMP", "22", "0", "at"));
+  EXPECT_EQ(Parameters("at", "time", 1083, 1), Expected("TIME", "11", "1", "at"));
+  EXPECT_EQ(Parameters("at", "timetz", 1266, -1), Expected("TIMETZ", "21", "6", "at"));
+  EXPECT_EQ(Parameters("span", "interval", 1186, -1), Expected("INTERVAL", "49", "6", "span"));
+  EXPECT_EQ(Parameters("bits", "bit", 1560, 5), Expected("BIT", "5", "0", "bits"));
+  EXPECT_EQ(Parameters("bits", "varbit", 1562, -1), Expected("VARBIT", "2147483647", "0", "bits"));
+  // An enum or an extension's type: no size in pgjdbc.
+  EXPECT_EQ(Parameters("status", "order_status", 16500, -1), Expected("ORDER_STATUS", "2147483647", "0", "status"));
+  EXPECT_EQ(Parameters("e", "vector", 17001, 3), Expected("VECTOR", "2147483647", "0", "e"));
+}
+
+// An array of a core type is sized as its elements (the Relation gives it their modifier); a domain without a
+// modifier of its own as its base type under the domain's; the column's name escaped as JSON.
+TEST(SourceTypeTest, ArraysDomainsAndNamesAreDebeziums) {
+  EXPECT_EQ(Parameters("tags", "_varchar", 1015, 14), Expected("_VARCHAR", "10", "0", "tags"));
+  EXPECT_EQ(Parameters("ns", "_int4", 1007, -1), Expected("_INT4", "10", "0", "ns"));
+  EXPECT_EQ(Parameters("price", "d_amount", 16600, -1, 1700, (10 << 16 | 2) + 4),
+            Expected("D_AMOUNT", "10", "2", "price"));
+  EXPECT_EQ(Parameters("mail", "d_email", 16601, -1, 25, -1), Expected("D_EMAIL", "2147483647", "0", "mail"));
+  EXPECT_EQ(Parameters("say \"hi\"", "text", 25, -1), Expected("TEXT", "2147483647", "0", R"(say \"hi\")"));
+  // An array pgjdbc learns of only when its connection reads one: refused, naming the column.
+  EXPECT_NE(Parameters("ids", "_uuid", 2951, -1).find("column \"ids\" of type _uuid"), std::string::npos);
+  EXPECT_NE(Parameters("x", "t\xC3\xA9st", 16700, -1).find("not ASCII"), std::string::npos);
+}
+
+// The parameters follow the schema's own (a Decimal's scale and precision, an Enum's allowed labels), after its
+// name, version and doc, also for structs and arrays (asJsonSchema's order).
+TEST(SourceTypeTest, ParametersFollowTheSchemasOwnInJsonConvertersOrder) {
+  const std::string more = R"("k":"v")";
+  std::string decimal;
+  AppendConnectJsonSchema(ConnectColumn{.form = ConnectForm::kDecimal}, 1700, (10 << 16 | 2) + 4, false, &decimal,
+                          more);
+  EXPECT_EQ(decimal, R"({"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal","version":1,)"
+                     R"("parameters":{"scale":"2","connect.decimal.precision":"10","k":"v"}})");
+  std::string text;
+  AppendConnectJsonSchema(ConnectColumn{}, 25, -1, true, &text, more);
+  EXPECT_EQ(text, R"({"type":"string","optional":true,"parameters":{"k":"v"}})");
+  std::string point;
+  AppendConnectJsonSchema(ConnectColumn{.form = ConnectForm::kPoint}, 600, -1, true, &point, more);
+  EXPECT_TRUE(point.ends_with(R"("optional":true,"name":"io.debezium.data.geometry.Point","version":1,)"
+                              R"js("doc":"Geometry (POINT)","parameters":{"k":"v"}})js"))
+      << point;
+  std::string array;
+  AppendConnectJsonSchema(ConnectColumn{.form = ConnectForm::kArray, .element = ConnectForm::kText,
+                                        .element_type = 23},
+                          1007, -1, true, &array, more);
+  EXPECT_EQ(array, R"({"type":"array","items":{"type":"int32","optional":true},"optional":true,)"
+                   R"("parameters":{"k":"v"}})");
+  std::string plain;
+  AppendConnectJsonSchema(ConnectColumn{}, 25, -1, true, &plain);
+  EXPECT_EQ(plain, R"({"type":"string","optional":true})");
+}
+
+}  // namespace
+}  // namespace outbox::outbox
