@@ -255,12 +255,8 @@ const std::vector<Rule>& ConnectorRules() {
       {"notification.", Verdict::kWarn, kNotApplied},
       {"custom.metric.tags", Verdict::kWarn, kNotApplied},
       {"connect.", Verdict::kWarn, kNotApplied},
-      {"column.include.list", Verdict::kRefuse, kChangesColumns},
-      {"column.exclude.list", Verdict::kRefuse, kChangesColumns},
       {"column.whitelist", Verdict::kRefuse, kChangesColumns},
       {"column.blacklist", Verdict::kRefuse, kChangesColumns},
-      {"column.mask.*", Verdict::kRefuse, kChangesColumns},
-      {"column.truncate.*", Verdict::kRefuse, kChangesColumns},
   };
   return *rules;
 }
@@ -363,6 +359,7 @@ class DebeziumMapper {
     ReadSkippedOperations();
     MapRouter();
     MapConverters();
+    MapColumnLists();
     MapSink();
     ClassifyConnectorRest();
   }
@@ -821,6 +818,131 @@ class DebeziumMapper {
     MapRouting();
     for (const auto& [key, prop] : router_.Rest()) {
       Error(prop->written, "not an Outbox Event Router key the relay knows");
+    }
+  }
+
+  // A scalar the mapping put in the tree, or nullopt.
+  std::optional<std::string> TreeScalar(const std::string& key) const {
+    const auto it = tree_.find(key);
+    if (it == tree_.end() || it->second.kind != RawValue::Kind::kScalar) return std::nullopt;
+    return it->second.scalar;
+  }
+
+  // column.include.list / column.exclude.list, column.mask.* and column.truncate.*: Debezium applies them to a change
+  // event's columns before the Outbox Event Router reads them, each pattern matched whole, ignoring ASCII case,
+  // against <schema>.<table>.<column>. One that leaves every column the router reads as it is changes nothing the
+  // relay writes (a warning). Excluding a column the router reads makes Debezium's router fail on every record
+  // (refused, naming the column), except an additional field under table.field.additional.missing=ignore, which
+  // Debezium then leaves out (so does the relay), and the trace context column, whose headers Debezium then does not
+  // write (nor does the relay). A mask or truncation of a column the router reads changes the record: refused.
+  void MapColumnLists() {
+    const Prop* include = connector_.Take("column.include.list");
+    const Prop* exclude = connector_.Take("column.exclude.list");
+    std::vector<std::pair<std::string, const Prop*>> changes;  // column.mask.* and column.truncate.*
+    for (const auto& [key, prop] : connector_.Rest()) {
+      if (key.starts_with("column.mask.") || key.starts_with("column.truncate.")) changes.emplace_back(key, prop);
+    }
+    for (const auto& [key, prop] : changes) connector_.Take(key);
+    if (include == nullptr && exclude == nullptr && changes.empty()) return;
+    if (include != nullptr && exclude != nullptr) {
+      Error(exclude->written, "cannot be set together with column.include.list (Debezium refuses both)");
+      return;
+    }
+    // The columns the router reads, by their role.
+    struct Read {
+      std::string column;
+      std::string role;
+      bool may_go = false;  // leaving it out is what Debezium does too (its header, or the trace headers, go)
+    };
+    std::vector<Read> reads;
+    const auto add = [&](const std::string& tree_key, std::string_view fallback, std::string_view role) {
+      std::optional<std::string> column = TreeScalar(tree_key);
+      if (!column && !fallback.empty()) column = std::string(fallback);
+      if (column && !column->empty()) reads.push_back(Read{*column, std::string(role)});
+    };
+    add("outbox.fields.id", "id", "table.field.event.id");
+    add("outbox.fields.key", "aggregateid", "table.field.event.key");
+    add("outbox.fields.payload", "payload", "table.field.event.payload");
+    add("outbox.route.by", "aggregatetype", "route.by.field");
+    add("outbox.fields.timestamp", "", "table.field.event.timestamp");
+    add("outbox.fields.schema_version", "", "table.field.event.schema.version");
+    const bool additional_may_go = TreeScalar("outbox.fields.additional_if_present") == "true";
+    std::vector<std::string> additional;
+    if (const auto it = tree_.find("outbox.fields.additional"); it != tree_.end()) additional = it->second.list;
+    for (const std::string& entry : additional) {
+      reads.push_back(Read{entry.substr(0, entry.find(':')), "table.fields.additional.placement", additional_may_go});
+    }
+    if (std::optional<std::string> tracing = TreeScalar("outbox.fields.tracing_span_context")) {
+      reads.push_back(Read{*tracing, "tracing.span.context.field", true});
+    }
+    const auto compile = [&](const Prop& prop) -> std::optional<std::vector<RouteRegex>> {
+      absl::StatusOr<std::vector<std::string>> patterns = SplitDebeziumRegexList(prop.value);
+      if (!patterns.ok()) {
+        Error(prop.written, ToStd(patterns.status().message()));
+        return std::nullopt;
+      }
+      std::vector<RouteRegex> out;
+      for (const std::string& pattern : *patterns) {
+        absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(pattern, RouteRegex::Case::kIgnoreAsciiCase);
+        if (!regex.ok()) {
+          Error(prop.written, Cat(Quoted(pattern), ": ", ToStd(regex.status().message())));
+          return std::nullopt;
+        }
+        out.push_back(*std::move(regex));
+      }
+      return out;
+    };
+    const auto selects = [&](const std::vector<RouteRegex>& patterns, const Read& read) {
+      const std::string id = Cat(table_name_, ".", read.column);
+      return std::any_of(patterns.begin(), patterns.end(), [&](const RouteRegex& p) { return p.Matches(id); });
+    };
+    const auto ascii = [](std::string_view text) {
+      return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    };
+    for (const Read& read : reads) {
+      if (!ascii(Cat(table_name_, ".", read.column))) {
+        Error((include != nullptr ? include : exclude != nullptr ? exclude : changes.front().second)->written,
+              Cat("column \"", read.column, "\" has characters beyond ASCII, whose case Debezium's patterns (Java's, "
+                  "ignoring ASCII case) and the relay's fold differently"));
+        return;
+      }
+    }
+    if (const Prop* list = include != nullptr ? include : exclude; list != nullptr) {
+      const std::optional<std::vector<RouteRegex>> patterns = compile(*list);
+      if (!patterns) return;
+      std::set<std::string> gone;
+      for (const Read& read : reads) {
+        if (selects(*patterns, read) == (include != nullptr)) continue;  // kept
+        if (!read.may_go) {
+          Error(list->written, Cat("leaves out column \"", read.column, "\" (", read.role, "), and Debezium's "
+                                   "Outbox Event Router then fails on every record"));
+        } else {
+          gone.insert(read.column);
+        }
+      }
+      for (const std::string& column : gone) {
+        if (TreeScalar("outbox.fields.tracing_span_context") == column) {
+          tree_.erase("outbox.fields.tracing_span_context");
+          tree_.erase("outbox.fields.tracing_span_context_if_present");
+        }
+        auto& entries = tree_["outbox.fields.additional"].list;
+        std::erase_if(entries, [&](const std::string& e) { return e.substr(0, e.find(':')) == column; });
+      }
+      Warn(*list, gone.empty() ? "no effect: the columns it leaves out are none the Outbox Event Router reads"
+                               : Cat("leaves out ", absl::StrJoin(gone, ", "), ", which the relay leaves out too "
+                                     "(an additional field under table.field.additional.missing=ignore, or the trace "
+                                     "context); no other effect"));
+    }
+    for (const auto& [key, prop] : changes) {
+      const std::optional<std::vector<RouteRegex>> patterns = compile(*prop);
+      if (!patterns) continue;
+      const auto hit = std::find_if(reads.begin(), reads.end(), [&](const Read& r) { return selects(*patterns, r); });
+      if (hit != reads.end()) {
+        Error(prop->written, Cat("would change column \"", hit->column, "\" (", hit->role, "), which the relay does "
+                                 "not reproduce"));
+      } else {
+        Warn(*prop, "no effect: it selects none of the columns the Outbox Event Router reads");
+      }
     }
   }
 

@@ -1537,6 +1537,30 @@ TEST_F(DebeziumSideBySide, PropagatedSourceTypesThroughJsonConvertersWithSchemas
   ExpectSameRecords(relayed, debezium);
 }
 
+// Column exclude lists and masks that leave the router's columns alone: an excluded column the router does not read
+// (junk), a masked one (junk2), and a placed header under table.field.additional.missing=ignore (h_gone), which
+// Debezium then leaves out, as the relay does; the other header (h_keep) stays. Through StringConverters.
+TEST_F(DebeziumSideBySide, ColumnExcludeListsAndMasksBesideTheRoutersColumnsAreDebeziums) {
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType,h_keep:header,"
+                  "h_gone:header\n"
+                  "transforms.outbox.table.field.additional.missing=ignore\n"
+                  "column.exclude.list=public\\\\.outbox\\\\.(h_gone|junk)\n"
+                  "column.mask.with.4.chars=public\\\\.outbox\\\\.junk2\n");
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns({{"h_keep", "text"}, {"h_gone", "text"}, {"junk", "text"}, {"junk2", "text"}}, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  const std::vector<std::string> rows = {"'kept', 'gone', 'j', 'secret'", "NULL, 'gone', NULL, NULL"};
+  ASSERT_TRUE(InsertKeyedRows(rows, "Excluded", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+  ASSERT_EQ(debezium.size(), rows.size());
+  EXPECT_GE(CountHeadersContaining(debezium, "h_keep", "kept"), 1u) << "Debezium's h_keep header is gone: the test's premise changed";
+  EXPECT_EQ(CountHeadersContaining(debezium, "h_gone", ""), 0u)
+      << "Debezium writes the header of an excluded column: the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {
   CompareExtensionArrays(/*json=*/false);
 }
