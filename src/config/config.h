@@ -39,6 +39,11 @@ enum class Converter { kString, kJson, kJsonSchema, kBytes };
 // what a JSON null or an empty array in an expanded payload becomes: left out of the schema (ignore), or an optional
 // bytes field / an optional array of optional strings, as Debezium's table.json.payload.null.behavior and
 // table.json.payload.empty.array.behavior (Debezium 3.7 and later) make them.
+// outbox.decimal_handling_mode: how numeric and money columns' values are written where Debezium's value is
+// (headers under outbox.header_values other than text, envelope fields, json converters), as Debezium's
+// decimal.handling.mode: precise (a Decimal, or a VariableScaleDecimal without a scale), string
+// (BigDecimal.toPlainString, a STRING) or double (BigDecimal.doubleValue, a FLOAT64).
+enum class DecimalHandling { kPrecise, kString, kDouble };
 enum class JsonNullBehavior { kIgnore, kOptionalBytes };
 enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 // outbox.json_payload_field_name_adjustment (with outbox.expand_json_payload): the field names of an expanded
@@ -154,6 +159,7 @@ struct OutboxConfig {
   // (comma-separated Java regular expressions, `\,` a comma inside one): a column whose <schema>.<table>.<column>
   // (or <schema>.<table>.<type name>) one of them matches whole, ignoring ASCII case, gets its source type as
   // parameters of the schema a json_schema converter writes (outbox/source_type.h). Empty (the default): none.
+  DecimalHandling decimal_handling_mode = DecimalHandling::kPrecise;
   std::string propagate_source_type_columns;
   std::string propagate_source_type_datatypes;
   // Whether any additional field has placement envelope.

@@ -34,6 +34,8 @@ inline constexpr EnumName<Converter> kConverters[] = {
     {"bytes", Converter::kBytes}};
 inline constexpr EnumName<JsonNullBehavior> kJsonNullBehaviors[] = {{"ignore", JsonNullBehavior::kIgnore},
                                                                     {"optional_bytes", JsonNullBehavior::kOptionalBytes}};
+inline constexpr EnumName<DecimalHandling> kDecimalHandlings[] = {
+    {"precise", DecimalHandling::kPrecise}, {"string", DecimalHandling::kString}, {"double", DecimalHandling::kDouble}};
 inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
     {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
 inline constexpr EnumName<FieldNameAdjustment> kFieldNameAdjustments[] = {

@@ -69,6 +69,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.debezium_context_logical_name", c.outbox.debezium_context_logical_name},
       {"outbox.envelope_schema_name", c.outbox.envelope_schema_name},
       {"outbox.null_as_column_default", Text(c.outbox.null_as_column_default)},
+      {"outbox.decimal_handling_mode", std::string(NameOf(kDecimalHandlings, c.outbox.decimal_handling_mode))},
       {"outbox.propagate_source_type.columns", c.outbox.propagate_source_type_columns},
       {"outbox.propagate_source_type.datatypes", c.outbox.propagate_source_type_datatypes},
       {"sink.type", std::string(SinkTypeName(c.sink))},

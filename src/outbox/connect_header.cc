@@ -585,6 +585,9 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       break;
     case ConnectForm::kBitBoolean: type_optional_named("boolean", ""); break;
     case ConnectForm::kHstore: type_optional_named("string", "io.debezium.data.Json"); break;
+    case ConnectForm::kDecimalString:
+    case ConnectForm::kMoneyString: type_optional_named("string", ""); break;
+    case ConnectForm::kMoneyDouble: type_optional_named("double", ""); break;
     case ConnectForm::kMoney:  // Decimal.builder(moneyFractionDigits): the scale alone
       type_optional_named("bytes", "org.apache.kafka.connect.data.Decimal");
       parameters = R"("scale":"2")";
@@ -666,6 +669,13 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
       if (!money) return Unreadable("money", text);
       return AppendConnectJsonValue(ConnectColumn{ConnectForm::kDecimal}, type::kNumeric, *money, out);
     }
+    case ConnectForm::kDecimalString:
+    case ConnectForm::kMoneyString: {
+      std::string plain;
+      if (absl::Status st = AppendConnectValue(column, text, &plain); !st.ok()) return st;
+      AppendJsonString(plain, out);
+      return absl::OkStatus();
+    }
     case ConnectForm::kPoint:
       return AppendPoint(text, /*json=*/true, out);
     case ConnectForm::kGeometry:
@@ -687,8 +697,9 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
   }
   std::string converted;
   if (absl::Status st = AppendConnectValue(column, text, &converted); !st.ok()) return st;
-  const bool non_finite =
-      (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64) && IsJavaNonFinite(converted);
+  const bool non_finite = (column.form == ConnectForm::kFloat32 || column.form == ConnectForm::kFloat64 ||
+                           column.form == ConnectForm::kMoneyDouble) &&
+                          IsJavaNonFinite(converted);
   if (column.form == ConnectForm::kZonedTimestamp || column.form == ConnectForm::kZonedTime ||
       column.form == ConnectForm::kBytes || column.form == ConnectForm::kBits || column.form == ConnectForm::kHstore ||
       non_finite) {
@@ -1528,6 +1539,25 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       std::optional<std::string> money = DebeziumMoneyText(text);
       if (!money) return Unreadable("money", text);
       out->append(*money);  // scale 2: BigDecimal.toString is plain
+      return absl::OkStatus();
+    }
+    case ConnectForm::kMoneyString:
+    case ConnectForm::kMoneyDouble: {
+      std::optional<std::string> money = DebeziumMoneyText(text);
+      if (!money) return Unreadable("money", text);
+      if (column.form == ConnectForm::kMoneyString) {
+        out->append(*money);
+        return absl::OkStatus();
+      }
+      absl::StatusOr<std::string> d = JavaDoubleText(*money, /*is_float=*/false);
+      if (!d.ok()) return d.status();
+      out->append(*d);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kDecimalString: {
+      // BigDecimal.toPlainString of pgjdbc's value: PostgreSQL's text, digits and scale as stored.
+      if (!ParseDecimal(text)) return Unreadable("numeric", text);
+      out->append(text);
       return absl::OkStatus();
     }
     case ConnectForm::kBits: {

@@ -60,6 +60,10 @@ enum class ConnectForm : uint8_t {
                       // vector (a MAP of INT16 to FLOAT64, in Java's HashMap order), printed
                       // {"dimensions":5,"vector":{1:1.5,3:2.0}} by SimpleHeaderConverter; JsonConverter writes the
                       // map as [[1,1.5],[3,2.0]] (its keys are not strings)
+  kDecimalString,     // numeric under decimal.handling.mode=string: BigDecimal.toPlainString, a STRING (PostgreSQL's
+                      // text of a finite numeric is that; NaN and the infinities are refused)
+  kMoneyString,       // money under decimal.handling.mode=string: the parsed amount's toPlainString, a STRING
+  kMoneyDouble,       // money under decimal.handling.mode=double: its doubleValue, a FLOAT64 (Double.toString)
   kArray,             // a one-dimensional array of text types, integers, boolean, floats, numerics, uuid, json,
                       // jsonb, network addresses, ranges, bytea, date, time, timetz, timestamp, timestamptz, an
                       // enum, or the extension types citext, ltree, hstore, geometry and geography: a

@@ -340,7 +340,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     for (size_t i = 0; i < relation.columns.size(); ++i) {
       const pg::RelationColumn& column = relation.columns[i];
       if (const pg::ColumnCatalog* c = CatalogColumn(column.name)) {
-        b.defaults[i] = DefaultOf(*c, column.type_oid, column.type_modifier);
+        b.defaults[i] = DefaultUnderModes(*c, column.type_oid, column.type_modifier);
       }
     }
   }
@@ -424,7 +424,7 @@ absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const
 absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint32_t type,
                                                    int32_t type_modifier) const {
   absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
-  if (form.ok()) return form;
+  if (form.ok()) return UnderDecimalMode(*std::move(form));
   const pg::ColumnCatalog* c = CatalogColumn(name);
   if (c == nullptr || c->type_oid != type) return form;
   if (c->enum_labels) return ConnectColumn{ConnectForm::kEnum, 0, *c->enum_labels};
@@ -435,6 +435,45 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   }
   if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) return *std::move(extension);
   return form;
+}
+
+absl::StatusOr<ConnectColumn> OutboxMapper::UnderDecimalMode(ConnectColumn form) const {
+  const config::DecimalHandling mode = config_.decimal_handling_mode;
+  if (mode == config::DecimalHandling::kPrecise) return form;
+  const bool string = mode == config::DecimalHandling::kString;
+  switch (form.form) {
+    case ConnectForm::kDecimal:
+    case ConnectForm::kVariableDecimal:
+      form = ConnectColumn{string ? ConnectForm::kDecimalString : ConnectForm::kFloat64};
+      break;
+    case ConnectForm::kMoney: form = ConnectColumn{string ? ConnectForm::kMoneyString : ConnectForm::kMoneyDouble}; break;
+    case ConnectForm::kArray:
+      if (form.element == ConnectForm::kDecimal || form.element == ConnectForm::kVariableDecimal ||
+          form.element == ConnectForm::kMoney) {
+        return absl::FailedPreconditionError(Cat("an array of numeric or money under outbox.decimal_handling_mode ",
+                                                 string ? "string" : "double",
+                                                 " is not written as Debezium writes it (only precise is)"));
+      }
+      break;
+    default:
+      break;
+  }
+  return form;
+}
+
+ConnectDefault OutboxMapper::DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type,
+                                               int32_t type_modifier) const {
+  ConnectDefault dflt = DefaultOf(c, type, type_modifier);
+  if (dflt.kind != ConnectDefault::Kind::kValue || config_.decimal_handling_mode == config::DecimalHandling::kPrecise) {
+    return dflt;
+  }
+  // Debezium converts a numeric or money default through the mode (scale adjusted first): not reproduced.
+  absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
+  if (form.ok() && (form->form == ConnectForm::kDecimal || form->form == ConnectForm::kVariableDecimal ||
+                    form->form == ConnectForm::kMoney)) {
+    dflt.kind = ConnectDefault::Kind::kNotReproduced;
+  }
+  return dflt;
 }
 
 pg::Relation OutboxMapper::WithDomainsResolved(const pg::Relation& relation) const {
@@ -476,7 +515,7 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
         Cat(where(), " is not in the catalog as read when streaming started (renamed or dropped since)"));
   }
   // Debezium's schema carries the column's default (JsonConverter writes it, and writes it for a NULL).
-  const ConnectDefault dflt = DefaultOf(*column, type, type_modifier);
+  const ConnectDefault dflt = DefaultUnderModes(*column, type, type_modifier);
   if (DebeziumReadsDefault(*column) &&
       (!config_.null_as_column_default || dflt.kind == ConnectDefault::Kind::kNotReproduced)) {
     return absl::FailedPreconditionError(Cat(

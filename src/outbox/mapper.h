@@ -171,6 +171,11 @@ class OutboxMapper {
   // The form Debezium gives the column `name` of `type`: ConnectColumnOf's, or an enum's (from the catalog, which
   // names its labels).
   absl::StatusOr<ConnectColumn> FormOf(const std::string& name, uint32_t type, int32_t type_modifier) const;
+  // outbox.decimal_handling_mode string or double: a numeric or money column's form under it (precise: as it is);
+  // FAILED_PRECONDITION for an array of them.
+  absl::StatusOr<ConnectColumn> UnderDecimalMode(ConnectColumn form) const;
+  // DefaultOf, but a numeric or money default under outbox.decimal_handling_mode string or double is kNotReproduced.
+  ConnectDefault DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) const;
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;

@@ -107,3 +107,36 @@ TEST(SourceTypeTest, ParametersFollowTheSchemasOwnInJsonConvertersOrder) {
 
 }  // namespace
 }  // namespace outbox::outbox
+
+namespace outbox::outbox {
+namespace {
+
+// decimal.handling.mode string and double: numeric as its plain text or Java's double, money parsed first; their
+// schemas a bare string or double; JsonConverter quotes the string and writes NaN as a string.
+TEST(DecimalModeTest, NumericAndMoneyAreTheirPlainTextOrJavasDouble) {
+  const auto header = [](ConnectForm form, std::string_view text) {
+    std::string out;
+    absl::Status st = AppendConnectValue(ConnectColumn{form}, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  EXPECT_EQ(header(ConnectForm::kDecimalString, "-0.0100"), "-0.0100");
+  EXPECT_NE(header(ConnectForm::kDecimalString, "NaN"), "NaN");
+  EXPECT_EQ(header(ConnectForm::kMoneyString, "-$1,234.50"), "-1234.50");
+  EXPECT_EQ(header(ConnectForm::kMoneyDouble, "$1,234.50"), "1234.5");
+  EXPECT_EQ(header(ConnectForm::kFloat64, "123456789012345678901234567890.123"), "1.2345678901234568E29");
+  std::string json;
+  ASSERT_TRUE(AppendConnectJsonValue(ConnectColumn{ConnectForm::kDecimalString}, 1700, "12.50", &json).ok());
+  EXPECT_EQ(json, R"("12.50")");
+  json.clear();
+  ASSERT_TRUE(AppendConnectJsonValue(ConnectColumn{ConnectForm::kMoneyDouble}, 790, "$0.10", &json).ok());
+  EXPECT_EQ(json, "0.1");
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kMoneyString}, 790, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":true})");
+  schema.clear();
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kMoneyDouble}, 790, -1, false, &schema);
+  EXPECT_EQ(schema, R"({"type":"double","optional":false})");
+}
+
+}  // namespace
+}  // namespace outbox::outbox

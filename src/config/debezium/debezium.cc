@@ -1627,11 +1627,18 @@ class DebeziumMapper {
     if (const Prop* mode = connector_.Take("binary.handling.mode"); mode && Lower(mode->value) != "bytes") {
       Error(mode->written, Cat(Quoted(mode->value), " would change bytea values; the relay writes them as raw bytes"));
     }
-    // Header and envelope values (outbox.header_values: debezium) are written as Debezium's defaults make them.
+    // decimal.handling.mode: numeric and money values as Decimals (precise), their plain text (string) or doubles.
+    if (const Prop* mode = connector_.Take("decimal.handling.mode")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
+      if (value == "precise" || value == "string" || value == "double") {
+        Put("outbox.decimal_handling_mode", value);
+      } else {
+        Error(mode->written, Cat("must be precise, string or double, got ", Quoted(mode->value)));
+      }
+    }
+    // Other header and envelope values (outbox.header_values: debezium) are written as Debezium's defaults make them.
     for (auto [key, fallback, columns] :
-         {std::tuple<std::string_view, std::string_view, std::string_view>{"decimal.handling.mode", "precise",
-                                                                           "numeric and money"},
-          {"time.precision.mode", "adaptive", "time"},
+         {std::tuple<std::string_view, std::string_view, std::string_view>{"time.precision.mode", "adaptive", "time"},
           {"interval.handling.mode", "numeric", "interval"},
           {"money.fraction.digits", "2", "money"},
           {"hstore.handling.mode", "json", "hstore"}}) {

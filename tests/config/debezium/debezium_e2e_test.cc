@@ -620,6 +620,9 @@ class DebeziumSideBySide : public DebeziumE2E {
   // interval, timetz and range columns in headers, as text (SimpleHeaderConverter) or `json` (JsonConverter).
   void CompareIntervalsTimesAndRanges(bool json);
   void CompareArrays(bool json);
+  // decimal.handling.mode `mode` (string or double) on numeric and money columns, through StringConverters or
+  // (`json`) JsonConverters with schemas.
+  void CompareDecimalModes(const std::string& mode, bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1559,6 +1562,46 @@ TEST_F(DebeziumSideBySide, ColumnExcludeListsAndMasksBesideTheRoutersColumnsAreD
   EXPECT_EQ(CountHeadersContaining(debezium, "h_gone", ""), 0u)
       << "Debezium writes the header of an excluded column: the test's premise changed";
   ExpectSameRecords(relayed, debezium);
+}
+
+// decimal.handling.mode string and double: numeric with and without a scale and money, in headers and envelope fields,
+// through StringConverters (SimpleHeaderConverter's text, Struct.toString) or JsonConverters with schemas; large,
+// small, negative and zero values, trailing zeros, NaN (double only: under string Debezium writes its own
+// spelling, which the relay refuses as a per-event error) and NULL.
+void DebeziumSideBySide::CompareDecimalModes(const std::string& mode, bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"n_head", "numeric(12,2)"}, {"v_head", "numeric"}, {"m_head", "money"},
+      {"n_env", "numeric(12,2)"},  {"v_env", "numeric"},  {"m_env", "money"}};
+  std::string placement = "type:header:eventType";
+  for (const auto& [name, type] : columns) placement += "," + name + (name.ends_with("_env") ? ":envelope" : ":header");
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=" + placement + "\n" +
+                      "decimal.handling.mode=" + mode + "\n",
+                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns(columns, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  std::vector<std::string> rows = {
+      "12.5, 1234.5678, 1234.56, -0.01, 0.000100, -5.5",
+      "9999999999.99, 123456789012345678901234567890.123, -1234567.89, 0, 1e-20, 0.01",
+      "NULL, NULL, NULL, NULL, NULL, NULL"};
+  if (mode == "double") rows.push_back("0.1, 'NaN', 0.1, 1, 'NaN', 100");
+  ASSERT_TRUE(InsertKeyedRows(rows, "Decimal", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+  ASSERT_EQ(debezium.size(), rows.size());
+  const std::string premise = mode == "string" ? (json ? R"("payload":"12.50")" : "12.50") : (json ? "12.5}" : "12.5");
+  EXPECT_GE(CountHeadersContaining(debezium, "n_head", premise), 1u)
+      << "Debezium's n_head header no longer holds " << premise << ": the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
+TEST_F(DebeziumSideBySide, DecimalHandlingModeStringThroughStringConvertersIsDebeziums) {
+  CompareDecimalModes("string", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, DecimalHandlingModeDoubleThroughJsonConvertersWithSchemasIsDebeziums) {
+  CompareDecimalModes("double", /*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {

@@ -193,8 +193,15 @@ TEST(DebeziumProperties, AdditionalMissingIgnoreLeavesMissingColumnsOut) {
 TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
   const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
   EXPECT_TRUE(Load(std::string(kConnect) + "decimal.handling.mode=precise\ntime.precision.mode=adaptive\n", brokers).ok());
-  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "decimal.handling.mode=double\n", brokers)),
-              HasSubstr("decimal.handling.mode: \"double\" would change the header values"));
+  for (const char* mode : {"string", "double", " Precise"}) {  // decimal.handling.mode maps to the relay's key
+    absl::StatusOr<Loaded> c = Load(std::string(kConnect) + "decimal.handling.mode=" + mode + "\n", brokers);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->outbox.decimal_handling_mode, std::string(mode) == "string"   ? config::DecimalHandling::kString
+                                               : std::string(mode) == "double" ? config::DecimalHandling::kDouble
+                                                                               : config::DecimalHandling::kPrecise);
+  }
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "decimal.handling.mode=exact\n", brokers)),
+              HasSubstr("decimal.handling.mode: must be precise, string or double, got \"exact\""));
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "time.precision.mode=connect\n", brokers)),
               HasSubstr("time.precision.mode: \"connect\" would change the header values"));
   EXPECT_TRUE(Load(std::string(kConnect) + "interval.handling.mode=numeric\nmoney.fraction.digits=2\n", brokers).ok());
