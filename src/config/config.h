@@ -44,6 +44,11 @@ enum class Converter { kString, kJson, kJsonSchema, kBytes };
 // decimal.handling.mode: precise (a Decimal, or a VariableScaleDecimal without a scale), string
 // (BigDecimal.toPlainString, a STRING) or double (BigDecimal.doubleValue, a FLOAT64).
 enum class DecimalHandling { kPrecise, kString, kDouble };
+// outbox.time_precision_mode: how time and timestamp columns are written where Debezium's value is, as Debezium's
+// time.precision.mode: adaptive (by the column's precision: io.debezium.time.Time / Timestamp in milliseconds up to 3
+// digits, MicroTime / MicroTimestamp above), adaptive_time_microseconds (time always MicroTime), microseconds (both
+// always Micro*) or nanoseconds (NanoTime / NanoTimestamp). date, timetz and timestamptz are the same in all four.
+enum class TimePrecision { kAdaptive, kAdaptiveTimeMicroseconds, kMicroseconds, kNanoseconds };
 enum class JsonNullBehavior { kIgnore, kOptionalBytes };
 enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 // outbox.json_payload_field_name_adjustment (with outbox.expand_json_payload): the field names of an expanded
@@ -160,6 +165,7 @@ struct OutboxConfig {
   // (or <schema>.<table>.<type name>) one of them matches whole, ignoring ASCII case, gets its source type as
   // parameters of the schema a json_schema converter writes (outbox/source_type.h). Empty (the default): none.
   DecimalHandling decimal_handling_mode = DecimalHandling::kPrecise;
+  TimePrecision time_precision_mode = TimePrecision::kAdaptive;
   std::string propagate_source_type_columns;
   std::string propagate_source_type_datatypes;
   // Whether any additional field has placement envelope.

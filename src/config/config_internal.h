@@ -36,6 +36,11 @@ inline constexpr EnumName<JsonNullBehavior> kJsonNullBehaviors[] = {{"ignore", J
                                                                     {"optional_bytes", JsonNullBehavior::kOptionalBytes}};
 inline constexpr EnumName<DecimalHandling> kDecimalHandlings[] = {
     {"precise", DecimalHandling::kPrecise}, {"string", DecimalHandling::kString}, {"double", DecimalHandling::kDouble}};
+inline constexpr EnumName<TimePrecision> kTimePrecisions[] = {
+    {"adaptive", TimePrecision::kAdaptive},
+    {"adaptive_time_microseconds", TimePrecision::kAdaptiveTimeMicroseconds},
+    {"microseconds", TimePrecision::kMicroseconds},
+    {"nanoseconds", TimePrecision::kNanoseconds}};
 inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
     {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
 inline constexpr EnumName<FieldNameAdjustment> kFieldNameAdjustments[] = {

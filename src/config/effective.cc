@@ -70,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.envelope_schema_name", c.outbox.envelope_schema_name},
       {"outbox.null_as_column_default", Text(c.outbox.null_as_column_default)},
       {"outbox.decimal_handling_mode", std::string(NameOf(kDecimalHandlings, c.outbox.decimal_handling_mode))},
+      {"outbox.time_precision_mode", std::string(NameOf(kTimePrecisions, c.outbox.time_precision_mode))},
       {"outbox.propagate_source_type.columns", c.outbox.propagate_source_type_columns},
       {"outbox.propagate_source_type.datatypes", c.outbox.propagate_source_type_datatypes},
       {"sink.type", std::string(SinkTypeName(c.sink))},

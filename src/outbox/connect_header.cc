@@ -627,6 +627,8 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
     case ConnectForm::kTimeMicros: type_optional_named("int64", "io.debezium.time.MicroTime"); break;
     case ConnectForm::kTimestampMillis: type_optional_named("int64", "io.debezium.time.Timestamp"); break;
     case ConnectForm::kTimestampMicros: type_optional_named("int64", "io.debezium.time.MicroTimestamp"); break;
+    case ConnectForm::kTimeNanos: type_optional_named("int64", "io.debezium.time.NanoTime"); break;
+    case ConnectForm::kTimestampNanos: type_optional_named("int64", "io.debezium.time.NanoTimestamp"); break;
     case ConnectForm::kZonedTimestamp: type_optional_named("string", "io.debezium.time.ZonedTimestamp"); break;
     case ConnectForm::kInterval: type_optional_named("int64", "io.debezium.time.MicroDuration"); break;
     case ConnectForm::kZonedTime: type_optional_named("string", "io.debezium.time.ZonedTime"); break;
@@ -1622,18 +1624,28 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       return absl::OkStatus();
     }
     case ConnectForm::kTimeMillis:
-    case ConnectForm::kTimeMicros: {
+    case ConnectForm::kTimeMicros:
+    case ConnectForm::kTimeNanos: {
       size_t pos = 0;
       int64_t micros = 0;
       if (!ReadTime(text, pos, &micros, /*max_hour=*/24) || pos != text.size()) return Unreadable("time", text);
       if (column.in_array) micros -= micros % 1000;
-      out->append(std::to_string(column.form == ConnectForm::kTimeMillis ? micros / 1000 : micros));
+      out->append(std::to_string(column.form == ConnectForm::kTimeMillis  ? micros / 1000
+                                 : column.form == ConnectForm::kTimeNanos ? micros * 1000
+                                                                          : micros));
       return absl::OkStatus();
     }
     case ConnectForm::kTimestampMillis:
-    case ConnectForm::kTimestampMicros: {
+    case ConnectForm::kTimestampMicros:
+    case ConnectForm::kTimestampNanos: {
       absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
       if (!micros.ok()) return Unreadable("timestamp", text);
+      if (column.form == ConnectForm::kTimestampNanos) {
+        constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000;
+        if (*micros > kMaxMicros || *micros < -kMaxMicros) return Unreadable("timestamp in nanoseconds", text);
+        out->append(std::to_string(*micros * 1000));
+        return absl::OkStatus();
+      }
       out->append(std::to_string(column.form == ConnectForm::kTimestampMillis ? FloorDiv(*micros, 1000) : *micros));
       return absl::OkStatus();
     }

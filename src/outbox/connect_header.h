@@ -60,6 +60,9 @@ enum class ConnectForm : uint8_t {
                       // vector (a MAP of INT16 to FLOAT64, in Java's HashMap order), printed
                       // {"dimensions":5,"vector":{1:1.5,3:2.0}} by SimpleHeaderConverter; JsonConverter writes the
                       // map as [[1,1.5],[3,2.0]] (its keys are not strings)
+  kTimeNanos,         // time under time.precision.mode=nanoseconds: io.debezium.time.NanoTime, nanoseconds past midnight
+  kTimestampNanos,    // timestamp under time.precision.mode=nanoseconds: io.debezium.time.NanoTimestamp, nanoseconds
+                      // since the epoch (beyond 2262 refused: a Java long overflows)
   kDecimalString,     // numeric under decimal.handling.mode=string: BigDecimal.toPlainString, a STRING (PostgreSQL's
                       // text of a finite numeric is that; NaN and the infinities are refused)
   kMoneyString,       // money under decimal.handling.mode=string: the parsed amount's toPlainString, a STRING

@@ -424,7 +424,7 @@ absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const
 absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint32_t type,
                                                    int32_t type_modifier) const {
   absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
-  if (form.ok()) return UnderDecimalMode(*std::move(form));
+  if (form.ok()) return UnderModes(*std::move(form));
   const pg::ColumnCatalog* c = CatalogColumn(name);
   if (c == nullptr || c->type_oid != type) return form;
   if (c->enum_labels) return ConnectColumn{ConnectForm::kEnum, 0, *c->enum_labels};
@@ -434,6 +434,43 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
     return array;
   }
   if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) return *std::move(extension);
+  return form;
+}
+
+absl::StatusOr<ConnectColumn> OutboxMapper::UnderModes(ConnectColumn form) const {
+  absl::StatusOr<ConnectColumn> under = UnderDecimalMode(std::move(form));
+  if (!under.ok()) return under;
+  return UnderTimeMode(*std::move(under));
+}
+
+// time.precision.mode's forms of time and timestamp; arrays' elements too, but not in nanoseconds (refused).
+absl::StatusOr<ConnectColumn> OutboxMapper::UnderTimeMode(ConnectColumn form) const {
+  using config::TimePrecision;
+  const TimePrecision mode = config_.time_precision_mode;
+  if (mode == TimePrecision::kAdaptive) return form;
+  const auto under = [mode](ConnectForm f) {
+    const bool nanos = mode == TimePrecision::kNanoseconds;
+    switch (f) {
+      case ConnectForm::kTimeMillis:
+      case ConnectForm::kTimeMicros: return nanos ? ConnectForm::kTimeNanos : ConnectForm::kTimeMicros;
+      case ConnectForm::kTimestampMillis:
+      case ConnectForm::kTimestampMicros:
+        return nanos                                ? ConnectForm::kTimestampNanos
+               : mode == TimePrecision::kMicroseconds ? ConnectForm::kTimestampMicros
+                                                      : f;
+      default: return f;
+    }
+  };
+  if (form.form != ConnectForm::kArray) {
+    form.form = under(form.form);
+    return form;
+  }
+  const ConnectForm element = under(form.element);
+  if (element == ConnectForm::kTimeNanos || element == ConnectForm::kTimestampNanos) {
+    return absl::FailedPreconditionError("an array of time or timestamp under outbox.time_precision_mode nanoseconds "
+                                         "is not written as Debezium writes it");
+  }
+  form.element = element;
   return form;
 }
 

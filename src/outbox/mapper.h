@@ -174,6 +174,11 @@ class OutboxMapper {
   // outbox.decimal_handling_mode string or double: a numeric or money column's form under it (precise: as it is);
   // FAILED_PRECONDITION for an array of them.
   absl::StatusOr<ConnectColumn> UnderDecimalMode(ConnectColumn form) const;
+  // outbox.time_precision_mode other than adaptive: a time or timestamp column's form under it; FAILED_PRECONDITION
+  // for an array of them under nanoseconds.
+  absl::StatusOr<ConnectColumn> UnderTimeMode(ConnectColumn form) const;
+  // Both of the above.
+  absl::StatusOr<ConnectColumn> UnderModes(ConnectColumn form) const;
   // DefaultOf, but a numeric or money default under outbox.decimal_handling_mode string or double is kNotReproduced.
   ConnectDefault DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) const;
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).

@@ -138,5 +138,21 @@ TEST(DecimalModeTest, NumericAndMoneyAreTheirPlainTextOrJavasDouble) {
   EXPECT_EQ(schema, R"({"type":"double","optional":false})");
 }
 
+// time.precision.mode=nanoseconds: NanoTime and NanoTimestamp, a thousand times the microseconds; a timestamp a Java
+// long cannot hold in nanoseconds is refused.
+TEST(DecimalModeTest, NanosecondFormsAreAThousandTimesTheMicroseconds) {
+  std::string out;
+  ASSERT_TRUE(AppendConnectValue(ConnectColumn{ConnectForm::kTimeNanos}, "13:45:07.123456", &out).ok());
+  EXPECT_EQ(out, "49507123456000");
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(ConnectColumn{ConnectForm::kTimestampNanos}, "1969-12-31 23:59:59.999999", &out).ok());
+  EXPECT_EQ(out, "-1000");
+  out.clear();
+  EXPECT_FALSE(AppendConnectValue(ConnectColumn{ConnectForm::kTimestampNanos}, "2262-04-12 00:00:00", &out).ok());
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kTimestampNanos}, 1114, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"int64","optional":true,"name":"io.debezium.time.NanoTimestamp","version":1})");
+}
+
 }  // namespace
 }  // namespace outbox::outbox

@@ -1636,10 +1636,21 @@ class DebeziumMapper {
         Error(mode->written, Cat("must be precise, string or double, got ", Quoted(mode->value)));
       }
     }
+    // time.precision.mode: adaptive and the modes that only change the precision of time and timestamp.
+    if (const Prop* mode = connector_.Take("time.precision.mode")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
+      if (value == "adaptive" || value == "adaptive_time_microseconds" || value == "microseconds" ||
+          value == "nanoseconds") {
+        Put("outbox.time_precision_mode", value);
+      } else {
+        Error(mode->written, Cat(Quoted(mode->value), " would change the header values of date and time columns; "
+                                 "the relay writes adaptive, adaptive_time_microseconds, microseconds and nanoseconds"));
+      }
+    }
     // Other header and envelope values (outbox.header_values: debezium) are written as Debezium's defaults make them.
     for (auto [key, fallback, columns] :
-         {std::tuple<std::string_view, std::string_view, std::string_view>{"time.precision.mode", "adaptive", "time"},
-          {"interval.handling.mode", "numeric", "interval"},
+         {std::tuple<std::string_view, std::string_view, std::string_view>{"interval.handling.mode", "numeric",
+                                                                           "interval"},
           {"money.fraction.digits", "2", "money"},
           {"hstore.handling.mode", "json", "hstore"}}) {
       const Prop* mode = connector_.Take(std::string(key));

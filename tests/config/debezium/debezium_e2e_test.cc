@@ -623,6 +623,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   // decimal.handling.mode `mode` (string or double) on numeric and money columns, through StringConverters or
   // (`json`) JsonConverters with schemas.
   void CompareDecimalModes(const std::string& mode, bool json);
+  // time.precision.mode `mode` on time, timestamp and date columns.
+  void CompareTimeModes(const std::string& mode, bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1602,6 +1604,57 @@ TEST_F(DebeziumSideBySide, DecimalHandlingModeStringThroughStringConvertersIsDeb
 
 TEST_F(DebeziumSideBySide, DecimalHandlingModeDoubleThroughJsonConvertersWithSchemasIsDebeziums) {
   CompareDecimalModes("double", /*json=*/true);
+}
+
+// time.precision.mode adaptive_time_microseconds, microseconds and nanoseconds: time and timestamp columns of each
+// precision (and, but under nanoseconds, arrays of them) in headers and envelope fields, with date and timestamptz
+// beside them (the same in every mode); through StringConverters or JsonConverters with schemas.
+void DebeziumSideBySide::CompareTimeModes(const std::string& mode, bool json) {
+  std::vector<std::pair<std::string, std::string>> columns = {
+      {"t0", "time(0)"},       {"t3", "time(3)"},  {"t6", "time"},       {"ts3", "timestamp(3)"},
+      {"e_ts6", "timestamp"},  {"e_t3", "time(3)"}, {"d", "date"},      {"tz", "timestamptz(3)"}};
+  const bool arrays = mode != "nanoseconds";
+  if (arrays) columns.insert(columns.end(), {{"a_t3", "time(3)[]"}, {"e_ats", "timestamp(3)[]"}});
+  std::string placement = "type:header:eventType";
+  for (const auto& [name, type] : columns) placement += "," + name + (name.starts_with("e_") ? ":envelope" : ":header");
+  SideBySide side(*this, kafka_lib_, plugins_,
+                  "transforms.outbox.table.fields.additional.placement=" + placement + "\n" +
+                      "time.precision.mode=" + mode + "\n",
+                  json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns(columns, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  std::vector<std::string> rows = {
+      "'13:45:07', '13:45:07.123', '13:45:07.123456', '2026-12-03 13:45:07.123', '1960-01-01 00:00:00.000001', "
+      "'23:59:59.999', '2026-12-03', '2026-12-03 13:45:07.5+02'",
+      "'00:00:00', '24:00:00', '00:00:00.000001', '1970-01-01 00:00:00', '2262-04-11 23:47:16.854775', "
+      "'00:00:00.001', '1900-02-28', '1970-01-01 00:00:00+00'",
+      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
+  if (arrays) {
+    rows[0] += ", '{13:45:07.123,NULL}', '{\"2026-12-03 13:45:07.123\"}'";
+    rows[1] += ", '{}', '{}'";
+    rows[2] += ", NULL, NULL";
+  }
+  ASSERT_TRUE(InsertKeyedRows(rows, "Timed", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
+  ASSERT_EQ(debezium.size(), rows.size());
+  const std::string premise = mode == "nanoseconds" ? "49507123000000" : "49507123000";  // t3 past midnight
+  EXPECT_GE(CountHeadersContaining(debezium, "t3", premise), 1u)
+      << "Debezium's t3 header no longer holds " << premise << ": the test's premise changed";
+  ExpectSameRecords(relayed, debezium);
+}
+
+TEST_F(DebeziumSideBySide, TimePrecisionModeAdaptiveTimeMicrosecondsThroughJsonConvertersIsDebeziums) {
+  CompareTimeModes("adaptive_time_microseconds", /*json=*/true);
+}
+
+TEST_F(DebeziumSideBySide, TimePrecisionModeMicrosecondsThroughStringConvertersIsDebeziums) {
+  CompareTimeModes("microseconds", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, TimePrecisionModeNanosecondsThroughJsonConvertersIsDebeziums) {
+  CompareTimeModes("nanoseconds", /*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {
