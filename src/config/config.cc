@@ -418,6 +418,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Bool("outbox.null_as_column_default", &outbox->null_as_column_default);
   r.Enum("outbox.decimal_handling_mode", internal::kDecimalHandlings, &outbox->decimal_handling_mode);
   r.Enum("outbox.time_precision_mode", internal::kTimePrecisions, &outbox->time_precision_mode);
+  r.Enum("outbox.interval_handling_mode", internal::kIntervalHandlings, &outbox->interval_handling_mode);
   r.String("outbox.propagate_source_type.columns", &outbox->propagate_source_type_columns);
   r.String("outbox.propagate_source_type.datatypes", &outbox->propagate_source_type_datatypes);
 }

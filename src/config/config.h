@@ -49,6 +49,9 @@ enum class DecimalHandling { kPrecise, kString, kDouble };
 // digits, MicroTime / MicroTimestamp above), adaptive_time_microseconds (time always MicroTime), microseconds (both
 // always Micro*) or nanoseconds (NanoTime / NanoTimestamp). date, timetz and timestamptz are the same in all four.
 enum class TimePrecision { kAdaptive, kAdaptiveTimeMicroseconds, kMicroseconds, kNanoseconds };
+// outbox.interval_handling_mode: interval columns as Debezium's interval.handling.mode writes them: numeric
+// (io.debezium.time.MicroDuration, microseconds) or string (io.debezium.time.Interval, "P1Y2M3DT4H5M6.78S").
+enum class IntervalHandling { kNumeric, kString };
 enum class JsonNullBehavior { kIgnore, kOptionalBytes };
 enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 // outbox.json_payload_field_name_adjustment (with outbox.expand_json_payload): the field names of an expanded
@@ -166,6 +169,7 @@ struct OutboxConfig {
   // parameters of the schema a json_schema converter writes (outbox/source_type.h). Empty (the default): none.
   DecimalHandling decimal_handling_mode = DecimalHandling::kPrecise;
   TimePrecision time_precision_mode = TimePrecision::kAdaptive;
+  IntervalHandling interval_handling_mode = IntervalHandling::kNumeric;
   std::string propagate_source_type_columns;
   std::string propagate_source_type_datatypes;
   // Whether any additional field has placement envelope.

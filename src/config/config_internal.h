@@ -41,6 +41,8 @@ inline constexpr EnumName<TimePrecision> kTimePrecisions[] = {
     {"adaptive_time_microseconds", TimePrecision::kAdaptiveTimeMicroseconds},
     {"microseconds", TimePrecision::kMicroseconds},
     {"nanoseconds", TimePrecision::kNanoseconds}};
+inline constexpr EnumName<IntervalHandling> kIntervalHandlings[] = {{"numeric", IntervalHandling::kNumeric},
+                                                                    {"string", IntervalHandling::kString}};
 inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
     {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
 inline constexpr EnumName<FieldNameAdjustment> kFieldNameAdjustments[] = {

@@ -71,6 +71,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.null_as_column_default", Text(c.outbox.null_as_column_default)},
       {"outbox.decimal_handling_mode", std::string(NameOf(kDecimalHandlings, c.outbox.decimal_handling_mode))},
       {"outbox.time_precision_mode", std::string(NameOf(kTimePrecisions, c.outbox.time_precision_mode))},
+      {"outbox.interval_handling_mode", std::string(NameOf(kIntervalHandlings, c.outbox.interval_handling_mode))},
       {"outbox.propagate_source_type.columns", c.outbox.propagate_source_type_columns},
       {"outbox.propagate_source_type.datatypes", c.outbox.propagate_source_type_datatypes},
       {"sink.type", std::string(SinkTypeName(c.sink))},

@@ -631,6 +631,7 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
     case ConnectForm::kTimestampNanos: type_optional_named("int64", "io.debezium.time.NanoTimestamp"); break;
     case ConnectForm::kZonedTimestamp: type_optional_named("string", "io.debezium.time.ZonedTimestamp"); break;
     case ConnectForm::kInterval: type_optional_named("int64", "io.debezium.time.MicroDuration"); break;
+    case ConnectForm::kIntervalString: type_optional_named("string", "io.debezium.time.Interval"); break;
     case ConnectForm::kZonedTime: type_optional_named("string", "io.debezium.time.ZonedTime"); break;
     case ConnectForm::kBytes: type_optional_named("bytes", ""); break;
     case ConnectForm::kEnum:
@@ -672,7 +673,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
       return AppendConnectJsonValue(ConnectColumn{ConnectForm::kDecimal}, type::kNumeric, *money, out);
     }
     case ConnectForm::kDecimalString:
-    case ConnectForm::kMoneyString: {
+    case ConnectForm::kMoneyString:
+    case ConnectForm::kIntervalString: {
       std::string plain;
       if (absl::Status st = AppendConnectValue(column, text, &plain); !st.ok()) return st;
       AppendJsonString(plain, out);
@@ -1122,6 +1124,7 @@ absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text) {
 namespace {
 
 std::optional<int64_t> IntervalMicros(std::string_view text);  // below
+std::optional<std::string> IntervalIsoText(std::string_view text);  // below
 
 // PostgresDefaultValueConverter.extractDefault(value, placeholder): a function call (FUNCTION_DEFAULT_PATTERN,
 // anchored at the start) or a current date/time keyword gives the placeholder; text without a quote is the value
@@ -1300,13 +1303,17 @@ ConnectDefault DebeziumEnumDefault(std::string_view type_name, const std::option
 
 namespace {
 
-// Debezium's MicroDuration of an interval, from PostgreSQL's text of it in the relay's session (IntervalStyle
-// iso_8601: "P1Y2M-3DT4H5M6.789S", each part signed, "PT0S" for none). Debezium reads the same interval through
-// pgjdbc's PGInterval (years, months, days, hours, minutes, and seconds kept as whole seconds plus Math.round'ed
-// microseconds), and MicroDuration.durationMicros adds it up in doubles with 365.25 / 12 days a month, truncated.
-std::optional<int64_t> IntervalMicros(std::string_view text) {
-  if (!text.starts_with('P')) return std::nullopt;
+// An interval as pgjdbc's PGInterval holds it, from PostgreSQL's text of it in the relay's session (IntervalStyle
+// iso_8601: "P1Y2M-3DT4H5M6.789S", each part signed, "PT0S" for none): years, months, days, hours, minutes, and
+// seconds kept as whole seconds plus Math.round'ed microseconds, added back in a double (setSeconds / getSeconds).
+struct IntervalParts {
   int64_t years = 0, months = 0, days = 0, hours = 0, minutes = 0;
+  double seconds = 0;
+};
+
+std::optional<IntervalParts> ParseIntervalParts(std::string_view text) {
+  if (!text.starts_with('P')) return std::nullopt;
+  IntervalParts p;
   double seconds = 0;
   bool time = false;
   size_t pos = 1;
@@ -1334,27 +1341,83 @@ std::optional<int64_t> IntervalMicros(std::string_view text) {
     if (!JavaParsesInteger(number, INT32_MIN, INT32_MAX)) return std::nullopt;
     std::from_chars(number.data() + (number.starts_with('+') ? 1 : 0), number.data() + number.size(), n);
     if (!time && unit == 'Y') {
-      years = n;
+      p.years = n;
     } else if (!time && unit == 'M') {
-      months = n;
+      p.months = n;
     } else if (!time && unit == 'D') {
-      days = n;
+      p.days = n;
     } else if (time && unit == 'H') {
-      hours = n;
+      p.hours = n;
     } else if (time && unit == 'M') {
-      minutes = n;
+      p.minutes = n;
     } else {
       return std::nullopt;
     }
   }
-  // PGInterval.setSeconds / getSeconds: whole seconds and Math.round of the microseconds, added back in a double.
   const double whole = std::trunc(seconds);
   const double micros = std::floor((seconds - whole) * 1e6 + 0.5);
-  seconds = whole + micros / 1000000;
-  const double number_of_days = static_cast<double>(years * 12 + months) * (365.25 / 12.0) + static_cast<double>(days);
+  p.seconds = whole + micros / 1000000;
+  return p;
+}
+
+// Debezium's MicroDuration of an interval (interval.handling.mode=numeric): MicroDuration.durationMicros adds the
+// parts up in doubles with 365.25 / 12 days a month, truncated.
+std::optional<int64_t> IntervalMicros(std::string_view text) {
+  const std::optional<IntervalParts> p = ParseIntervalParts(text);
+  if (!p) return std::nullopt;
+  const double number_of_days =
+      static_cast<double>(p->years * 12 + p->months) * (365.25 / 12.0) + static_cast<double>(p->days);
   const double number_of_seconds =
-      ((number_of_days * 24 + static_cast<double>(hours)) * 60 + static_cast<double>(minutes)) * 60 + seconds;
+      ((number_of_days * 24 + static_cast<double>(p->hours)) * 60 + static_cast<double>(p->minutes)) * 60 + p->seconds;
   return static_cast<int64_t>(number_of_seconds * 1e6 + 0);
+}
+
+// Debezium's io.debezium.time.Interval of an interval (interval.handling.mode=string): Interval.toIsoString, "P" years
+// "Y" months "M" days "DT" hours "H" minutes "M" seconds "S", the seconds BigDecimal.valueOf(getSeconds()) (Java's
+// Double.toString) cut to 9 digits, stripped of trailing zeros and printed plain ("P1Y2M-3DT4H5M6.789S",
+// "P0Y0M0DT0H0M0S").
+std::optional<std::string> IntervalIsoText(std::string_view text) {
+  const std::optional<IntervalParts> p = ParseIntervalParts(text);
+  if (!p) return std::nullopt;
+  char round_trip[32];
+  std::snprintf(round_trip, sizeof round_trip, "%.17g", p->seconds);
+  absl::StatusOr<std::string> java = JavaDoubleText(round_trip, /*is_float=*/false);
+  if (!java.ok()) return std::nullopt;
+  // Double.toString: [-]digits.digits[E[-]n]; as a BigDecimal, an unscaled digit string and a scale.
+  std::string_view t = *java;
+  const bool negative = t.starts_with('-');
+  if (negative) t.remove_prefix(1);
+  const size_t e = t.find('E');
+  const std::string_view mantissa = t.substr(0, e);
+  int exponent = 0;
+  if (e != std::string_view::npos) std::from_chars(t.data() + e + 1, t.data() + t.size(), exponent);
+  const size_t dot = mantissa.find('.');
+  std::string digits = Cat(mantissa.substr(0, dot), dot == std::string_view::npos ? "" : mantissa.substr(dot + 1));
+  int scale = (dot == std::string_view::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1)) - exponent;
+  if (scale > 9) {  // setScale(9, RoundingMode.DOWN)
+    digits.resize(digits.size() > static_cast<size_t>(scale - 9) ? digits.size() - (scale - 9) : 0);
+    scale = 9;
+  }
+  const size_t first = digits.find_first_not_of('0');
+  digits = first == std::string::npos ? "0" : digits.substr(first);
+  if (digits == "0") {
+    scale = 0;
+  } else {
+    while (digits.size() > 1 && digits.back() == '0') {  // stripTrailingZeros
+      digits.pop_back();
+      --scale;
+    }
+  }
+  std::string plain;
+  if (scale <= 0) {
+    plain = Cat(digits, std::string(static_cast<size_t>(-scale), '0'));
+  } else if (digits.size() > static_cast<size_t>(scale)) {
+    plain = Cat(digits.substr(0, digits.size() - scale), ".", digits.substr(digits.size() - scale));
+  } else {
+    plain = Cat("0.", std::string(static_cast<size_t>(scale) - digits.size(), '0'), digits);
+  }
+  return Cat("P", p->years, "Y", p->months, "M", p->days, "DT", p->hours, "H", p->minutes, "M",
+             negative && plain != "0" ? "-" : "", plain, "S");
 }
 
 // "HH:MM:SS[.ffffff]+HH[:MM[:SS]]" (timetz): shifted to UTC within the day, printed as DateTimeFormatter's
@@ -1692,6 +1755,12 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       const std::optional<int64_t> micros = IntervalMicros(text);
       if (!micros) return Unreadable("interval", text);
       out->append(std::to_string(*micros));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kIntervalString: {
+      const std::optional<std::string> iso = IntervalIsoText(text);
+      if (!iso) return Unreadable("interval", text);
+      out->append(*iso);
       return absl::OkStatus();
     }
     case ConnectForm::kZonedTime: {

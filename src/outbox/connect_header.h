@@ -60,6 +60,8 @@ enum class ConnectForm : uint8_t {
                       // vector (a MAP of INT16 to FLOAT64, in Java's HashMap order), printed
                       // {"dimensions":5,"vector":{1:1.5,3:2.0}} by SimpleHeaderConverter; JsonConverter writes the
                       // map as [[1,1.5],[3,2.0]] (its keys are not strings)
+  kIntervalString,    // interval under interval.handling.mode=string: io.debezium.time.Interval, a STRING in
+                      // Debezium's ISO 8601 form ("P1Y2M-3DT4H5M6.789S")
   kTimeNanos,         // time under time.precision.mode=nanoseconds: io.debezium.time.NanoTime, nanoseconds past midnight
   kTimestampNanos,    // timestamp under time.precision.mode=nanoseconds: io.debezium.time.NanoTimestamp, nanoseconds
                       // since the epoch (beyond 2262 refused: a Java long overflows)

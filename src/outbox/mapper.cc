@@ -440,6 +440,9 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
 absl::StatusOr<ConnectColumn> OutboxMapper::UnderModes(ConnectColumn form) const {
   absl::StatusOr<ConnectColumn> under = UnderDecimalMode(std::move(form));
   if (!under.ok()) return under;
+  if (under->form == ConnectForm::kInterval && config_.interval_handling_mode == config::IntervalHandling::kString) {
+    under->form = ConnectForm::kIntervalString;
+  }
   return UnderTimeMode(*std::move(under));
 }
 

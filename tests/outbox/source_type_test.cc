@@ -111,14 +111,17 @@ TEST(SourceTypeTest, ParametersFollowTheSchemasOwnInJsonConvertersOrder) {
 namespace outbox::outbox {
 namespace {
 
+// Debezium's header text of `text` in `form`, or the error.
+std::string ValueOf(ConnectForm form, std::string_view text) {
+  std::string out;
+  absl::Status st = AppendConnectValue(ConnectColumn{form}, text, &out);
+  return st.ok() ? out : std::string(st.message());
+}
+
 // decimal.handling.mode string and double: numeric as its plain text or Java's double, money parsed first; their
 // schemas a bare string or double; JsonConverter quotes the string and writes NaN as a string.
 TEST(DecimalModeTest, NumericAndMoneyAreTheirPlainTextOrJavasDouble) {
-  const auto header = [](ConnectForm form, std::string_view text) {
-    std::string out;
-    absl::Status st = AppendConnectValue(ConnectColumn{form}, text, &out);
-    return st.ok() ? out : std::string(st.message());
-  };
+  const auto header = ValueOf;
   EXPECT_EQ(header(ConnectForm::kDecimalString, "-0.0100"), "-0.0100");
   EXPECT_NE(header(ConnectForm::kDecimalString, "NaN"), "NaN");
   EXPECT_EQ(header(ConnectForm::kMoneyString, "-$1,234.50"), "-1234.50");
@@ -152,6 +155,21 @@ TEST(DecimalModeTest, NanosecondFormsAreAThousandTimesTheMicroseconds) {
   std::string schema;
   AppendConnectJsonSchema(ConnectColumn{ConnectForm::kTimestampNanos}, 1114, -1, true, &schema);
   EXPECT_EQ(schema, R"({"type":"int64","optional":true,"name":"io.debezium.time.NanoTimestamp","version":1})");
+}
+
+// interval.handling.mode=string: Interval.toIsoString of pgjdbc's PGInterval, seconds through Double.toString,
+// stripped of trailing zeros, printed plain.
+TEST(DecimalModeTest, IntervalsAsStringsAreDebeziumsIsoText) {
+  const auto iso = [](std::string_view text) { return ValueOf(ConnectForm::kIntervalString, text); };
+  EXPECT_EQ(iso("P1Y2M-3DT4H5M6.789S"), "P1Y2M-3DT4H5M6.789S");
+  EXPECT_EQ(iso("PT0S"), "P0Y0M0DT0H0M0S");
+  EXPECT_EQ(iso("PT-0.000001S"), "P0Y0M0DT0H0M-0.000001S");
+  EXPECT_EQ(iso("P-1DT-2H-3M-4.50S"), "P0Y0M-1DT-2H-3M-4.5S");
+  EXPECT_EQ(iso("PT59.999999S"), "P0Y0M0DT0H0M59.999999S");
+  EXPECT_EQ(iso("P178000000Y"), "P178000000Y0M0DT0H0M0S");
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kIntervalString}, 1186, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.time.Interval","version":1})");
 }
 
 }  // namespace

@@ -1636,6 +1636,15 @@ class DebeziumMapper {
         Error(mode->written, Cat("must be precise, string or double, got ", Quoted(mode->value)));
       }
     }
+    // interval.handling.mode: MicroDuration (numeric) or Debezium's ISO 8601 text (string).
+    if (const Prop* mode = connector_.Take("interval.handling.mode")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
+      if (value == "numeric" || value == "string") {
+        Put("outbox.interval_handling_mode", value);
+      } else {
+        Error(mode->written, Cat("must be numeric or string, got ", Quoted(mode->value)));
+      }
+    }
     // time.precision.mode: adaptive and the modes that only change the precision of time and timestamp.
     if (const Prop* mode = connector_.Take("time.precision.mode")) {
       const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
@@ -1649,9 +1658,7 @@ class DebeziumMapper {
     }
     // Other header and envelope values (outbox.header_values: debezium) are written as Debezium's defaults make them.
     for (auto [key, fallback, columns] :
-         {std::tuple<std::string_view, std::string_view, std::string_view>{"interval.handling.mode", "numeric",
-                                                                           "interval"},
-          {"money.fraction.digits", "2", "money"},
+         {std::tuple<std::string_view, std::string_view, std::string_view>{"money.fraction.digits", "2", "money"},
           {"hstore.handling.mode", "json", "hstore"}}) {
       const Prop* mode = connector_.Take(std::string(key));
       if (mode != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(mode->value))) != fallback) {

@@ -625,6 +625,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareDecimalModes(const std::string& mode, bool json);
   // time.precision.mode `mode` on time, timestamp and date columns.
   void CompareTimeModes(const std::string& mode, bool json);
+  // interval.handling.mode=string on interval columns.
+  void CompareIntervalStrings(bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1632,6 +1634,28 @@ TEST_F(DebeziumSideBySide, TimePrecisionModeMicrosecondsThroughStringConvertersI
 
 TEST_F(DebeziumSideBySide, TimePrecisionModeNanosecondsThroughJsonConvertersIsDebeziums) {
   CompareTimeModes("nanoseconds", /*json=*/true);
+}
+
+// interval.handling.mode=string: Debezium's ISO 8601 text of intervals in headers and an envelope field, through
+// StringConverters or JsonConverters with schemas; mixed signs, fractions, zero, a microsecond, a large interval,
+// a NULL in a column with a default (Debezium writes the default's text) and NULL.
+void DebeziumSideBySide::CompareIntervalStrings(bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"i_head", "interval"}, {"i_dflt", "interval DEFAULT '1 day 02:00:00.5'"}, {"e_iv", "interval"}};
+  const std::vector<std::string> rows = {
+      "'1 year 2 months -3 days 04:05:06.789', '-1 days -02:03:04.5', '0'",
+      "'00:00:00.000001', '178000000 years', '-00:00:59.999999'", "NULL, NULL, NULL"};
+  CompareColumns(
+      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Spanned",
+      {"i_head", "P1Y2M-3DT4H5M6.789S"}, "interval.handling.mode=string\n");
+}
+
+TEST_F(DebeziumSideBySide, IntervalHandlingModeStringThroughStringConvertersIsDebeziums) {
+  CompareIntervalStrings(/*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, IntervalHandlingModeStringThroughJsonConvertersWithSchemasIsDebeziums) {
+  CompareIntervalStrings(/*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {
