@@ -170,6 +170,9 @@ struct OutboxConfig {
   DecimalHandling decimal_handling_mode = DecimalHandling::kPrecise;
   TimePrecision time_precision_mode = TimePrecision::kAdaptive;
   IntervalHandling interval_handling_mode = IntervalHandling::kNumeric;
+  // Debezium's money.fraction.digits: the scale of a money column's Decimal (outbox.decimal_handling_mode precise),
+  // its value rounded HALF_UP to it.
+  int64_t money_fraction_digits = 2;
   std::string propagate_source_type_columns;
   std::string propagate_source_type_datatypes;
   // Whether any additional field has placement envelope.

@@ -89,6 +89,7 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
   element.fraction_digits = array.fraction_digits;  // the array's modifier is its elements'
   element.allowed = array.allowed;                  // an enum's labels
   element.logical_name = array.logical_name;        // an extension type's (kArray keeps its elements')
+  element.money_digits = array.money_digits;
   element.in_array = true;
   return element;
 }
@@ -590,7 +591,7 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
     case ConnectForm::kMoneyDouble: type_optional_named("double", ""); break;
     case ConnectForm::kMoney:  // Decimal.builder(moneyFractionDigits): the scale alone
       type_optional_named("bytes", "org.apache.kafka.connect.data.Decimal");
-      parameters = R"("scale":"2")";
+      parameters = Cat(R"("scale":")", column.money_digits, R"(")");
       break;
     case ConnectForm::kPoint:  // Point.builder()
       out->append(R"({"type":"struct","fields":[{"type":"double","optional":false,"field":"x"},)"
@@ -668,7 +669,7 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
       }
       return absl::OkStatus();
     case ConnectForm::kMoney: {
-      std::optional<std::string> money = DebeziumMoneyText(text);
+      std::optional<std::string> money = DebeziumMoneyText(text, column.money_digits);
       if (!money) return Unreadable("money", text);
       return AppendConnectJsonValue(ConnectColumn{ConnectForm::kDecimal}, type::kNumeric, *money, out);
     }
@@ -1509,7 +1510,7 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
   }
 }
 
-std::optional<std::string> DebeziumMoneyText(std::string_view text) {
+std::optional<std::string> DebeziumMoneyText(std::string_view text, int fraction_digits) {
   if (text.empty()) return std::nullopt;
   const bool negative = text.front() == '(' || text.front() == '-';
   if (text.front() == '-') text.remove_prefix(1);  // "-x" is read as "(x)"
@@ -1533,9 +1534,10 @@ std::optional<std::string> DebeziumMoneyText(std::string_view text) {
   };
   if ((whole.empty() && fraction.empty()) || !all_digits(whole) || !all_digits(fraction)) return std::nullopt;
   if (whole.empty()) whole = "0";
-  // setScale(2, RoundingMode.HALF_UP): a dropped part from 5 up rounds the magnitude up.
-  const bool round_up = fraction.size() > 2 && fraction[2] >= '5';
-  fraction.resize(2, '0');
+  // setScale(fraction_digits, RoundingMode.HALF_UP): a dropped part from 5 up rounds the magnitude up.
+  const size_t scale = static_cast<size_t>(std::max(fraction_digits, 0));
+  const bool round_up = fraction.size() > scale && fraction[scale] >= '5';
+  fraction.resize(scale, '0');
   std::string unscaled = whole + fraction;
   if (round_up) {
     size_t i = unscaled.size();
@@ -1546,11 +1548,12 @@ std::optional<std::string> DebeziumMoneyText(std::string_view text) {
       ++unscaled[i - 1];
     }
   }
-  const size_t first = std::min(unscaled.find_first_not_of('0'), unscaled.size() - 3);
-  unscaled.erase(0, first);  // no leading zeros, but at least "0.00"
+  const size_t first = std::min(unscaled.find_first_not_of('0'), unscaled.size() - scale - 1);
+  unscaled.erase(0, first);  // no leading zeros, but at least "0.00" (scale 2)
   const bool zero = unscaled.find_first_not_of('0') == std::string::npos;
-  return Cat(negative && !zero ? "-" : "", unscaled.substr(0, unscaled.size() - 2), ".",
-             unscaled.substr(unscaled.size() - 2));
+  if (scale == 0) return Cat(negative && !zero ? "-" : "", unscaled);
+  return Cat(negative && !zero ? "-" : "", unscaled.substr(0, unscaled.size() - scale), ".",
+             unscaled.substr(unscaled.size() - scale));
 }
 
 absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view text, std::string* out) {
@@ -1601,9 +1604,9 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       return absl::OkStatus();
     }
     case ConnectForm::kMoney: {
-      std::optional<std::string> money = DebeziumMoneyText(text);
+      std::optional<std::string> money = DebeziumMoneyText(text, column.money_digits);
       if (!money) return Unreadable("money", text);
-      out->append(*money);  // scale 2: BigDecimal.toString is plain
+      out->append(*money);  // a scale of 0 or more: BigDecimal.toString is plain
       return absl::OkStatus();
     }
     case ConnectForm::kMoneyString:

@@ -96,6 +96,8 @@ struct ConnectColumn {
   // An array's element: Debezium reads array elements through pgjdbc's java.sql.Time, so a time element keeps
   // milliseconds (kTimeMicros: 13:45:07.123456 gives 49507123000) and a timetz element whole seconds.
   bool in_array = false;
+  // kMoney: the Decimal's scale (Debezium's money.fraction.digits), which the value is rounded to (HALF_UP).
+  int money_digits = 2;
 };
 
 // Whether Debezium gives a column of `type_oid` an integer schema (int2, int4, int8, oid: int16, int32, int64):
@@ -158,10 +160,10 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
 ConnectDefault DebeziumEnumDefault(std::string_view type_name, const std::optional<std::string>& expression,
                                    bool generated);
 
-// Debezium's money value (PostgresMoney.parse, then setScale(2, HALF_UP)) as decimal text, given PostgreSQL's text
+// Debezium's money value (PostgresMoney.parse, then setScale(fraction_digits, HALF_UP)) as decimal text, given PostgreSQL's text
 // of it in the server's lc_monetary ("$1,234.56", "-$0.50", "(1.00)"); nullopt where Debezium's parse fails (a
 // symbol after the number, a locale's '.' grouping).
-std::optional<std::string> DebeziumMoneyText(std::string_view text);
+std::optional<std::string> DebeziumMoneyText(std::string_view text, int fraction_digits = 2);
 
 // Java's toString of Debezium's value of a column (Struct.toString prints it): AppendConnectValue's text, but for an
 // array, which List.toString prints [e1, e2, null] (elements unquoted, ", " between them).

@@ -443,6 +443,8 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderModes(ConnectColumn form) const
   if (under->form == ConnectForm::kInterval && config_.interval_handling_mode == config::IntervalHandling::kString) {
     under->form = ConnectForm::kIntervalString;
   }
+  under->money_digits = static_cast<int>(config_.money_fraction_digits);  // kMoney's, and a money array's elements'
+
   return UnderTimeMode(*std::move(under));
 }
 

@@ -172,5 +172,24 @@ TEST(DecimalModeTest, IntervalsAsStringsAreDebeziumsIsoText) {
   EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.time.Interval","version":1})");
 }
 
+// money.fraction.digits: the money's Decimal has that scale, its value rounded HALF_UP to it.
+TEST(DecimalModeTest, MoneyIsRoundedToItsFractionDigits) {
+  EXPECT_EQ(DebeziumMoneyText("$1,234.56", 0), "1235");
+  EXPECT_EQ(DebeziumMoneyText("-$0.50", 0), "-1");
+  EXPECT_EQ(DebeziumMoneyText("-$0.49", 0), "0");
+  EXPECT_EQ(DebeziumMoneyText("$9.95", 1), "10.0");
+  EXPECT_EQ(DebeziumMoneyText("$0.05", 4), "0.0500");
+  EXPECT_EQ(DebeziumMoneyText("($12.34)"), "-12.34");
+  ConnectColumn money{ConnectForm::kMoney};
+  money.money_digits = 4;
+  std::string schema;
+  AppendConnectJsonSchema(money, 790, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,)"
+                    R"("parameters":{"scale":"4"}})");
+  std::string header;
+  ASSERT_TRUE(AppendConnectValue(money, "$1.5", &header).ok());
+  EXPECT_EQ(header, "1.5000");
+}
+
 }  // namespace
 }  // namespace outbox::outbox

@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -1657,9 +1658,17 @@ class DebeziumMapper {
       }
     }
     // Other header and envelope values (outbox.header_values: debezium) are written as Debezium's defaults make them.
+    // money.fraction.digits: the scale of money's Decimal.
+    if (const Prop* digits = connector_.Take("money.fraction.digits")) {
+      int value = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(digits->value), &value) && value >= 0 && value <= 1000) {
+        Put("outbox.money_fraction_digits", std::to_string(value));
+      } else {
+        Error(digits->written, Cat("must be a number of digits from 0 to 1000, got ", Quoted(digits->value)));
+      }
+    }
     for (auto [key, fallback, columns] :
-         {std::tuple<std::string_view, std::string_view, std::string_view>{"money.fraction.digits", "2", "money"},
-          {"hstore.handling.mode", "json", "hstore"}}) {
+         {std::tuple<std::string_view, std::string_view, std::string_view>{"hstore.handling.mode", "json", "hstore"}}) {
       const Prop* mode = connector_.Take(std::string(key));
       if (mode != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(mode->value))) != fallback) {
         Error(mode->written, Cat(Quoted(mode->value), " would change the header values of ", columns,

@@ -627,6 +627,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareTimeModes(const std::string& mode, bool json);
   // interval.handling.mode=string on interval columns.
   void CompareIntervalStrings(bool json);
+  // money.fraction.digits=`digits` on money columns.
+  void CompareMoneyDigits(int digits, bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1656,6 +1658,26 @@ TEST_F(DebeziumSideBySide, IntervalHandlingModeStringThroughStringConvertersIsDe
 
 TEST_F(DebeziumSideBySide, IntervalHandlingModeStringThroughJsonConvertersWithSchemasIsDebeziums) {
   CompareIntervalStrings(/*json=*/true);
+}
+
+// money.fraction.digits 0 and 4: money's Decimal of that scale (rounded HALF_UP), in headers and an envelope field,
+// through StringConverters or JsonConverters with schemas.
+void DebeziumSideBySide::CompareMoneyDigits(int digits, bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {{"m_head", "money"}, {"e_m", "money"}};
+  const std::vector<std::string> rows = {"1234.56, -0.5", "0.49, -1234567.89", "'92233720368547758.07', NULL",
+                                         "NULL, 0"};
+  CompareColumns(
+      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Priced",
+      {"m_head", json ? "\"scale\":\"" + std::to_string(digits) + "\"" : (digits == 0 ? "1235" : "1234.5600")},
+      "money.fraction.digits=" + std::to_string(digits) + "\n");
+}
+
+TEST_F(DebeziumSideBySide, MoneyFractionDigitsZeroThroughStringConvertersIsDebeziums) {
+  CompareMoneyDigits(0, /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, MoneyFractionDigitsFourThroughJsonConvertersWithSchemasIsDebeziums) {
+  CompareMoneyDigits(4, /*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {

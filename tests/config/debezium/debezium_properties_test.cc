@@ -222,8 +222,11 @@ TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
               HasSubstr("interval.handling.mode: must be numeric or string, got \"iso\""));
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "hstore.handling.mode=map\n", brokers)),
               HasSubstr("hstore.handling.mode: \"map\" would change the header values of hstore columns"));
-  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "money.fraction.digits=4\n", brokers)),
-              HasSubstr("money.fraction.digits: \"4\" would change the header values of money columns"));
+  absl::StatusOr<Loaded> digits = Load(std::string(kConnect) + "money.fraction.digits=4\n", brokers);
+  ASSERT_TRUE(digits.ok()) << digits.status();
+  EXPECT_EQ(digits->outbox.money_fraction_digits, 4);
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "money.fraction.digits=-1\n", brokers)),
+              HasSubstr("money.fraction.digits: must be a number of digits from 0 to 1000, got \"-1\""));
 }
 
 TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
