@@ -52,6 +52,9 @@ enum class TimePrecision { kAdaptive, kAdaptiveTimeMicroseconds, kMicroseconds, 
 // outbox.interval_handling_mode: interval columns as Debezium's interval.handling.mode writes them: numeric
 // (io.debezium.time.MicroDuration, microseconds) or string (io.debezium.time.Interval, "P1Y2M3DT4H5M6.78S").
 enum class IntervalHandling { kNumeric, kString };
+// outbox.binary_handling_mode: bytea columns in headers and envelope fields as Debezium's binary.handling.mode writes
+// them: bytes (a BYTES value, base64 in a header), or a string of them in base64, base64-url-safe or hex.
+enum class BinaryHandling { kBytes, kBase64, kBase64UrlSafe, kHex };
 enum class JsonNullBehavior { kIgnore, kOptionalBytes };
 enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 // outbox.json_payload_field_name_adjustment (with outbox.expand_json_payload): the field names of an expanded
@@ -170,6 +173,7 @@ struct OutboxConfig {
   DecimalHandling decimal_handling_mode = DecimalHandling::kPrecise;
   TimePrecision time_precision_mode = TimePrecision::kAdaptive;
   IntervalHandling interval_handling_mode = IntervalHandling::kNumeric;
+  BinaryHandling binary_handling_mode = BinaryHandling::kBytes;
   // Debezium's money.fraction.digits: the scale of a money column's Decimal (outbox.decimal_handling_mode precise),
   // its value rounded HALF_UP to it.
   int64_t money_fraction_digits = 2;

@@ -43,6 +43,10 @@ inline constexpr EnumName<TimePrecision> kTimePrecisions[] = {
     {"nanoseconds", TimePrecision::kNanoseconds}};
 inline constexpr EnumName<IntervalHandling> kIntervalHandlings[] = {{"numeric", IntervalHandling::kNumeric},
                                                                     {"string", IntervalHandling::kString}};
+inline constexpr EnumName<BinaryHandling> kBinaryHandlings[] = {{"bytes", BinaryHandling::kBytes},
+                                                                {"base64", BinaryHandling::kBase64},
+                                                                {"base64-url-safe", BinaryHandling::kBase64UrlSafe},
+                                                                {"hex", BinaryHandling::kHex}};
 inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
     {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
 inline constexpr EnumName<FieldNameAdjustment> kFieldNameAdjustments[] = {

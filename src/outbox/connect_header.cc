@@ -633,6 +633,7 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
     case ConnectForm::kZonedTimestamp: type_optional_named("string", "io.debezium.time.ZonedTimestamp"); break;
     case ConnectForm::kInterval: type_optional_named("int64", "io.debezium.time.MicroDuration"); break;
     case ConnectForm::kIntervalString: type_optional_named("string", "io.debezium.time.Interval"); break;
+    case ConnectForm::kBinaryString: type_optional_named("string", ""); break;
     case ConnectForm::kZonedTime: type_optional_named("string", "io.debezium.time.ZonedTime"); break;
     case ConnectForm::kBytes: type_optional_named("bytes", ""); break;
     case ConnectForm::kEnum:
@@ -675,7 +676,8 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
     }
     case ConnectForm::kDecimalString:
     case ConnectForm::kMoneyString:
-    case ConnectForm::kIntervalString: {
+    case ConnectForm::kIntervalString:
+    case ConnectForm::kBinaryString: {
       std::string plain;
       if (absl::Status st = AppendConnectValue(column, text, &plain); !st.ok()) return st;
       AppendJsonString(plain, out);
@@ -1785,6 +1787,22 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       absl::StatusOr<std::string> bytes = DecodeByteaHex(text);
       if (!bytes.ok()) return Unreadable("bytea", text.substr(0, 32));
       out->append(absl::Base64Escape(*bytes));
+      return absl::OkStatus();
+    }
+    case ConnectForm::kBinaryString: {
+      absl::StatusOr<std::string> bytes = DecodeByteaHex(text);
+      if (!bytes.ok()) return Unreadable("bytea", text.substr(0, 32));
+      switch (column.binary) {
+        case ConnectColumn::BinaryText::kBase64: out->append(absl::Base64Escape(*bytes)); break;
+        case ConnectColumn::BinaryText::kBase64UrlSafe: {
+          std::string encoded = absl::Base64Escape(*bytes);  // Base64.getUrlEncoder() keeps the padding
+          std::replace(encoded.begin(), encoded.end(), '+', '-');
+          std::replace(encoded.begin(), encoded.end(), '/', '_');
+          out->append(encoded);
+          break;
+        }
+        case ConnectColumn::BinaryText::kHex: out->append(absl::BytesToHexString(*bytes)); break;
+      }
       return absl::OkStatus();
     }
   }

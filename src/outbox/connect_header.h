@@ -60,6 +60,8 @@ enum class ConnectForm : uint8_t {
                       // vector (a MAP of INT16 to FLOAT64, in Java's HashMap order), printed
                       // {"dimensions":5,"vector":{1:1.5,3:2.0}} by SimpleHeaderConverter; JsonConverter writes the
                       // map as [[1,1.5],[3,2.0]] (its keys are not strings)
+  kBinaryString,      // bytea under binary.handling.mode base64, base64-url-safe or hex: a STRING of the bytes in
+                      // that encoding (ConnectColumn::binary)
   kIntervalString,    // interval under interval.handling.mode=string: io.debezium.time.Interval, a STRING in
                       // Debezium's ISO 8601 form ("P1Y2M-3DT4H5M6.789S")
   kTimeNanos,         // time under time.precision.mode=nanoseconds: io.debezium.time.NanoTime, nanoseconds past midnight
@@ -96,6 +98,9 @@ struct ConnectColumn {
   // An array's element: Debezium reads array elements through pgjdbc's java.sql.Time, so a time element keeps
   // milliseconds (kTimeMicros: 13:45:07.123456 gives 49507123000) and a timetz element whole seconds.
   bool in_array = false;
+  // kBinaryString: the encoding (Java's Base64 encoder, its URL-safe one with padding, or lower-case hex).
+  enum class BinaryText : uint8_t { kBase64, kBase64UrlSafe, kHex };
+  BinaryText binary = BinaryText::kBase64;
   // kMoney: the Decimal's scale (Debezium's money.fraction.digits), which the value is rounded to (HALF_UP).
   int money_digits = 2;
 };

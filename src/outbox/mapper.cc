@@ -246,6 +246,17 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   b.payload = *payload;
   b.payload_type = relation.columns[b.payload].type_oid;
   b.key_type = relation.columns[b.key].type_oid;
+  if (config_.binary_handling_mode != config::BinaryHandling::kBytes) {
+    for (auto [column, type, key] : {std::tuple{&config_.fields.key, b.key_type, "outbox.fields.key"},
+                                     std::tuple{&config_.fields.payload, b.payload_type, "outbox.fields.payload"}}) {
+      if (type == pg::oid::kBytea) {
+        return absl::FailedPreconditionError(
+            Cat("column \"", *column, "\" (", key, ") of ", schema_, ".", table_, " is bytea: under "
+                "outbox.binary_handling_mode other than bytes Debezium writes it as text, which the relay does not "
+                "reproduce for the key or the payload"));
+      }
+    }
+  }
   for (auto [converter, column, type, key] :
        {std::tuple{config_.key_converter, &config_.fields.key, b.key_type, "outbox.key_converter"},
         std::tuple{config_.value_converter, &config_.fields.payload, b.payload_type, "outbox.value_converter"}}) {
@@ -444,6 +455,20 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderModes(ConnectColumn form) const
     under->form = ConnectForm::kIntervalString;
   }
   under->money_digits = static_cast<int>(config_.money_fraction_digits);  // kMoney's, and a money array's elements'
+  if (config_.binary_handling_mode != config::BinaryHandling::kBytes) {
+    if (under->form == ConnectForm::kArray && under->element == ConnectForm::kBytes) {
+      return absl::FailedPreconditionError("a bytea[] under outbox.binary_handling_mode other than bytes is not "
+                                           "written as Debezium writes it");
+    }
+    if (under->form == ConnectForm::kBytes) {
+      under->form = ConnectForm::kBinaryString;
+      switch (config_.binary_handling_mode) {
+        case config::BinaryHandling::kBase64UrlSafe: under->binary = ConnectColumn::BinaryText::kBase64UrlSafe; break;
+        case config::BinaryHandling::kHex: under->binary = ConnectColumn::BinaryText::kHex; break;
+        default: under->binary = ConnectColumn::BinaryText::kBase64;
+      }
+    }
+  }
 
   return UnderTimeMode(*std::move(under));
 }

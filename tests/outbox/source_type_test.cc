@@ -191,5 +191,27 @@ TEST(DecimalModeTest, MoneyIsRoundedToItsFractionDigits) {
   EXPECT_EQ(header, "1.5000");
 }
 
+// binary.handling.mode base64, base64-url-safe and hex: the bytes as a string in that encoding (Java's encoders:
+// padded, the URL-safe alphabet, lower-case hex).
+TEST(DecimalModeTest, BinaryStringsAreJavasEncodings) {
+  ConnectColumn column{ConnectForm::kBinaryString};
+  const auto text = [&](ConnectColumn::BinaryText as) {
+    column.binary = as;
+    std::string out;
+    absl::Status st = AppendConnectValue(column, "\\xfbff3e", &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  EXPECT_EQ(text(ConnectColumn::BinaryText::kBase64), "+/8+");
+  EXPECT_EQ(text(ConnectColumn::BinaryText::kBase64UrlSafe), "-_8-");
+  EXPECT_EQ(text(ConnectColumn::BinaryText::kHex), "fbff3e");
+  std::string json;
+  column.binary = ConnectColumn::BinaryText::kBase64;
+  ASSERT_TRUE(AppendConnectJsonValue(column, 17, "\\x00", &json).ok());
+  EXPECT_EQ(json, R"("AA==")");
+  std::string schema;
+  AppendConnectJsonSchema(column, 17, -1, false, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":false})");
+}
+
 }  // namespace
 }  // namespace outbox::outbox

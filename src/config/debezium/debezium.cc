@@ -1625,8 +1625,13 @@ class DebeziumMapper {
     if (metadata != nullptr && Lower(metadata->value) == "true") {
       Error(metadata->written, "would add transaction records to a topic; the relay writes none");
     }
-    if (const Prop* mode = connector_.Take("binary.handling.mode"); mode && Lower(mode->value) != "bytes") {
-      Error(mode->written, Cat(Quoted(mode->value), " would change bytea values; the relay writes them as raw bytes"));
+    if (const Prop* mode = connector_.Take("binary.handling.mode")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
+      if (value == "bytes" || value == "base64" || value == "base64-url-safe" || value == "hex") {
+        Put("outbox.binary_handling_mode", value);
+      } else {
+        Error(mode->written, Cat("must be bytes, base64, base64-url-safe or hex, got ", Quoted(mode->value)));
+      }
     }
     // decimal.handling.mode: numeric and money values as Decimals (precise), their plain text (string) or doubles.
     if (const Prop* mode = connector_.Take("decimal.handling.mode")) {

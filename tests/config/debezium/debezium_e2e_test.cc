@@ -629,6 +629,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareIntervalStrings(bool json);
   // money.fraction.digits=`digits` on money columns.
   void CompareMoneyDigits(int digits, bool json);
+  // binary.handling.mode `mode` on bytea columns.
+  void CompareBinaryModes(const std::string& mode, bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1678,6 +1680,30 @@ TEST_F(DebeziumSideBySide, MoneyFractionDigitsZeroThroughStringConvertersIsDebez
 
 TEST_F(DebeziumSideBySide, MoneyFractionDigitsFourThroughJsonConvertersWithSchemasIsDebeziums) {
   CompareMoneyDigits(4, /*json=*/true);
+}
+
+// binary.handling.mode base64, base64-url-safe and hex: bytea columns in headers and an envelope field as strings in
+// that encoding (under StringConverter the envelope's Struct.toString prints them, where a byte array would print an
+// identity hash code); empty, one byte, bytes that need the URL-safe alphabet and padding, NULL.
+void DebeziumSideBySide::CompareBinaryModes(const std::string& mode, bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {{"b_head", "bytea"}, {"e_b", "bytea"}};
+  const std::vector<std::string> rows = {R"('\xfbff3e', '\x00')", R"('\x', '\xfbef')", "NULL, NULL"};
+  const std::string expected = mode == "hex" ? "fbff3e" : mode == "base64" ? "+/8+" : "-_8-";
+  CompareColumns(
+      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Binary",
+      {"b_head", expected}, "binary.handling.mode=" + mode + "\n");
+}
+
+TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64ThroughStringConvertersIsDebeziums) {
+  CompareBinaryModes("base64", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64UrlSafeThroughStringConvertersIsDebeziums) {
+  CompareBinaryModes("base64-url-safe", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, BinaryHandlingModeHexThroughJsonConvertersWithSchemasIsDebeziums) {
+  CompareBinaryModes("hex", /*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {

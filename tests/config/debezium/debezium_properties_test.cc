@@ -222,6 +222,9 @@ TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
               HasSubstr("interval.handling.mode: must be numeric or string, got \"iso\""));
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "hstore.handling.mode=map\n", brokers)),
               HasSubstr("hstore.handling.mode: \"map\" would change the header values of hstore columns"));
+  absl::StatusOr<Loaded> hex = Load(std::string(kConnect) + "binary.handling.mode=hex\n", brokers);
+  ASSERT_TRUE(hex.ok()) << hex.status();
+  EXPECT_EQ(hex->outbox.binary_handling_mode, config::BinaryHandling::kHex);
   absl::StatusOr<Loaded> digits = Load(std::string(kConnect) + "money.fraction.digits=4\n", brokers);
   ASSERT_TRUE(digits.ok()) << digits.status();
   EXPECT_EQ(digits->outbox.money_fraction_digits, 4);
@@ -660,7 +663,7 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
       {"debezium.format.header=protobuf", "must be json or jsonbytearray"},
       {"debezium.source.column.exclude.list=public.outbox.payload", "leaves out column \"payload\""},
       {"debezium.source.column.mask.with.12.chars=public.outbox.aggregateid", "would change column \"aggregateid\""},
-      {"debezium.source.binary.handling.mode=base64", "bytea"},
+      {"debezium.source.binary.handling.mode=base32", "must be bytes, base64, base64-url-safe or hex"},
       {"debezium.source.provide.transaction.metadata=true", "transaction records"},
       {"debezium.source.skipped.operations=c", "drop every event"},
       {"debezium.sink.kafka.producer.value.serializer=org.apache.kafka.common.serialization.ByteArraySerializer",
