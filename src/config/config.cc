@@ -420,6 +420,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.time_precision_mode", internal::kTimePrecisions, &outbox->time_precision_mode);
   r.Enum("outbox.interval_handling_mode", internal::kIntervalHandlings, &outbox->interval_handling_mode);
   r.Enum("outbox.binary_handling_mode", internal::kBinaryHandlings, &outbox->binary_handling_mode);
+  r.Enum("outbox.hstore_handling_mode", internal::kHstoreHandlings, &outbox->hstore_handling_mode);
   r.Int("outbox.money_fraction_digits", 0, &outbox->money_fraction_digits);
   if (outbox->money_fraction_digits > 1000) r.Error("outbox.money_fraction_digits", "must be at most 1000");
   r.String("outbox.propagate_source_type.columns", &outbox->propagate_source_type_columns);

@@ -55,6 +55,9 @@ enum class IntervalHandling { kNumeric, kString };
 // outbox.binary_handling_mode: bytea columns in headers and envelope fields as Debezium's binary.handling.mode writes
 // them: bytes (a BYTES value, base64 in a header), or a string of them in base64, base64-url-safe or hex.
 enum class BinaryHandling { kBytes, kBase64, kBase64UrlSafe, kHex };
+// outbox.hstore_handling_mode: hstore columns as Debezium's hstore.handling.mode writes them: json (io.debezium.data.Json,
+// the JSON text of the map) or map (a map of strings).
+enum class HstoreHandling { kJson, kMap };
 enum class JsonNullBehavior { kIgnore, kOptionalBytes };
 enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 // outbox.json_payload_field_name_adjustment (with outbox.expand_json_payload): the field names of an expanded
@@ -174,6 +177,7 @@ struct OutboxConfig {
   TimePrecision time_precision_mode = TimePrecision::kAdaptive;
   IntervalHandling interval_handling_mode = IntervalHandling::kNumeric;
   BinaryHandling binary_handling_mode = BinaryHandling::kBytes;
+  HstoreHandling hstore_handling_mode = HstoreHandling::kJson;
   // Debezium's money.fraction.digits: the scale of a money column's Decimal (outbox.decimal_handling_mode precise),
   // its value rounded HALF_UP to it.
   int64_t money_fraction_digits = 2;

@@ -47,6 +47,8 @@ inline constexpr EnumName<BinaryHandling> kBinaryHandlings[] = {{"bytes", Binary
                                                                 {"base64", BinaryHandling::kBase64},
                                                                 {"base64-url-safe", BinaryHandling::kBase64UrlSafe},
                                                                 {"hex", BinaryHandling::kHex}};
+inline constexpr EnumName<HstoreHandling> kHstoreHandlings[] = {{"json", HstoreHandling::kJson},
+                                                                {"map", HstoreHandling::kMap}};
 inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
     {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
 inline constexpr EnumName<FieldNameAdjustment> kFieldNameAdjustments[] = {

@@ -73,6 +73,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.time_precision_mode", std::string(NameOf(kTimePrecisions, c.outbox.time_precision_mode))},
       {"outbox.interval_handling_mode", std::string(NameOf(kIntervalHandlings, c.outbox.interval_handling_mode))},
       {"outbox.binary_handling_mode", std::string(NameOf(kBinaryHandlings, c.outbox.binary_handling_mode))},
+      {"outbox.hstore_handling_mode", std::string(NameOf(kHstoreHandlings, c.outbox.hstore_handling_mode))},
       {"outbox.money_fraction_digits", Text(c.outbox.money_fraction_digits)},
       {"outbox.propagate_source_type.columns", c.outbox.propagate_source_type_columns},
       {"outbox.propagate_source_type.datatypes", c.outbox.propagate_source_type_datatypes},

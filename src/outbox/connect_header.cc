@@ -586,6 +586,11 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
       break;
     case ConnectForm::kBitBoolean: type_optional_named("boolean", ""); break;
     case ConnectForm::kHstore: type_optional_named("string", "io.debezium.data.Json"); break;
+    case ConnectForm::kHstoreMap:  // SchemaBuilder.map(STRING_SCHEMA, OPTIONAL_STRING_SCHEMA)
+      out->append(R"({"type":"map","keys":{"type":"string","optional":false},"values":{"type":"string",)"
+                  R"("optional":true})");
+      optional_named(optional, "", "");
+      break;
     case ConnectForm::kDecimalString:
     case ConnectForm::kMoneyString: type_optional_named("string", ""); break;
     case ConnectForm::kMoneyDouble: type_optional_named("double", ""); break;
@@ -681,6 +686,12 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
       std::string plain;
       if (absl::Status st = AppendConnectValue(column, text, &plain); !st.ok()) return st;
       AppendJsonString(plain, out);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kHstoreMap: {  // a JSON object (a map's keys are strings)
+      absl::StatusOr<std::vector<HstorePair>> pairs = HstoreInHashMapOrder(text);
+      if (!pairs.ok()) return pairs.status();
+      AppendHstore(*pairs, HstoreText::kJsonConverter, out);
       return absl::OkStatus();
     }
     case ConnectForm::kPoint:
@@ -887,7 +898,7 @@ absl::Status AppendVector(const ConnectColumn& column, std::string_view text, Ve
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
+absl::StatusOr<std::vector<HstorePair>> HstoreInHashMapOrder(std::string_view text) {
   const auto unreadable = [&](std::string_view why) {
     return absl::InvalidArgumentError(Cat("hstore \"", text.substr(0, 64), "\": ", why));
   };
@@ -941,19 +952,46 @@ absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
   if (!table) return unreadable("nine keys in one bucket of Java's HashMap (a tree bin): not reproduced");
   std::stable_sort(pairs.begin(), pairs.end(),
                    [&](const Pair& a, const Pair& b) { return (a.hash & (*table - 1)) < (b.hash & (*table - 1)); });
-  std::string json = "{";
+  std::vector<HstorePair> ordered;
+  ordered.reserve(pairs.size());
+  for (Pair& p : pairs) ordered.push_back(HstorePair{std::move(p.key), std::move(p.value)});
+  return ordered;
+}
+
+absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text) {
+  absl::StatusOr<std::vector<HstorePair>> pairs = HstoreInHashMapOrder(text);
+  if (!pairs.ok()) return pairs.status();
+  std::string json;
+  AppendHstore(*pairs, HstoreText::kJackson, &json);
+  return json;
+}
+
+void AppendHstore(const std::vector<HstorePair>& pairs, HstoreText as, std::string* out) {
+  const bool java = as == HstoreText::kJava;
+  out->push_back('{');
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (i > 0) json.push_back(',');
-    AppendJacksonString(pairs[i].key, /*escape_beyond_bmp=*/false, &json);
-    json.push_back(':');
+    if (i > 0) out->append(java ? ", " : ",");
+    const auto string = [&](std::string_view text) {
+      switch (as) {
+        case HstoreText::kJackson: AppendJacksonString(text, /*escape_beyond_bmp=*/false, out); break;
+        case HstoreText::kJsonConverter: AppendJsonString(text, out); break;
+        case HstoreText::kValues:
+          out->push_back('"');
+          out->append(absl::StrReplaceAll(ToAbsl(text), {{"\\", "\\\\"}, {"\"", "\\\""}}));
+          out->push_back('"');
+          break;
+        case HstoreText::kJava: out->append(text); break;
+      }
+    };
+    string(pairs[i].key);
+    out->push_back(java ? '=' : ':');
     if (pairs[i].value) {
-      AppendJacksonString(*pairs[i].value, /*escape_beyond_bmp=*/false, &json);
+      string(*pairs[i].value);
     } else {
-      json.append("null");
+      out->append("null");
     }
   }
-  json.push_back('}');
-  return json;
+  out->push_back('}');
 }
 
 namespace {
@@ -1562,6 +1600,12 @@ absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view te
   if (column.form == ConnectForm::kVector || column.form == ConnectForm::kSparseVector) {
     return AppendVector(column, text, VectorText::kJava, out);
   }
+  if (column.form == ConnectForm::kHstoreMap) {  // HashMap.toString: {k=v, n=null}
+    absl::StatusOr<std::vector<HstorePair>> pairs = HstoreInHashMapOrder(text);
+    if (!pairs.ok()) return pairs.status();
+    AppendHstore(*pairs, HstoreText::kJava, out);
+    return absl::OkStatus();
+  }
   if (column.form != ConnectForm::kArray) return AppendConnectValue(column, text, out);
   const ConnectColumn element = ElementColumn(column);
   return AppendList(column, text, ", ", [&](const std::string& e) { return AppendConnectValue(element, e, out); },
@@ -1653,6 +1697,12 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       absl::StatusOr<std::string> json = DebeziumHstoreJson(text);
       if (!json.ok()) return json.status();
       out->append(*json);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kHstoreMap: {  // Values.convertToString of a Map: {"k":"v","n":null}
+      absl::StatusOr<std::vector<HstorePair>> pairs = HstoreInHashMapOrder(text);
+      if (!pairs.ok()) return pairs.status();
+      AppendHstore(*pairs, HstoreText::kValues, out);
       return absl::OkStatus();
     }
     case ConnectForm::kBitBoolean:

@@ -60,6 +60,9 @@ enum class ConnectForm : uint8_t {
                       // vector (a MAP of INT16 to FLOAT64, in Java's HashMap order), printed
                       // {"dimensions":5,"vector":{1:1.5,3:2.0}} by SimpleHeaderConverter; JsonConverter writes the
                       // map as [[1,1.5],[3,2.0]] (its keys are not strings)
+  kHstoreMap,         // hstore under hstore.handling.mode=map: a MAP of STRING to optional STRING, in Java's HashMap
+                      // order: {"k":"v","n":null} (SimpleHeaderConverter), a JSON object (JsonConverter), {k=v, n=null}
+                      // (Struct.toString)
   kBinaryString,      // bytea under binary.handling.mode base64, base64-url-safe or hex: a STRING of the bytes in
                       // that encoding (ConnectColumn::binary)
   kIntervalString,    // interval under interval.handling.mode=string: io.debezium.time.Interval, a STRING in
@@ -207,6 +210,16 @@ void AppendJsonString(std::string_view text, std::string* out);
 // for a map whose bucket would become a red-black tree (nine keys in one bucket of a table of 64 or more), whose order
 // the relay does not reproduce.
 absl::StatusOr<std::string> DebeziumHstoreJson(std::string_view text);
+// The pairs of an hstore in the order Debezium's HashMap of it iterates (DebeziumHstoreJson's), and their text as
+// Jackson writes the map (kJackson, hstore.handling.mode=json), JsonConverter a map of strings (kJsonConverter),
+// SimpleHeaderConverter (kValues: backslash and quote escaped) or HashMap.toString (kJava: {k=v, n=null}).
+struct HstorePair {
+  std::string key;
+  std::optional<std::string> value;
+};
+absl::StatusOr<std::vector<HstorePair>> HstoreInHashMapOrder(std::string_view text);
+enum class HstoreText : uint8_t { kJackson, kJsonConverter, kValues, kJava };
+void AppendHstore(const std::vector<HstorePair>& pairs, HstoreText as, std::string* out);
 
 // Appends Debezium's value of a pgvector column (kVector, kSparseVector) given its text ("[1,2.5]", "{1:1.5,3:2}/5")
 // as SimpleHeaderConverter (kHeader), JsonConverter (kJson) or Java's toString (kJava) writes it. INVALID_ARGUMENT

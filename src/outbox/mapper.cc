@@ -444,7 +444,16 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
     array.element = ConnectForm::kEnum;
     return array;
   }
-  if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) return *std::move(extension);
+  if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) {
+    if (config_.hstore_handling_mode == config::HstoreHandling::kMap) {
+      if (extension->form == ConnectForm::kArray && extension->element == ConnectForm::kHstore) {
+        return absl::FailedPreconditionError(
+            "an hstore[] under outbox.hstore_handling_mode map is not written as Debezium writes it");
+      }
+      if (extension->form == ConnectForm::kHstore) extension->form = ConnectForm::kHstoreMap;
+    }
+    return *std::move(extension);
+  }
   return form;
 }
 

@@ -213,5 +213,22 @@ TEST(DecimalModeTest, BinaryStringsAreJavasEncodings) {
   EXPECT_EQ(schema, R"({"type":"string","optional":false})");
 }
 
+// hstore.handling.mode=map: the HashMap's pairs as SimpleHeaderConverter, JsonConverter and HashMap.toString write
+// a map, in the map's order (as the JSON mode's).
+TEST(DecimalModeTest, HstoreMapsAreWrittenAsConnectWritesAMap) {
+  const std::string text = R"("b"=>"2", "a"=>NULL, "q\"x"=>"\\")";
+  EXPECT_EQ(ValueOf(ConnectForm::kHstoreMap, text), R"({"a":null,"b":"2","q\"x":"\\"})");
+  std::string json, java;
+  ASSERT_TRUE(AppendConnectJsonValue(ConnectColumn{ConnectForm::kHstoreMap}, 0, text, &json).ok());
+  EXPECT_EQ(json, R"({"a":null,"b":"2","q\"x":"\\"})");
+  ASSERT_TRUE(AppendJavaToString(ConnectColumn{ConnectForm::kHstoreMap}, text, &java).ok());
+  EXPECT_EQ(java, R"({a=null, b=2, q"x=\})");
+  EXPECT_EQ(*DebeziumHstoreJson(text), R"({"a":null,"b":"2","q\"x":"\\"})");
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kHstoreMap}, 0, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"map","keys":{"type":"string","optional":false},"values":{"type":"string",)"
+                    R"("optional":true},"optional":true})");
+}
+
 }  // namespace
 }  // namespace outbox::outbox

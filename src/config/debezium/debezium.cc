@@ -1672,12 +1672,12 @@ class DebeziumMapper {
         Error(digits->written, Cat("must be a number of digits from 0 to 1000, got ", Quoted(digits->value)));
       }
     }
-    for (auto [key, fallback, columns] :
-         {std::tuple<std::string_view, std::string_view, std::string_view>{"hstore.handling.mode", "json", "hstore"}}) {
-      const Prop* mode = connector_.Take(std::string(key));
-      if (mode != nullptr && Lower(ToStd(absl::StripAsciiWhitespace(mode->value))) != fallback) {
-        Error(mode->written, Cat(Quoted(mode->value), " would change the header values of ", columns,
-                                 " columns; the relay writes them as ", fallback, " does"));
+    if (const Prop* mode = connector_.Take("hstore.handling.mode")) {
+      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
+      if (value == "json" || value == "map") {
+        Put("outbox.hstore_handling_mode", value);
+      } else {
+        Error(mode->written, Cat("must be json or map, got ", Quoted(mode->value)));
       }
     }
     for (const auto& [key, prop] : connector_.Rest()) {

@@ -631,6 +631,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareMoneyDigits(int digits, bool json);
   // binary.handling.mode `mode` on bytea columns.
   void CompareBinaryModes(const std::string& mode, bool json);
+  // hstore.handling.mode=map on hstore columns.
+  void CompareHstoreMaps(bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1704,6 +1706,27 @@ TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64UrlSafeThroughStringConverter
 
 TEST_F(DebeziumSideBySide, BinaryHandlingModeHexThroughJsonConvertersWithSchemasIsDebeziums) {
   CompareBinaryModes("hex", /*json=*/true);
+}
+
+// hstore.handling.mode=map: hstore columns as Kafka Connect maps of strings in a header and an envelope field,
+// through StringConverters (SimpleHeaderConverter's {"k":"v"}, HashMap.toString's {k=v}) or JsonConverters with
+// schemas; the HashMap's order, NULL values, quotes and backslashes, an empty map, NULL.
+void DebeziumSideBySide::CompareHstoreMaps(bool json) {
+  ASSERT_TRUE(pg_->Exec("CREATE EXTENSION hstore", db_).ok());
+  const std::vector<std::pair<std::string, std::string>> columns = {{"h_map", "hstore"}, {"e_map", "hstore"}};
+  const std::vector<std::string> rows = {R"('b=>2, a=>NULL, "q\"x"=>"\\"', 'zeta=>1, alpha=>2, mid=>3')",
+                                         "'', 'k=>v'", "NULL, NULL"};
+  CompareColumns(
+      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Mapped",
+      {"h_map", json ? R"("type":"map")" : R"({"a":null,"b":"2")"}, "hstore.handling.mode=map\n");
+}
+
+TEST_F(DebeziumSideBySide, HstoreHandlingModeMapThroughStringConvertersIsDebeziums) {
+  CompareHstoreMaps(/*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, HstoreHandlingModeMapThroughJsonConvertersWithSchemasIsDebeziums) {
+  CompareHstoreMaps(/*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfCitextLtreeAndHstoreThroughStringConvertersAreDebeziums) {
