@@ -1625,44 +1625,40 @@ class DebeziumMapper {
     if (metadata != nullptr && Lower(metadata->value) == "true") {
       Error(metadata->written, "would add transaction records to a topic; the relay writes none");
     }
-    if (const Prop* mode = connector_.Take("binary.handling.mode")) {
+    // The connector's modes of column values become the relay's keys of the same values (the values it writes as
+    // Debezium does); another value is an error. time.precision.mode's connect and isostring change the types of
+    // date and time values.
+    struct Mode {
+      std::string_view key, relay_key;
+      std::vector<std::string_view> values;
+      std::string_view refused;  // the error for another value ("" : "must be <values>, got <value>")
+    };
+    static const std::vector<Mode> kModes = {
+        {"binary.handling.mode", "outbox.binary_handling_mode", {"bytes", "base64", "base64-url-safe", "hex"}, ""},
+        {"decimal.handling.mode", "outbox.decimal_handling_mode", {"precise", "string", "double"}, ""},
+        {"interval.handling.mode", "outbox.interval_handling_mode", {"numeric", "string"}, ""},
+        {"time.precision.mode",
+         "outbox.time_precision_mode",
+         {"adaptive", "adaptive_time_microseconds", "microseconds", "nanoseconds"},
+         "would change the header values of date and time columns; the relay writes adaptive, "
+         "adaptive_time_microseconds, microseconds and nanoseconds"},
+        {"hstore.handling.mode", "outbox.hstore_handling_mode", {"json", "map"}, ""}};
+    for (const Mode& m : kModes) {
+      const Prop* mode = connector_.Take(std::string(m.key));
+      if (mode == nullptr) continue;
       const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
-      if (value == "bytes" || value == "base64" || value == "base64-url-safe" || value == "hex") {
-        Put("outbox.binary_handling_mode", value);
+      if (std::find(m.values.begin(), m.values.end(), value) != m.values.end()) {
+        Put(std::string(m.relay_key), value);
+      } else if (!m.refused.empty()) {
+        Error(mode->written, Cat(Quoted(mode->value), " ", m.refused));
       } else {
-        Error(mode->written, Cat("must be bytes, base64, base64-url-safe or hex, got ", Quoted(mode->value)));
+        std::string list;
+        for (size_t i = 0; i < m.values.size(); ++i) {
+          list.append(i == 0 ? "" : i + 1 == m.values.size() ? " or " : ", ").append(m.values[i]);
+        }
+        Error(mode->written, Cat("must be ", list, ", got ", Quoted(mode->value)));
       }
     }
-    // decimal.handling.mode: numeric and money values as Decimals (precise), their plain text (string) or doubles.
-    if (const Prop* mode = connector_.Take("decimal.handling.mode")) {
-      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
-      if (value == "precise" || value == "string" || value == "double") {
-        Put("outbox.decimal_handling_mode", value);
-      } else {
-        Error(mode->written, Cat("must be precise, string or double, got ", Quoted(mode->value)));
-      }
-    }
-    // interval.handling.mode: MicroDuration (numeric) or Debezium's ISO 8601 text (string).
-    if (const Prop* mode = connector_.Take("interval.handling.mode")) {
-      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
-      if (value == "numeric" || value == "string") {
-        Put("outbox.interval_handling_mode", value);
-      } else {
-        Error(mode->written, Cat("must be numeric or string, got ", Quoted(mode->value)));
-      }
-    }
-    // time.precision.mode: adaptive and the modes that only change the precision of time and timestamp.
-    if (const Prop* mode = connector_.Take("time.precision.mode")) {
-      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
-      if (value == "adaptive" || value == "adaptive_time_microseconds" || value == "microseconds" ||
-          value == "nanoseconds") {
-        Put("outbox.time_precision_mode", value);
-      } else {
-        Error(mode->written, Cat(Quoted(mode->value), " would change the header values of date and time columns; "
-                                 "the relay writes adaptive, adaptive_time_microseconds, microseconds and nanoseconds"));
-      }
-    }
-    // Other header and envelope values (outbox.header_values: debezium) are written as Debezium's defaults make them.
     // money.fraction.digits: the scale of money's Decimal.
     if (const Prop* digits = connector_.Take("money.fraction.digits")) {
       int value = 0;
@@ -1670,14 +1666,6 @@ class DebeziumMapper {
         Put("outbox.money_fraction_digits", std::to_string(value));
       } else {
         Error(digits->written, Cat("must be a number of digits from 0 to 1000, got ", Quoted(digits->value)));
-      }
-    }
-    if (const Prop* mode = connector_.Take("hstore.handling.mode")) {
-      const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
-      if (value == "json" || value == "map") {
-        Put("outbox.hstore_handling_mode", value);
-      } else {
-        Error(mode->written, Cat("must be json or map, got ", Quoted(mode->value)));
       }
     }
     for (const auto& [key, prop] : connector_.Rest()) {
