@@ -47,8 +47,10 @@ enum class DecimalHandling { kPrecise, kString, kDouble };
 // outbox.time_precision_mode: how time and timestamp columns are written where Debezium's value is, as Debezium's
 // time.precision.mode: adaptive (by the column's precision: io.debezium.time.Time / Timestamp in milliseconds up to 3
 // digits, MicroTime / MicroTimestamp above), adaptive_time_microseconds (time always MicroTime), microseconds (both
-// always Micro*) or nanoseconds (NanoTime / NanoTimestamp). date, timetz and timestamptz are the same in all four.
-enum class TimePrecision { kAdaptive, kAdaptiveTimeMicroseconds, kMicroseconds, kNanoseconds };
+// always Micro*), nanoseconds (NanoTime / NanoTimestamp) or connect (Kafka Connect's Date, Time and Timestamp: a
+// java.util.Date in milliseconds, date included) or isostring (io.debezium.time.IsoDate, IsoTime, IsoTimestamp: ISO 8601
+// text in UTC). timetz and timestamptz are the same in all six.
+enum class TimePrecision { kAdaptive, kAdaptiveTimeMicroseconds, kMicroseconds, kNanoseconds, kConnect, kIsoString };
 // outbox.interval_handling_mode: interval columns as Debezium's interval.handling.mode writes them: numeric
 // (io.debezium.time.MicroDuration, microseconds) or string (io.debezium.time.Interval, "P1Y2M3DT4H5M6.78S").
 enum class IntervalHandling { kNumeric, kString };

@@ -40,7 +40,9 @@ inline constexpr EnumName<TimePrecision> kTimePrecisions[] = {
     {"adaptive", TimePrecision::kAdaptive},
     {"adaptive_time_microseconds", TimePrecision::kAdaptiveTimeMicroseconds},
     {"microseconds", TimePrecision::kMicroseconds},
-    {"nanoseconds", TimePrecision::kNanoseconds}};
+    {"nanoseconds", TimePrecision::kNanoseconds},
+    {"connect", TimePrecision::kConnect},
+    {"isostring", TimePrecision::kIsoString}};
 inline constexpr EnumName<IntervalHandling> kIntervalHandlings[] = {{"numeric", IntervalHandling::kNumeric},
                                                                     {"string", IntervalHandling::kString}};
 inline constexpr EnumName<BinaryHandling> kBinaryHandlings[] = {{"bytes", BinaryHandling::kBytes},

@@ -18,6 +18,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "common/strings.h"
 #include "outbox/mapper.h"
@@ -394,6 +395,8 @@ void AppendTwoDigits(std::string* out, int64_t v) {
   out->push_back(static_cast<char>('0' + v % 10));
 }
 
+absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text);  // below
+
 }  // namespace
 
 bool IsIntegerType(uint32_t type_oid) {
@@ -633,6 +636,14 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
     case ConnectForm::kTimeMicros: type_optional_named("int64", "io.debezium.time.MicroTime"); break;
     case ConnectForm::kTimestampMillis: type_optional_named("int64", "io.debezium.time.Timestamp"); break;
     case ConnectForm::kTimestampMicros: type_optional_named("int64", "io.debezium.time.MicroTimestamp"); break;
+    case ConnectForm::kIsoDate: type_optional_named("string", "io.debezium.time.IsoDate"); break;
+    case ConnectForm::kIsoTime: type_optional_named("string", "io.debezium.time.IsoTime"); break;
+    case ConnectForm::kIsoTimestamp: type_optional_named("string", "io.debezium.time.IsoTimestamp"); break;
+    case ConnectForm::kConnectDate: type_optional_named("int32", "org.apache.kafka.connect.data.Date"); break;
+    case ConnectForm::kConnectTime: type_optional_named("int32", "org.apache.kafka.connect.data.Time"); break;
+    case ConnectForm::kConnectTimestamp:
+      type_optional_named("int64", "org.apache.kafka.connect.data.Timestamp");
+      break;
     case ConnectForm::kTimeNanos: type_optional_named("int64", "io.debezium.time.NanoTime"); break;
     case ConnectForm::kTimestampNanos: type_optional_named("int64", "io.debezium.time.NanoTimestamp"); break;
     case ConnectForm::kZonedTimestamp: type_optional_named("string", "io.debezium.time.ZonedTimestamp"); break;
@@ -682,10 +693,22 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
     case ConnectForm::kDecimalString:
     case ConnectForm::kMoneyString:
     case ConnectForm::kIntervalString:
-    case ConnectForm::kBinaryString: {
+    case ConnectForm::kBinaryString:
+    case ConnectForm::kIsoDate:
+    case ConnectForm::kIsoTime:
+    case ConnectForm::kIsoTimestamp: {
       std::string plain;
       if (absl::Status st = AppendConnectValue(column, text, &plain); !st.ok()) return st;
       AppendJsonString(plain, out);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kConnectDate:
+    case ConnectForm::kConnectTime:
+    case ConnectForm::kConnectTimestamp: {  // JsonConverter: days, or milliseconds
+      absl::StatusOr<int64_t> millis = ConnectMillis(column, text);
+      if (!millis.ok()) return millis.status();
+      constexpr int64_t kDay = 86400000;
+      out->append(std::to_string(column.form == ConnectForm::kConnectDate ? FloorDiv(*millis, kDay) : *millis));
       return absl::OkStatus();
     }
     case ConnectForm::kHstoreMap: {  // a JSON object (a map's keys are strings)
@@ -730,6 +753,12 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
 
 absl::Status CheckJavaText(const ConnectColumn& column) {
   const ConnectForm form = column.form == ConnectForm::kArray ? column.element : column.form;
+  if (form == ConnectForm::kConnectDate || form == ConnectForm::kConnectTime ||
+      form == ConnectForm::kConnectTimestamp) {
+    return absl::FailedPreconditionError(
+        "Java prints its value (a java.util.Date) with Date.toString in the Connect JVM's time zone, which the relay "
+        "does not reproduce");
+  }
   if (form == ConnectForm::kBytes || form == ConnectForm::kBits || form == ConnectForm::kVariableDecimal ||
       form == ConnectForm::kPoint || form == ConnectForm::kGeometry) {
     return absl::FailedPreconditionError(
@@ -1612,6 +1641,104 @@ absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view te
                     out);
 }
 
+namespace {
+
+// The milliseconds of the java.util.Date Debezium makes of a date (days * 86,400,000), a time (its milliseconds past
+// midnight, 24:00:00 included) or a timestamp (floored to the millisecond) under time.precision.mode=connect.
+absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text) {
+  size_t pos = 0;
+  switch (column.form) {
+    case ConnectForm::kConnectDate: {
+      int64_t days = 0;
+      if (!ReadDate(text, pos, &days) || pos != text.size()) return Unreadable("date", text);
+      return days * 86400000;
+    }
+    case ConnectForm::kConnectTime: {
+      int64_t micros = 0;
+      if (!ReadTime(text, pos, &micros, /*max_hour=*/24) || pos != text.size()) return Unreadable("time", text);
+      return micros / 1000;
+    }
+    default: {
+      absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
+      if (!micros.ok()) return Unreadable("timestamp", text);
+      return FloorDiv(*micros, 1000);
+    }
+  }
+}
+
+// Values.convertToString of a java.util.Date (Kafka Connect's Values.dateFormatFor, SimpleDateFormat in the JVM's
+// zone, UTC): a value below one day as "HH:mm:ss.SSS'Z'" (a date before 1970 too), a whole number of days as
+// "yyyy-MM-dd", any other as "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'".
+void AppendJavaUtilDate(int64_t millis, std::string* out) {
+  constexpr int64_t kDay = 86400000;
+  const int64_t days = FloorDiv(millis, kDay);
+  const int64_t in_day = millis - days * kDay;
+  const auto time = [&] {
+    out->append(absl::StrFormat("%02d:%02d:%02d.%03dZ", in_day / 3600000, in_day / 60000 % 60, in_day / 1000 % 60,
+                                in_day % 1000));
+  };
+  if (millis < kDay) {
+    time();
+    return;
+  }
+  int64_t year = 0;
+  unsigned month = 0, day = 0;
+  CivilFromDays(days, &year, &month, &day);
+  out->append(absl::StrFormat("%04d-%02d-%02d", year, month, day));
+  if (in_day == 0) return;
+  out->push_back('T');
+  time();
+}
+
+// Debezium's IsoDate, IsoTime and IsoTimestamp (DateTimeFormatter's ISO_OFFSET_DATE, ISO_OFFSET_TIME and
+// ISO_OFFSET_DATE_TIME in UTC): seconds always, a fraction only as long as needed; a time is a Duration added to
+// midnight, so 24:00:00 is 00:00:00. Years beyond 0..9999 (Java prints a sign) are refused.
+absl::Status AppendIsoText(const ConnectColumn& column, std::string_view text, std::string* out) {
+  constexpr int64_t kDayMicros = 86400LL * 1000000;
+  const auto date = [&](int64_t days) {
+    int64_t year = 0;
+    unsigned month = 0, day = 0;
+    CivilFromDays(days, &year, &month, &day);
+    if (year < 0 || year > 9999) return false;
+    out->append(absl::StrFormat("%04d-%02d-%02d", year, month, day));
+    return true;
+  };
+  const auto time = [&](int64_t micros) {
+    out->append(absl::StrFormat("%02d:%02d:%02d", micros / 3600000000, micros / 60000000 % 60, micros / 1000000 % 60));
+    if (int64_t fraction = micros % 1000000; fraction != 0) {
+      std::string digits = absl::StrFormat("%06d", fraction);
+      while (digits.back() == '0') digits.pop_back();
+      out->append(".").append(digits);
+    }
+  };
+  size_t pos = 0;
+  switch (column.form) {
+    case ConnectForm::kIsoDate: {
+      int64_t days = 0;
+      if (!ReadDate(text, pos, &days) || pos != text.size() || !date(days)) return Unreadable("date", text);
+      break;
+    }
+    case ConnectForm::kIsoTime: {
+      int64_t micros = 0;
+      if (!ReadTime(text, pos, &micros, /*max_hour=*/24) || pos != text.size()) return Unreadable("time", text);
+      time(micros % kDayMicros);
+      break;
+    }
+    default: {
+      absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
+      if (!micros.ok()) return Unreadable("timestamp", text);
+      const int64_t days = FloorDiv(*micros, kDayMicros);
+      if (!date(days)) return Unreadable("timestamp", text);
+      out->push_back('T');
+      time(*micros - days * kDayMicros);
+    }
+  }
+  out->push_back('Z');
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
   switch (column.form) {
     case ConnectForm::kArray: {
@@ -1753,6 +1880,18 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
                                                                           : micros));
       return absl::OkStatus();
     }
+    case ConnectForm::kConnectDate:
+    case ConnectForm::kConnectTime:
+    case ConnectForm::kConnectTimestamp: {
+      absl::StatusOr<int64_t> millis = ConnectMillis(column, text);
+      if (!millis.ok()) return millis.status();
+      AppendJavaUtilDate(*millis, out);
+      return absl::OkStatus();
+    }
+    case ConnectForm::kIsoDate:
+    case ConnectForm::kIsoTime:
+    case ConnectForm::kIsoTimestamp:
+      return AppendIsoText(column, text, out);
     case ConnectForm::kTimestampMillis:
     case ConnectForm::kTimestampMicros:
     case ConnectForm::kTimestampNanos: {

@@ -65,6 +65,13 @@ enum class ConnectForm : uint8_t {
                       // (Struct.toString)
   kBinaryString,      // bytea under binary.handling.mode base64, base64-url-safe or hex: a STRING of the bytes in
                       // that encoding (ConnectColumn::binary)
+  kConnectDate,       // date, time and timestamp under time.precision.mode=connect: Kafka Connect's Date (INT32 days),
+  kConnectTime,       // Time (INT32 milliseconds past midnight) and Timestamp (INT64 milliseconds since the epoch),
+  kConnectTimestamp,  // a java.util.Date that SimpleHeaderConverter formats by its value (Values.dateFormatFor:
+                      // below a day "HH:mm:ss.SSS'Z'", whole days "yyyy-MM-dd", else both joined by 'T')
+  kIsoDate,           // date, time and timestamp under time.precision.mode=isostring: io.debezium.time.IsoDate
+  kIsoTime,           // ("2026-12-03Z"), IsoTime ("13:45:07.5Z", 24:00:00 as "00:00:00Z") and IsoTimestamp
+  kIsoTimestamp,      // ("2026-12-03T13:45:07.123456Z"): STRINGs, the fraction as long as needed
   kIntervalString,    // interval under interval.handling.mode=string: io.debezium.time.Interval, a STRING in
                       // Debezium's ISO 8601 form ("P1Y2M-3DT4H5M6.789S")
   kTimeNanos,         // time under time.precision.mode=nanoseconds: io.debezium.time.NanoTime, nanoseconds past midnight

@@ -489,6 +489,26 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderTimeMode(ConnectColumn form) co
   if (mode == TimePrecision::kAdaptive) return form;
   const auto under = [mode](ConnectForm f) {
     const bool nanos = mode == TimePrecision::kNanoseconds;
+    if (mode == TimePrecision::kIsoString) {
+      switch (f) {
+        case ConnectForm::kDate: return ConnectForm::kIsoDate;
+        case ConnectForm::kTimeMillis:
+        case ConnectForm::kTimeMicros: return ConnectForm::kIsoTime;
+        case ConnectForm::kTimestampMillis:
+        case ConnectForm::kTimestampMicros: return ConnectForm::kIsoTimestamp;
+        default: return f;
+      }
+    }
+    if (mode == TimePrecision::kConnect) {
+      switch (f) {
+        case ConnectForm::kDate: return ConnectForm::kConnectDate;
+        case ConnectForm::kTimeMillis:
+        case ConnectForm::kTimeMicros: return ConnectForm::kConnectTime;
+        case ConnectForm::kTimestampMillis:
+        case ConnectForm::kTimestampMicros: return ConnectForm::kConnectTimestamp;
+        default: return f;
+      }
+    }
     switch (f) {
       case ConnectForm::kTimeMillis:
       case ConnectForm::kTimeMicros: return nanos ? ConnectForm::kTimeNanos : ConnectForm::kTimeMicros;
@@ -505,9 +525,12 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderTimeMode(ConnectColumn form) co
     return form;
   }
   const ConnectForm element = under(form.element);
-  if (element == ConnectForm::kTimeNanos || element == ConnectForm::kTimestampNanos) {
-    return absl::FailedPreconditionError("an array of time or timestamp under outbox.time_precision_mode nanoseconds "
-                                         "is not written as Debezium writes it");
+  if (element == ConnectForm::kTimeNanos || element == ConnectForm::kTimestampNanos ||
+      element == ConnectForm::kConnectDate || element == ConnectForm::kConnectTime ||
+      element == ConnectForm::kConnectTimestamp || element == ConnectForm::kIsoDate ||
+      element == ConnectForm::kIsoTime || element == ConnectForm::kIsoTimestamp) {
+    return absl::FailedPreconditionError("an array of date, time or timestamp under outbox.time_precision_mode "
+                                         "nanoseconds, connect or isostring is not written as Debezium writes it");
   }
   form.element = element;
   return form;

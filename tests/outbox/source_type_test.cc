@@ -230,5 +230,43 @@ TEST(DecimalModeTest, HstoreMapsAreWrittenAsConnectWritesAMap) {
                     R"("optional":true},"optional":true})");
 }
 
+// time.precision.mode=connect: a java.util.Date of the value, which SimpleHeaderConverter formats by its value alone
+// (a date before 1970, or midnight 1970-01-01, as a time; 24:00:00 as a date) and JsonConverter writes as days or
+// milliseconds.
+TEST(DecimalModeTest, ConnectTemporalsAreJavaUtilDatesAsKafkaConnectFormatsThem) {
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectDate, "2026-12-03"), "2026-12-03");
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectDate, "1970-01-01"), "00:00:00.000Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectDate, "1900-02-28"), "00:00:00.000Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectTime, "13:45:07.123456"), "13:45:07.123Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectTime, "24:00:00"), "1970-01-02");
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectTimestamp, "2026-12-03 13:45:07.1239"), "2026-12-03T13:45:07.123Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectTimestamp, "2026-12-03 00:00:00"), "2026-12-03");
+  EXPECT_EQ(ValueOf(ConnectForm::kConnectTimestamp, "1969-12-31 23:59:59.9995"), "23:59:59.999Z");
+  std::string json;
+  ASSERT_TRUE(AppendConnectJsonValue(ConnectColumn{ConnectForm::kConnectDate}, 1082, "1969-12-31", &json).ok());
+  EXPECT_EQ(json, "-1");
+  json.clear();
+  ASSERT_TRUE(AppendConnectJsonValue(ConnectColumn{ConnectForm::kConnectTimestamp}, 1114, "1969-12-31 23:59:59.9995",
+                                     &json).ok());
+  EXPECT_EQ(json, "-1");
+  EXPECT_FALSE(CheckJavaText(ConnectColumn{ConnectForm::kConnectTime}).ok());
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kConnectTime}, 1083, 3, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"int32","optional":true,"name":"org.apache.kafka.connect.data.Time","version":1})");
+}
+
+// time.precision.mode=isostring: ISO 8601 text in UTC, the fraction as long as needed, 24:00:00 as midnight.
+TEST(DecimalModeTest, IsoStringTemporalsAreDebeziumsIsoText) {
+  EXPECT_EQ(ValueOf(ConnectForm::kIsoDate, "2026-12-03"), "2026-12-03Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kIsoTime, "13:45:07.120"), "13:45:07.12Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kIsoTime, "13:45:00"), "13:45:00Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kIsoTime, "24:00:00"), "00:00:00Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kIsoTimestamp, "1960-01-01 00:00:00.000001"), "1960-01-01T00:00:00.000001Z");
+  EXPECT_EQ(ValueOf(ConnectForm::kIsoTimestamp, "2026-12-03 00:00:00"), "2026-12-03T00:00:00Z");
+  std::string schema;
+  AppendConnectJsonSchema(ConnectColumn{ConnectForm::kIsoTimestamp}, 1114, -1, false, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":false,"name":"io.debezium.time.IsoTimestamp","version":1})");
+}
+
 }  // namespace
 }  // namespace outbox::outbox

@@ -1626,31 +1626,25 @@ class DebeziumMapper {
       Error(metadata->written, "would add transaction records to a topic; the relay writes none");
     }
     // The connector's modes of column values become the relay's keys of the same values (the values it writes as
-    // Debezium does); another value is an error. time.precision.mode's connect and isostring change the types of
-    // date and time values.
+    // Debezium does); another value is an error.
     struct Mode {
       std::string_view key, relay_key;
       std::vector<std::string_view> values;
-      std::string_view refused;  // the error for another value ("" : "must be <values>, got <value>")
     };
     static const std::vector<Mode> kModes = {
-        {"binary.handling.mode", "outbox.binary_handling_mode", {"bytes", "base64", "base64-url-safe", "hex"}, ""},
-        {"decimal.handling.mode", "outbox.decimal_handling_mode", {"precise", "string", "double"}, ""},
-        {"interval.handling.mode", "outbox.interval_handling_mode", {"numeric", "string"}, ""},
+        {"binary.handling.mode", "outbox.binary_handling_mode", {"bytes", "base64", "base64-url-safe", "hex"}},
+        {"decimal.handling.mode", "outbox.decimal_handling_mode", {"precise", "string", "double"}},
+        {"interval.handling.mode", "outbox.interval_handling_mode", {"numeric", "string"}},
         {"time.precision.mode",
          "outbox.time_precision_mode",
-         {"adaptive", "adaptive_time_microseconds", "microseconds", "nanoseconds"},
-         "would change the header values of date and time columns; the relay writes adaptive, "
-         "adaptive_time_microseconds, microseconds and nanoseconds"},
-        {"hstore.handling.mode", "outbox.hstore_handling_mode", {"json", "map"}, ""}};
+         {"adaptive", "adaptive_time_microseconds", "microseconds", "nanoseconds", "connect", "isostring"}},
+        {"hstore.handling.mode", "outbox.hstore_handling_mode", {"json", "map"}}};
     for (const Mode& m : kModes) {
       const Prop* mode = connector_.Take(std::string(m.key));
       if (mode == nullptr) continue;
       const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(mode->value)));
       if (std::find(m.values.begin(), m.values.end(), value) != m.values.end()) {
         Put(std::string(m.relay_key), value);
-      } else if (!m.refused.empty()) {
-        Error(mode->written, Cat(Quoted(mode->value), " ", m.refused));
       } else {
         std::string list;
         for (size_t i = 0; i < m.values.size(); ++i) {

@@ -1605,8 +1605,8 @@ TEST_F(DebeziumSideBySide, DecimalHandlingModeDoubleThroughJsonConvertersWithSch
   CompareDecimalModes("double", /*json=*/true);
 }
 
-// time.precision.mode adaptive_time_microseconds, microseconds and nanoseconds: time and timestamp columns of each
-// precision (and, but under nanoseconds, arrays of them) in headers and envelope fields, with date and timestamptz
+// time.precision.mode adaptive_time_microseconds, microseconds, nanoseconds, connect and isostring: time and timestamp
+// columns of each precision (and, but under nanoseconds, connect and isostring, arrays of them) in headers and envelope fields, with date and timestamptz
 // beside them (the same in every mode); through StringConverters or JsonConverters with schemas.
 void DebeziumSideBySide::CompareTimeModes(const std::string& mode, bool json) {
   std::vector<std::pair<std::string, std::string>> columns = {
@@ -1618,16 +1618,24 @@ void DebeziumSideBySide::CompareTimeModes(const std::string& mode, bool json) {
       "'00:00:00', '24:00:00', '00:00:00.000001', '1970-01-01 00:00:00', '2262-04-11 23:47:16.854775', "
       "'00:00:00.001', '1900-02-28', '1970-01-01 00:00:00+00'",
       "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
-  if (mode != "nanoseconds") {  // arrays of time or timestamp are refused under nanoseconds
+  if (mode != "nanoseconds" && mode != "connect" && mode != "isostring") {  // arrays refused under these
     columns.insert(columns.end(), {{"a_t3", "time(3)[]"}, {"e_ats", "timestamp(3)[]"}});
     rows[0] += ", '{13:45:07.123,NULL}', '{\"2026-12-03 13:45:07.123\"}'";
     rows[1] += ", '{}', '{}'";
     rows[2] += ", NULL, NULL";
   }
-  // t3 (13:45:07.123) past midnight: micro- or nanoseconds.
+  // t3 (13:45:07.123) past midnight: micro- or nanoseconds, or Kafka Connect's Time (milliseconds; formatted by
+  // SimpleHeaderConverter). Under connect and StringConverters every column is a header: Struct.toString prints a
+  // java.util.Date in the JVM's zone, which the relay refuses.
+  const bool envelope = !(mode == "connect" && !json);
+  const std::string premise = mode == "nanoseconds" ? "49507123000000"
+                              : mode == "isostring" ? "13:45:07.123Z"
+                              : mode != "connect"   ? "49507123000"
+                              : json                ? "49507123}"
+                                                    : "13:45:07.123Z";
   CompareColumns(
-      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Timed",
-      {"t3", mode == "nanoseconds" ? "49507123000000" : "49507123000"}, "time.precision.mode=" + mode + "\n");
+      json, columns, [envelope](const std::string& name) { return envelope && name.starts_with("e_"); }, rows,
+      "Timed", {"t3", premise}, "time.precision.mode=" + mode + "\n");
 }
 
 TEST_F(DebeziumSideBySide, TimePrecisionModeAdaptiveTimeMicrosecondsThroughJsonConvertersIsDebeziums) {
@@ -1640,6 +1648,22 @@ TEST_F(DebeziumSideBySide, TimePrecisionModeMicrosecondsThroughStringConvertersI
 
 TEST_F(DebeziumSideBySide, TimePrecisionModeNanosecondsThroughJsonConvertersIsDebeziums) {
   CompareTimeModes("nanoseconds", /*json=*/true);
+}
+
+TEST_F(DebeziumSideBySide, TimePrecisionModeConnectThroughStringConvertersIsDebeziums) {
+  CompareTimeModes("connect", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, TimePrecisionModeConnectThroughJsonConvertersWithSchemasIsDebeziums) {
+  CompareTimeModes("connect", /*json=*/true);
+}
+
+TEST_F(DebeziumSideBySide, TimePrecisionModeIsostringThroughStringConvertersIsDebeziums) {
+  CompareTimeModes("isostring", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, TimePrecisionModeIsostringThroughJsonConvertersWithSchemasIsDebeziums) {
+  CompareTimeModes("isostring", /*json=*/true);
 }
 
 // interval.handling.mode=string: Debezium's ISO 8601 text of intervals in headers and an envelope field, through
