@@ -22,6 +22,21 @@ inline absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s
 // The status message as a std::string (for logs).
 inline std::string Msg(const absl::Status& status) { return std::string(status.message()); }
 
+// Java's String.trim: leading and trailing characters up to ' '.
+inline std::string_view JavaTrim(std::string_view text) {
+  while (!text.empty() && static_cast<unsigned char>(text.front()) <= ' ') text.remove_prefix(1);
+  while (!text.empty() && static_cast<unsigned char>(text.back()) <= ' ') text.remove_suffix(1);
+  return text;
+}
+
+// Whether every byte of `text` is ASCII.
+inline bool IsAscii(std::string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
 namespace strings_internal {
 inline void AppendPiece(std::string& out, std::string_view s) { out.append(s.data(), s.size()); }
 inline void AppendPiece(std::string& out, absl::string_view s) { out.append(s.data(), s.size()); }

@@ -455,16 +455,8 @@ void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
                    "outbox.header_values): it adds to the schemas they write");
       continue;
     }
-    absl::StatusOr<std::vector<std::string>> patterns = SplitDebeziumRegexList(*list);
-    if (!patterns.ok()) {
+    if (absl::StatusOr<std::vector<RouteRegex>> patterns = CompileDebeziumPatternList(*list); !patterns.ok()) {
       r.Error(key, patterns.status().message());
-      continue;
-    }
-    for (const std::string& pattern : *patterns) {
-      if (absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(pattern, RouteRegex::Case::kIgnoreAsciiCase);
-          !regex.ok()) {
-        r.Error(key, absl::StrCat(Quoted(pattern), ": ", regex.status().message()));
-      }
     }
   }
   if (outbox->fields.schema_version && !outbox->HasEnvelope()) {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/strings.h"
 
@@ -249,11 +250,10 @@ absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view
   std::vector<std::string> out;
   std::string part;
   const auto finish = [&] {
-    // part.trim().replace("\\,", ","): Java's trim removes every character up to the space.
-    size_t begin = 0, end = part.size();
-    while (begin < end && static_cast<unsigned char>(part[begin]) <= ' ') ++begin;
-    while (end > begin && static_cast<unsigned char>(part[end - 1]) <= ' ') --end;
-    if (begin < end) out.push_back(absl::StrReplaceAll(part.substr(begin, end - begin), {{"\\,", ","}}));
+    // part.trim().replace("\\,", ",").
+    if (const std::string_view trimmed = JavaTrim(part); !trimmed.empty()) {
+      out.push_back(absl::StrReplaceAll(ToAbsl(trimmed), {{"\\,", ","}}));
+    }
     part.clear();
   };
   for (size_t i = 0; i < list.size(); ++i) {
@@ -271,14 +271,31 @@ absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view
   return out;
 }
 
+absl::StatusOr<std::vector<RouteRegex>> CompileDebeziumPatternList(std::string_view list) {
+  absl::StatusOr<std::vector<std::string>> patterns = SplitDebeziumRegexList(list);
+  if (!patterns.ok()) return patterns.status();
+  std::vector<RouteRegex> out;
+  std::vector<std::string> problems;
+  for (const std::string& pattern : *patterns) {
+    absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(pattern, RouteRegex::Case::kIgnoreAsciiCase);
+    if (regex.ok()) {
+      out.push_back(*std::move(regex));
+    } else {
+      problems.push_back(Cat("\"", pattern, "\": ", regex.status().message()));
+    }
+  }
+  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+  return out;
+}
+
 absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Case letter_case) {
   const bool ignore_case = letter_case == Case::kIgnoreAsciiCase;
+  if (ignore_case && !IsAscii(java_pattern)) {
+    return absl::InvalidArgumentError("has characters beyond ASCII, whose case Java and PCRE2 fold differently");
+  }
   if (ignore_case) {
     for (size_t i = 0; i < java_pattern.size(); ++i) {
       const char c = java_pattern[i];
-      if (static_cast<unsigned char>(c) >= 0x80) {
-        return absl::InvalidArgumentError("has characters beyond ASCII, whose case Java and PCRE2 fold differently");
-      }
       if (c == '\\' && i + 1 < java_pattern.size()) {
         const char escaped = java_pattern[++i];
         if (escaped == 'p' || escaped == 'P') {

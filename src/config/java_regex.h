@@ -43,6 +43,12 @@ absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_v
 // trimmed, empty ones dropped. INVALID_ARGUMENT for a list that ends in a lone backslash, as Debezium refuses it.
 absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view list);
 
+class RouteRegex;
+// A Debezium list of patterns (SplitDebeziumRegexList), each compiled ignoring ASCII case, as Debezium's column and
+// type lists are (Pattern.CASE_INSENSITIVE). INVALID_ARGUMENT naming each pattern that does not compile (without the
+// key: the caller names it).
+absl::StatusOr<std::vector<RouteRegex>> CompileDebeziumPatternList(std::string_view list);
+
 class RouteRegex {
  public:
   // Compiles a Java pattern. INVALID_ARGUMENT (without the key: the caller names it) for a pattern Java or PCRE2

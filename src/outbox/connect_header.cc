@@ -840,13 +840,6 @@ std::vector<std::string_view> SplitAt(std::string_view text, char separator) {
   }
 }
 
-// String.trim: leading and trailing characters up to ' '.
-std::string_view JavaTrim(std::string_view text) {
-  while (!text.empty() && static_cast<unsigned char>(text.front()) <= ' ') text.remove_prefix(1);
-  while (!text.empty() && static_cast<unsigned char>(text.back()) <= ' ') text.remove_suffix(1);
-  return text;
-}
-
 }  // namespace
 
 absl::Status AppendVector(const ConnectColumn& column, std::string_view text, VectorText as, std::string* out) {

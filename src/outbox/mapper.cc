@@ -194,11 +194,7 @@ OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config)
   for (auto [list, out] : {std::pair{&config_.propagate_source_type_columns, &propagate_columns_},
                            std::pair{&config_.propagate_source_type_datatypes, &propagate_datatypes_}}) {
     // The config layer refuses a list or pattern that does not compile.
-    for (const std::string& pattern : config::SplitDebeziumRegexList(*list).value_or(std::vector<std::string>{})) {
-      absl::StatusOr<config::RouteRegex> regex =
-          config::RouteRegex::Compile(pattern, config::RouteRegex::Case::kIgnoreAsciiCase);
-      if (regex.ok()) out->push_back(*std::move(regex));
-    }
+    *out = config::CompileDebeziumPatternList(*list).value_or(std::vector<config::RouteRegex>{});
   }
   if (config_.format == config::Format::kProtobuf) {
     envelope_ = std::make_unique<v1::Envelope>();
@@ -648,8 +644,7 @@ absl::StatusOr<std::string> OutboxMapper::SourceTypeOf(const pg::ColumnCatalog& 
   // name> for datatype.propagate.source.type, either matched whole ignoring ASCII case.
   const std::string by_name = Cat(schema_, ".", table_, ".", column.name);
   const std::string by_type = Cat(schema_, ".", table_, ".", column.type_name);
-  if (!std::all_of(by_name.begin(), by_name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }) ||
-      !std::all_of(by_type.begin(), by_type.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+  if (!IsAscii(by_name) || !IsAscii(by_type)) {
     return absl::FailedPreconditionError(
         Cat("outbox.propagate_source_type: ", by_name, " (of type ", column.type_name, ") has characters beyond "
             "ASCII, whose case Debezium's patterns (Java's, ignoring ASCII case) and the relay's fold differently"));

@@ -161,9 +161,7 @@ absl::StatusOr<std::string> SourceTypeParameters(const SourceColumnType& c) {
                                              ": the relay does not work out the source type parameters Debezium "
                                              "gives it (", why, ")"));
   };
-  for (char ch : c.type_name) {
-    if (static_cast<unsigned char>(ch) >= 0x80) return refuse("a type name that is not ASCII");
-  }
+  if (!IsAscii(c.type_name)) return refuse("a type name that is not ASCII");
   if (IsOtherArray(c)) {
     return refuse("pgjdbc's length of this array type depends on which arrays Debezium's connection read before");
   }

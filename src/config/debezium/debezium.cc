@@ -877,31 +877,19 @@ class DebeziumMapper {
       reads.push_back(Read{*tracing, "tracing.span.context.field", true});
     }
     const auto compile = [&](const Prop& prop) -> std::optional<std::vector<RouteRegex>> {
-      absl::StatusOr<std::vector<std::string>> patterns = SplitDebeziumRegexList(prop.value);
+      absl::StatusOr<std::vector<RouteRegex>> patterns = CompileDebeziumPatternList(prop.value);
       if (!patterns.ok()) {
         Error(prop.written, ToStd(patterns.status().message()));
         return std::nullopt;
       }
-      std::vector<RouteRegex> out;
-      for (const std::string& pattern : *patterns) {
-        absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(pattern, RouteRegex::Case::kIgnoreAsciiCase);
-        if (!regex.ok()) {
-          Error(prop.written, Cat(Quoted(pattern), ": ", ToStd(regex.status().message())));
-          return std::nullopt;
-        }
-        out.push_back(*std::move(regex));
-      }
-      return out;
+      return *std::move(patterns);
     };
     const auto selects = [&](const std::vector<RouteRegex>& patterns, const Read& read) {
       const std::string id = Cat(table_name_, ".", read.column);
       return std::any_of(patterns.begin(), patterns.end(), [&](const RouteRegex& p) { return p.Matches(id); });
     };
-    const auto ascii = [](std::string_view text) {
-      return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-    };
     for (const Read& read : reads) {
-      if (!ascii(Cat(table_name_, ".", read.column))) {
+      if (!IsAscii(Cat(table_name_, ".", read.column))) {
         Error((include != nullptr ? include : exclude != nullptr ? exclude : changes.front().second)->written,
               Cat("column \"", read.column, "\" has characters beyond ASCII, whose case Debezium's patterns (Java's, "
                   "ignoring ASCII case) and the relay's fold differently"));
@@ -1203,20 +1191,11 @@ class DebeziumMapper {
           {"datatype.propagate.source.type", "outbox.propagate_source_type.datatypes"}}) {
       const Prop* prop = connector_.Take(std::string(key));
       if (prop == nullptr || absl::StripAsciiWhitespace(prop->value).empty()) continue;
-      absl::StatusOr<std::vector<std::string>> patterns = SplitDebeziumRegexList(prop->value);
-      if (!patterns.ok()) {
+      if (absl::StatusOr<std::vector<RouteRegex>> patterns = CompileDebeziumPatternList(prop->value); !patterns.ok()) {
         Error(prop->written, ToStd(patterns.status().message()));
-        continue;
+      } else {
+        Put(std::string(relay_key), prop->value);
       }
-      bool ok = true;
-      for (const std::string& pattern : *patterns) {
-        if (absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(pattern, RouteRegex::Case::kIgnoreAsciiCase);
-            !regex.ok()) {
-          Error(prop->written, Cat(Quoted(pattern), ": ", regex.status().message()));
-          ok = false;
-        }
-      }
-      if (ok) Put(std::string(relay_key), prop->value);
     }
     if (const Prop* comments = connector_.Take("include.schema.comments"); comments != nullptr) {
       Warn(*comments, "no effect: Debezium's PostgreSQL connector builds a streamed change's columns from pgoutput's "
