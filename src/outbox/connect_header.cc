@@ -397,6 +397,13 @@ void AppendTwoDigits(std::string* out, int64_t v) {
 
 absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text);  // below
 
+// Values.append of a String inside a list or map ("embedded"): quoted, with backslash and quote escaped (Values.escape).
+void AppendValuesString(std::string_view text, std::string* out) {
+  out->push_back('"');
+  out->append(absl::StrReplaceAll(ToAbsl(text), {{"\\", "\\\\"}, {"\"", "\\\""}}));
+  out->push_back('"');
+}
+
 }  // namespace
 
 bool IsIntegerType(uint32_t type_oid) {
@@ -997,11 +1004,7 @@ void AppendHstore(const std::vector<HstorePair>& pairs, HstoreText as, std::stri
       switch (as) {
         case HstoreText::kJackson: AppendJacksonString(text, /*escape_beyond_bmp=*/false, out); break;
         case HstoreText::kJsonConverter: AppendJsonString(text, out); break;
-        case HstoreText::kValues:
-          out->push_back('"');
-          out->append(absl::StrReplaceAll(ToAbsl(text), {{"\\", "\\\\"}, {"\"", "\\\""}}));
-          out->push_back('"');
-          break;
+        case HstoreText::kValues: AppendValuesString(text, out); break;
         case HstoreText::kJava: out->append(text); break;
       }
     };
@@ -1745,9 +1748,7 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
             if (!quoted) return AppendConnectValue(element, e, out);
             std::string value;
             if (absl::Status st = AppendConnectValue(element, e, &value); !st.ok()) return st;
-            out->push_back('"');
-            out->append(absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""}}));
-            out->push_back('"');
+            AppendValuesString(value, out);
             return absl::OkStatus();
           },
           out);

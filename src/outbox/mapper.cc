@@ -440,16 +440,7 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
     array.element = ConnectForm::kEnum;
     return array;
   }
-  if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) {
-    if (config_.hstore_handling_mode == config::HstoreHandling::kMap) {
-      if (extension->form == ConnectForm::kArray && extension->element == ConnectForm::kHstore) {
-        return absl::FailedPreconditionError(
-            "an hstore[] under outbox.hstore_handling_mode map is not written as Debezium writes it");
-      }
-      if (extension->form == ConnectForm::kHstore) extension->form = ConnectForm::kHstoreMap;
-    }
-    return *std::move(extension);
-  }
+  if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) return UnderModes(*std::move(extension));
   return form;
 }
 
@@ -460,6 +451,13 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderModes(ConnectColumn form) const
     under->form = ConnectForm::kIntervalString;
   }
   under->money_digits = static_cast<int>(config_.money_fraction_digits);  // kMoney's, and a money array's elements'
+  if (config_.hstore_handling_mode == config::HstoreHandling::kMap) {
+    if (under->form == ConnectForm::kArray && under->element == ConnectForm::kHstore) {
+      return absl::FailedPreconditionError(
+          "an hstore[] under outbox.hstore_handling_mode map is not written as Debezium writes it");
+    }
+    if (under->form == ConnectForm::kHstore) under->form = ConnectForm::kHstoreMap;
+  }
   if (config_.binary_handling_mode != config::BinaryHandling::kBytes) {
     if (under->form == ConnectForm::kArray && under->element == ConnectForm::kBytes) {
       return absl::FailedPreconditionError("a bytea[] under outbox.binary_handling_mode other than bytes is not "
@@ -474,7 +472,6 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderModes(ConnectColumn form) const
       }
     }
   }
-
   return UnderTimeMode(*std::move(under));
 }
 

@@ -177,7 +177,7 @@ class OutboxMapper {
   // outbox.time_precision_mode other than adaptive: a time or timestamp column's form under it; FAILED_PRECONDITION
   // for an array of them under nanoseconds.
   absl::StatusOr<ConnectColumn> UnderTimeMode(ConnectColumn form) const;
-  // Both of the above, and outbox.interval_handling_mode string's form of an interval.
+  // Both of the above, and the interval, money, binary and hstore modes' forms.
   absl::StatusOr<ConnectColumn> UnderModes(ConnectColumn form) const;
   // DefaultOf, but a numeric or money default under outbox.decimal_handling_mode string or double is kNotReproduced.
   ConnectDefault DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) const;
