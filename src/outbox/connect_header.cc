@@ -22,29 +22,13 @@
 #include "absl/strings/str_replace.h"
 #include "common/strings.h"
 #include "outbox/mapper.h"
+#include "pg/type_oids.h"
 
 namespace outbox::outbox {
 namespace {
 
-// PostgreSQL's built-in type OIDs (pg_type.dat) the forms below cover.
-namespace type {
-constexpr uint32_t kBool = 16, kBytea = 17, kName = 19, kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25, kOid = 26,
-                   kJson = 114, kXml = 142, kCidr = 650, kFloat4 = 700, kFloat8 = 701, kMacaddr8 = 774,
-                   kMacaddr = 829, kInet = 869, kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083,
-                   kTimestamp = 1114, kTimestampTz = 1184, kNumeric = 1700, kUuid = 2950, kJsonb = 3802,
-                   kInterval = 1186, kTimeTz = 1266, kInt4Range = 3904, kNumRange = 3906, kTsRange = 3908,
-                   kDateRange = 3912, kInt8Range = 3926, kTsTzRange = 3910, kMoney = 790, kBit = 1560,
-                   kVarbit = 1562, kPoint = 600;
-// Their arrays (pg_type.typarray).
-constexpr uint32_t kBoolArray = 1000, kInt2Array = 1005, kInt4Array = 1007, kTextArray = 1009, kBpcharArray = 1014,
-                   kVarcharArray = 1015, kInt8Array = 1016, kFloat4Array = 1021, kFloat8Array = 1022,
-                   kOidArray = 1028, kMacaddrArray = 1040, kInetArray = 1041, kCidrArray = 651,
-                   kMacaddr8Array = 775, kUuidArray = 2951, kJsonArray = 199, kJsonbArray = 3807,
-                   kByteaArray = 1001, kDateArray = 1182, kTimeArray = 1183, kTimestampArray = 1115,
-                   kTimestampTzArray = 1185, kTimeTzArray = 1270, kNumericArray = 1231, kInt4RangeArray = 3905,
-                   kNumRangeArray = 3907, kTsRangeArray = 3909, kTsTzRangeArray = 3911, kDateRangeArray = 3913,
-                   kInt8RangeArray = 3927;
-}  // namespace type
+// PostgreSQL's built-in type OIDs the forms below cover.
+namespace type = ::outbox::pg::oid;
 
 // The element type of an array type ConnectColumnOf takes, or 0.
 uint32_t ArrayElementType(uint32_t array_type) {
@@ -397,7 +381,7 @@ void AppendTwoDigits(std::string* out, int64_t v) {
 
 absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text);  // below
 
-// Values.append of a String inside a list or map ("embedded"): quoted, with backslash and quote escaped (Values.escape).
+// Values.append of a String in a list or map ("embedded"): quoted, with backslash and quote escaped (Values.escape).
 void AppendValuesString(std::string_view text, std::string* out) {
   out->push_back('"');
   out->append(absl::StrReplaceAll(ToAbsl(text), {{"\\", "\\\\"}, {"\"", "\\\""}}));

@@ -6,17 +6,12 @@
 #include "absl/strings/ascii.h"
 #include "common/strings.h"
 #include "outbox/connect_header.h"
+#include "pg/type_oids.h"
 
 namespace outbox::outbox {
 namespace {
 
-namespace oid {
-constexpr uint32_t kBool = 16, kBytea = 17, kChar = 18, kName = 19, kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25,
-                   kOid = 26, kJson = 114, kPoint = 600, kBox = 603, kFloat4 = 700, kFloat8 = 701, kMoney = 790,
-                   kBpchar = 1042, kVarchar = 1043, kDate = 1082, kTime = 1083, kTimestamp = 1114,
-                   kTimestampTz = 1184, kInterval = 1186, kTimeTz = 1266, kBit = 1560, kVarbit = 1562,
-                   kNumeric = 1700, kRefCursor = 1790, kJsonb = 3802;
-}  // namespace oid
+namespace oid = ::outbox::pg::oid;
 
 // pgjdbc's unknownLength connection property, at its default.
 constexpr int kUnknownLength = INT_MAX;
@@ -25,33 +20,33 @@ constexpr int kUnknownLength = INT_MAX;
 // other type. TypeInfoCache reads an array of another type as that type (convertArrayToBaseOid).
 uint32_t CoreArrayElement(uint32_t type) {
   switch (type) {
-    case 1005: return oid::kInt2;
-    case 1007: return oid::kInt4;
-    case 1028: return oid::kOid;
-    case 1016: return oid::kInt8;
-    case 791: return oid::kMoney;
-    case 1231: return oid::kNumeric;
-    case 1021: return oid::kFloat4;
-    case 1022: return oid::kFloat8;
-    case 1002: return oid::kChar;
-    case 1014: return oid::kBpchar;
-    case 1015: return oid::kVarchar;
-    case 1563: return oid::kVarbit;
-    case 1009: return oid::kText;
-    case 1003: return oid::kName;
-    case 1001: return oid::kBytea;
-    case 1000: return oid::kBool;
-    case 1561: return oid::kBit;
-    case 1182: return oid::kDate;
-    case 1183: return oid::kTime;
-    case 1270: return oid::kTimeTz;
-    case 1115: return oid::kTimestamp;
-    case 1185: return oid::kTimestampTz;
-    case 2201: return oid::kRefCursor;
-    case 199: return oid::kJson;
-    case 3807: return oid::kJsonb;
-    case 1017: return oid::kPoint;
-    case 1020: return oid::kBox;
+    case oid::kInt2Array: return oid::kInt2;
+    case oid::kInt4Array: return oid::kInt4;
+    case oid::kOidArray: return oid::kOid;
+    case oid::kInt8Array: return oid::kInt8;
+    case oid::kMoneyArray: return oid::kMoney;
+    case oid::kNumericArray: return oid::kNumeric;
+    case oid::kFloat4Array: return oid::kFloat4;
+    case oid::kFloat8Array: return oid::kFloat8;
+    case oid::kCharArray: return oid::kChar;
+    case oid::kBpcharArray: return oid::kBpchar;
+    case oid::kVarcharArray: return oid::kVarchar;
+    case oid::kVarbitArray: return oid::kVarbit;
+    case oid::kTextArray: return oid::kText;
+    case oid::kNameArray: return oid::kName;
+    case oid::kByteaArray: return oid::kBytea;
+    case oid::kBoolArray: return oid::kBool;
+    case oid::kBitArray: return oid::kBit;
+    case oid::kDateArray: return oid::kDate;
+    case oid::kTimeArray: return oid::kTime;
+    case oid::kTimeTzArray: return oid::kTimeTz;
+    case oid::kTimestampArray: return oid::kTimestamp;
+    case oid::kTimestampTzArray: return oid::kTimestampTz;
+    case oid::kRefCursorArray: return oid::kRefCursor;
+    case oid::kJsonArray: return oid::kJson;
+    case oid::kJsonbArray: return oid::kJsonb;
+    case oid::kPointArray: return oid::kPoint;
+    case oid::kBoxArray: return oid::kBox;
     default: return 0;
   }
 }
