@@ -152,6 +152,20 @@ class Reader {
     Error(key, absl::StrCat("must be ", OneOf(names), ", got ", Quoted(*value)));
   }
 
+  // Every key below `prefix` ("outbox.column_mappers."), whose names the config does not know in advance: the name
+  // after the prefix -> its substituted value (keys with no value or a wrong one left out, the error recorded).
+  std::map<std::string, std::string> Below(absl::string_view prefix) {
+    std::vector<std::string> paths;
+    for (const auto& [path, raw] : tree_) {
+      if (absl::StartsWith(path, prefix) && path.size() > prefix.size()) paths.push_back(path);
+    }
+    std::map<std::string, std::string> out;
+    for (const std::string& path : paths) {
+      if (std::optional<std::string> value = Scalar(path)) out[path.substr(prefix.size())] = *std::move(value);
+    }
+    return out;
+  }
+
   // A YAML list, or one string of comma-separated entries (the form `--set` gives).
   void List(absl::string_view key, std::vector<std::string>* out) {
     const RawValue* raw = Find(key);
@@ -372,6 +386,108 @@ absl::StatusOr<AdditionalField> ParseAdditionalField(absl::string_view entry) {
   return AdditionalField{.column = parts[0], .placement = placement, .name = parts.size() == 3 ? parts[2] : parts[0]};
 }
 
+
+}  // namespace
+
+std::string_view OpenSslDigestName(std::string_view java_name) {
+  // Java's SUN provider's names and aliases; MessageDigest.getInstance ignores their case.
+  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+      {"MD5", "MD5"},           {"SHA", "SHA1"},          {"SHA1", "SHA1"},         {"SHA-1", "SHA1"},
+      {"SHA-224", "SHA224"},    {"SHA224", "SHA224"},     {"SHA-256", "SHA256"},    {"SHA256", "SHA256"},
+      {"SHA-384", "SHA384"},    {"SHA384", "SHA384"},     {"SHA-512", "SHA512"},    {"SHA512", "SHA512"},
+      {"SHA-512/224", "SHA512-224"}, {"SHA512/224", "SHA512-224"}, {"SHA-512/256", "SHA512-256"},
+      {"SHA512/256", "SHA512-256"},  {"SHA3-224", "SHA3-224"},     {"SHA3-256", "SHA3-256"},
+      {"SHA3-384", "SHA3-384"},      {"SHA3-512", "SHA3-512"},
+  };
+  const std::string upper = absl::AsciiStrToUpper(ToAbsl(java_name));
+  for (const auto& [java, openssl] : kNames) {
+    if (upper == java) return openssl;
+  }
+  return "";
+}
+
+std::string UnknownDigest(std::string_view java_name) {
+  return absl::StrCat("no digest ", Quoted(ToAbsl(java_name)),
+                      ": the relay has Java's MD5, SHA-1, SHA-224, SHA-256, SHA-384, SHA-512, SHA-512/224, "
+                      "SHA-512/256 and SHA3-224 to SHA3-512 (MD2 is not reproduced; with a name Java does not know, "
+                      "Debezium's task fails)");
+}
+
+namespace {
+
+}  // namespace
+
+bool ParseColumnMapperName(std::string_view name, ColumnMapperRule* rule) {
+  const auto chars = [&](std::string_view head, std::string_view tail) -> std::optional<int64_t> {
+    if (!name.starts_with(head) || !name.ends_with(tail) || name.size() <= head.size() + tail.size()) {
+      return std::nullopt;
+    }
+    const std::string_view digits = name.substr(head.size(), name.size() - head.size() - tail.size());
+    int64_t n = 0;
+    if (!std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit) ||
+        !absl::SimpleAtoi(ToAbsl(digits), &n) || n > INT32_MAX) {
+      return std::nullopt;
+    }
+    return n;
+  };
+  // mask.hash[.v2].<algorithm>.with.salt.<salt>: the algorithm has no dot, the salt is the rest.
+  const auto hash = [&](std::string_view head) {
+    if (!name.starts_with(head)) return false;
+    constexpr std::string_view kWith = ".with.salt.";
+    const std::string_view rest = name.substr(head.size());
+    const size_t with = rest.find(kWith);
+    if (with == 0 || with == std::string_view::npos || rest.substr(0, with).find('.') != std::string_view::npos ||
+        with + kWith.size() == rest.size()) {
+      return false;
+    }
+    rule->algorithm = std::string(rest.substr(0, with));
+    rule->salt = std::string(rest.substr(with + kWith.size()));
+    return true;
+  };
+  if (std::optional<int64_t> n = chars("truncate.to.", ".chars")) {
+    rule->kind = ColumnMapperRule::Kind::kTruncate;
+    rule->chars = *n;
+  } else if (std::optional<int64_t> n = chars("mask.with.", ".chars")) {
+    rule->kind = ColumnMapperRule::Kind::kMask;
+    rule->chars = *n;
+  } else if (hash("mask.hash.v2.")) {
+    rule->kind = ColumnMapperRule::Kind::kHashV2;
+  } else if (hash("mask.hash.")) {
+    rule->kind = ColumnMapperRule::Kind::kHash;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// outbox.column_mappers.<name>: <pattern list>, the names Debezium's column.<name> keys have (ParseColumnMapperName).
+void ReadColumnMappers(OutboxConfig* outbox, Reader& r) {
+  constexpr absl::string_view kPrefix = "outbox.column_mappers.";
+  for (auto& [name, columns] : r.Below(kPrefix)) {
+    const std::string key = absl::StrCat(kPrefix, name);
+    ColumnMapperRule rule;
+    rule.key = key;
+    rule.columns = columns;
+    if (!ParseColumnMapperName(name, &rule)) {
+      r.Error(key, "expected truncate.to.<N>.chars, mask.with.<N>.chars, mask.hash.<algorithm>.with.salt.<salt> or "
+                   "mask.hash.v2.<algorithm>.with.salt.<salt> after outbox.column_mappers.");
+      continue;
+    }
+    if (absl::StatusOr<std::vector<RouteRegex>> patterns = CompileDebeziumPatternList(columns); !patterns.ok()) {
+      r.Error(key, patterns.status().message());
+      continue;
+    }
+    if ((rule.kind == ColumnMapperRule::Kind::kHash || rule.kind == ColumnMapperRule::Kind::kHashV2) &&
+        OpenSslDigestName(rule.algorithm).empty()) {
+      r.Error(key, UnknownDigest(rule.algorithm));
+      continue;
+    }
+    outbox->column_mappers.push_back(std::move(rule));
+  }
+}
+
 void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.String("outbox.table", &outbox->table);
   r.String("outbox.fields.id", &outbox->fields.id);
@@ -425,6 +541,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   if (outbox->money_fraction_digits > 1000) r.Error("outbox.money_fraction_digits", "must be at most 1000");
   r.String("outbox.propagate_source_type.columns", &outbox->propagate_source_type_columns);
   r.String("outbox.propagate_source_type.datatypes", &outbox->propagate_source_type_datatypes);
+  ReadColumnMappers(outbox, r);
 }
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {

@@ -138,6 +138,33 @@ struct OutboxFields {
   std::optional<std::string> schema_version;
 };
 
+// One of Debezium's column mappers (column.truncate.to.N.chars, column.mask.with.N.chars,
+// column.mask.hash[.v2].ALGORITHM.with.salt.SALT), as outbox.column_mappers.<the same name after "column."> sets it:
+// the columns whose <schema>.<table>.<column> one of `columns` (Debezium's list syntax) matches whole, ignoring ASCII
+// case, have their value changed as Debezium changes it before the Outbox Event Router reads the row
+// (outbox/column_mapper.h). Debezium uses the first rule of a column in this order: truncations, masks with
+// characters, column.propagate.source.type, datatype.propagate.source.type, hashes, hashes v2.
+struct ColumnMapperRule {
+  enum class Kind : uint8_t { kTruncate, kMask, kHash, kHashV2 };
+  Kind kind = Kind::kTruncate;
+  int64_t chars = 0;      // kTruncate: the length kept; kMask: the number of '*'
+  std::string algorithm = {};  // kHash, kHashV2: Java's MessageDigest name, as written
+  std::string salt = {};       // kHash, kHashV2
+  std::string columns = {};    // the pattern list
+  std::string key = {};        // the config key, for errors
+};
+
+// Java's MessageDigest names (any case: MD5, SHA, SHA1, SHA-1, SHA-224 ... SHA-512/256, SHA3-224 ... SHA3-512) ->
+// OpenSSL's; "" for a name Java has no digest of, and for MD2 (Java has it, OpenSSL 3 does not).
+std::string_view OpenSslDigestName(std::string_view java_name);
+// The error for a name OpenSslDigestName does not know (without the key: the caller names it).
+std::string UnknownDigest(std::string_view java_name);
+// Reads a column mapper's name (Debezium's key after "column.", outbox.column_mappers' after its prefix):
+// truncate.to.<N>.chars, mask.with.<N>.chars, mask.hash.<algorithm>.with.salt.<salt> or
+// mask.hash.v2.<algorithm>.with.salt.<salt> (ColumnMappers.create's patterns) into `rule`'s kind, chars, algorithm and
+// salt. False for any other name.
+bool ParseColumnMapperName(std::string_view name, ColumnMapperRule* rule);
+
 struct OutboxConfig {
   std::string table = "public.outbox";  // schema-qualified; "outbox" means public.outbox
   OutboxFields fields;
@@ -185,6 +212,9 @@ struct OutboxConfig {
   int64_t money_fraction_digits = 2;
   std::string propagate_source_type_columns;
   std::string propagate_source_type_datatypes;
+  // outbox.column_mappers.*, in the key order (which does not decide: two rules of one kind that select one column
+  // the relay reads are refused, as Debezium's choice between them follows a hash order).
+  std::vector<ColumnMapperRule> column_mappers;
   // Whether any additional field has placement envelope.
   bool HasEnvelope() const;
 };

@@ -88,6 +88,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"delivery.guarantee", std::string(NameOf(kGuarantees, c.delivery.guarantee))},
       {"delivery.transaction_interval_ms", Text(c.delivery.transaction_interval_ms)},
   };
+  for (const ColumnMapperRule& rule : c.outbox.column_mappers) kv.emplace_back(rule.key, rule.columns);
   if (every_sink || c.sink == SinkType::kNats) {
     const NatsConfig& n = c.nats;
     kv.insert(kv.end(), {{"nats.url", n.url},

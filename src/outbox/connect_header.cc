@@ -1037,6 +1037,11 @@ void AppendJacksonString(std::string_view text, bool escape_beyond_bmp, std::str
       escape_unit(0xD800 + (v >> 10));
       escape_unit(0xDC00 + (v & 0x3FF));
       i += 3;
+    } else if (c == 0xED && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0xA0) {
+      // A lone surrogate in generalized UTF-8 (a Java String cut inside a pair, outbox/column_mapper.h): \uXXXX.
+      escape_unit(0xD000 | ((static_cast<unsigned char>(text[i + 1]) & 0x3Fu) << 6) |
+                  (static_cast<unsigned char>(text[i + 2]) & 0x3Fu));
+      i += 2;
     } else {
       out->push_back(static_cast<char>(c));
     }

@@ -207,7 +207,8 @@ absl::StatusOr<std::string> JavaBigDecimalText(std::string_view text);
 
 // The JSON string literal Kafka Connect's JsonConverter (Jackson, defaults) writes for `text` (UTF-8): quotes,
 // backslash and control characters escaped (\b \t \n \f \r, else \u00XX), characters beyond U+FFFF as two
-// \uXXXX surrogates, every other character as its UTF-8 bytes.
+// \uXXXX surrogates, a lone surrogate in generalized UTF-8 (ED A0..BF xx) as its \uXXXX, every other character as
+// its UTF-8 bytes.
 void AppendJsonString(std::string_view text, std::string* out);
 
 // Debezium's JSON text of an hstore (hstore.handling.mode=json), given PostgreSQL's text of it ("a"=>"1", "b"=>NULL):

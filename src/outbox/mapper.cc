@@ -100,6 +100,16 @@ void SetTimestamp(v1::Envelope& e, int64_t ms) {
   e.mutable_timestamp()->set_nanos(static_cast<int32_t>(millis * 1000000));
 }
 
+// The catalog's column as Debezium's ColumnMetaData sees it.
+SourceColumnType SourceColumnOf(const pg::ColumnCatalog& c) {
+  return SourceColumnType{.column = c.name,
+                          .type_name = c.type_name,
+                          .type_oid = c.type_oid,
+                          .type_modifier = c.type_modifier,
+                          .domain_root_oid = c.domain_root_oid,
+                          .domain_root_modifier = c.domain_root_modifier};
+}
+
 }  // namespace
 
 bool IsPerEventError(const absl::Status& status) {
@@ -182,7 +192,8 @@ std::string FormatUuidV7(int64_t unix_ms, uint64_t random_a, uint64_t random_b) 
              hex.substr(20));
 }
 
-OutboxMapper::OutboxMapper(const config::OutboxConfig& config) : config_(config), router_(config) {
+OutboxMapper::OutboxMapper(const config::OutboxConfig& config)
+    : config_(config), router_(config), column_mappers_(config.column_mappers) {
   std::tie(schema_, table_) = config::SplitTableName(config.table);
   s_.additional.resize(config_.fields.additional.size());
   for (const config::AdditionalField& f : config_.fields.additional) {
@@ -351,6 +362,42 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       }
     }
   }
+  if (!column_mappers_.empty()) {
+    // Each column the record reads, and whether it is written only as JSON (by a JsonConverter).
+    const auto json = [](config::Converter c) {
+      return c == config::Converter::kJson || c == config::Converter::kJsonSchema;
+    };
+    std::vector<std::pair<int, bool>> read = {{b.id, JsonHeaders()},
+                                              {b.key, json(config_.key_converter)},
+                                              {b.route, false},
+                                              {b.payload, json(config_.value_converter)},
+                                              {b.timestamp, false},
+                                              {b.type, false},
+                                              {b.tracing, false}};
+    for (size_t i = 0; i < b.additional.size(); ++i) {
+      read.emplace_back(b.additional[i].column, placement_[i] == Placement::kHeader     ? JsonHeaders()
+                                                : placement_[i] == Placement::kEnvelope ? json(config_.value_converter)
+                                                                                        : false);
+    }
+    if (envelope_placement_ && config_.fields.schema_version) {
+      read.emplace_back(FindColumn(relation, *config_.fields.schema_version), false);
+    }
+    b.maps.resize(relation.columns.size());
+    std::vector<bool> mapped(relation.columns.size());
+    for (const auto& [idx, as_json] : read) {
+      if (idx < 0) continue;
+      ColumnValueMap& map = b.maps[static_cast<size_t>(idx)];
+      if (!mapped[static_cast<size_t>(idx)]) {
+        const pg::RelationColumn& column = relation.columns[static_cast<size_t>(idx)];
+        absl::StatusOr<ColumnValueMap> of = ColumnMapOf(column.name, column.type_oid, column.type_modifier);
+        if (!of.ok()) return of.status();
+        map = *std::move(of);
+        map.json = as_json;
+        mapped[static_cast<size_t>(idx)] = true;
+      }
+      map.json = map.json && as_json;  // a column also written as text: Java's '?'
+    }
+  }
   if (envelope_placement_ && config_.fields.schema_version) {
     // Debezium reads it with Struct.getInt32, which only an integer (int4) column passes.
     auto idx = require(*config_.fields.schema_version, "outbox.fields.schema_version");
@@ -369,7 +416,8 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
 
 bool OutboxMapper::NeedsCatalog() const {
   // Debezium's forms of header and envelope values: an enum's come from the catalog.
-  return config_.null_as_column_default || config_.header_values != config::HeaderValues::kText ||
+  return config_.null_as_column_default || !column_mappers_.empty() ||
+         config_.header_values != config::HeaderValues::kText ||
          envelope_placement_ || config_.key_converter != config::Converter::kString ||
          config_.value_converter != config::Converter::kString;
 }
@@ -622,8 +670,12 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
   }
   absl::StatusOr<std::string> source_type = SourceTypeOf(*column);
   if (!source_type.ok()) return absl::FailedPreconditionError(Cat(key, ": ", source_type.status().message()));
+  // A column mapper that Debezium picks over the propagation adds its own parameter instead.
+  absl::StatusOr<ColumnValueMap> map = ColumnMapOf(name, type, type_modifier);
+  if (!map.ok()) return map.status();
   std::string schema;
-  AppendConnectJsonSchema(*form, type, type_modifier, !column->not_null, &schema, *source_type);
+  AppendConnectJsonSchema(*form, type, type_modifier, !column->not_null, &schema,
+                          map->chosen ? map->schema_parameters : *source_type);
   if (dflt.kind == ConnectDefault::Kind::kValue) {
     std::string json;
     if (absl::Status st = AppendConnectJsonValue(*form, type, dflt.text, &json); !st.ok()) {
@@ -636,7 +688,43 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
 }
 
 absl::StatusOr<std::string> OutboxMapper::SourceTypeOf(const pg::ColumnCatalog& column) const {
-  if (propagate_columns_.empty() && propagate_datatypes_.empty()) return std::string();
+  absl::StatusOr<bool> propagates = Propagates(column);
+  if (!propagates.ok()) return propagates.status();
+  if (!*propagates) return std::string();
+  return SourceTypeParameters(SourceColumnOf(column));
+}
+
+absl::StatusOr<ColumnValueMap> OutboxMapper::ColumnMapOf(const std::string& name, uint32_t type,
+                                                         int32_t type_modifier) const {
+  if (column_mappers_.empty()) return ColumnValueMap{};
+  const pg::ColumnCatalog* c = CatalogColumn(name);
+  if (c == nullptr) {
+    return absl::FailedPreconditionError(Cat("outbox.column_mappers: column \"", name, "\" of ", schema_, ".", table_,
+                                             " is not in the catalog as read when streaming started (renamed or "
+                                             "dropped since)"));
+  }
+  absl::StatusOr<bool> propagated = Propagates(*c);
+  if (!propagated.ok()) return propagated.status();
+  absl::StatusOr<SourceLengthAndScale> size = SourceColumnLength(SourceColumnOf(*c));
+  const absl::StatusOr<ConnectColumn> form = FormOf(name, type, type_modifier);
+  const bool domain = c->domain_root_oid != 0;
+  const std::string qualified = Cat(schema_, ".", table_, ".", name);
+  MappedColumn mapped{.column = name,
+                      .qualified = qualified,
+                      .form = form.ok() ? form->form : ConnectForm::kText,
+                      .form_known = form.ok(),
+                      .type = type,
+                      .character = !domain && (c->enum_labels.has_value() || type == pg::oid::kText ||
+                                               type == pg::oid::kVarchar || type == pg::oid::kBpchar ||
+                                               type == pg::oid::kName || type == pg::oid::kChar),
+                      .length = size.ok() ? size->length : 0,
+                      .length_known = size.ok(),
+                      .propagated = *propagated};
+  return column_mappers_.For(mapped);
+}
+
+absl::StatusOr<bool> OutboxMapper::Propagates(const pg::ColumnCatalog& column) const {
+  if (propagate_columns_.empty() && propagate_datatypes_.empty()) return false;
   // Debezium's ColumnMappers: <schema>.<table>.<column> for column.propagate.source.type, <schema>.<table>.<type
   // name> for datatype.propagate.source.type, either matched whole ignoring ASCII case.
   const std::string by_name = Cat(schema_, ".", table_, ".", column.name);
@@ -649,13 +737,7 @@ absl::StatusOr<std::string> OutboxMapper::SourceTypeOf(const pg::ColumnCatalog& 
   const auto any = [](const std::vector<config::RouteRegex>& patterns, std::string_view value) {
     return std::any_of(patterns.begin(), patterns.end(), [&](const config::RouteRegex& p) { return p.Matches(value); });
   };
-  if (!any(propagate_columns_, by_name) && !any(propagate_datatypes_, by_type)) return std::string();
-  return SourceTypeParameters(SourceColumnType{.column = column.name,
-                                               .type_name = column.type_name,
-                                               .type_oid = column.type_oid,
-                                               .type_modifier = column.type_modifier,
-                                               .domain_root_oid = column.domain_root_oid,
-                                               .domain_root_modifier = column.domain_root_modifier});
+  return any(propagate_columns_, by_name) || any(propagate_datatypes_, by_type);
 }
 
 absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,
@@ -674,9 +756,15 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
       return absl::OkStatus();
     }
     const pg::ColumnValue& v = tuple.columns[idx];
+    const ColumnValueMap* map = b.maps.empty() ? nullptr : &b.maps[static_cast<size_t>(idx)];
     switch (v.kind) {
       case pg::ColumnValue::Kind::kNull:
         field.SetNull();
+        if (map != nullptr && map->kind == ColumnValueMap::Kind::kMask) {
+          // Debezium's mask makes even a NULL its asterisks (and Struct.get then has no default to give).
+          field.Set(map->mask);
+          return absl::OkStatus();
+        }
         if (!b.defaults.empty()) {
           // outbox.null_as_column_default: Debezium's Struct.get gives the column's default for a NULL.
           const ConnectDefault& d = b.defaults[static_cast<size_t>(idx)];
@@ -692,6 +780,13 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
         return absl::OkStatus();
       case pg::ColumnValue::Kind::kText:
         field.Set(v.data);
+        if (map != nullptr) {
+          // The mapper works on Debezium's value; a NULL it leaves (a hash's) still reads the schema's default.
+          if (absl::Status st = ApplyColumnMap(*map, &field.null, &field.text, &s_.converted); !st.ok()) {
+            return absl::InvalidArgumentError(Cat("column \"", relation.columns[idx].name, "\": ", st.message(),
+                                                  " (outbox.column_mappers) at LSN ", commit_lsn.ToString()));
+          }
+        }
         return absl::OkStatus();
       case pg::ColumnValue::Kind::kUnchanged:
       case pg::ColumnValue::Kind::kBinary:

@@ -19,6 +19,7 @@
 #include "common/record.h"
 #include "config/config.h"
 #include "config/java_regex.h"
+#include "outbox/column_mapper.h"
 #include "outbox/connect_header.h"
 #include "outbox/json_expand.h"
 #include "pg/pgoutput.h"
@@ -135,6 +136,8 @@ class OutboxMapper {
   static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier);
   // Whether Debezium reads the catalog's column `c` as having a default: not for a domain column.
   static bool DebeziumReadsDefault(const pg::ColumnCatalog& c);
+  // DefaultOf, but a numeric or money default under outbox.decimal_handling_mode string or double is kNotReproduced.
+  ConnectDefault DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) const;
 
  private:
   // Column positions of one relation (by OID), resolved from its Relation message.
@@ -161,6 +164,8 @@ class OutboxMapper {
     std::string id_schema;
     // outbox.null_as_column_default: each relation column's Debezium default (by position), from the catalog.
     std::vector<ConnectDefault> defaults;
+    // outbox.column_mappers: what Debezium's column mapper does to each column the record reads (by position).
+    std::vector<ColumnValueMap> maps;
   };
   absl::StatusOr<const Binding*> Bind(const pg::Relation& published, Lsn lsn);
   // `relation` with each column of a domain type (as the catalog says, for the type OID published) read as
@@ -179,14 +184,16 @@ class OutboxMapper {
   absl::StatusOr<ConnectColumn> UnderTimeMode(ConnectColumn form) const;
   // Both of the above, and the interval, money, binary and hstore modes' forms.
   absl::StatusOr<ConnectColumn> UnderModes(ConnectColumn form) const;
-  // DefaultOf, but a numeric or money default under outbox.decimal_handling_mode string or double is kNotReproduced.
-  ConnectDefault DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) const;
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;
   // outbox.propagate_source_type: the parameters SourceTypeParameters gives the catalog's column when a pattern
   // selects it, else "".
   absl::StatusOr<std::string> SourceTypeOf(const pg::ColumnCatalog& column) const;
+  // Whether outbox.propagate_source_type selects the catalog's column.
+  absl::StatusOr<bool> Propagates(const pg::ColumnCatalog& column) const;
+  // outbox.column_mappers: what Debezium's mapper of the column `name` (of `type` as Debezium reads it) does.
+  absl::StatusOr<ColumnValueMap> ColumnMapOf(const std::string& name, uint32_t type, int32_t type_modifier) const;
   // outbox.header_values other than text: a header column's form, type and (json_schema) schema; `key` names the
   // setting that placed it in errors, and `hint` ends the error of a column without a Debezium form.
   absl::Status BindHeaderColumn(const pg::RelationColumn& column, std::string_view key, std::string_view hint,
@@ -240,6 +247,7 @@ class OutboxMapper {
   std::optional<std::vector<pg::ColumnCatalog>> catalog_;  // SetCatalog's columns
   // outbox.propagate_source_type.columns and .datatypes, compiled.
   std::vector<config::RouteRegex> propagate_columns_, propagate_datatypes_;
+  ColumnMappers column_mappers_;
   absl::flat_hash_map<uint32_t, Binding> bindings_;
 
   // A column value copied out of the tuple (or the JSON message) into a reused buffer.

@@ -150,15 +150,12 @@ bool IsOtherArray(const SourceColumnType& c) {
 
 }  // namespace
 
-absl::StatusOr<std::string> SourceTypeParameters(const SourceColumnType& c) {
-  const auto refuse = [&](std::string_view why) {
-    return absl::FailedPreconditionError(Cat("column \"", c.column, "\" of type ", c.type_name,
-                                             ": the relay does not work out the source type parameters Debezium "
-                                             "gives it (", why, ")"));
-  };
-  if (!IsAscii(c.type_name)) return refuse("a type name that is not ASCII");
+absl::StatusOr<SourceLengthAndScale> SourceColumnLength(const SourceColumnType& c) {
   if (IsOtherArray(c)) {
-    return refuse("pgjdbc's length of this array type depends on which arrays Debezium's connection read before");
+    return absl::FailedPreconditionError(
+        Cat("column \"", c.column, "\" of type ", c.type_name, ": the relay does not work out the length Debezium "
+            "gives it (pgjdbc's length of this array type depends on which arrays Debezium's connection read "
+            "before)"));
   }
   // ColumnMetaData: with a modifier, pgjdbc's precision and scale of the column's own type; without, PostgresType's
   // defaults (a domain's from its base type under the domain's modifier).
@@ -179,6 +176,18 @@ absl::StatusOr<std::string> SourceTypeParameters(const SourceColumnType& c) {
     length = size != 0 && size != kUnknownLength ? size : DefaultLength(c.type_oid);
     scale = Scale(c.domain_root_oid, c.domain_root_modifier);
   }
+  return SourceLengthAndScale{length, scale};
+}
+
+absl::StatusOr<std::string> SourceTypeParameters(const SourceColumnType& c) {
+  if (!IsAscii(c.type_name)) {
+    return absl::FailedPreconditionError(Cat("column \"", c.column, "\" of type ", c.type_name,
+                                             ": the relay does not work out the source type parameters Debezium "
+                                             "gives it (a type name that is not ASCII)"));
+  }
+  absl::StatusOr<SourceLengthAndScale> size = SourceColumnLength(c);
+  if (!size.ok()) return size.status();
+  const auto [length, scale] = *size;
   std::string out = R"("__debezium.source.column.type":)";
   AppendJsonString(absl::AsciiStrToUpper(ToAbsl(c.type_name)), &out);
   out.append(Cat(R"(,"__debezium.source.column.length":")", length, R"(","__debezium.source.column.scale":")", scale,

@@ -24,6 +24,16 @@ struct SourceColumnType {
   int32_t domain_root_modifier = -1;
 };
 
+// The length and scale Debezium's ColumnMetaData gives the column (Column.length(), Column.scale()): pgjdbc's
+// precision and scale of its type under its modifier, or PostgresType's defaults (Integer.MAX_VALUE for a type of
+// unknown length, such as text). FAILED_PRECONDITION for an array whose element type pgjdbc does not know from the
+// start.
+struct SourceLengthAndScale {
+  int length = 0;
+  int scale = 0;
+};
+absl::StatusOr<SourceLengthAndScale> SourceColumnLength(const SourceColumnType& column);
+
 // The parameters Debezium adds, as "key":"value" pairs in its order, for AppendConnectJsonSchema's more_parameters:
 // __debezium.source.column.type (the type's name in upper case), __debezium.source.column.length,
 // __debezium.source.column.scale and __debezium.source.column.name (no comment: a column built from a Relation message

@@ -314,6 +314,47 @@ TEST(Config, PropagateSourceTypeListsAreReadOnlyWithSchemasAndCheckedNamingTheKe
               HasSubstr("outbox.propagate_source_type.columns: ends in an unterminated escape"));
 }
 
+// outbox.column_mappers.<Debezium's name after "column.">: the rules in YAML (a map under outbox.column_mappers) or
+// --set, each a list of patterns; a name Debezium would not read, a list that does not compile and a digest the relay
+// does not have are errors naming the key; `check` shows each rule.
+TEST(Config, ColumnMappersAreReadByDebeziumsNamesAndCheckedNamingTheKey) {
+  std::string yaml = kMinimal;
+  yaml.replace(yaml.find("  table: public.outbox\n"), 0,
+               "  column_mappers:\n"
+               "    truncate.to.20.chars: 'public\\.outbox\\.note'\n"
+               "    mask.hash.v2.sha-256.with.salt.a.b: '.*\\.email, .*\\.ssn'\n");
+  auto c = Load(yaml, {{"outbox.column_mappers.mask.with.4.chars", R"(public\.outbox\.secret)"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->outbox.column_mappers.size(), 3u);
+  std::map<std::string, const ColumnMapperRule*> by_key;
+  for (const ColumnMapperRule& r : c->outbox.column_mappers) by_key[r.key] = &r;
+  const ColumnMapperRule* truncate = by_key["outbox.column_mappers.truncate.to.20.chars"];
+  ASSERT_NE(truncate, nullptr);
+  EXPECT_EQ(truncate->kind, ColumnMapperRule::Kind::kTruncate);
+  EXPECT_EQ(truncate->chars, 20);
+  EXPECT_EQ(truncate->columns, R"(public\.outbox\.note)");
+  const ColumnMapperRule* hash = by_key["outbox.column_mappers.mask.hash.v2.sha-256.with.salt.a.b"];
+  ASSERT_NE(hash, nullptr);
+  EXPECT_EQ(hash->kind, ColumnMapperRule::Kind::kHashV2);
+  EXPECT_EQ(hash->algorithm, "sha-256");
+  EXPECT_EQ(hash->salt, "a.b");
+  const ColumnMapperRule* mask = by_key["outbox.column_mappers.mask.with.4.chars"];
+  ASSERT_NE(mask, nullptr);
+  EXPECT_EQ(mask->kind, ColumnMapperRule::Kind::kMask);
+  EXPECT_EQ(mask->chars, 4);
+  const std::vector<std::pair<std::string, std::string>> shown = EffectiveValues(c->process, *c);
+  EXPECT_THAT(shown, ::testing::Contains(std::pair<std::string, std::string>("outbox.column_mappers.truncate.to.20.chars",
+                                                                  R"(public\.outbox\.note)")));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.column_mappers.mask.with.x.chars", "a"}})),
+              HasSubstr("outbox.column_mappers.mask.with.x.chars: expected truncate.to.<N>.chars"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.column_mappers.mask.hash.SHA-256.with.salt.", "a"}})),
+              HasSubstr("outbox.column_mappers.mask.hash.SHA-256.with.salt.: expected"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.column_mappers.mask.hash.MD2.with.salt.s", "a"}})),
+              HasSubstr("outbox.column_mappers.mask.hash.MD2.with.salt.s: no digest \"MD2\""));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.column_mappers.truncate.to.3.chars", "(broken"}})),
+              HasSubstr("outbox.column_mappers.truncate.to.3.chars: \"(broken\": not a valid regular expression"));
+}
+
 // Debezium's lists of patterns: split at commas (`\,` one inside a pattern), trimmed, empties dropped; matched whole,
 // ignoring the case of ASCII letters only (Pattern.CASE_INSENSITIVE).
 TEST(Config, DebeziumPatternListsSplitAndMatchIgnoringAsciiCase) {

@@ -654,6 +654,66 @@ TEST_F(MapperTest, JsonSchemaConvertersWriteTheEnvelopeWithTheColumnsSchema) {
   EXPECT_EQ(r->key, R"({"schema":{"type":"int64","optional":true},"payload":-42})");
 }
 
+// outbox.column_mappers (Debezium's column.truncate.* and column.mask.*): the values the record is made of change
+// before anything reads them (the key cut, a NULL payload masked, so no tombstone), and a json_schema key's schema
+// carries the mapper's parameter; a hash of a NULL stays NULL; a truncation of a timestamptz stops the relay naming the
+// key and the column.
+TEST_F(MapperTest, ColumnMappersChangeTheValuesTheRecordIsMadeOf) {
+  using Kind = config::ColumnMapperRule::Kind;
+  config_.column_mappers = {{.kind = Kind::kTruncate,
+                             .chars = 5,
+                             .columns = R"(public\.outbox\.aggregateid)",
+                             .key = "outbox.column_mappers.truncate.to.5.chars"},
+                            {.kind = Kind::kMask,
+                             .chars = 3,
+                             .columns = R"(public\.outbox\.payload)",
+                             .key = "outbox.column_mappers.mask.with.3.chars"}};
+  config_.key_converter = config::Converter::kJsonSchema;
+  config_.tombstone_on_empty_payload = true;
+  config_.fields.additional = {{.column = "created_at", .placement = "header", .name = "created_at"}};
+  const std::vector<pg::ColumnCatalog> catalog = {
+      {.name = "id", .not_null = true}, {.name = "aggregatetype", .not_null = true},
+      {.name = "aggregateid", .not_null = true}, {.name = "type", .not_null = true}, {.name = "payload"},
+      {.name = "created_at", .not_null = true}};
+  EXPECT_TRUE(mapper().NeedsCatalog());
+  mapper().SetCatalog(catalog);
+  SetType("payload", kText);
+  Set("payload", std::nullopt);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, R"({"schema":{"type":"string","optional":false,"parameters":{"truncateLength":"5"}},)"
+                    R"("payload":"order"})");
+  EXPECT_EQ(r->value, "***");
+  EXPECT_EQ(HeaderValue(*r, "created_at"), "2024-05-01 12:00:00.123456+00");  // not selected: as it is
+  // A hash leaves a NULL NULL (a tombstone here).
+  config_.column_mappers[1] = {.kind = Kind::kHashV2,
+                               .algorithm = "MD5",
+                               .salt = "s",
+                               .columns = R"(public\.outbox\.payload)",
+                               .key = "outbox.column_mappers.mask.hash.v2.MD5.with.salt.s"};
+  mapper_.reset();
+  mapper().SetCatalog(catalog);
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::nullopt);
+  Set("payload", "bob");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "758aa1c638f3e35b0c2985fd7a96481c");
+  // A truncation of a timestamptz (Debezium's ISO text, not PostgreSQL's) is not reproduced.
+  config_.column_mappers[1] = {.kind = Kind::kTruncate,
+                               .chars = 4,
+                               .columns = R"(public\.outbox\.created_at)",
+                               .key = "outbox.column_mappers.truncate.to.4.chars"};
+  mapper_.reset();
+  mapper().SetCatalog(catalog);
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_FALSE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()),
+              AllOf(HasSubstr("outbox.column_mappers.truncate.to.4.chars"), HasSubstr("column \"created_at\"")));
+}
+
 // outbox.null_as_column_default (Debezium files): a NULL in a column with a default gives Debezium's default, read
 // from the catalog's default expression; one the relay does not work out (an infinite timestamptz) is a per-event
 // error naming the column; without the key NULL stays NULL.

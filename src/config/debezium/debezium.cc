@@ -923,15 +923,46 @@ class DebeziumMapper {
                                      "context); no other effect"));
     }
     for (const auto& [key, prop] : changes) {
+      // ColumnMappers.create reads four names; Debezium ignores others.
+      const std::string name = key.substr(std::string_view("column.").size());
+      ColumnMapperRule rule;
+      if (!ParseColumnMapperName(name, &rule)) {
+        Warn(*prop, "no effect: Debezium reads no column mapper of this name (column.truncate.to.<N>.chars, "
+                    "column.mask.with.<N>.chars, column.mask.hash[.v2].<algorithm>.with.salt.<salt>)");
+        continue;
+      }
       const std::optional<std::vector<RouteRegex>> patterns = compile(*prop);
       if (!patterns) continue;
       const auto hit = std::find_if(reads.begin(), reads.end(), [&](const Read& r) { return selects(*patterns, r); });
-      if (hit != reads.end()) {
-        Error(prop->written, Cat("would change column \"", hit->column, "\" (", hit->role, "), which the relay does "
-                                 "not reproduce"));
-      } else {
+      if (hit == reads.end()) {
         Warn(*prop, "no effect: it selects none of the columns the Outbox Event Router reads");
+        continue;
       }
+      if ((rule.kind == ColumnMapperRule::Kind::kHash || rule.kind == ColumnMapperRule::Kind::kHashV2) &&
+          OpenSslDigestName(rule.algorithm).empty()) {
+        Error(prop->written, UnknownDigest(rule.algorithm));
+        continue;
+      }
+      if ((rule.kind == ColumnMapperRule::Kind::kHash || rule.kind == ColumnMapperRule::Kind::kHashV2) &&
+          !schema_changes_mapped_) {
+        // Debezium picks a propagation before a hash; without schemas the relay drops the propagation (it writes
+        // nothing there), so it would hash where Debezium does not.
+        const Prop* by_column = connector_.Peek("column.propagate.source.type");
+        const Prop* by_type = connector_.Peek("datatype.propagate.source.type");
+        std::optional<std::vector<RouteRegex>> propagated;
+        if (by_column != nullptr) propagated = compile(*by_column);
+        const auto both = std::find_if(reads.begin(), reads.end(), [&](const Read& r) {
+          return selects(*patterns, r) && propagated.has_value() && selects(*propagated, r);
+        });
+        if (both != reads.end() || (by_type != nullptr && !JavaTrim(by_type->value).empty())) {
+          Error(prop->written, Cat("with ", both != reads.end() ? by_column->written : by_type->written,
+                                   " under a converter without schemas: Debezium then propagates the source type of "
+                                   "a column both select and does not hash it, which the relay does not reproduce"));
+          continue;
+        }
+      }
+      // Debezium changes the value before the router reads it; so does the relay (outbox.column_mappers).
+      Put(Cat("outbox.column_mappers.", name), prop->value);
     }
   }
 
@@ -1185,6 +1216,7 @@ class DebeziumMapper {
   // Debezium's PostgreSQL connector builds the columns of a streamed change from pgoutput's Relation message, which
   // carries none, so include.schema.comments gives no doc and no comment parameter.
   void MapSchemaChanges() {
+    schema_changes_mapped_ = true;
     for (const auto& [key, relay_key] :
          {std::pair<std::string_view, std::string_view>{"column.propagate.source.type",
                                                         "outbox.propagate_source_type.columns"},
@@ -1661,6 +1693,7 @@ class DebeziumMapper {
   Section sink_keys_{std::string(kServerSink)};  // debezium.sink.* but the type and the Kafka producer's
   std::optional<Prop> sink_type_;
   const ServerSink* sink_ = nullptr;  // debezium.sink.type's, when the relay has it
+  bool schema_changes_mapped_ = false;  // MapSchemaChanges ran: the propagations are the relay's
   bool checkpoint_set_ = false;       // the relay's source.checkpoint is given (relay key or --set)
   std::vector<std::pair<std::string, std::string>> relay_;
   std::string router_written_prefix_;

@@ -633,6 +633,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareBinaryModes(const std::string& mode, bool json);
   // hstore.handling.mode=map on hstore columns.
   void CompareHstoreMaps(bool json);
+  // column.truncate.*, column.mask.* on the key and placed columns.
+  void CompareColumnMappers(bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1576,6 +1578,41 @@ TEST_F(DebeziumSideBySide, ColumnExcludeListsAndMasksBesideTheRoutersColumnsAreD
   EXPECT_EQ(CountHeadersContaining(debezium, "h_gone", ""), 0u)
       << "Debezium writes the header of an excluded column: the test's premise changed";
   ExpectSameRecords(relayed, debezium);
+}
+
+// column.truncate.to.N.chars, column.mask.with.N.chars and column.mask.hash[.v2] on columns the Outbox Event Router
+// reads: the key (aggregateid cut to one character) and placed columns, through StringConverters or JsonConverters
+// with schemas (whose schemas carry the mappers' truncateLength and masked parameters). Truncations cut Java Strings
+// in UTF-16 code units (an emoji cut in half becomes '?') and bytea's bytes, and leave an integer and a varchar(2)
+// alone; masks turn every value of a text, bpchar or varchar column, NULL too, into asterisks and leave an integer
+// alone; hashes (v1: Java's serialization of the String; v2: its UTF-8) keep a column's length in hex digits (a
+// varchar(10), a char(6) whose value is padded); a column two kinds select gets the truncation.
+void DebeziumSideBySide::CompareColumnMappers(bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"t_text", "text"},   {"t_bytes", "bytea"},    {"t_uuid", "uuid"},    {"t_int", "integer"},
+      {"t_vc", "varchar(2)"}, {"m_text", "text"},    {"m_null", "text"},    {"m_int", "integer"},
+      {"m_bpchar", "char(4)"}, {"h_text", "text"},   {"h_vc", "varchar(10)"}, {"h_bp", "char(6)"},
+      {"h2", "text"},       {"p_both", "text"},      {"e_text", "text"},    {"e_mask", "varchar(20)"}};
+  const std::vector<std::string> rows = {
+      "'ab😀cd', '\\x0102030405', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 123456, 'xy', 'secret', NULL, 42, 'ab', "
+      "'alice@example.com', 'bob', 'x', 'bob', 'abcdef', 'hidden', 'abcdef'",
+      "'a😀', '\\x01', NULL, NULL, NULL, NULL, 'x', NULL, NULL, 'héllo 😀', NULL, NULL, 'ünï 😀', NULL, NULL, NULL"};
+  CompareColumns(
+      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Masked",
+      {"m_text", "*****"},
+      "column.truncate.to.1.chars=public\\\\.outbox\\\\.aggregateid\n"
+      "column.truncate.to.3.chars=public\\\\.outbox\\\\.(t_.*|p_both|e_text)\n"
+      "column.mask.with.5.chars=public\\\\.outbox\\\\.(m_.*|p_both|e_mask)\n"
+      "column.mask.hash.SHA-256.with.salt.pepper=public\\\\.outbox\\\\.h_.*\n"
+      "column.mask.hash.v2.MD5.with.salt.s=public\\\\.outbox\\\\.h2\n");
+}
+
+TEST_F(DebeziumSideBySide, ColumnMasksAndTruncationsThroughStringConvertersAreDebeziums) {
+  CompareColumnMappers(/*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, ColumnMasksAndTruncationsThroughJsonConvertersWithSchemasAreDebeziums) {
+  CompareColumnMappers(/*json=*/true);
 }
 
 // decimal.handling.mode string and double: numeric with and without a scale and money, in headers and envelope fields,
