@@ -203,6 +203,7 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     // json_schema (JsonConverter with schemas): Debezium's schema of a column with a default carries it, which the
     // relay writes with outbox.null_as_column_default for the types it works the default out for.
     const std::vector<pg::ColumnCatalog> catalog = pg::ParseColumnCatalog(*columns);
+    const outbox::OutboxMapper mapper(config.outbox);  // the defaults as the connector's modes change them
     for (const auto& written :
          {std::tuple{"outbox.key_converter", config.outbox.key_converter, config.outbox.fields.key},
           std::tuple{"outbox.value_converter", config.outbox.value_converter, config.outbox.fields.payload}}) {
@@ -213,7 +214,7 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
           !outbox::OutboxMapper::DebeziumReadsDefault(*c)) {
         continue;
       }
-      const outbox::ConnectDefault dflt = outbox::OutboxMapper::DefaultOf(*c, c->type_oid, c->type_modifier);
+      const outbox::ConnectDefault dflt = mapper.DefaultUnderModes(*c, c->type_oid, c->type_modifier);
       if (!config.outbox.null_as_column_default) {
         report.Problem(Cat(key, ": json_schema: column \"", column, "\" of ", qualified,
                            " has a default, which Debezium's schema carries: set outbox.null_as_column_default: true "

@@ -205,7 +205,8 @@ TEST_F(StatusCheck, InitPublishesUpdatesForOnUpdateErrorAndCheckWarnsWhenThePubl
 
 // json_schema (JsonConverter with schemas): a default on the payload column is in Debezium's schema; the relay writes
 // it with outbox.null_as_column_default (as Debezium files set), and `check` names the column without it, or when the
-// relay does not work the default out for its type, before `run` would stop at the first event.
+// relay does not work the default out for its type (also under the connector's modes), before `run` would stop at the
+// first event.
 TEST_F(StatusCheck, CheckFindsADefaultOnAColumnJsonSchemaWrites) {
   RelayHarness h(pg_, broker_->bootstrap());
   h.Init();
@@ -229,6 +230,23 @@ TEST_F(StatusCheck, CheckFindsADefaultOnAColumnJsonSchemaWrites) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // text: Debezium's placeholder, which the relay writes too
   r = RunRelay(h.config_path(), {"check"});  // the string converter writes no schema
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // A numeric default: written as Debezium's Decimal under outbox.decimal_handling_mode precise; under string Debezium
+  // converts it through the mode, which the relay does not reproduce (`run` refuses the column), and `check` says so.
+  h.Sql("ALTER TABLE outbox ALTER COLUMN payload DROP DEFAULT, ALTER COLUMN payload TYPE numeric(10,2) USING NULL, "
+        "ALTER COLUMN payload SET DEFAULT 1.5");
+  const std::vector<std::string> numeric = {"check", "--set", "outbox.value_converter=json_schema", "--set",
+                                            "outbox.null_as_column_default=true"};
+  r = RunRelay(h.config_path(), numeric);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<std::string> under_string = numeric;
+  under_string.insert(under_string.end(), {"--set", "outbox.decimal_handling_mode=string"});
+  r = RunRelay(h.config_path(), under_string);
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Lines(r.out, "problem:"),
+            std::vector<std::string>{"problem: outbox.value_converter: json_schema: column \"payload\" of public.outbox "
+                                     "has a default the relay does not work out as Debezium does for its type (drop "
+                                     "the default, or use json)"})
+      << r.out;
 }
 
 TEST_F(StatusCheck, CheckFindsWalLevelNotLogical) {
