@@ -183,8 +183,9 @@ constexpr std::string_view kNoColumnTypes =
     "no effect on text and json payloads: the relay writes each column's text as PostgreSQL outputs it";
 constexpr std::string_view kNoOtherTables = "no effect: the relay reads only outbox.table";
 constexpr std::string_view kNotApplied = "not applied by the relay";
-constexpr std::string_view kChangesColumns =
-    "changes the column values Debezium sees; the relay reads every column as stored";
+constexpr std::string_view kNoLongerRead =
+    "no effect: Debezium 1.x's name, which Debezium 3.6.1 does not read (column.include.list and column.exclude.list "
+    "replace it)";
 
 // Postgres connector keys (after "debezium.source." in Debezium Server) that are not mapped.
 const std::vector<Rule>& ConnectorRules() {
@@ -256,8 +257,9 @@ const std::vector<Rule>& ConnectorRules() {
       {"notification.", Verdict::kWarn, kNotApplied},
       {"custom.metric.tags", Verdict::kWarn, kNotApplied},
       {"connect.", Verdict::kWarn, kNotApplied},
-      {"column.whitelist", Verdict::kRefuse, kChangesColumns},
-      {"column.blacklist", Verdict::kRefuse, kChangesColumns},
+      // Debezium 1.x's names, which Debezium 3 no longer reads.
+      {"column.whitelist", Verdict::kWarn, kNoLongerRead},
+      {"column.blacklist", Verdict::kWarn, kNoLongerRead},
   };
   return *rules;
 }

@@ -377,6 +377,10 @@ TEST(DebeziumProperties, ColumnListsThatLeaveTheRoutersColumnsAloneAreAccepted) 
                            brokers)),
               HasSubstr("column.mask.hash.SHA-256.with.salt.s: with column.propagate.source.type under a converter "
                         "without schemas"));
+  // Debezium 1.x's column.whitelist and column.blacklist: Debezium 3.6.1 does not read them.
+  absl::StatusOr<Loaded> legacy = Load(file + "column.blacklist=public\\\\.outbox\\\\.payload\n", brokers);
+  ASSERT_TRUE(legacy.ok()) << legacy.status();
+  EXPECT_THAT(WarnedKeys(*legacy), Contains("column.blacklist"));
   EXPECT_THAT(ErrorOf(Load(file + "column.include.list=.*\ncolumn.exclude.list=x\n", brokers)),
               HasSubstr("column.exclude.list: cannot be set together with column.include.list"));
   EXPECT_THAT(ErrorOf(Load(file + "column.exclude.list=(\n", brokers)),
