@@ -537,6 +537,8 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.interval_handling_mode", internal::kIntervalHandlings, &outbox->interval_handling_mode);
   r.Enum("outbox.binary_handling_mode", internal::kBinaryHandlings, &outbox->binary_handling_mode);
   r.Enum("outbox.hstore_handling_mode", internal::kHstoreHandlings, &outbox->hstore_handling_mode);
+  r.Enum("outbox.event_converting_failure_handling_mode", internal::kConvertingFailures,
+         &outbox->event_converting_failure_handling_mode);
   r.Int("outbox.money_fraction_digits", 0, &outbox->money_fraction_digits);
   if (outbox->money_fraction_digits > 1000) r.Error("outbox.money_fraction_digits", "must be at most 1000");
   r.String("outbox.propagate_source_type.columns", &outbox->propagate_source_type_columns);

@@ -60,6 +60,9 @@ enum class BinaryHandling { kBytes, kBase64, kBase64UrlSafe, kHex };
 // outbox.hstore_handling_mode: hstore columns as Debezium's hstore.handling.mode writes them: json (io.debezium.data.Json,
 // the JSON text of the map) or map (a map of strings).
 enum class HstoreHandling { kJson, kMap };
+// Debezium's event.converting.failure.handling.mode: what a column value Debezium's converter fails on gives (only the
+// values the relay knows Debezium fails on: outbox/connect_header.h's DebeziumConversionFails).
+enum class ConvertingFailure { kFail, kWarn, kSkip };
 enum class JsonNullBehavior { kIgnore, kOptionalBytes };
 enum class JsonEmptyArrayBehavior { kIgnore, kOptionalString };
 // outbox.json_payload_field_name_adjustment (with outbox.expand_json_payload): the field names of an expanded
@@ -207,6 +210,9 @@ struct OutboxConfig {
   IntervalHandling interval_handling_mode = IntervalHandling::kNumeric;
   BinaryHandling binary_handling_mode = BinaryHandling::kBytes;
   HstoreHandling hstore_handling_mode = HstoreHandling::kJson;
+  // fail: a per-event error (delivery.on_error); warn and skip: the column is NULL, as Debezium leaves it unset (a NOT
+  // NULL column's stays a per-event error). Debezium files set Debezium's default, warn.
+  ConvertingFailure event_converting_failure_handling_mode = ConvertingFailure::kFail;
   // Debezium's money.fraction.digits: the scale of a money column's Decimal (outbox.decimal_handling_mode precise),
   // its value rounded HALF_UP to it.
   int64_t money_fraction_digits = 2;

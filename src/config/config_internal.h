@@ -51,6 +51,8 @@ inline constexpr EnumName<BinaryHandling> kBinaryHandlings[] = {{"bytes", Binary
                                                                 {"hex", BinaryHandling::kHex}};
 inline constexpr EnumName<HstoreHandling> kHstoreHandlings[] = {{"json", HstoreHandling::kJson},
                                                                 {"map", HstoreHandling::kMap}};
+inline constexpr EnumName<ConvertingFailure> kConvertingFailures[] = {
+    {"fail", ConvertingFailure::kFail}, {"warn", ConvertingFailure::kWarn}, {"skip", ConvertingFailure::kSkip}};
 inline constexpr EnumName<JsonEmptyArrayBehavior> kJsonEmptyArrayBehaviors[] = {
     {"ignore", JsonEmptyArrayBehavior::kIgnore}, {"optional_string", JsonEmptyArrayBehavior::kOptionalString}};
 inline constexpr EnumName<FieldNameAdjustment> kFieldNameAdjustments[] = {

@@ -74,6 +74,8 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.interval_handling_mode", std::string(NameOf(kIntervalHandlings, c.outbox.interval_handling_mode))},
       {"outbox.binary_handling_mode", std::string(NameOf(kBinaryHandlings, c.outbox.binary_handling_mode))},
       {"outbox.hstore_handling_mode", std::string(NameOf(kHstoreHandlings, c.outbox.hstore_handling_mode))},
+      {"outbox.event_converting_failure_handling_mode",
+       std::string(NameOf(kConvertingFailures, c.outbox.event_converting_failure_handling_mode))},
       {"outbox.money_fraction_digits", Text(c.outbox.money_fraction_digits)},
       {"outbox.propagate_source_type.columns", c.outbox.propagate_source_type_columns},
       {"outbox.propagate_source_type.datatypes", c.outbox.propagate_source_type_datatypes},

@@ -390,6 +390,21 @@ void AppendValuesString(std::string_view text, std::string* out) {
 
 }  // namespace
 
+bool DebeziumConversionFails(const ConnectColumn& column, std::string_view text) {
+  if (column.form == ConnectForm::kArray && !NullElementRefusal(column).empty()) {
+    auto elements = ParsePgArray(text, ArrayDelimiter(column));
+    return elements.ok() && std::any_of(elements->begin(), elements->end(),
+                                        [](const std::optional<std::string>& e) { return !e.has_value(); });
+  }
+  if (column.form == ConnectForm::kTimestampNanos) {
+    // Conversions.toEpochNanos overflows a long (Math.multiplyExact) beyond 2262-04-11.
+    constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000;
+    absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
+    return micros.ok() && (*micros > kMaxMicros || *micros < -kMaxMicros);
+  }
+  return false;
+}
+
 bool IsIntegerType(uint32_t type_oid) {
   return type_oid == type::kInt2 || type_oid == type::kInt4 || type_oid == type::kInt8 || type_oid == type::kOid;
 }

@@ -115,6 +115,12 @@ struct ConnectColumn {
   int money_digits = 2;
 };
 
+// Whether Debezium's converter fails on this value of `column`, so that its event.converting.failure.handling.mode
+// decides (fail stops the connector; warn and skip leave the field unset, which reads as null): an array with a NULL
+// element where Debezium's value cannot hold one (an enum's, whose elements are required; an ltree[]), a timestamp
+// beyond a long of nanoseconds (2262) under time.precision.mode=nanoseconds.
+bool DebeziumConversionFails(const ConnectColumn& column, std::string_view text);
+
 // Whether Debezium gives a column of `type_oid` an integer schema (int2, int4, int8, oid: int16, int32, int64):
 // JsonConverter writes a JSON number, and PostgreSQL's text is that number.
 bool IsIntegerType(uint32_t type_oid);

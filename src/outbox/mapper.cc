@@ -323,6 +323,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       }
       continue;
     }
+    if (const pg::ColumnCatalog* c = CatalogColumn(f.column)) a.not_null = c->not_null;
     if (f.placement == "envelope") {
       if (absl::Status st = BindEnvelopeField(relation, f, a); !st.ok()) return st;
       continue;
@@ -750,6 +751,21 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
                                             " has ", tuple.columns.size(), " columns but its relation has ",
                                             b.columns));
   }
+  // A NULL (or a field Debezium leaves unset) reads as the column's default under outbox.null_as_column_default:
+  // Debezium's Struct.get gives the schema's default for a null.
+  const auto read_default = [&](Field& field, int idx) -> absl::Status {
+    if (b.defaults.empty()) return absl::OkStatus();
+    const ConnectDefault& d = b.defaults[static_cast<size_t>(idx)];
+    if (d.kind == ConnectDefault::Kind::kValue) field.Set(d.text);
+    if (d.kind == ConnectDefault::Kind::kNotReproduced) {
+      return absl::InvalidArgumentError(Cat(
+          "column \"", relation.columns[idx].name, "\" is NULL, and Debezium would write its default, which "
+          "the relay does not work out for its type (type OID ", relation.columns[idx].type_oid,
+          "; outbox.null_as_column_default) (event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ",
+          commit_lsn.ToString(), ")"));
+    }
+    return absl::OkStatus();
+  };
   const auto fill = [&](Field& field, int idx) -> absl::Status {
     if (idx < 0) {
       field.SetNull();
@@ -765,19 +781,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
           field.Set(map->mask);
           return absl::OkStatus();
         }
-        if (!b.defaults.empty()) {
-          // outbox.null_as_column_default: Debezium's Struct.get gives the column's default for a NULL.
-          const ConnectDefault& d = b.defaults[static_cast<size_t>(idx)];
-          if (d.kind == ConnectDefault::Kind::kValue) field.Set(d.text);
-          if (d.kind == ConnectDefault::Kind::kNotReproduced) {
-            return absl::InvalidArgumentError(Cat(
-                "column \"", relation.columns[idx].name, "\" is NULL, and Debezium would write its default, which "
-                "the relay does not work out for its type (type OID ", relation.columns[idx].type_oid,
-                "; outbox.null_as_column_default) (event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ",
-                commit_lsn.ToString(), ")"));
-          }
-        }
-        return absl::OkStatus();
+        return read_default(field, idx);
       case pg::ColumnValue::Kind::kText:
         field.Set(v.data);
         if (map != nullptr) {
@@ -802,14 +806,21 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   }
   for (size_t i = 0; i < b.additional.size(); ++i) {
     Field& field = s_.additional[i];
-    if (absl::Status st = fill(field, b.additional[i].column); !st.ok()) return st;
-    field.absent = b.additional[i].column < 0;
+    const Binding::Additional& a = b.additional[i];
+    if (absl::Status st = fill(field, a.column); !st.ok()) return st;
+    field.absent = a.column < 0;
+    if (config_.event_converting_failure_handling_mode != config::ConvertingFailure::kFail && !field.null &&
+        !a.not_null && DebeziumConversionFails(a.form, field.text)) {
+      // Debezium's converter fails on the value; its warn and skip modes leave the field unset (null, or the
+      // schema's default). A NOT NULL column's stays an error: Debezium's record then fails Kafka Connect's checks.
+      field.SetNull();
+      if (absl::Status st = read_default(field, a.column); !st.ok()) return st;
+    }
     if (config_.header_values == config::HeaderValues::kText || field.absent || placement_[i] != Placement::kHeader) {
       continue;
     }
     if (field.null && !JsonHeaders()) continue;  // SimpleHeaderConverter: a null header
     s_.converted.clear();
-    const Binding::Additional& a = b.additional[i];
     const absl::Status st =
         JsonHeaders() ? AppendJsonHeader(a.form, a.type, a.schema,
                                          field.null ? std::nullopt : std::optional<std::string_view>(field.text),

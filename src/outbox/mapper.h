@@ -151,6 +151,7 @@ class OutboxMapper {
     // Parallel to config_.fields.additional.
     struct Additional {
       int column = -1;     // -1: the table has no such column (outbox.fields.additional_if_present): no header
+      bool not_null = false;  // the catalog's NOT NULL (when it was read)
       ConnectColumn form;  // outbox.header_values: debezium, and placement envelope: how its value is written
       uint32_t type = 0;
       std::string schema;  // placement envelope under json_schema: the field's schema, with "field":<name>; a

@@ -468,10 +468,29 @@ TEST(ConnectHeaderTest, PostgisGeometriesAreDebeziumsStructsOfTheirEwkbAndSrid) 
   EXPECT_EQ(CheckJavaText(geometry).code(), absl::StatusCode::kFailedPrecondition);  // a byte array in the struct
 }
 
+// The values Debezium's converter fails on (its event.converting.failure.handling.mode decides): a NULL element of an
+// enum's array or of an ltree[], a timestamp past 2262 in nanoseconds; not a NULL element of another array.
+TEST(ConnectHeaderTest, DebeziumsConverterFailsOnRequiredNullElementsAndNanosecondOverflow) {
+  ConnectColumn flags{ConnectForm::kArray, 0, "gift,urgent"};
+  flags.element = ConnectForm::kEnum;
+  EXPECT_TRUE(DebeziumConversionFails(flags, "{urgent,NULL}"));
+  EXPECT_FALSE(DebeziumConversionFails(flags, "{urgent,\"NULL\"}"));  // a quoted "NULL" is a string
+  EXPECT_FALSE(DebeziumConversionFails(flags, "{}"));
+  EXPECT_TRUE(DebeziumConversionFails(*ExtensionColumn("_ltree"), "{a.b,NULL}"));
+  EXPECT_FALSE(DebeziumConversionFails(*ExtensionColumn("_citext"), "{a,NULL}"));
+  EXPECT_FALSE(DebeziumConversionFails(*ConnectColumnOf(kInt4Array, -1), "{1,NULL}"));
+  const ConnectColumn nanos{ConnectForm::kTimestampNanos};
+  EXPECT_TRUE(DebeziumConversionFails(nanos, "2263-01-01 00:00:00"));
+  EXPECT_TRUE(DebeziumConversionFails(nanos, "1677-09-21 00:00:00"));
+  EXPECT_FALSE(DebeziumConversionFails(nanos, "2262-04-11 23:47:16.854775"));
+  EXPECT_FALSE(DebeziumConversionFails(ConnectColumn{ConnectForm::kTimestampMicros}, "2263-01-01 00:00:00"));
+}
+
 // Arrays of the extension types (_citext, _ltree, _hstore, _geometry, _geography by name): lists of each element's
 // value; PostGIS's arrays separate their elements with ':' (the types' typdelim); hstore's JSON text quoted in a
 // header's list like any string; schemas of optional elements with the elements' names. A NULL element of an ltree[]
-// is an error for the event (Debezium's converter of it fails), of the others null.
+// is an error (Debezium's converter of it fails; the mapper decides, outbox.event_converting_failure_handling_mode), of
+// the others null.
 TEST(ConnectHeaderTest, ArraysOfExtensionTypesAreListsOfTheirElementsValues) {
   const ConnectColumn citexts = *ExtensionColumn("_citext");
   ASSERT_EQ(citexts.form, ConnectForm::kArray);

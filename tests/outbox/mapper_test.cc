@@ -1026,6 +1026,42 @@ TEST_F(MapperTest, AnEnumColumnIsDebeziumsEnumWithTheCatalogsLabels) {
   EXPECT_THAT(*r->value, HasSubstr(R"("status":"new")"));
 }
 
+// outbox.event_converting_failure_handling_mode: an enum array with a NULL element, which Debezium's converter fails
+// on, is a per-event error naming the column under fail; under warn and skip the header is null (SimpleHeaderConverter:
+// no value), or a NOT NULL column's stays an error.
+TEST_F(MapperTest, AValueDebeziumsConverterFailsOnIsNullUnderWarnAndAnErrorUnderFail) {
+  constexpr uint32_t kFlags = 16501;
+  relation_.columns.push_back({.flags = 0, .name = "flags", .type_oid = kFlags});
+  values_.push_back("{urgent,NULL}");
+  pg::ColumnCatalog flags = {.name = "flags", .type_oid = kFlags, .type_name = "_order_flag",
+                             .element_enum_labels = "gift,urgent"};
+  config_.fields.additional = {{.column = "flags", .placement = "header", .name = "flags"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  mapper().SetCatalog({flags});
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"flags\""));
+  for (config::ConvertingFailure mode : {config::ConvertingFailure::kWarn, config::ConvertingFailure::kSkip}) {
+    config_.event_converting_failure_handling_mode = mode;
+    mapper_.reset();
+    mapper().SetCatalog({flags});
+    r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(HeaderValue(*r, "flags"), std::nullopt);
+  }
+  Set("flags", "{urgent}");  // no NULL element: as ever
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "flags"), R"(["urgent"])");
+  Set("flags", "{urgent,NULL}");
+  flags.not_null = true;
+  mapper().SetCatalog({flags});
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+}
+
 // A column of a domain type (its own type OID in the Relation message, and no modifier) is read as Debezium reads
 // it: as the domain's root type under the domain's modifier, so a header of a domain over numeric(10,2) is the one
 // a numeric(10,2) column gives; without the catalog's word that it is a domain it is refused naming the type OID.

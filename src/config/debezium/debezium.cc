@@ -226,9 +226,6 @@ const std::vector<Rule>& ConnectorRules() {
       {"event.processing.failure.handling.mode", Verdict::kWarn, kNoErrors},
       {"include.unknown.datatypes", Verdict::kWarn,
        "no effect: a column of a type Debezium does not know is refused as a header or envelope field"},
-      {"event.converting.failure.handling.mode", Verdict::kWarn,
-       "not applied: a column value the relay cannot convert is a per-event error (delivery.on_error), where "
-       "Debezium's warn and skip write null"},
       {"unavailable.value.placeholder", Verdict::kWarn, kNoColumnTypes},
       {"schema.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
       {"field.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
@@ -1651,7 +1648,14 @@ class DebeziumMapper {
         {"time.precision.mode",
          "outbox.time_precision_mode",
          {"adaptive", "adaptive_time_microseconds", "microseconds", "nanoseconds", "connect", "isostring"}},
-        {"hstore.handling.mode", "outbox.hstore_handling_mode", {"json", "map"}}};
+        {"hstore.handling.mode", "outbox.hstore_handling_mode", {"json", "map"}},
+        {"event.converting.failure.handling.mode",
+         "outbox.event_converting_failure_handling_mode",
+         {"fail", "warn", "skip"}}};
+    // Debezium's default of event.converting.failure.handling.mode is warn (the relay's YAML default is fail).
+    if (connector_.Peek("event.converting.failure.handling.mode") == nullptr) {
+      Put("outbox.event_converting_failure_handling_mode", "warn");
+    }
     for (const Mode& m : kModes) {
       const Prop* mode = connector_.Take(std::string(m.key));
       if (mode == nullptr) continue;

@@ -635,6 +635,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareHstoreMaps(bool json);
   // column.truncate.*, column.mask.* on the key and placed columns.
   void CompareColumnMappers(bool json);
+  // Values Debezium's converter fails on, under event.converting.failure.handling.mode=warn.
+  void CompareConversionFailures(bool json);
   void CompareTemporalAndNumericArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
@@ -1422,8 +1424,8 @@ void DebeziumSideBySide::CompareExtensionTypes(bool json) {
 
 // Arrays of an enum: lists of labels (quoted by SimpleHeaderConverter; [a, b] by Struct.toString in an envelope field
 // under StringConverter), and with JsonConverter's schemas arrays of the enum's required Enum strings. Empty, quoted
-// and NULL arrays; a NULL element is left out (Debezium's warn mode writes the array as null, the relay makes it a
-// per-event error).
+// and NULL arrays; a NULL element is left out (Debezium's converter fails on it:
+// ValuesDebeziumsConverterFailsOnAreNullUnderWarn...).
 void DebeziumSideBySide::CompareEnumArrays(bool json) {
   ASSERT_TRUE(pg_->Exec("CREATE TYPE order_flag AS ENUM ('urgent', 'gift', 'it''s \"fragile\"', 'a,b')", db_).ok());
   const std::vector<std::pair<std::string, std::string>> columns = {{"f_header", "order_flag[]"},
@@ -1436,6 +1438,29 @@ void DebeziumSideBySide::CompareEnumArrays(bool json) {
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfAnEnumThroughStringConvertersAreDebeziums) { CompareEnumArrays(/*json=*/false); }
+
+// Values Debezium's converter fails on, under its default event.converting.failure.handling.mode (warn): an enum
+// array's NULL element (its elements are required), an ltree[]'s NULL element (the converter calls its toString) and,
+// under time.precision.mode=nanoseconds, a timestamp past 2262 (a long of nanoseconds overflows). Debezium leaves the
+// field unset, so the header or envelope field is null; the relay writes null too.
+void DebeziumSideBySide::CompareConversionFailures(bool json) {
+  ASSERT_TRUE(pg_->Exec("CREATE TYPE order_flag AS ENUM ('urgent', 'gift'); CREATE EXTENSION ltree", db_).ok());
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"f_header", "order_flag[]"}, {"e_field", "order_flag[]"}, {"t_tree", "ltree[]"}, {"ts_nanos", "timestamp"}};
+  const std::vector<std::string> rows = {"'{urgent,NULL}', '{NULL}', '{Top.Science,NULL}', '2263-01-01 00:00:00'",
+                                         "'{urgent}', '{gift}', '{a.b}', '2026-12-03 13:45:07.123456'"};
+  CompareColumns(
+      json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Failed",
+      {"ts_nanos", "1796305507123456000"}, "time.precision.mode=nanoseconds\n");
+}
+
+TEST_F(DebeziumSideBySide, ValuesDebeziumsConverterFailsOnAreNullUnderWarnThroughStringConverters) {
+  CompareConversionFailures(/*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, ValuesDebeziumsConverterFailsOnAreNullUnderWarnThroughJsonConvertersWithSchemas) {
+  CompareConversionFailures(/*json=*/true);
+}
 
 TEST_F(DebeziumSideBySide, ArraysOfAnEnumThroughJsonConvertersWithSchemasAreDebeziums) {
   CompareEnumArrays(/*json=*/true);
@@ -1468,8 +1493,8 @@ TEST_F(DebeziumSideBySide, HstoresThroughJsonConvertersWithSchemasAreDebeziumsJs
 // Arrays of the contrib extensions' types (_citext, _ltree, _hstore by name in Debezium's TypeRegistry): lists of each
 // element's value, in headers and envelope fields, through StringConverters (SimpleHeaderConverter's ["a","b"],
 // Struct.toString's [a, b]) and JsonConverters with schemas; quoted, escaped, empty and NULL elements (but in an
-// ltree[], whose NULL element Debezium's converter fails on: the relay makes it a per-event error), hstores with NULL
-// values and quotes, empty and NULL arrays. (An isbn[], which Debezium writes as null, the relay refuses.)
+// ltree[], whose NULL element Debezium's converter fails on: ValuesDebeziumsConverterFailsOnAreNullUnderWarn...),
+// hstores with NULL values and quotes, empty and NULL arrays. (An isbn[], which Debezium writes as null, the relay refuses.)
 void DebeziumSideBySide::CompareExtensionArrays(bool json) {
   ASSERT_TRUE(pg_->Exec("CREATE EXTENSION citext; CREATE EXTENSION ltree; CREATE EXTENSION hstore", db_).ok());
   const std::vector<std::pair<std::string, std::string>> columns = {

@@ -235,6 +235,14 @@ TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
   EXPECT_EQ(digits->outbox.money_fraction_digits, 4);
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "money.fraction.digits=-1\n", brokers)),
               HasSubstr("money.fraction.digits: must be a number of digits from 0 to 1000, got \"-1\""));
+  // event.converting.failure.handling.mode: Debezium's default warn when absent (YAML's is fail).
+  EXPECT_EQ(digits->outbox.event_converting_failure_handling_mode, config::ConvertingFailure::kWarn);
+  absl::StatusOr<Loaded> fail = Load(std::string(kConnect) + "event.converting.failure.handling.mode=FAIL\n", brokers);
+  ASSERT_TRUE(fail.ok()) << fail.status();
+  EXPECT_EQ(fail->outbox.event_converting_failure_handling_mode, config::ConvertingFailure::kFail);
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "event.converting.failure.handling.mode=ignore\n", brokers)),
+              HasSubstr("event.converting.failure.handling.mode: must be fail, warn or skip, got \"ignore\""));
+  EXPECT_EQ(config::OutboxConfig{}.event_converting_failure_handling_mode, config::ConvertingFailure::kFail);
 }
 
 TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
