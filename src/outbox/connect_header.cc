@@ -98,16 +98,18 @@ bool QuotedInList(const ConnectColumn& array) {
 
 // Whether an array's elements are required in Debezium's schema of it: an enum's (SchemaBuilder.array(Enum.builder(
 // ...)), unlike the optional elements of the other arrays.
-bool RequiredElements(const ConnectColumn& array) { return array.element == ConnectForm::kEnum; }
+bool RequiredElements(const ConnectColumn& array) {
+  return array.element == ConnectForm::kEnum || array.required_elements;
+}
 
 constexpr std::string_view kLtreeName = "io.debezium.data.Ltree";
 
 // Why Debezium's value of `array` cannot hold a NULL element, or "" when it can: Kafka Connect's validation refuses
-// one in an enum's array (required elements), and Debezium's converter of an ltree[] (convertLtreeArray, each
-// element's toString) fails on one.
+// one in an enum's array or an isbn[] (required elements), and Debezium's converter of an ltree[] (convertLtreeArray,
+// each element's toString) fails on one.
 std::string_view NullElementRefusal(const ConnectColumn& array) {
   if (RequiredElements(array)) {
-    return "a NULL element, which Debezium's schema of it (an array of an enum's required strings) does not allow";
+    return "a NULL element, which Debezium's schema of it (an array of required strings) does not allow";
   }
   if (array.element == ConnectForm::kText && array.logical_name == kLtreeName) {
     return "a NULL element, on which Debezium's converter of an ltree[] fails (it calls each element's toString)";
@@ -424,8 +426,13 @@ std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
   }
   if (type_name == "sparsevec") return ConnectColumn{ConnectForm::kSparseVector};
   // An array of one of them: PostgreSQL names an array type '_' and its element type's name. Debezium's TypeRegistry
-  // finds _citext, _ltree, _hstore, _geometry and _geography by these names; an isbn[] it writes as null (seen side by
-  // side: its elements' schema is a required string, and any element makes the array null), so it is not one here.
+  // finds _citext, _ltree, _hstore, _geometry and _geography by these names. An isbn[] is a list of the elements'
+  // text whose schema makes them required strings (seen side by side: a NULL element fails it).
+  if (type_name == "_isbn") {
+    ConnectColumn array{ConnectForm::kArray};
+    array.required_elements = true;
+    return array;
+  }
   if (type_name == "_citext" || type_name == "_ltree" || type_name == "_hstore" || type_name == "_geometry" ||
       type_name == "_geography") {
     std::optional<ConnectColumn> element = ExtensionColumn(type_name.substr(1));

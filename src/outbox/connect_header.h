@@ -113,11 +113,15 @@ struct ConnectColumn {
   BinaryText binary = BinaryText::kBase64;
   // kMoney: the Decimal's scale (Debezium's money.fraction.digits), which the value is rounded to (HALF_UP).
   int money_digits = 2;
+  // kArray of an isbn[]: Debezium's schema of its elements is a required string (as an enum array's), so a NULL
+  // element fails Kafka Connect's check.
+  bool required_elements = false;
 };
 
 // Whether Debezium's converter fails on this value of `column`, so that its event.converting.failure.handling.mode
 // decides (fail stops the connector; warn and skip leave the field unset, which reads as null): an array with a NULL
-// element where Debezium's value cannot hold one (an enum's, whose elements are required; an ltree[]), a timestamp
+// element where Debezium's value cannot hold one (an enum's or an isbn[], whose elements are required; an ltree[]), a
+// timestamp
 // beyond a long of nanoseconds (2262) under time.precision.mode=nanoseconds.
 bool DebeziumConversionFails(const ConnectColumn& column, std::string_view text);
 

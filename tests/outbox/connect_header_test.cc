@@ -469,7 +469,7 @@ TEST(ConnectHeaderTest, PostgisGeometriesAreDebeziumsStructsOfTheirEwkbAndSrid) 
 }
 
 // The values Debezium's converter fails on (its event.converting.failure.handling.mode decides): a NULL element of an
-// enum's array or of an ltree[], a timestamp past 2262 in nanoseconds; not a NULL element of another array.
+// enum's array, an isbn[] or an ltree[], a timestamp past 2262 in nanoseconds; not a NULL element of another array.
 TEST(ConnectHeaderTest, DebeziumsConverterFailsOnRequiredNullElementsAndNanosecondOverflow) {
   ConnectColumn flags{ConnectForm::kArray, 0, "gift,urgent"};
   flags.element = ConnectForm::kEnum;
@@ -478,6 +478,16 @@ TEST(ConnectHeaderTest, DebeziumsConverterFailsOnRequiredNullElementsAndNanoseco
   EXPECT_FALSE(DebeziumConversionFails(flags, "{}"));
   EXPECT_TRUE(DebeziumConversionFails(*ExtensionColumn("_ltree"), "{a.b,NULL}"));
   EXPECT_FALSE(DebeziumConversionFails(*ExtensionColumn("_citext"), "{a,NULL}"));
+  // An isbn[]: its elements' text, required strings (as an enum array's).
+  const ConnectColumn isbns = *ExtensionColumn("_isbn");
+  EXPECT_TRUE(DebeziumConversionFails(isbns, "{0-393-04002-X,NULL}"));
+  EXPECT_FALSE(DebeziumConversionFails(isbns, "{0-393-04002-X}"));
+  std::string out;
+  ASSERT_TRUE(AppendConnectValue(isbns, "{0-393-04002-X,979-10-90636-07-1}", &out).ok());
+  EXPECT_EQ(out, R"(["0-393-04002-X","979-10-90636-07-1"])");
+  std::string schema;
+  AppendConnectJsonSchema(isbns, 0, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":false},"optional":true})");
   EXPECT_FALSE(DebeziumConversionFails(*ConnectColumnOf(kInt4Array, -1), "{1,NULL}"));
   const ConnectColumn nanos{ConnectForm::kTimestampNanos};
   EXPECT_TRUE(DebeziumConversionFails(nanos, "2263-01-01 00:00:00"));
@@ -533,7 +543,7 @@ TEST(ConnectHeaderTest, ArraysOfExtensionTypesAreListsOfTheirElementsValues) {
   const absl::Status null_tree = AppendConnectValue(trees, "{a,NULL}", &out);
   EXPECT_EQ(null_tree.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(null_tree.message().find("ltree[]"), std::string_view::npos) << null_tree;
-  EXPECT_FALSE(ExtensionColumn("_isbn").has_value());  // Debezium writes an isbn[] as null
+  EXPECT_FALSE(ExtensionColumn("_vector").has_value());  // an array Debezium's TypeRegistry does not list
 }
 
 // pgvector's vector and halfvec: Debezium's DoubleVector / FloatVector, lists of Java's Double / Float text of each
