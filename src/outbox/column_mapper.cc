@@ -59,11 +59,11 @@ ValueKind ValueKindOf(ConnectForm form, uint32_t type) {
 
 }  // namespace
 
-ColumnMappers::ColumnMappers(const std::vector<config::ColumnMapperRule>& rules) : owned_(rules) {
-  for (const config::ColumnMapperRule& rule : owned_) {
+ColumnMappers::ColumnMappers(const std::vector<config::ColumnMapperRule>& rules) {
+  for (const config::ColumnMapperRule& rule : rules) {
     // The config layer refuses a list that does not compile.
-    rules_.push_back(Rule{&rule, config::CompileDebeziumPatternList(rule.columns).value_or(
-                                     std::vector<config::RouteRegex>{})});
+    rules_.push_back(Rule{rule, config::CompileDebeziumPatternList(rule.columns).value_or(
+                                    std::vector<config::RouteRegex>{})});
   }
 }
 
@@ -81,18 +81,18 @@ absl::StatusOr<ColumnValueMap> ColumnMappers::For(const MappedColumn& c) const {
                      [&](const config::RouteRegex& p) { return p.Matches(c.qualified); })) {
       continue;
     }
-    if (first == nullptr || Rank(r.rule->kind) < Rank(first->rule->kind)) {
+    if (first == nullptr || Rank(r.rule.kind) < Rank(first->rule.kind)) {
       first = &r;
-    } else if (Rank(r.rule->kind) == Rank(first->rule->kind) &&
-               (r.rule->chars != first->rule->chars || r.rule->algorithm != first->rule->algorithm ||
-                r.rule->salt != first->rule->salt)) {
+    } else if (Rank(r.rule.kind) == Rank(first->rule.kind) &&
+               (r.rule.chars != first->rule.chars || r.rule.algorithm != first->rule.algorithm ||
+                r.rule.salt != first->rule.salt)) {
       return absl::FailedPreconditionError(
-          Cat(r.rule->key, " and ", first->rule->key, " both select column \"", c.column, "\": Debezium uses one of "
+          Cat(r.rule.key, " and ", first->rule.key, " both select column \"", c.column, "\": Debezium uses one of "
               "them, chosen by the hash order of its configuration's keys, which the relay does not reproduce"));
     }
   }
-  if (first == nullptr || (c.propagated && Rank(first->rule->kind) > kPropagationRank)) return out;
-  const config::ColumnMapperRule& rule = *first->rule;
+  if (first == nullptr || (c.propagated && Rank(first->rule.kind) > kPropagationRank)) return out;
+  const config::ColumnMapperRule& rule = first->rule;
   out.chosen = true;
   const auto refuse = [&](std::string_view why) {
     return absl::FailedPreconditionError(Cat(rule.key, ": column \"", c.column, "\" ", why));

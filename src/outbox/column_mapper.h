@@ -75,10 +75,9 @@ class ColumnMappers {
 
  private:
   struct Rule {
-    const config::ColumnMapperRule* rule;
+    config::ColumnMapperRule rule;
     std::vector<config::RouteRegex> patterns;
   };
-  std::vector<config::ColumnMapperRule> owned_;
   std::vector<Rule> rules_;
 };
 
