@@ -937,13 +937,12 @@ class DebeziumMapper {
         Warn(*prop, "no effect: it selects none of the columns the Outbox Event Router reads");
         continue;
       }
-      if ((rule.kind == ColumnMapperRule::Kind::kHash || rule.kind == ColumnMapperRule::Kind::kHashV2) &&
-          OpenSslDigestName(rule.algorithm).empty()) {
+      const bool hash = rule.kind == ColumnMapperRule::Kind::kHash || rule.kind == ColumnMapperRule::Kind::kHashV2;
+      if (hash && OpenSslDigestName(rule.algorithm).empty()) {
         Error(prop->written, UnknownDigest(rule.algorithm));
         continue;
       }
-      if ((rule.kind == ColumnMapperRule::Kind::kHash || rule.kind == ColumnMapperRule::Kind::kHashV2) &&
-          !schema_changes_mapped_) {
+      if (hash && !schema_changes_mapped_) {
         // Debezium picks a propagation before a hash; without schemas the relay drops the propagation (it writes
         // nothing there), so it would hash where Debezium does not.
         const Prop* by_column = connector_.Peek("column.propagate.source.type");
