@@ -430,7 +430,10 @@ def write(results, out_dir):
 - The limit is approximate: pg_recvlogical writes every message with its own write() call, and its walsender
   spends more CPU per event than the relay's; the relay's streaming phase alone can outrun it (see "where the
   drain time goes").
-- Latency: a fresh slot; the contender is started and streaming, and warmed up (the relay: one event per topic
+- Latency: before the first latency run the broker is warmed up with the same pattern, unmeasured (1-event
+  transactions at the latency rate through a relay, `--latency-warm-seconds`, 30 s by default: the bulk warm-up
+  left its path for a sparse stream cold, and the first latency run after it had the worse tail). Each run: a
+  fresh slot; the contender is started and streaming, and warmed up (the relay: one event per topic
   delivered first, since its first record to a topic waits once for the topic's configuration; Debezium: a
   warm-up load on another slot); then 1-event transactions at a steady rate
   (`bench_steady` in bench/bench.sql: clock_timestamp() into the payload's `ts_us` at the insert, committed

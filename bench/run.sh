@@ -103,7 +103,7 @@ if [ "$quick" = 1 ]; then
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
     --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http --latency-rate 500 \
     --latency-seconds 4 --latency-rates 2000 --latency-extra-seconds 2 --pipelines 1,2 --pipeline-events 2000 --backlog-events 50000 --settle-seconds 0.25 \
-    --quiet-wait 0 --broker-warm-events 2000 \
+    --quiet-wait 0 --broker-warm-events 2000 --latency-warm-seconds 1 \
     --command "bench/run.sh --quick" "${args[@]}" --out "$out"
   test -s "$out/REPORT.md"
   test -s "$out/chart.png"
