@@ -1018,6 +1018,20 @@ logger.measure.level = ERROR
         return None
 
     # ---------------------------------------------------------------- latency
+    def wait_ready(self, p, port, slot):
+        """Until the relay `p` (its HTTP port `port`, its log named after `slot`) answers /readyz with 200."""
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError, ConnectionError):
+                pass
+            if p.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"the relay did not become ready (log {self.work}/{slot}.log)")
+            time.sleep(0.1)
+
     def latency(self, who, rate, seconds, extra=False):
         """One latency run; `extra`: at another rate than --latency-rate (kept in results["latency_rates"])."""
         n = rate * seconds
@@ -1035,17 +1049,7 @@ logger.measure.level = ERROR
         if who in RELAY_KAFKA:
             sink = self.relay_kafka_sink(SINKS[who])
             p, port, _ = self.start_relay(slot, slot, prefix, sink)
-            deadline = time.time() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except (urllib.error.URLError, OSError, ConnectionError):
-                    pass
-                if p.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"the relay did not become ready (log {self.work}/{slot}.log)")
-                time.sleep(0.1)
+            self.wait_ready(p, port, slot)
             # Warm-up, as Debezium's connector is warmed up: events to every topic and (32 keys each) every
             # partition, delivered (exactly_once: committed) before the load. The relay's first record to a topic
             # waits once for the topic's configuration (its message size and timestamp limits). The visibility
@@ -1369,17 +1373,7 @@ pipelines:
         self.create_topics(prefix)
         p, port, _ = self.start_relay(slot, slot, prefix, self.kafka_sink(self.bootstrap), "bench_warm")
         log(f"broker warm-up: {rate} events/s for {seconds}s through a relay (not measured)")
-        deadline = time.time() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, OSError, ConnectionError):
-                pass
-            if p.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"the warm-up relay did not become ready (log {self.work}/{slot}.log)")
-            time.sleep(0.1)
+        self.wait_ready(p, port, slot)
         with self.db("bench_warm").cursor() as c:
             c.execute("CALL bench_steady(%s, %s)", (rate, seconds))
         deadline = time.time() + 120
