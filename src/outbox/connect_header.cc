@@ -104,6 +104,13 @@ bool RequiredElements(const ConnectColumn& array) {
 
 constexpr std::string_view kLtreeName = "io.debezium.data.Ltree";
 
+// Whether microseconds since the epoch overflow a long of nanoseconds (past 2262-04-11), as Debezium's
+// Conversions.toEpochNanos does (Math.multiplyExact).
+bool BeyondLongOfNanos(int64_t micros) {
+  constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000;
+  return micros > kMaxMicros || micros < -kMaxMicros;
+}
+
 // Why Debezium's value of `array` cannot hold a NULL element, or "" when it can: Kafka Connect's validation refuses
 // one in an enum's array or an isbn[] (required elements), and Debezium's converter of an ltree[] (convertLtreeArray,
 // each element's toString) fails on one.
@@ -399,10 +406,8 @@ bool DebeziumConversionFails(const ConnectColumn& column, std::string_view text)
                                         [](const std::optional<std::string>& e) { return !e.has_value(); });
   }
   if (column.form == ConnectForm::kTimestampNanos) {
-    // Conversions.toEpochNanos overflows a long (Math.multiplyExact) beyond 2262-04-11.
-    constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000;
     absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
-    return micros.ok() && (*micros > kMaxMicros || *micros < -kMaxMicros);
+    return micros.ok() && BeyondLongOfNanos(*micros);
   }
   return false;
 }
@@ -1903,8 +1908,7 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
       if (!micros.ok()) return Unreadable("timestamp", text);
       if (column.form == ConnectForm::kTimestampNanos) {
-        constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000;
-        if (*micros > kMaxMicros || *micros < -kMaxMicros) return Unreadable("timestamp in nanoseconds", text);
+        if (BeyondLongOfNanos(*micros)) return Unreadable("timestamp in nanoseconds", text);
         out->append(std::to_string(*micros * 1000));
         return absl::OkStatus();
       }
