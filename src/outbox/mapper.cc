@@ -393,10 +393,10 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
         absl::StatusOr<ColumnValueMap> of = ColumnMapOf(column.name, column.type_oid, column.type_modifier);
         if (!of.ok()) return of.status();
         map = *std::move(of);
-        map.json = as_json;
+        map.json = true;
         mapped[static_cast<size_t>(idx)] = true;
       }
-      map.json = map.json && as_json;  // a column also written as text: Java's '?'
+      map.json = map.json && as_json;  // a column written as text in any of its roles: Java's '?'
     }
   }
   if (envelope_placement_ && config_.fields.schema_version) {
