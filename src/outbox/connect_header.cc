@@ -75,6 +75,7 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
   element.allowed = array.allowed;                  // an enum's labels
   element.logical_name = array.logical_name;        // an extension type's (kArray keeps its elements')
   element.money_digits = array.money_digits;
+  element.binary = array.binary;  // bytea[] under binary.handling.mode
   element.in_array = true;
   return element;
 }
@@ -91,7 +92,12 @@ bool QuotedInList(const ConnectColumn& array) {
     case ConnectForm::kZonedTimestamp:
     case ConnectForm::kZonedTime:
     case ConnectForm::kHstore:  // io.debezium.data.Json, a string
-    case ConnectForm::kBytes: return true;
+    case ConnectForm::kBytes:
+    case ConnectForm::kDecimalString:  // the modes' strings
+    case ConnectForm::kBinaryString:
+    case ConnectForm::kIsoDate:
+    case ConnectForm::kIsoTime:
+    case ConnectForm::kIsoTimestamp: return true;
     default: return false;
   }
 }
@@ -405,6 +411,10 @@ bool DebeziumConversionFails(const ConnectColumn& column, std::string_view text)
     return elements.ok() && std::any_of(elements->begin(), elements->end(),
                                         [](const std::optional<std::string>& e) { return !e.has_value(); });
   }
+  return false;
+}
+
+bool DebeziumConvertsToNull(const ConnectColumn& column, std::string_view text) {
   if (column.form == ConnectForm::kTimestampNanos) {
     absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
     return micros.ok() && BeyondLongOfNanos(*micros);
@@ -1649,7 +1659,7 @@ absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view te
   }
   if (column.form != ConnectForm::kArray) return AppendConnectValue(column, text, out);
   const ConnectColumn element = ElementColumn(column);
-  return AppendList(column, text, ", ", [&](const std::string& e) { return AppendConnectValue(element, e, out); },
+  return AppendList(column, text, ", ", [&](const std::string& e) { return AppendJavaToString(element, e, out); },
                     out);
 }
 
@@ -1733,6 +1743,7 @@ absl::Status AppendIsoText(const ConnectColumn& column, std::string_view text, s
     case ConnectForm::kIsoTime: {
       int64_t micros = 0;
       if (!ReadTime(text, pos, &micros, /*max_hour=*/24) || pos != text.size()) return Unreadable("time", text);
+      if (column.in_array) micros -= micros % 1000;  // pgjdbc's java.sql.Time keeps milliseconds
       time(micros % kDayMicros);
       break;
     }
@@ -1908,7 +1919,13 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, /*with_zone=*/false);
       if (!micros.ok()) return Unreadable("timestamp", text);
       if (column.form == ConnectForm::kTimestampNanos) {
-        if (BeyondLongOfNanos(*micros)) return Unreadable("timestamp in nanoseconds", text);
+        if (BeyondLongOfNanos(*micros)) {
+          // Debezium's converter gives null (DebeziumConvertsToNull): an array's element is null; a NOT NULL
+          // column's value fails.
+          if (!column.in_array) return Unreadable("timestamp in nanoseconds", text);
+          out->append("null");
+          return absl::OkStatus();
+        }
         out->append(std::to_string(*micros * 1000));
         return absl::OkStatus();
       }

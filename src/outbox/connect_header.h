@@ -120,10 +120,15 @@ struct ConnectColumn {
 
 // Whether Debezium's converter fails on this value of `column`, so that its event.converting.failure.handling.mode
 // decides (fail stops the connector; warn and skip leave the field unset, which reads as null): an array with a NULL
-// element where Debezium's value cannot hold one (an enum's or an isbn[], whose elements are required; an ltree[]), a
-// timestamp
-// beyond a long of nanoseconds (2262) under time.precision.mode=nanoseconds.
+// element where Debezium's value cannot hold one (an enum's or an isbn[], whose elements are required; an ltree[]).
 bool DebeziumConversionFails(const ConnectColumn& column, std::string_view text);
+
+// Whether Debezium's converter gives null for this value of a nullable column, whatever its
+// event.converting.failure.handling.mode (the converter catches its own error, logs a warning and returns null): a
+// timestamp beyond a long of nanoseconds (2262) under time.precision.mode=nanoseconds. The same value as an array's
+// element is a null element (AppendConnectValue writes it so); in a NOT NULL column it is an error
+// (AppendConnectValue's), as Debezium's converter then throws.
+bool DebeziumConvertsToNull(const ConnectColumn& column, std::string_view text);
 
 // Whether Debezium gives a column of `type_oid` an integer schema (int2, int4, int8, oid: int16, int32, int64):
 // JsonConverter writes a JSON number, and PostgreSQL's text is that number.

@@ -493,39 +493,31 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   return form;
 }
 
-absl::StatusOr<ConnectColumn> OutboxMapper::UnderModes(ConnectColumn form) const {
-  absl::StatusOr<ConnectColumn> under = UnderDecimalMode(std::move(form));
-  if (!under.ok()) return under;
-  if (under->form == ConnectForm::kInterval && config_.interval_handling_mode == config::IntervalHandling::kString) {
-    under->form = ConnectForm::kIntervalString;
+ConnectColumn OutboxMapper::UnderModes(ConnectColumn form) const {
+  ConnectColumn under = UnderDecimalMode(std::move(form));
+  if (under.form == ConnectForm::kInterval && config_.interval_handling_mode == config::IntervalHandling::kString) {
+    under.form = ConnectForm::kIntervalString;
   }
-  under->money_digits = static_cast<int>(config_.money_fraction_digits);  // kMoney's, and a money array's elements'
-  if (config_.hstore_handling_mode == config::HstoreHandling::kMap) {
-    if (under->form == ConnectForm::kArray && under->element == ConnectForm::kHstore) {
-      return absl::FailedPreconditionError(
-          "an hstore[] under outbox.hstore_handling_mode map is not written as Debezium writes it");
-    }
-    if (under->form == ConnectForm::kHstore) under->form = ConnectForm::kHstoreMap;
+  under.money_digits = static_cast<int>(config_.money_fraction_digits);  // kMoney's
+  // An array's elements take the modes as a column of their type would (Debezium's createArrayConverter converts
+  // each element with its type's converter, and its schema is an array of that converter's schema).
+  ConnectForm& f = under.form == ConnectForm::kArray ? under.element : under.form;
+  if (config_.hstore_handling_mode == config::HstoreHandling::kMap && f == ConnectForm::kHstore) {
+    f = ConnectForm::kHstoreMap;
   }
-  if (config_.binary_handling_mode != config::BinaryHandling::kBytes) {
-    if (under->form == ConnectForm::kArray && under->element == ConnectForm::kBytes) {
-      return absl::FailedPreconditionError("a bytea[] under outbox.binary_handling_mode other than bytes is not "
-                                           "written as Debezium writes it");
-    }
-    if (under->form == ConnectForm::kBytes) {
-      under->form = ConnectForm::kBinaryString;
-      switch (config_.binary_handling_mode) {
-        case config::BinaryHandling::kBase64UrlSafe: under->binary = ConnectColumn::BinaryText::kBase64UrlSafe; break;
-        case config::BinaryHandling::kHex: under->binary = ConnectColumn::BinaryText::kHex; break;
-        default: under->binary = ConnectColumn::BinaryText::kBase64;
-      }
+  if (config_.binary_handling_mode != config::BinaryHandling::kBytes && f == ConnectForm::kBytes) {
+    f = ConnectForm::kBinaryString;
+    switch (config_.binary_handling_mode) {
+      case config::BinaryHandling::kBase64UrlSafe: under.binary = ConnectColumn::BinaryText::kBase64UrlSafe; break;
+      case config::BinaryHandling::kHex: under.binary = ConnectColumn::BinaryText::kHex; break;
+      default: under.binary = ConnectColumn::BinaryText::kBase64;
     }
   }
-  return UnderTimeMode(*std::move(under));
+  return UnderTimeMode(std::move(under));
 }
 
-// time.precision.mode's forms of time and timestamp; arrays' elements too, but not in nanoseconds (refused).
-absl::StatusOr<ConnectColumn> OutboxMapper::UnderTimeMode(ConnectColumn form) const {
+// time.precision.mode's forms of date, time and timestamp, a column's or an array's elements'.
+ConnectColumn OutboxMapper::UnderTimeMode(ConnectColumn form) const {
   using config::TimePrecision;
   const TimePrecision mode = config_.time_precision_mode;
   if (mode == TimePrecision::kAdaptive) return form;
@@ -562,23 +554,12 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderTimeMode(ConnectColumn form) co
       default: return f;
     }
   };
-  if (form.form != ConnectForm::kArray) {
-    form.form = under(form.form);
-    return form;
-  }
-  const ConnectForm element = under(form.element);
-  if (element == ConnectForm::kTimeNanos || element == ConnectForm::kTimestampNanos ||
-      element == ConnectForm::kConnectDate || element == ConnectForm::kConnectTime ||
-      element == ConnectForm::kConnectTimestamp || element == ConnectForm::kIsoDate ||
-      element == ConnectForm::kIsoTime || element == ConnectForm::kIsoTimestamp) {
-    return absl::FailedPreconditionError("an array of date, time or timestamp under outbox.time_precision_mode "
-                                         "nanoseconds, connect or isostring is not written as Debezium writes it");
-  }
-  form.element = element;
+  ConnectForm& f = form.form == ConnectForm::kArray ? form.element : form.form;
+  f = under(f);
   return form;
 }
 
-absl::StatusOr<ConnectColumn> OutboxMapper::UnderDecimalMode(ConnectColumn form) const {
+ConnectColumn OutboxMapper::UnderDecimalMode(ConnectColumn form) const {
   const config::DecimalHandling mode = config_.decimal_handling_mode;
   if (mode == config::DecimalHandling::kPrecise) return form;
   const bool string = mode == config::DecimalHandling::kString;
@@ -588,12 +569,9 @@ absl::StatusOr<ConnectColumn> OutboxMapper::UnderDecimalMode(ConnectColumn form)
       form = ConnectColumn{string ? ConnectForm::kDecimalString : ConnectForm::kFloat64};
       break;
     case ConnectForm::kMoney: form = ConnectColumn{string ? ConnectForm::kMoneyString : ConnectForm::kMoneyDouble}; break;
-    case ConnectForm::kArray:
-      if (form.element == ConnectForm::kDecimal || form.element == ConnectForm::kVariableDecimal ||
-          form.element == ConnectForm::kMoney) {
-        return absl::FailedPreconditionError(Cat("an array of numeric or money under outbox.decimal_handling_mode ",
-                                                 string ? "string" : "double",
-                                                 " is not written as Debezium writes it (only precise is)"));
+    case ConnectForm::kArray:  // numeric[] (Debezium has no money[]): its elements as numeric columns
+      if (form.element == ConnectForm::kDecimal || form.element == ConnectForm::kVariableDecimal) {
+        form.element = string ? ConnectForm::kDecimalString : ConnectForm::kFloat64;
       }
       break;
     default:
@@ -809,10 +787,13 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     const Binding::Additional& a = b.additional[i];
     if (absl::Status st = fill(field, a.column); !st.ok()) return st;
     field.absent = a.column < 0;
-    if (config_.event_converting_failure_handling_mode != config::ConvertingFailure::kFail && !field.null &&
-        !a.not_null && DebeziumConversionFails(a.form, field.text)) {
-      // Debezium's converter fails on the value; its warn and skip modes leave the field unset (null, or the
-      // schema's default). A NOT NULL column's stays an error: Debezium's record then fails Kafka Connect's checks.
+    if (!field.null && !a.not_null &&
+        ((config_.event_converting_failure_handling_mode != config::ConvertingFailure::kFail &&
+          DebeziumConversionFails(a.form, field.text)) ||
+         DebeziumConvertsToNull(a.form, field.text))) {
+      // Debezium's converter fails on the value, and its warn and skip modes leave the field unset, or the converter
+      // gives null whatever the mode: null, or the schema's default. A NOT NULL column's stays an error: Debezium's
+      // converter throws, or its record fails Kafka Connect's checks.
       field.SetNull();
       if (absl::Status st = read_default(field, a.column); !st.ok()) return st;
     }

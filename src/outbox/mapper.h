@@ -177,14 +177,14 @@ class OutboxMapper {
   // The form Debezium gives the column `name` of `type`: ConnectColumnOf's, or an enum's (from the catalog, which
   // names its labels).
   absl::StatusOr<ConnectColumn> FormOf(const std::string& name, uint32_t type, int32_t type_modifier) const;
-  // outbox.decimal_handling_mode string or double: a numeric or money column's form under it (precise: as it is);
-  // FAILED_PRECONDITION for an array of them.
-  absl::StatusOr<ConnectColumn> UnderDecimalMode(ConnectColumn form) const;
-  // outbox.time_precision_mode other than adaptive: a time or timestamp column's form under it; FAILED_PRECONDITION
-  // for an array of them under nanoseconds.
-  absl::StatusOr<ConnectColumn> UnderTimeMode(ConnectColumn form) const;
-  // Both of the above, and the interval, money, binary and hstore modes' forms.
-  absl::StatusOr<ConnectColumn> UnderModes(ConnectColumn form) const;
+  // outbox.decimal_handling_mode string or double: a numeric or money column's form under it, or a numeric array's
+  // with its elements' (precise: as it is).
+  ConnectColumn UnderDecimalMode(ConnectColumn form) const;
+  // outbox.time_precision_mode other than adaptive: a date, time or timestamp column's form under it, or an array's
+  // with its elements'.
+  ConnectColumn UnderTimeMode(ConnectColumn form) const;
+  // Both of the above, and the interval, money, binary and hstore modes' forms (of an array's elements too).
+  ConnectColumn UnderModes(ConnectColumn form) const;
   // json_schema: the schema of the column `name` of `type` (for outbox.key_converter or value_converter: `key`).
   absl::StatusOr<std::string> ColumnSchema(const std::string& name, uint32_t type, int32_t type_modifier,
                                            std::string_view key) const;

@@ -469,8 +469,9 @@ TEST(ConnectHeaderTest, PostgisGeometriesAreDebeziumsStructsOfTheirEwkbAndSrid) 
 }
 
 // The values Debezium's converter fails on (its event.converting.failure.handling.mode decides): a NULL element of an
-// enum's array, an isbn[] or an ltree[], a timestamp past 2262 in nanoseconds; not a NULL element of another array.
-TEST(ConnectHeaderTest, DebeziumsConverterFailsOnRequiredNullElementsAndNanosecondOverflow) {
+// enum's array, an isbn[] or an ltree[]; not a NULL element of another array. A timestamp past 2262 in nanoseconds is
+// one it gives null for, whatever the mode: null as an array's element, an error as a (NOT NULL) column's value.
+TEST(ConnectHeaderTest, DebeziumsConverterFailsOnRequiredNullElementsAndNullsANanosecondOverflow) {
   ConnectColumn flags{ConnectForm::kArray, 0, "gift,urgent"};
   flags.element = ConnectForm::kEnum;
   EXPECT_TRUE(DebeziumConversionFails(flags, "{urgent,NULL}"));
@@ -490,10 +491,23 @@ TEST(ConnectHeaderTest, DebeziumsConverterFailsOnRequiredNullElementsAndNanoseco
   EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":false},"optional":true})");
   EXPECT_FALSE(DebeziumConversionFails(*ConnectColumnOf(kInt4Array, -1), "{1,NULL}"));
   const ConnectColumn nanos{ConnectForm::kTimestampNanos};
-  EXPECT_TRUE(DebeziumConversionFails(nanos, "2263-01-01 00:00:00"));
-  EXPECT_TRUE(DebeziumConversionFails(nanos, "1677-09-21 00:00:00"));
-  EXPECT_FALSE(DebeziumConversionFails(nanos, "2262-04-11 23:47:16.854775"));
-  EXPECT_FALSE(DebeziumConversionFails(ConnectColumn{ConnectForm::kTimestampMicros}, "2263-01-01 00:00:00"));
+  EXPECT_FALSE(DebeziumConversionFails(nanos, "2263-01-01 00:00:00"));
+  EXPECT_TRUE(DebeziumConvertsToNull(nanos, "2263-01-01 00:00:00"));
+  EXPECT_TRUE(DebeziumConvertsToNull(nanos, "1677-09-21 00:00:00"));
+  EXPECT_FALSE(DebeziumConvertsToNull(nanos, "2262-04-11 23:47:16.854775"));
+  EXPECT_FALSE(DebeziumConvertsToNull(ConnectColumn{ConnectForm::kTimestampMicros}, "2263-01-01 00:00:00"));
+  out.clear();
+  EXPECT_FALSE(AppendConnectValue(nanos, "2263-01-01 00:00:00", &out).ok());
+  ConnectColumn nanos_array{ConnectForm::kArray};
+  nanos_array.element = ConnectForm::kTimestampNanos;
+  nanos_array.element_type = 1114;
+  EXPECT_FALSE(DebeziumConvertsToNull(nanos_array, "{\"2263-01-01 00:00:00\"}"));  // its element is null instead
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(nanos_array, "{\"2026-12-03 00:00:00\",\"2263-01-01 00:00:00\",NULL}", &out).ok());
+  EXPECT_EQ(out, "[1796256000000000000,null,null]");
+  out.clear();
+  ASSERT_TRUE(AppendConnectJsonValue(nanos_array, 1115, "{\"2263-01-01 00:00:00\"}", &out).ok());
+  EXPECT_EQ(out, "[null]");
 }
 
 // Arrays of the extension types (_citext, _ltree, _hstore, _geometry, _geography by name): lists of each element's

@@ -1062,6 +1062,36 @@ TEST_F(MapperTest, AValueDebeziumsConverterFailsOnIsNullUnderWarnAndAnErrorUnder
   EXPECT_TRUE(IsPerEventError(r.status()));
 }
 
+// A timestamp past 2262 under outbox.time_precision_mode nanoseconds: Debezium's converter gives null whatever its
+// event.converting.failure.handling.mode (fail included), so the header is null; a NOT NULL column's is an error.
+TEST_F(MapperTest, ANanosecondOverflowIsNullUnderEveryFailureModeButAnErrorWhenNotNull) {
+  relation_.columns.push_back({.flags = 0, .name = "at", .type_oid = 1114});
+  values_.push_back("2263-01-01 00:00:00");
+  pg::ColumnCatalog at = {.name = "at", .type_oid = 1114, .type_name = "timestamp"};
+  config_.fields.additional = {{.column = "at", .placement = "header", .name = "at"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  config_.time_precision_mode = config::TimePrecision::kNanoseconds;
+  for (config::ConvertingFailure mode :
+       {config::ConvertingFailure::kFail, config::ConvertingFailure::kWarn, config::ConvertingFailure::kSkip}) {
+    config_.event_converting_failure_handling_mode = mode;
+    mapper_.reset();
+    mapper().SetCatalog({at});
+    auto r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(HeaderValue(*r, "at"), std::nullopt);
+  }
+  Set("at", "2262-04-11 23:47:16.854775");  // the last microsecond a long of nanoseconds holds
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "at"), "9223372036854775000");
+  Set("at", "2263-01-01 00:00:00");
+  at.not_null = true;
+  mapper().SetCatalog({at});
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status()));
+}
+
 // A column of a domain type (its own type OID in the Relation message, and no modifier) is read as Debezium reads
 // it: as the domain's root type under the domain's modifier, so a header of a domain over numeric(10,2) is the one
 // a numeric(10,2) column gives; without the catalog's word that it is a domain it is refused naming the type OID.

@@ -268,5 +268,58 @@ TEST(DecimalModeTest, IsoStringTemporalsAreDebeziumsIsoText) {
   EXPECT_EQ(schema, R"({"type":"string","optional":false,"name":"io.debezium.time.IsoTimestamp","version":1})");
 }
 
+// An array under the modes (Debezium converts each element with its type's converter, from pgjdbc's java.sql value):
+// numeric elements as strings or doubles, bytea elements as hex, time elements with milliseconds only, hstore elements
+// as maps; strings quoted by SimpleHeaderConverter and not by List.toString; the schema an array of the mode's schema.
+TEST(DecimalModeTest, ArrayElementsAreWrittenAsTheModeWritesAColumnOfTheirType) {
+  const auto array = [](ConnectForm element, uint32_t element_type) {
+    ConnectColumn column{ConnectForm::kArray};
+    column.element = element;
+    column.element_type = element_type;
+    return column;
+  };
+  const auto header = [](const ConnectColumn& column, std::string_view text) {
+    std::string out;
+    absl::Status st = AppendConnectValue(column, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  const auto json = [](const ConnectColumn& column, std::string_view text) {
+    std::string out;
+    absl::Status st = AppendConnectJsonValue(column, 0, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  const auto java = [](const ConnectColumn& column, std::string_view text) {
+    std::string out;
+    absl::Status st = AppendJavaToString(column, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  const ConnectColumn strings = array(ConnectForm::kDecimalString, 1700);
+  EXPECT_EQ(header(strings, "{12.50,NULL,-0.001}"), R"(["12.50",null,"-0.001"])");
+  EXPECT_EQ(json(strings, "{12.50,NULL}"), R"(["12.50",null])");
+  EXPECT_EQ(java(strings, "{12.50,NULL}"), "[12.50, null]");
+  const ConnectColumn doubles = array(ConnectForm::kFloat64, 1700);
+  EXPECT_EQ(header(doubles, "{12.50,12345678901234567890}"), "[12.5,1.2345678901234567E19]");
+  std::string schema;
+  AppendConnectJsonSchema(doubles, 1231, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"double","optional":true},"optional":true})");
+
+  ConnectColumn hex = array(ConnectForm::kBinaryString, 17);
+  hex.binary = ConnectColumn::BinaryText::kHex;
+  EXPECT_EQ(header(hex, R"({"\\xfbff3e",NULL})"), R"(["fbff3e",null])");
+
+  const ConnectColumn iso = array(ConnectForm::kIsoTime, 1083);
+  EXPECT_EQ(header(iso, "{13:45:07.123456,00:00:00.000999}"), R"(["13:45:07.123Z","00:00:00Z"])");
+  EXPECT_EQ(java(iso, "{12:00:00.5}"), "[12:00:00.5Z]");
+  EXPECT_EQ(header(array(ConnectForm::kTimeNanos, 1083), "{13:45:07.123456}"), "[49507123000000]");
+  EXPECT_EQ(header(array(ConnectForm::kConnectTime, 1083), "{13:45:07.123456}"), "[13:45:07.123Z]");
+  EXPECT_EQ(header(array(ConnectForm::kIsoTimestamp, 1114), "{\"2026-12-03 13:45:07.123456\"}"),
+            R"(["2026-12-03T13:45:07.123456Z"])");
+
+  const ConnectColumn maps = array(ConnectForm::kHstoreMap, 0);
+  EXPECT_EQ(header(maps, R"({"\"b\"=>\"2\", \"a\"=>NULL",NULL})"), R"([{"a":null,"b":"2"},null])");
+  EXPECT_EQ(json(maps, R"({"\"b\"=>\"2\""})"), R"([{"b":"2"}])");
+  EXPECT_EQ(java(maps, R"({"\"b\"=>\"2\", \"a\"=>NULL"})"), "[{a=null, b=2}]");
+}
+
 }  // namespace
 }  // namespace outbox::outbox

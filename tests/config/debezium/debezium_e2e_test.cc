@@ -1441,7 +1441,8 @@ TEST_F(DebeziumSideBySide, ArraysOfAnEnumThroughStringConvertersAreDebeziums) { 
 
 // Values Debezium's converter fails on, under its default event.converting.failure.handling.mode (warn): an enum
 // array's NULL element (its elements are required), an ltree[]'s NULL element (the converter calls its toString) and,
-// under time.precision.mode=nanoseconds, a timestamp past 2262 (a long of nanoseconds overflows), an isbn[]'s NULL
+// under time.precision.mode=nanoseconds, a timestamp past 2262 (a long of nanoseconds overflows: Debezium's converter
+// gives null, and an array's element is null), an isbn[]'s NULL
 // element (required strings too; its other values are lists of the elements' text, an ISBN-13 printed as PostgreSQL
 // prints it, in its ISBN-10 form). Debezium leaves the field unset, so the header or envelope field is null; the relay
 // writes null too.
@@ -1452,12 +1453,13 @@ void DebeziumSideBySide::CompareConversionFailures(bool json) {
                   .ok());
   const std::vector<std::pair<std::string, std::string>> columns = {
       {"f_header", "order_flag[]"}, {"e_field", "order_flag[]"}, {"t_tree", "ltree[]"}, {"ts_nanos", "timestamp"},
-      {"i_isbn", "isbn[]"},         {"e_isbn", "isbn[]"}};
+      {"i_isbn", "isbn[]"},         {"e_isbn", "isbn[]"},         {"a_nanos", "timestamp[]"}, {"e_ananos", "timestamp[]"}};
   const std::vector<std::string> rows = {
       "'{urgent,NULL}', '{NULL}', '{Top.Science,NULL}', '2263-01-01 00:00:00', '{978-0-393-04002-9}', "
-      "'{0-393-04002-X,NULL}'",
-      "'{urgent}', '{gift}', '{a.b}', '2026-12-03 13:45:07.123456', '{}', '{}'",
-      "NULL, NULL, NULL, NULL, NULL, NULL"};
+      "'{0-393-04002-X,NULL}', '{\"2026-12-03 00:00:00\",\"2263-01-01 00:00:00\"}', '{\"2300-01-01 00:00:00\"}'",
+      "'{urgent}', '{gift}', '{a.b}', '2026-12-03 13:45:07.123456', '{}', '{}', '{\"2026-12-03 13:45:07.123456\",NULL}', "
+      "'{}'",
+      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
   CompareColumns(
       json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Failed",
       {"ts_nanos", "1796305507123456000"}, "time.precision.mode=nanoseconds\n");
@@ -1469,6 +1471,23 @@ TEST_F(DebeziumSideBySide, ValuesDebeziumsConverterFailsOnAreNullUnderWarnThroug
 
 TEST_F(DebeziumSideBySide, ValuesDebeziumsConverterFailsOnAreNullUnderWarnThroughJsonConvertersWithSchemas) {
   CompareConversionFailures(/*json=*/true);
+}
+
+// A timestamp past 2262 under time.precision.mode=nanoseconds is one Debezium's converter catches itself (it logs a
+// warning and gives null), so even under event.converting.failure.handling.mode=fail the column is null and an array's
+// element is a null element: in headers and an envelope field, through JsonConverters with schemas.
+TEST_F(DebeziumSideBySide, ANanosecondOverflowIsNullEvenUnderFailThroughJsonConvertersWithSchemas) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"ts_nanos", "timestamp"}, {"a_nanos", "timestamp[]"}, {"e_nanos", "timestamp"}, {"e_ananos", "timestamp[]"}};
+  const std::vector<std::string> rows = {
+      R"('2263-01-01 00:00:00', '{"2026-12-03 00:00:00","2263-01-01 00:00:00"}', '1600-01-01 00:00:00', )"
+      R"('{"1600-01-01 00:00:00",NULL}')",
+      R"('2026-12-03 13:45:07.123456', '{}', '2026-12-03 00:00:00', '{"2026-12-03 00:00:00"}')",
+      "NULL, NULL, NULL, NULL"};
+  CompareColumns(
+      /*json=*/true, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Overflowed",
+      {"ts_nanos", "1796305507123456000"},
+      "time.precision.mode=nanoseconds\nevent.converting.failure.handling.mode=fail\n");
 }
 
 TEST_F(DebeziumSideBySide, ArraysOfAnEnumThroughJsonConvertersWithSchemasAreDebeziums) {
@@ -1649,19 +1668,22 @@ TEST_F(DebeziumSideBySide, ColumnMasksAndTruncationsThroughJsonConvertersWithSch
   CompareColumnMappers(/*json=*/true);
 }
 
-// decimal.handling.mode string and double: numeric with and without a scale and money, in headers and envelope fields,
+// decimal.handling.mode string and double: numeric with and without a scale and money, and arrays of numeric with and
+// without a scale (each element as a numeric column's value: a string or a double), in headers and envelope fields,
 // through StringConverters (SimpleHeaderConverter's text, Struct.toString) or JsonConverters with schemas; large,
 // small, negative and zero values, trailing zeros, NaN (double only: under string Debezium writes its own
-// spelling, which the relay refuses as a per-event error) and NULL.
+// spelling, which the relay refuses as a per-event error), NULL elements, empty arrays and NULL.
 void DebeziumSideBySide::CompareDecimalModes(const std::string& mode, bool json) {
   const std::vector<std::pair<std::string, std::string>> columns = {
       {"n_head", "numeric(12,2)"}, {"v_head", "numeric"}, {"m_head", "money"},
-      {"n_env", "numeric(12,2)"},  {"v_env", "numeric"},  {"m_env", "money"}};
+      {"n_env", "numeric(12,2)"},  {"v_env", "numeric"},  {"m_env", "money"},
+      {"an_head", "numeric(10,2)[]"}, {"av_head", "numeric[]"}, {"an_env", "numeric(8,3)[]"}};
   std::vector<std::string> rows = {
-      "12.5, 1234.5678, 1234.56, -0.01, 0.000100, -5.5",
-      "9999999999.99, 123456789012345678901234567890.123, -1234567.89, 0, 1e-20, 0.01",
-      "NULL, NULL, NULL, NULL, NULL, NULL"};
-  if (mode == "double") rows.push_back("0.1, 'NaN', 0.1, 1, 'NaN', 100");
+      "12.5, 1234.5678, 1234.56, -0.01, 0.000100, -5.5, '{12.5,-0.01,NULL,99999999.99}', "
+      "'{1.50,NULL,-0.001,12345678901234567890,1e-20}', '{1.5,0}'",
+      "9999999999.99, 123456789012345678901234567890.123, -1234567.89, 0, 1e-20, 0.01, '{}', '{0.1}', '{}'",
+      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
+  if (mode == "double") rows.push_back("0.1, 'NaN', 0.1, 1, 'NaN', 100, '{0.1}', '{2}', '{-3.25}'");
   CompareColumns(
       json, columns, [](const std::string& name) { return name.ends_with("_env"); }, rows, "Decimal",
       {"n_head", mode == "string" ? (json ? R"("payload":"12.50")" : "12.50") : (json ? "12.5}" : "12.5")},
@@ -1677,8 +1699,9 @@ TEST_F(DebeziumSideBySide, DecimalHandlingModeDoubleThroughJsonConvertersWithSch
 }
 
 // time.precision.mode adaptive_time_microseconds, microseconds, nanoseconds, connect and isostring: time and timestamp
-// columns of each precision (and, but under nanoseconds, connect and isostring, arrays of them) in headers and envelope fields, with date and timestamptz
-// beside them (the same in every mode); through StringConverters or JsonConverters with schemas.
+// columns of each precision, and arrays of date, time and timestamp (each element as the mode writes a column of its
+// type, from pgjdbc's java.sql value: a time element keeps milliseconds), in headers and envelope fields, with date
+// and timestamptz beside them (the same in every mode); through StringConverters or JsonConverters with schemas.
 void DebeziumSideBySide::CompareTimeModes(const std::string& mode, bool json) {
   std::vector<std::pair<std::string, std::string>> columns = {
       {"t0", "time(0)"},       {"t3", "time(3)"},  {"t6", "time"},       {"ts3", "timestamp(3)"},
@@ -1689,12 +1712,13 @@ void DebeziumSideBySide::CompareTimeModes(const std::string& mode, bool json) {
       "'00:00:00', '24:00:00', '00:00:00.000001', '1970-01-01 00:00:00', '2262-04-11 23:47:16.854775', "
       "'00:00:00.001', '1900-02-28', '1970-01-01 00:00:00+00'",
       "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
-  if (mode != "nanoseconds" && mode != "connect" && mode != "isostring") {  // arrays refused under these
-    columns.insert(columns.end(), {{"a_t3", "time(3)[]"}, {"e_ats", "timestamp(3)[]"}});
-    rows[0] += ", '{13:45:07.123,NULL}', '{\"2026-12-03 13:45:07.123\"}'";
-    rows[1] += ", '{}', '{}'";
-    rows[2] += ", NULL, NULL";
-  }
+  columns.insert(columns.end(), {{"a_t3", "time(3)[]"}, {"e_ats", "timestamp(3)[]"}, {"a_t6", "time[]"},
+                                  {"a_ts6", "timestamp[]"}, {"a_d", "date[]"}, {"e_at6", "time[]"}});
+  rows[0] += R"(, '{13:45:07.123,NULL}', '{"2026-12-03 13:45:07.123"}', '{13:45:07.123456,00:00:00,23:59:59.999999}', )"
+             R"('{"2026-12-03 13:45:07.123456","1960-01-01 00:00:00.000001",NULL}', '{2026-12-03,1969-12-31,NULL}', )"
+             R"('{00:00:00.000999,12:00:00.5}')";
+  rows[1] += ", '{}', '{}', '{00:00:00.001}', '{\"1970-01-01 00:00:00\"}', '{1970-01-01}', '{}'";
+  rows[2] += ", NULL, NULL, NULL, NULL, NULL, NULL";
   // t3 (13:45:07.123) past midnight: micro- or nanoseconds, or Kafka Connect's Time (milliseconds; formatted by
   // SimpleHeaderConverter). Under connect and StringConverters every column is a header: Struct.toString prints a
   // java.util.Date in the JVM's zone, which the relay refuses.
@@ -1779,12 +1803,15 @@ TEST_F(DebeziumSideBySide, MoneyFractionDigitsFourThroughJsonConvertersWithSchem
   CompareMoneyDigits(4, /*json=*/true);
 }
 
-// binary.handling.mode base64, base64-url-safe and hex: bytea columns in headers and an envelope field as strings in
-// that encoding (under StringConverter the envelope's Struct.toString prints them, where a byte array would print an
+// binary.handling.mode base64, base64-url-safe and hex: bytea columns and bytea[] (arrays of those strings) in headers
+// and an envelope field as strings in that encoding (under StringConverter the envelope's Struct.toString prints them, where a byte array would print an
 // identity hash code); empty, one byte, bytes that need the URL-safe alphabet and padding, NULL.
 void DebeziumSideBySide::CompareBinaryModes(const std::string& mode, bool json) {
-  const std::vector<std::pair<std::string, std::string>> columns = {{"b_head", "bytea"}, {"e_b", "bytea"}};
-  const std::vector<std::string> rows = {R"('\xfbff3e', '\x00')", R"('\x', '\xfbef')", "NULL, NULL"};
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"b_head", "bytea"}, {"e_b", "bytea"}, {"a_b", "bytea[]"}, {"e_ab", "bytea[]"}};
+  const std::vector<std::string> rows = {
+      R"('\xfbff3e', '\x00', ARRAY['\xfbff3e'::bytea, NULL, ''::bytea], ARRAY['\xfbef'::bytea])",
+      R"('\x', '\xfbef', '{}', '{}')", "NULL, NULL, NULL, NULL"};
   const std::string expected = mode == "hex" ? "fbff3e" : mode == "base64" ? "+/8+" : "-_8-";
   CompareColumns(
       json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Binary",
@@ -1803,14 +1830,18 @@ TEST_F(DebeziumSideBySide, BinaryHandlingModeHexThroughJsonConvertersWithSchemas
   CompareBinaryModes("hex", /*json=*/true);
 }
 
-// hstore.handling.mode=map: hstore columns as Kafka Connect maps of strings in a header and an envelope field,
+// hstore.handling.mode=map: hstore columns and hstore[] (arrays of those maps) as Kafka Connect maps of strings in a
+// header and an envelope field,
 // through StringConverters (SimpleHeaderConverter's {"k":"v"}, HashMap.toString's {k=v}) or JsonConverters with
 // schemas; the HashMap's order, NULL values, quotes and backslashes, an empty map, NULL.
 void DebeziumSideBySide::CompareHstoreMaps(bool json) {
   ASSERT_TRUE(pg_->Exec("CREATE EXTENSION hstore", db_).ok());
-  const std::vector<std::pair<std::string, std::string>> columns = {{"h_map", "hstore"}, {"e_map", "hstore"}};
-  const std::vector<std::string> rows = {R"('b=>2, a=>NULL, "q\"x"=>"\\"', 'zeta=>1, alpha=>2, mid=>3')",
-                                         "'', 'k=>v'", "NULL, NULL"};
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"h_map", "hstore"}, {"e_map", "hstore"}, {"a_map", "hstore[]"}, {"e_amap", "hstore[]"}};
+  const std::vector<std::string> rows = {
+      R"('b=>2, a=>NULL, "q\"x"=>"\\"', 'zeta=>1, alpha=>2, mid=>3', )"
+      R"(ARRAY['b=>2, a=>NULL'::hstore, NULL, ''::hstore, '"k,1"=>"v}"'::hstore], ARRAY['zeta=>1, alpha=>2'::hstore])",
+      "'', 'k=>v', '{}', '{}'", "NULL, NULL, NULL, NULL"};
   CompareColumns(
       json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Mapped",
       {"h_map", json ? R"("type":"map")" : R"({"a":null,"b":"2")"}, "hstore.handling.mode=map\n");
