@@ -204,16 +204,15 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     // relay writes with outbox.null_as_column_default for the types it works the default out for.
     const std::vector<pg::ColumnCatalog> catalog = pg::ParseColumnCatalog(*columns);
     const outbox::OutboxMapper mapper(config.outbox);  // the defaults as the connector's modes change them
-    for (const auto& written :
-         {std::tuple{"outbox.key_converter", config.outbox.key_converter, config.outbox.fields.key},
-          std::tuple{"outbox.value_converter", config.outbox.value_converter, config.outbox.fields.payload}}) {
-      const auto& [key, converter, column] = written;
+    for (const auto& written : {std::tuple{"outbox.key_converter", config.outbox.fields.key, true},
+                                std::tuple{"outbox.value_converter", config.outbox.fields.payload, false}}) {
+      const auto& [key, column, is_key] = written;
       const auto c = std::find_if(catalog.begin(), catalog.end(),
                                   [&](const pg::ColumnCatalog& entry) { return entry.name == column; });
-      if (converter != config::Converter::kJsonSchema || c == catalog.end() ||
-          !outbox::OutboxMapper::DebeziumReadsDefault(*c)) {
-        continue;
-      }
+      if (c == catalog.end() || !outbox::OutboxMapper::DebeziumReadsDefault(*c)) continue;
+      const config::Converter converter =
+          is_key ? mapper.KeyConverter(c->type_oid) : mapper.ValueConverter(c->type_oid);
+      if (converter != config::Converter::kJsonSchema) continue;
       const outbox::ConnectDefault dflt = mapper.DefaultUnderModes(*c, c->type_oid, c->type_modifier);
       if (!config.outbox.null_as_column_default) {
         report.Problem(Cat(key, ": json_schema: column \"", column, "\" of ", qualified,

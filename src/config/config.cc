@@ -523,6 +523,8 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.header_values", internal::kHeaderValues, &outbox->header_values);
   r.Enum("outbox.key_converter", internal::kConverters, &outbox->key_converter);
   r.Enum("outbox.value_converter", internal::kConverters, &outbox->value_converter);
+  r.Bool("outbox.key_converter_binary", &outbox->key_converter_binary);
+  r.Bool("outbox.value_converter_binary", &outbox->value_converter_binary);
   r.Bool("outbox.expand_json_payload", &outbox->expand_json_payload);
   r.Enum("outbox.json_payload_null_behavior", internal::kJsonNullBehaviors, &outbox->json_payload_null_behavior);
   r.Enum("outbox.json_payload_empty_array_behavior", internal::kJsonEmptyArrayBehaviors,
@@ -552,6 +554,8 @@ void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
     if (outbox->value_converter != Converter::kString) {
       r.Error("outbox.value_converter", "only with outbox.format: raw");
     }
+    if (outbox->key_converter_binary) r.Error("outbox.key_converter_binary", "only with outbox.format: raw");
+    if (outbox->value_converter_binary) r.Error("outbox.value_converter_binary", "only with outbox.format: raw");
     if (outbox->expand_json_payload) r.Error("outbox.expand_json_payload", "only with outbox.format: raw");
     if (outbox->HasEnvelope()) {
       r.Error("outbox.fields.additional", "placement envelope only with outbox.format: raw (the value is the envelope)");
@@ -855,6 +859,10 @@ void ReadAll(Reader& r, Config* process, PipelineConfig* config) {
     if (config->outbox.expand_json_payload) {
       r.Error("outbox.expand_json_payload", "expands a payload column of a text type, which a logical message "
                                             "(source.messages) has not");
+    }
+    for (auto [key, binary] : {std::pair{"outbox.key_converter_binary", config->outbox.key_converter_binary},
+                               std::pair{"outbox.value_converter_binary", config->outbox.value_converter_binary}}) {
+      if (binary) r.Error(key, "chooses by the column's type, which a logical message (source.messages) has not");
     }
   }
   ValidateGuarantee(*config, r);

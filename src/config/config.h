@@ -182,6 +182,12 @@ struct OutboxConfig {
   HeaderValues header_values = HeaderValues::kText;
   Converter key_converter = Converter::kString;
   Converter value_converter = Converter::kString;
+  // outbox.key_converter_binary / outbox.value_converter_binary: Debezium's BinaryDataConverter in front of the
+  // converter above (its delegate.converter.type): a key or payload of a bytea column (a BYTES value) goes out as its
+  // bytes, as ByteArrayConverter writes it; any other value (a column of another type, the envelope of placement
+  // envelope) through key_converter / value_converter.
+  bool key_converter_binary = false;
+  bool value_converter_binary = false;
   // Debezium's table.expand.json.payload: a payload of a text type that is JSON becomes the struct Debezium infers
   // from it, written as value_converter writes a struct (outbox/json_expand.h).
   bool expand_json_payload = false;

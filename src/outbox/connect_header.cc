@@ -130,11 +130,44 @@ std::string_view NullElementRefusal(const ConnectColumn& array) {
   return "";
 }
 
+// Whether Debezium's element converter gives null for an inner array of a multi-dimensional `array` (pgjdbc reads
+// {{1,2},{3,4}} as an Object[] of Integer[], and each Integer[] reaches the element type's converter): the numbers,
+// booleans, dates, times and timestamps, whose converters know no Java array and so give null for an optional
+// element (JdbcValueConverters.handleUnknownData). The others print the Java array's identity hash code
+// ("[Ljava.lang.String;@1b6d3586"), which no other program reproduces.
+bool InnerArraysAreNull(const ConnectColumn& array) {
+  switch (array.element) {
+    case ConnectForm::kText: return IsIntegerType(array.element_type);
+    case ConnectForm::kBoolean:
+    case ConnectForm::kFloat32:
+    case ConnectForm::kFloat64:
+    case ConnectForm::kDecimal:
+    case ConnectForm::kVariableDecimal:
+    case ConnectForm::kDecimalString:
+    case ConnectForm::kDate:
+    case ConnectForm::kTimeMillis:
+    case ConnectForm::kTimeMicros:
+    case ConnectForm::kTimeNanos:
+    case ConnectForm::kTimestampMillis:
+    case ConnectForm::kTimestampMicros:
+    case ConnectForm::kTimestampNanos: return true;
+    default: return false;
+  }
+}
+
 // Appends `array`'s `text` as [e1<separator>e2...]: null for a NULL element (or the error NullElementRefusal gives),
-// `append_element(e)` for the others.
+// `append_element(e)` for the others; a multi-dimensional array whose inner arrays Debezium writes as nulls as one
+// null per inner array.
 template <typename AppendElement>
 absl::Status AppendList(const ConnectColumn& array, std::string_view text, std::string_view separator,
                         AppendElement append_element, std::string* out) {
+  if (const std::optional<size_t> inner = MultiDimensionalLength(text, ArrayDelimiter(array));
+      inner && InnerArraysAreNull(array)) {
+    out->push_back('[');
+    for (size_t i = 0; i < *inner; ++i) out->append(i > 0 ? separator : "").append("null");
+    out->push_back(']');
+    return absl::OkStatus();
+  }
   auto elements = ParsePgArray(text, ArrayDelimiter(array));
   if (!elements.ok()) return elements.status();
   out->push_back('[');
@@ -1550,6 +1583,39 @@ std::optional<std::string> ZonedTimeText(std::string_view text) {
 
 }  // namespace
 
+std::optional<size_t> MultiDimensionalLength(std::string_view text, char delimiter) {
+  std::string_view braces = text;
+  if (braces.starts_with('[')) {  // bounds: [lo:hi][lo:hi]=
+    const size_t equals = braces.find("]=");
+    if (equals == std::string_view::npos) return std::nullopt;
+    braces.remove_prefix(equals + 2);
+  }
+  if (!braces.starts_with("{{") || !braces.ends_with('}')) return std::nullopt;
+  size_t inner = 0;
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < braces.size(); ++i) {
+    const char c = braces[i];
+    if (quoted) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '{') {
+      if (++depth == 2) ++inner;
+    } else if (c == '}') {
+      if (--depth == 0 && i + 1 != braces.size()) return std::nullopt;
+    } else if (depth == 1 && c != delimiter) {
+      return std::nullopt;  // an element beside the inner arrays: not PostgreSQL's text
+    }
+  }
+  if (depth != 0 || quoted) return std::nullopt;
+  return inner;
+}
+
 absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text, char delimiter) {
   const auto unreadable = [&](std::string_view why) {
     return absl::InvalidArgumentError(Cat("array \"", text, "\": ", why));
@@ -1561,7 +1627,7 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
     const size_t equals = braces.find("]=");
     if (equals == std::string_view::npos) return unreadable("not an array");
     if (braces.substr(0, equals).find("][") != std::string_view::npos) {
-      return unreadable("a multi-dimensional array: Debezium's value of it is not reproduced");
+      return unreadable("a multi-dimensional array of this type: Debezium writes each inner array as Java's identity-hash text of it, which no other program reproduces");
     }
     braces.remove_prefix(equals + 2);
   }
@@ -1572,7 +1638,7 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
   size_t i = 0;
   while (true) {
     if (i < body.size() && body[i] == '{') {
-      return unreadable("a multi-dimensional array: Debezium's value of it is not reproduced");
+      return unreadable("a multi-dimensional array of this type: Debezium writes each inner array as Java's identity-hash text of it, which no other program reproduces");
     }
     if (i < body.size() && body[i] == '"') {
       std::string e;

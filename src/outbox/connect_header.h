@@ -205,6 +205,9 @@ absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view te
 // whose Debezium value loses its data (each inner array null, or Java's identity-hash text of it), and for text that
 // is not an array.
 absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text, char delimiter = ',');
+// The number of inner arrays of a multi-dimensional array as PostgreSQL prints it ({{1,2},{3,4}}: 2; bounds skipped),
+// or nullopt for a one-dimensional array or text that is not an array.
+std::optional<size_t> MultiDimensionalLength(std::string_view text, char delimiter = ',');
 
 // Appends the header text of one value, given PostgreSQL's text output of it (DateStyle ISO, TimeZone UTC, as the
 // relay's replication session has them). INVALID_ARGUMENT for a value the form cannot carry (infinite dates and

@@ -216,6 +216,16 @@ OutboxMapper::OutboxMapper(const config::OutboxConfig& config)
 
 OutboxMapper::~OutboxMapper() = default;
 
+config::Converter OutboxMapper::KeyConverter(uint32_t type) const {
+  return config_.key_converter_binary && type == pg::oid::kBytea ? config::Converter::kBytes : config_.key_converter;
+}
+
+config::Converter OutboxMapper::ValueConverter(uint32_t payload_type) const {
+  return config_.value_converter_binary && payload_type == pg::oid::kBytea && !envelope_placement_
+             ? config::Converter::kBytes
+             : config_.value_converter;
+}
+
 bool OutboxMapper::IsOutbox(const pg::Relation& relation) const {
   const std::string_view nsp = relation.nspname.empty() ? std::string_view("pg_catalog") : relation.nspname;
   return nsp == schema_ && relation.relname == table_;
@@ -265,19 +275,19 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     }
   }
   for (auto [converter, column, type, key] :
-       {std::tuple{config_.key_converter, &config_.fields.key, b.key_type, "outbox.key_converter"},
-        std::tuple{config_.value_converter, &config_.fields.payload, b.payload_type, "outbox.value_converter"}}) {
+       {std::tuple{KeyConverter(b.key_type), &config_.fields.key, b.key_type, "outbox.key_converter"},
+        std::tuple{ValueConverter(b.payload_type), &config_.fields.payload, b.payload_type, "outbox.value_converter"}}) {
     if (absl::Status st = CheckConverter(converter, type, FormOf(*column, type, -1)); !st.ok()) {
       return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_, " ",
                                                st.message()));
     }
   }
-  if (config_.key_converter == config::Converter::kJsonSchema) {
+  if (KeyConverter(b.key_type) == config::Converter::kJsonSchema) {
     auto schema = ColumnSchema(config_.fields.key, b.key_type, -1, "outbox.key_converter");
     if (!schema.ok()) return schema.status();
     b.key_schema = *std::move(schema);
   }
-  if (config_.value_converter == config::Converter::kJsonSchema) {
+  if (ValueConverter(b.payload_type) == config::Converter::kJsonSchema) {
     auto schema = ColumnSchema(config_.fields.payload, b.payload_type, -1, "outbox.value_converter");
     if (!schema.ok()) return schema.status();
     b.value_schema = *std::move(schema);
@@ -369,9 +379,9 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       return c == config::Converter::kJson || c == config::Converter::kJsonSchema;
     };
     std::vector<std::pair<int, bool>> read = {{b.id, JsonHeaders()},
-                                              {b.key, json(config_.key_converter)},
+                                              {b.key, json(KeyConverter(b.key_type))},
                                               {b.route, false},
-                                              {b.payload, json(config_.value_converter)},
+                                              {b.payload, json(ValueConverter(b.payload_type))},
                                               {b.timestamp, false},
                                               {b.type, false},
                                               {b.tracing, false}};
@@ -1061,11 +1071,12 @@ absl::Status OutboxMapper::Convert(Record& r) {
   // JsonConverter writes a null with a schema (Debezium gives the key and the payload their column's) as the JSON
   // null: a NULL key, and a NULL payload unless outbox.tombstone_on_empty_payload makes it a tombstone (Debezium's
   // router then drops the value's schema too, and JsonConverter writes no value).
-  const bool json_key = config_.key_converter == config::Converter::kJson ||
-                        config_.key_converter == config::Converter::kJsonSchema;
-  const bool json_value = config_.value_converter == config::Converter::kJson ||
-                          config_.value_converter == config::Converter::kJsonSchema;
-  if (config_.key_converter != config::Converter::kString && r.key.has_value()) {
+  const config::Converter key_converter = KeyConverter(s_.key_type);
+  const config::Converter value_converter = ValueConverter(s_.payload_type);
+  const bool json_key = key_converter == config::Converter::kJson || key_converter == config::Converter::kJsonSchema;
+  const bool json_value =
+      value_converter == config::Converter::kJson || value_converter == config::Converter::kJsonSchema;
+  if (key_converter != config::Converter::kString && r.key.has_value()) {
     if (s_.key_type == pg::oid::kBytea) {
       auto bytes = DecodeByteaHex(*r.key);
       if (!bytes.ok()) return bytes.status();
@@ -1075,12 +1086,12 @@ absl::Status OutboxMapper::Convert(Record& r) {
   }
   if (json_key) {
     s_.key_out.clear();
-    AppendJsonConverted(config_.key_converter, s_.key_schema, s_.key_type, r.key, &s_.key_out);
+    AppendJsonConverted(key_converter, s_.key_schema, s_.key_type, r.key, &s_.key_out);
     r.key = s_.key_out;
   }
   if (json_value && !envelope_placement_ && (r.value.has_value() || !config_.tombstone_on_empty_payload)) {
     s_.value_out.clear();  // r.value holds a bytea payload's decoded bytes
-    AppendJsonConverted(config_.value_converter, s_.value_schema, s_.payload_type, r.value, &s_.value_out);
+    AppendJsonConverted(value_converter, s_.value_schema, s_.payload_type, r.value, &s_.value_out);
     r.value = s_.value_out;
   }
   return absl::OkStatus();  // bytes: a bytea payload already is its raw bytes

@@ -139,6 +139,13 @@ class OutboxMapper {
   // DefaultOf, but a numeric or money default under outbox.decimal_handling_mode string or double is kNotReproduced.
   ConnectDefault DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) const;
 
+  // The converter of the key of a record whose key column is of `type`, and of the value of one whose payload column
+  // is: outbox.key_converter / value_converter, but bytes (ByteArrayConverter's) for a bytea column under
+  // outbox.key_converter_binary / value_converter_binary (Debezium's BinaryDataConverter writes a BYTES value as its
+  // bytes and any other through its delegate; the envelope of placement envelope is a struct).
+  config::Converter KeyConverter(uint32_t type) const;
+  config::Converter ValueConverter(uint32_t payload_type) const;
+
  private:
   // Column positions of one relation (by OID), resolved from its Relation message.
   struct Binding {

@@ -260,6 +260,26 @@ TEST(Config, ConvertersAreReadAndJsonSchemaIsRefusedWithMessages) {
               HasSubstr("outbox.key_converter: must be string, json, json_schema or bytes"));
 }
 
+// outbox.key_converter_binary / value_converter_binary (Debezium's BinaryDataConverter in front of the converter):
+// read as booleans; only for the raw format of table rows, as it chooses by the column's type.
+TEST(Config, BinaryConverterKeysAreReadAndRefusedWithOtherFormatsAndMessages) {
+  auto plain = Load(kMinimal);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->outbox.key_converter_binary);
+  EXPECT_FALSE(plain->outbox.value_converter_binary);
+  auto c = Load(kMinimal, {{"outbox.value_converter", "json"}, {"outbox.value_converter_binary", "true"},
+                           {"outbox.key_converter_binary", "true"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->outbox.key_converter_binary);
+  EXPECT_TRUE(c->outbox.value_converter_binary);
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.value_converter_binary", "true"}, {"outbox.format", "cloudevents"}})),
+              HasSubstr("outbox.value_converter_binary: only with outbox.format: raw"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.key_converter_binary", "true"}, {"source.messages", "true"}})),
+              HasSubstr("outbox.key_converter_binary: chooses by the column's type"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.value_converter_binary", "sometimes"}})),
+              HasSubstr("outbox.value_converter_binary"));
+}
+
 // outbox.expand_json_payload, its two behaviors and its field name adjustment; only for the raw format of table rows.
 TEST(Config, ExpandedJsonPayloadKeysAreReadAndRefusedWithOtherFormatsAndMessages) {
   auto plain = Load(kMinimal);

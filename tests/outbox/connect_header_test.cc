@@ -718,6 +718,30 @@ TEST(ConnectHeaderTest, ArraysAreConnectArraysOfOptionalElements) {
   EXPECT_FALSE(ConnectColumnOf(1187 /* interval[]: no Debezium schema */, -1).ok());
 }
 
+// A multi-dimensional array: Debezium's element converter gets each inner array (a Java array from pgjdbc); those of
+// numbers, booleans, dates, times and timestamps give null for it, so the value is one null per inner array, in every
+// converter's text; those of strings print Java's identity hash code: refused.
+TEST(ConnectHeaderTest, MultiDimensionalArraysOfNumbersAreOneNullPerInnerArrayAndOfStringsRefused) {
+  EXPECT_EQ(MultiDimensionalLength("{{1,2},{3,4},{5,6}}"), 3u);
+  EXPECT_EQ(MultiDimensionalLength("[0:1][1:2]={{1,2},{3,NULL}}"), 2u);
+  EXPECT_EQ(MultiDimensionalLength(R"({{{"}",b}},{{c,d}}})"), 2u);  // three dimensions; a quoted brace
+  EXPECT_EQ(MultiDimensionalLength("{1,2}"), std::nullopt);
+  EXPECT_EQ(MultiDimensionalLength("{}"), std::nullopt);
+  EXPECT_EQ(MultiDimensionalLength("{{1},2}"), std::nullopt);
+  EXPECT_EQ(MultiDimensionalLength("{{1}}{"), std::nullopt);
+  const ConnectColumn ints = *ConnectColumnOf(kInt4Array, -1);
+  EXPECT_EQ(Header(kInt4Array, -1, "{{1,2},{3,4}}"), "[null,null]");
+  EXPECT_EQ(JsonValue(kInt4Array, "{{1,2},{3,4}}"), "[null,null]");
+  std::string java;
+  ASSERT_TRUE(AppendJavaToString(ints, "[0:1][1:1]={{1},{2}}", &java).ok());
+  EXPECT_EQ(java, "[null, null]");
+  constexpr uint32_t kTimestampArray = 1115, kTextArray = 1009;
+  EXPECT_EQ(Header(kTimestampArray, -1, R"({{"2026-12-03 00:00:00"}})"), "[null]");
+  std::string out;
+  EXPECT_EQ(AppendConnectValue(*ConnectColumnOf(kTextArray, -1), "{{a},{b}}", &out).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // Arrays of the types with logical values: each element as Debezium converts it, the array's modifier being its
 // elements' (time(3)[], numeric(10,2)[]); times and timetz as pgjdbc's java.sql.Time carries them (milliseconds,
 // whole seconds); strings (timestamptz, timetz, ranges, bytea's base64) quoted. The expected texts are Debezium

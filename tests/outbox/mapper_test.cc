@@ -917,6 +917,33 @@ TEST_F(MapperTest, BytesConvertersWriteByteaAndRefuseOtherColumnsNamingTheKey) {
   EXPECT_THAT(Message(r.status()), HasSubstr("\"aggregateid\""));
 }
 
+// outbox.value_converter_binary / key_converter_binary (Debezium's BinaryDataConverter): a bytea payload or key as its
+// bytes whatever the delegate converter; a payload or key of another type through the delegate (json here).
+TEST_F(MapperTest, BinaryConvertersWriteByteaAsItsBytesAndOtherColumnsThroughTheDelegate) {
+  config_.value_converter = config::Converter::kJson;
+  config_.value_converter_binary = true;
+  config_.key_converter = config::Converter::kJson;
+  config_.key_converter_binary = true;
+  SetType("payload", kBytea);
+  Set("payload", "\\x00ff41");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, std::string("\0\xff" "A", 3));
+  EXPECT_EQ(r->key, R"("order-42")");  // aggregateid is text: the delegate's JSON string
+  config_.value_converter_binary = false;  // the delegate alone: JsonConverter's base64 string
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"("AP9B")");
+  config_.value_converter_binary = true;
+  SetType("payload", kJsonb);
+  Set("payload", R"({"a": 1})");
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, R"("{\"a\": 1}")");
+}
+
 // outbox.fields.tracing_span_context: the column's java.util.Properties text gives the W3C headers.
 TEST_F(MapperTest, TraceContextColumnGivesTraceparentAndTracestateHeaders) {
   relation_.columns.push_back({.flags = 0, .name = "tracingspancontext", .type_oid = kText});

@@ -55,6 +55,7 @@ constexpr std::string_view kEventRouter = "io.debezium.transforms.outbox.EventRo
 constexpr std::string_view kStringConverter = "org.apache.kafka.connect.storage.StringConverter";
 constexpr std::string_view kJsonConverter = "org.apache.kafka.connect.json.JsonConverter";
 constexpr std::string_view kByteArrayConverter = "org.apache.kafka.connect.converters.ByteArrayConverter";
+constexpr std::string_view kBinaryDataConverter = "io.debezium.converters.BinaryDataConverter";
 constexpr std::string_view kStringSerializer = "org.apache.kafka.common.serialization.StringSerializer";
 // The Outbox Event Router's routing defaults.
 constexpr std::string_view kDefaultRouteRegex = "(?<routedByValue>.*)";
@@ -715,6 +716,34 @@ class DebeziumMapper {
   // JsonConverter's schemas.enable: true when absent (its default); nullopt (with an error) when neither.
   std::optional<bool> SchemasEnabled(const Prop* schemas) { return schemas == nullptr ? true : BoolOf(schemas); }
 
+  // Debezium's BinaryDataConverter as the key or value converter (`which`): a BYTES value (a bytea key or payload) as
+  // its bytes, any other through the converter its delegate.converter.type names, configured by the options under
+  // that key; without one, any other value fails the record (as under ByteArrayConverter, which the relay then is).
+  // Sets *json_schema when the delegate is a JsonConverter with schemas.
+  void MapBinaryDataConverter(std::string_view which, const Prop* delegate, const Prop* delegate_schemas,
+                              bool* json_schema) {
+    const std::string relay_key = Cat("outbox.", which, "_converter");
+    const std::string_view type =
+        delegate == nullptr ? kByteArrayConverter : ToStd(absl::StripAsciiWhitespace(delegate->value));
+    if (type == kByteArrayConverter) {
+      Put(relay_key, "bytes");
+      return;
+    }
+    if (type == kStringConverter) {
+      Put(relay_key, "string");
+    } else if (type == kJsonConverter) {
+      const std::optional<bool> with = SchemasEnabled(delegate_schemas);
+      if (!with) return;
+      *json_schema = *json_schema || *with;
+      Put(relay_key, *with ? "json_schema" : "json");
+    } else {
+      Error(delegate->written, Cat(Quoted(delegate->value), " would change the records; the relay writes what ",
+                                   kStringConverter, ", ", kJsonConverter, " or ", kByteArrayConverter, " writes"));
+      return;
+    }
+    Put(Cat(relay_key, "_binary"), "true");
+  }
+
   void MapRouterKeys() {
     // Column names.
     auto column = [&](std::initializer_list<std::string_view> keys, const std::string& tree_key) {
@@ -1098,10 +1127,14 @@ class DebeziumMapper {
         Put(relay_key, *with ? "json_schema" : "json");
       } else if (converter != nullptr && converter->value == kByteArrayConverter) {
         Put(relay_key, "bytes");
+      } else if (converter != nullptr && converter->value == kBinaryDataConverter) {
+        const std::string delegate = Cat(key, ".delegate.converter.type");
+        MapBinaryDataConverter(which, connector_.Take(delegate), connector_.Take(Cat(delegate, ".schemas.enable")),
+                               &with_schema);
       } else if (converter != nullptr && converter->value != kStringConverter) {
         Error(converter->written, Cat(Quoted(converter->value), " would change the records; the relay writes what ",
-                                      kStringConverter, ", ", kJsonConverter, " or ",
-                                      kByteArrayConverter, " writes"));
+                                      kStringConverter, ", ", kJsonConverter, ", ", kByteArrayConverter, " or ",
+                                      kBinaryDataConverter, " writes"));
       } else if (converter == nullptr) {
         WarnAbsent(connector_.Written(key),
                    Cat("not set (the worker's applies): the relay writes what ", kStringConverter, " writes, the ",
@@ -1127,7 +1160,7 @@ class DebeziumMapper {
   // debezium.format.* over them into <key|value|header>.converter.*, then debezium.format.<key|value|header>.*: so a
   // converter class among debezium.source.* has no effect (the format names the class), and its schemas.enable
   // counts below both debezium.format keys, above debezium.source.converter.schemas.enable (ConverterBuilder's
-  // common converter.* properties).
+  // common converter.* properties). binary is Debezium's BinaryDataConverter, with its delegate.converter.type.
   void MapServerFormats() {
     for (std::string_view which : {"key", "value", "header"}) {
       if (const Prop* converter = connector_.Take(Cat(which, ".converter"))) {
@@ -1142,7 +1175,8 @@ class DebeziumMapper {
       const Prop* source;  // debezium.source.converter.<option>
     };
     std::map<std::string, Common, std::less<>> common;
-    for (std::string_view option : {"class", "schemas.enable"}) {
+    for (std::string_view option :
+         {"class", "schemas.enable", "delegate.converter.type", "delegate.converter.type.schemas.enable"}) {
       common[std::string(option)] = {formats_.Take(std::string(option)), connector_.Take(Cat("converter.", option))};
     }
     auto option_of = [&](std::string_view which, std::string_view option) -> const Prop* {
@@ -1181,10 +1215,14 @@ class DebeziumMapper {
                      "not set: Debezium Server's default, json (JsonConverter with schemas unless "
                      "debezium.format.schemas.enable=false), which the relay writes too");
         }
+      } else if (value == "binary") {  // BinaryDataConverter
+        refuse_other_class(which, kBinaryDataConverter);
+        MapBinaryDataConverter(which, option_of(which, "delegate.converter.type"),
+                               option_of(which, "delegate.converter.type.schemas.enable"), &json_schema);
       } else {
-        Error(format->written, Cat("must be simplestring, json or jsonbytearray, got ", Quoted(format->value),
-                                   " (the relay writes what Kafka Connect's StringConverter or JsonConverter "
-                                   "writes)"));
+        Error(format->written, Cat("must be simplestring, json, jsonbytearray or binary, got ", Quoted(format->value),
+                                   " (the relay writes what Kafka Connect's StringConverter or JsonConverter, or "
+                                   "Debezium's BinaryDataConverter, writes)"));
       }
     }
     if (json_schema) MapSchemaChanges();

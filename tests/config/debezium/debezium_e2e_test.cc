@@ -558,17 +558,18 @@ class DebeziumSideBySide : public DebeziumE2E {
                     .ok());
   }
 
-  // Key and value through JsonConverter with schemas.enable=true, from a `ref` column of `key_type` (the event key)
-  // and a `body` column of `payload_type` (the payload), both nullable, over `rows` of "ref, body" SQL values;
-  // compared record by record with Debezium's.
+  // Key and value through JsonConverter with schemas.enable=true (or `converters`), from a `ref` column of `key_type`
+  // (the event key) and a `body` column of `payload_type` (the payload), both nullable, over `rows` of "ref, body" SQL
+  // values; compared record by record with Debezium's.
   void CompareSchemasOfColumns(const std::string& key_type, const std::string& payload_type,
-                               const std::vector<std::string>& rows) {
+                               const std::vector<std::string>& rows,
+                               const std::string& converters = "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                                                               "value.converter=org.apache.kafka.connect.json.JsonConverter\n") {
     SideBySide side(*this, kafka_lib_, plugins_,
                     "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
                     "transforms.outbox.table.field.event.key=ref\n"
                     "transforms.outbox.table.field.event.payload=body\n",
-                    "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                    "value.converter=org.apache.kafka.connect.json.JsonConverter\n");
+                    converters);
     ASSERT_TRUE(side.Init());
     ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN ref " + key_type + ", ADD COLUMN body " + payload_type, db_)
                     .ok());
@@ -638,6 +639,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   // Values Debezium's converter fails on, under event.converting.failure.handling.mode=warn.
   void CompareConversionFailures(bool json);
   void CompareTemporalAndNumericArrays(bool json);
+  // Multi-dimensional arrays of numbers, booleans, dates, times and timestamps.
+  void CompareMultiDimensionalArrays(bool json);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
   // schemas; `premise` names a header and a text some record of Debezium's must have. `connector_keys`: more lines
@@ -816,6 +819,27 @@ TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveTheEnvelopesOfByteaPaylo
   CompareSchemasOfColumns("uuid", "bytea",
                           {"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff41'", "NULL, '\\x'",
                            "'00000000-0000-0000-0000-000000000000', NULL"});
+}
+
+// Debezium's BinaryDataConverter: a bytea payload (a BYTES value) as its bytes, NULL as no value; a text key (a STRING
+// value) through its delegate.converter.type, StringConverter here; a NULL key as none. The value converter has no
+// delegate, which only a value of another type would need.
+TEST_F(DebeziumSideBySide, BinaryDataConverterWritesByteaAsItsBytesAndOtherValuesThroughItsDelegate) {
+  CompareSchemasOfColumns("text", "bytea", {"'k1', '\\x00ff41'", "NULL, '\\x'", "'k2', NULL", "'k3', '\\x0a'"},
+                          "key.converter=io.debezium.converters.BinaryDataConverter\n"
+                          "key.converter.delegate.converter.type=org.apache.kafka.connect.storage.StringConverter\n"
+                          "value.converter=io.debezium.converters.BinaryDataConverter\n");
+}
+
+// BinaryDataConverter with JsonConverter delegates: a jsonb payload through JsonConverter with schemas (its default),
+// a bigint key through one without (the delegate's own options under delegate.converter.type).
+TEST_F(DebeziumSideBySide, BinaryDataConverterWritesOtherPayloadsThroughItsJsonConverterDelegate) {
+  CompareSchemasOfColumns("bigint", "jsonb", {"7, '{\"a\": 1}'", "NULL, '[]'", "8, NULL"},
+                          "key.converter=io.debezium.converters.BinaryDataConverter\n"
+                          "key.converter.delegate.converter.type=org.apache.kafka.connect.json.JsonConverter\n"
+                          "key.converter.delegate.converter.type.schemas.enable=false\n"
+                          "value.converter=io.debezium.converters.BinaryDataConverter\n"
+                          "value.converter.delegate.converter.type=org.apache.kafka.connect.json.JsonConverter\n");
 }
 
 // Typed columns placed in headers: Debezium's connector values as Kafka Connect's SimpleHeaderConverter writes them
@@ -1261,6 +1285,36 @@ TEST_F(DebeziumSideBySide, TemporalNumericBinaryAndRangeArraysThroughStringConve
 
 TEST_F(DebeziumSideBySide, TemporalNumericBinaryAndRangeArraysThroughJsonConvertersWithSchemasAreDebeziums) {
   CompareTemporalAndNumericArrays(/*json=*/true);
+}
+
+// Multi-dimensional arrays: pgjdbc reads {{1,2},{3,4}} as an Object[] of Integer[], and Debezium's element converter,
+// given each inner Java array, gives null for it where it knows no Java array (numbers, booleans, dates, times,
+// timestamps): a list of one null per inner array, in headers and envelope fields, through StringConverters and
+// JsonConverters with schemas (the schema is the one-dimensional array's); NULL elements inside, explicit bounds,
+// three dimensions.
+void DebeziumSideBySide::CompareMultiDimensionalArrays(bool json) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"m_i2", "smallint[][]"},  {"m_i4", "integer[][]"},  {"m_i8", "bigint[][]"},      {"m_f4", "real[][]"},
+      {"m_f8", "float8[][]"},    {"m_num", "numeric(6,2)[][]"}, {"m_numv", "numeric[][]"}, {"m_bool", "boolean[][]"},
+      {"m_date", "date[][]"},    {"m_time", "time[][]"},   {"m_ts", "timestamp(3)[][]"}, {"e_i4", "integer[][][]"},
+      {"e_ts", "timestamp[][]"}, {"e_f8", "float8[][]"}};
+  const std::vector<std::string> rows = {
+      R"sql('{{1,2},{3,NULL}}', '{{1},{2},{3}}', '{{9007199254740993}}', '{{1.5,2}}', '{{1e20,NaN},{0,-1}}', )sql"
+      R"sql('{{1.50,2},{NULL,-0.01}}', '{{1.5}}', '{{t,f},{NULL,t}}', '{{2026-12-03,1969-12-31}}', '{{13:45:07.123456}}', )sql"
+      R"sql('{{"2026-12-03 13:45:07.123"},{NULL}}', '{{{1,2},{3,4}},{{5,6},{7,8}}}', '[0:1][1:1]={{"1960-01-01 00:00:00"},{"2026-12-03 00:00:00"}}', )sql"
+      R"sql('{{0.1}}')sql",
+      "'{1,2}', '{}', '{3}', '{}', '{1.5}', '{}', '{}', '{t}', '{}', '{}', '{}', '{}', '{}', '{2.5}'",
+      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
+  CompareColumns(json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Nested",
+                 {"m_i4", "[null,null,null]"});
+}
+
+TEST_F(DebeziumSideBySide, MultiDimensionalArraysThroughStringConvertersAreOneNullPerInnerArrayAsInDebezium) {
+  CompareMultiDimensionalArrays(/*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, MultiDimensionalArraysThroughJsonConvertersWithSchemasAreOneNullPerInnerArrayAsInDebezium) {
+  CompareMultiDimensionalArrays(/*json=*/true);
 }
 
 // Columns of domain types: over text (with a CHECK), integer, numeric(10,2), timestamp(3), timestamptz(0), uuid,

@@ -245,13 +245,19 @@ TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
   EXPECT_EQ(config::OutboxConfig{}.event_converting_failure_handling_mode, config::ConvertingFailure::kFail);
 }
 
-TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
-  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+// kConnect without its key.converter and value.converter lines.
+std::string ConnectWithoutConverters() {
   std::string file = kConnect;
   for (const char* line : {"key.converter=org.apache.kafka.connect.storage.StringConverter\n",
                            "value.converter=org.apache.kafka.connect.storage.StringConverter\n"}) {
     file.erase(file.find(line), std::string(line).size());
   }
+  return file;
+}
+
+TEST(DebeziumProperties, JsonAndByteArrayConvertersMapToTheRelaysConverters) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  const std::string file = ConnectWithoutConverters();
   absl::StatusOr<Loaded> json = Load(file + "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
                                             "key.converter.schemas.enable=false\n"
                                             "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n",
@@ -736,7 +742,8 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
               HasSubstr("debezium.transforms.unwrap.type: \"io.debezium.transforms.ExtractNewRecordState\" would "
                         "change the records"));
   EXPECT_THAT(ErrorOf(LoadWith("debezium.format.value=cloudevents\n")),
-              HasSubstr("debezium.format.value: must be simplestring, json or jsonbytearray, got \"cloudevents\""));
+              HasSubstr("debezium.format.value: must be simplestring, json, jsonbytearray or binary, got "
+                        "\"cloudevents\""));
 }
 
 // Debezium Server's key and value formats: simplestring is StringConverter; json (the default, also when the keys are
@@ -794,6 +801,60 @@ TEST(DebeziumProperties, DebeziumServerFormatsMapToTheRelaysConverters) {
   EXPECT_EQ(c->outbox.propagate_source_type_columns, ".*");
   EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.source.column.propagate.source.type=(\n")),
               HasSubstr("debezium.source.column.propagate.source.type: \"(\": not a valid regular expression"));
+}
+
+// Debezium's BinaryDataConverter (Kafka Connect's io.debezium.converters.BinaryDataConverter, Debezium Server's binary
+// format): a bytea key or payload as its bytes, any other through the delegate.converter.type it names (its options
+// under that key); without a delegate it is ByteArrayConverter (anything else fails the record in both); another
+// delegate is an error naming the key.
+TEST(DebeziumProperties, BinaryDataConverterMapsToTheRelaysBinaryConverterWithItsDelegate) {
+  const Overrides brokers = {{"kafka.bootstrap.servers", "kafka-1:9092"}};
+  const std::string file = ConnectWithoutConverters();
+  absl::StatusOr<Loaded> c =
+      Load(file + "key.converter=io.debezium.converters.BinaryDataConverter\n"
+                  "key.converter.delegate.converter.type=org.apache.kafka.connect.storage.StringConverter\n"
+                  "value.converter=io.debezium.converters.BinaryDataConverter\n"
+                  "value.converter.delegate.converter.type=org.apache.kafka.connect.json.JsonConverter\n"
+                  "value.converter.delegate.converter.type.schemas.enable=false\n",
+           brokers);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kString);
+  EXPECT_TRUE(c->outbox.key_converter_binary);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJson);
+  EXPECT_TRUE(c->outbox.value_converter_binary);
+  EXPECT_THAT(WarnedKeys(*c), Not(Contains("value.converter.delegate.converter.type.schemas.enable")));
+  c = Load(file + "value.converter=io.debezium.converters.BinaryDataConverter\n", brokers);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kBytes);  // no delegate: bytes or a failed record
+  EXPECT_FALSE(c->outbox.value_converter_binary);
+  c = Load(file + "value.converter=io.debezium.converters.BinaryDataConverter\n"
+                  "value.converter.delegate.converter.type=org.apache.kafka.connect.json.JsonConverter\n",
+           brokers);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJsonSchema);  // JsonConverter's schemas by default
+  EXPECT_THAT(ErrorOf(Load(file + "value.converter=io.debezium.converters.BinaryDataConverter\n"
+                                  "value.converter.delegate.converter.type=io.confluent.connect.avro.AvroConverter\n",
+                           brokers)),
+              HasSubstr("value.converter.delegate.converter.type: \"io.confluent.connect.avro.AvroConverter\" would "
+                        "change the records"));
+  // Debezium Server: debezium.format.value=binary, the delegate among the format's options.
+  std::string no_formats = kBase;
+  no_formats = no_formats.substr(0, no_formats.find("debezium.format.key"));
+  c = Load(no_formats + "debezium.format.key=simplestring\ndebezium.format.value=binary\n"
+                        "debezium.format.value.delegate.converter.type=org.apache.kafka.connect.json.JsonConverter\n"
+                        "debezium.format.value.delegate.converter.type.schemas.enable=false\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.key_converter, config::Converter::kString);
+  EXPECT_FALSE(c->outbox.key_converter_binary);
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kJson);
+  EXPECT_TRUE(c->outbox.value_converter_binary);
+  c = Load(no_formats + "debezium.format.key=simplestring\ndebezium.format.value=binary\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.value_converter, config::Converter::kBytes);
+  EXPECT_THAT(ErrorOf(Load(no_formats + "debezium.format.value=binary\n"
+                                        "debezium.format.value.class=org.apache.kafka.connect.json.JsonConverter\n")),
+              HasSubstr("debezium.format.value.class: \"org.apache.kafka.connect.json.JsonConverter\" would change "
+                        "the records"));
 }
 
 // table.expand.json.payload, the null behavior and the router's field name adjustment map to the relay's keys; the
