@@ -1616,6 +1616,11 @@ std::optional<size_t> MultiDimensionalLength(std::string_view text, char delimit
   return inner;
 }
 
+// Why ParsePgArray refuses a multi-dimensional array (AppendList writes those whose inner arrays are null before).
+constexpr std::string_view kMultiDimensionalRefusal =
+    "a multi-dimensional array of this type: Debezium writes each inner array as Java's identity-hash text of it, "
+    "which no other program reproduces";
+
 absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string_view text, char delimiter) {
   const auto unreadable = [&](std::string_view why) {
     return absl::InvalidArgumentError(Cat("array \"", text, "\": ", why));
@@ -1627,7 +1632,7 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
     const size_t equals = braces.find("]=");
     if (equals == std::string_view::npos) return unreadable("not an array");
     if (braces.substr(0, equals).find("][") != std::string_view::npos) {
-      return unreadable("a multi-dimensional array of this type: Debezium writes each inner array as Java's identity-hash text of it, which no other program reproduces");
+      return unreadable(kMultiDimensionalRefusal);
     }
     braces.remove_prefix(equals + 2);
   }
@@ -1638,7 +1643,7 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ParsePgArray(std::string
   size_t i = 0;
   while (true) {
     if (i < body.size() && body[i] == '{') {
-      return unreadable("a multi-dimensional array of this type: Debezium writes each inner array as Java's identity-hash text of it, which no other program reproduces");
+      return unreadable(kMultiDimensionalRefusal);
     }
     if (i < body.size() && body[i] == '"') {
       std::string e;
