@@ -539,6 +539,29 @@ TEST_F(MapperTest, DebeziumHeaderValueOfATypeNotReproducedIsFatalNamingTheColumn
   EXPECT_THAT(Message(r.status()), HasSubstr("outbox.header_values: text"));
 }
 
+// An array under the non-default modes: each element as the mode writes a column of its type (numeric[] under
+// decimal_handling_mode string, bytea[] under binary_handling_mode hex, time[] under time_precision_mode isostring).
+TEST_F(MapperTest, ArraysUnderTheModesAreListsOfTheirElementsUnderTheModes) {
+  relation_.columns.push_back({.flags = 0, .name = "amounts", .type_oid = pg::oid::kNumericArray});
+  relation_.columns.push_back({.flags = 0, .name = "blobs", .type_oid = pg::oid::kByteaArray});
+  relation_.columns.push_back({.flags = 0, .name = "times", .type_oid = pg::oid::kTimeArray});
+  values_.push_back("{12.50,NULL}");
+  values_.push_back(R"({"\\xfbff3e"})");
+  values_.push_back("{13:45:07.123456}");
+  config_.fields.additional = {{.column = "amounts", .placement = "header", .name = "amounts"},
+                               {.column = "blobs", .placement = "header", .name = "blobs"},
+                               {.column = "times", .placement = "header", .name = "times"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  config_.decimal_handling_mode = config::DecimalHandling::kString;
+  config_.binary_handling_mode = config::BinaryHandling::kHex;
+  config_.time_precision_mode = config::TimePrecision::kIsoString;
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "amounts"), R"(["12.50",null])");
+  EXPECT_EQ(HeaderValue(*r, "blobs"), R"(["fbff3e"])");
+  EXPECT_EQ(HeaderValue(*r, "times"), R"(["13:45:07.123Z"])");
+}
+
 TEST_F(MapperTest, DebeziumHeaderValueTheFormCannotCarryIsAPerEventErrorNamingTheEvent) {
   config_.fields.additional = {config::AdditionalField{.column = "created_at", .placement = "header", .name = "at"}};
   config_.header_values = config::HeaderValues::kDebezium;
