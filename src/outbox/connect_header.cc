@@ -132,9 +132,10 @@ std::string_view NullElementRefusal(const ConnectColumn& array) {
 
 // Whether Debezium's element converter gives null for an inner array of a multi-dimensional `array` (pgjdbc reads
 // {{1,2},{3,4}} as an Object[] of Integer[], and each Integer[] reaches the element type's converter): the numbers,
-// booleans, dates, times and timestamps, whose converters know no Java array and so give null for an optional
-// element (JdbcValueConverters.handleUnknownData). The others print the Java array's identity hash code
-// ("[Ljava.lang.String;@1b6d3586"), which no other program reproduces.
+// booleans, dates, times, timestamps, timestamptz, timetz and bytea, under every mode, whose converters know no Java
+// array and so give null for an optional element (JdbcValueConverters.handleUnknownData; each seen side by side). The
+// strings print the Java array's identity hash code ("[Ljava.lang.String;@1b6d3586"), which no other program
+// reproduces.
 bool InnerArraysAreNull(const ConnectColumn& array) {
   switch (array.element) {
     case ConnectForm::kText: return IsIntegerType(array.element_type);
@@ -150,7 +151,17 @@ bool InnerArraysAreNull(const ConnectColumn& array) {
     case ConnectForm::kTimeNanos:
     case ConnectForm::kTimestampMillis:
     case ConnectForm::kTimestampMicros:
-    case ConnectForm::kTimestampNanos: return true;
+    case ConnectForm::kTimestampNanos:
+    case ConnectForm::kZonedTimestamp:
+    case ConnectForm::kZonedTime:
+    case ConnectForm::kBytes:
+    case ConnectForm::kBinaryString:
+    case ConnectForm::kIsoDate:
+    case ConnectForm::kIsoTime:
+    case ConnectForm::kIsoTimestamp:
+    case ConnectForm::kConnectDate:
+    case ConnectForm::kConnectTime:
+    case ConnectForm::kConnectTimestamp: return true;
     default: return false;
   }
 }

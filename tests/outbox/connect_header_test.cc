@@ -737,6 +737,8 @@ TEST(ConnectHeaderTest, MultiDimensionalArraysOfNumbersAreOneNullPerInnerArrayAn
   EXPECT_EQ(java, "[null, null]");
   constexpr uint32_t kTimestampArray = 1115, kTextArray = 1009;
   EXPECT_EQ(Header(kTimestampArray, -1, R"({{"2026-12-03 00:00:00"}})"), "[null]");
+  EXPECT_EQ(Header(1001 /* bytea[] */, -1, R"({{"\\x00ff"},{NULL}})"), "[null,null]");
+  EXPECT_EQ(Header(1185 /* timestamptz[] */, -1, R"({{"2026-12-03 13:45:07+00"}})"), "[null]");
   std::string out;
   EXPECT_EQ(AppendConnectValue(*ConnectColumnOf(kTextArray, -1), "{{a},{b}}", &out).code(),
             absl::StatusCode::kInvalidArgument);

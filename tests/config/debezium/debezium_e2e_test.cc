@@ -639,8 +639,9 @@ class DebeziumSideBySide : public DebeziumE2E {
   // Values Debezium's converter fails on, under event.converting.failure.handling.mode=warn.
   void CompareConversionFailures(bool json);
   void CompareTemporalAndNumericArrays(bool json);
-  // Multi-dimensional arrays of numbers, booleans, dates, times and timestamps.
+  // Multi-dimensional arrays of numbers, booleans, dates, times, timestamps and bytea, and under the modes.
   void CompareMultiDimensionalArrays(bool json);
+  void CompareMultiDimensionalArraysUnderModes(const std::string& connector_keys);
   // Debezium then the relay on added `columns`, each a header or (where `in_envelope` says) an envelope field, one
   // row per entry of `rows` (the columns' literals), through StringConverters or (`json`) JsonConverters with
   // schemas; `premise` names a header and a text some record of Debezium's must have. `connector_keys`: more lines
@@ -1289,7 +1290,7 @@ TEST_F(DebeziumSideBySide, TemporalNumericBinaryAndRangeArraysThroughJsonConvert
 
 // Multi-dimensional arrays: pgjdbc reads {{1,2},{3,4}} as an Object[] of Integer[], and Debezium's element converter,
 // given each inner Java array, gives null for it where it knows no Java array (numbers, booleans, dates, times,
-// timestamps): a list of one null per inner array, in headers and envelope fields, through StringConverters and
+// timestamps, timestamptz, timetz, bytea): a list of one null per inner array, in headers and envelope fields, through StringConverters and
 // JsonConverters with schemas (the schema is the one-dimensional array's); NULL elements inside, explicit bounds,
 // three dimensions.
 void DebeziumSideBySide::CompareMultiDimensionalArrays(bool json) {
@@ -1297,16 +1298,40 @@ void DebeziumSideBySide::CompareMultiDimensionalArrays(bool json) {
       {"m_i2", "smallint[][]"},  {"m_i4", "integer[][]"},  {"m_i8", "bigint[][]"},      {"m_f4", "real[][]"},
       {"m_f8", "float8[][]"},    {"m_num", "numeric(6,2)[][]"}, {"m_numv", "numeric[][]"}, {"m_bool", "boolean[][]"},
       {"m_date", "date[][]"},    {"m_time", "time[][]"},   {"m_ts", "timestamp(3)[][]"}, {"e_i4", "integer[][][]"},
-      {"e_ts", "timestamp[][]"}, {"e_f8", "float8[][]"}};
+      {"e_ts", "timestamp[][]"}, {"e_f8", "float8[][]"},   {"m_tstz", "timestamptz[][]"}, {"m_timetz", "timetz[][]"},
+      {"m_bytea", "bytea[][]"}};
   const std::vector<std::string> rows = {
       R"sql('{{1,2},{3,NULL}}', '{{1},{2},{3}}', '{{9007199254740993}}', '{{1.5,2}}', '{{1e20,NaN},{0,-1}}', )sql"
       R"sql('{{1.50,2},{NULL,-0.01}}', '{{1.5}}', '{{t,f},{NULL,t}}', '{{2026-12-03,1969-12-31}}', '{{13:45:07.123456}}', )sql"
       R"sql('{{"2026-12-03 13:45:07.123"},{NULL}}', '{{{1,2},{3,4}},{{5,6},{7,8}}}', '[0:1][1:1]={{"1960-01-01 00:00:00"},{"2026-12-03 00:00:00"}}', )sql"
-      R"sql('{{0.1}}')sql",
-      "'{1,2}', '{}', '{3}', '{}', '{1.5}', '{}', '{}', '{t}', '{}', '{}', '{}', '{}', '{}', '{2.5}'",
-      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
+      R"sql('{{0.1}}', '{{"2026-12-03 13:45:07+00"},{NULL}}', '{{13:45:07+02}}', ARRAY[ARRAY['\\x00ff'::bytea],ARRAY[NULL::bytea]])sql",
+      "'{1,2}', '{}', '{3}', '{}', '{1.5}', '{}', '{}', '{t}', '{}', '{}', '{}', '{}', '{}', '{2.5}', '{}', '{}', '{}'",
+      "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"};
   CompareColumns(json, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows, "Nested",
                  {"m_i4", "[null,null,null]"});
+}
+
+// The same under the modes' forms of the elements (`connector_keys`), through JsonConverters with schemas (the
+// schema is the one-dimensional array's under the modes): dates, times, timestamps, bytea and numerics.
+void DebeziumSideBySide::CompareMultiDimensionalArraysUnderModes(const std::string& connector_keys) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"m_date", "date[][]"}, {"m_time", "time[][]"}, {"m_ts", "timestamp[][]"}, {"m_bytea", "bytea[][]"},
+      {"m_num", "numeric[][]"}};
+  const std::vector<std::string> rows = {
+      R"sql('{{2026-12-03},{NULL}}', '{{13:45:07}}', '{{"2026-12-03 00:00:00"}}', ARRAY[ARRAY['\x00ff'::bytea]], '{{1.5}}')sql",
+      "NULL, NULL, NULL, NULL, NULL"};
+  CompareColumns(/*json=*/true, columns, [](const std::string&) { return false; }, rows, "Nested",
+                 {"m_date", "[null,null]"}, connector_keys);
+}
+
+TEST_F(DebeziumSideBySide, MultiDimensionalArraysUnderIsostringHexAndDoubleAreOneNullPerInnerArrayAsInDebezium) {
+  CompareMultiDimensionalArraysUnderModes(
+      "time.precision.mode=isostring\nbinary.handling.mode=hex\ndecimal.handling.mode=double\n");
+}
+
+TEST_F(DebeziumSideBySide, MultiDimensionalArraysUnderConnectBase64AndStringAreOneNullPerInnerArrayAsInDebezium) {
+  CompareMultiDimensionalArraysUnderModes(
+      "time.precision.mode=connect\nbinary.handling.mode=base64\ndecimal.handling.mode=string\n");
 }
 
 TEST_F(DebeziumSideBySide, MultiDimensionalArraysThroughStringConvertersAreOneNullPerInnerArrayAsInDebezium) {
