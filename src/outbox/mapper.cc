@@ -49,6 +49,11 @@ absl::Status CheckConverter(config::Converter converter, uint32_t type, const ab
   return absl::InternalError("unknown converter");
 }
 
+// Whether `converter` is Kafka Connect's JsonConverter (with or without schemas).
+bool IsJsonConverter(config::Converter converter) {
+  return converter == config::Converter::kJson || converter == config::Converter::kJsonSchema;
+}
+
 // Kafka Connect's JsonConverter over Debezium's value of a column of `type` (`value`: its text, a bytea's bytes;
 // nullopt: NULL): the JSON alone (json: schemas.enable=false), or inside JsonConverter's envelope with the column's
 // schema (json_schema): {"schema":<schema>,"payload":<the JSON>}.
@@ -375,20 +380,18 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   }
   if (!column_mappers_.empty()) {
     // Each column the record reads, and whether it is written only as JSON (by a JsonConverter).
-    const auto json = [](config::Converter c) {
-      return c == config::Converter::kJson || c == config::Converter::kJsonSchema;
-    };
     std::vector<std::pair<int, bool>> read = {{b.id, JsonHeaders()},
-                                              {b.key, json(KeyConverter(b.key_type))},
+                                              {b.key, IsJsonConverter(KeyConverter(b.key_type))},
                                               {b.route, false},
-                                              {b.payload, json(ValueConverter(b.payload_type))},
+                                              {b.payload, IsJsonConverter(ValueConverter(b.payload_type))},
                                               {b.timestamp, false},
                                               {b.type, false},
                                               {b.tracing, false}};
     for (size_t i = 0; i < b.additional.size(); ++i) {
-      read.emplace_back(b.additional[i].column, placement_[i] == Placement::kHeader     ? JsonHeaders()
-                                                : placement_[i] == Placement::kEnvelope ? json(config_.value_converter)
-                                                                                        : false);
+      const bool as_json = placement_[i] == Placement::kHeader     ? JsonHeaders()
+                           : placement_[i] == Placement::kEnvelope ? IsJsonConverter(config_.value_converter)
+                                                                   : false;
+      read.emplace_back(b.additional[i].column, as_json);
     }
     if (envelope_placement_ && config_.fields.schema_version) {
       read.emplace_back(FindColumn(relation, *config_.fields.schema_version), false);
@@ -1073,9 +1076,8 @@ absl::Status OutboxMapper::Convert(Record& r) {
   // router then drops the value's schema too, and JsonConverter writes no value).
   const config::Converter key_converter = KeyConverter(s_.key_type);
   const config::Converter value_converter = ValueConverter(s_.payload_type);
-  const bool json_key = key_converter == config::Converter::kJson || key_converter == config::Converter::kJsonSchema;
-  const bool json_value =
-      value_converter == config::Converter::kJson || value_converter == config::Converter::kJsonSchema;
+  const bool json_key = IsJsonConverter(key_converter);
+  const bool json_value = IsJsonConverter(value_converter);
   if (key_converter != config::Converter::kString && r.key.has_value()) {
     if (s_.key_type == pg::oid::kBytea) {
       auto bytes = DecodeByteaHex(*r.key);
@@ -1242,7 +1244,7 @@ absl::Status OutboxMapper::ExpandPayload(Record& r) {
   if (!ExpandsPayload(r)) return absl::OkStatus();
   const ExpandedPayload& e = s_.expanded;
   const config::Converter converter = config_.value_converter;
-  const bool json = converter == config::Converter::kJson || converter == config::Converter::kJsonSchema;
+  const bool json = IsJsonConverter(converter);
   switch (e.outcome) {
     case ExpandOutcome::kKeptAsText:
       return absl::OkStatus();
