@@ -716,6 +716,17 @@ class DebeziumMapper {
   // JsonConverter's schemas.enable: true when absent (its default); nullopt (with an error) when neither.
   std::optional<bool> SchemasEnabled(const Prop* schemas) { return schemas == nullptr ? true : BoolOf(schemas); }
 
+  // A JsonConverter as the `which` ("key" or "value") converter, with `schemas` its schemas.enable: the relay's
+  // json_schema (sets *json_schema) or json. False, with the error SchemasEnabled gives, for a schemas.enable that is
+  // neither true nor false.
+  bool PutJsonConverter(std::string_view which, const Prop* schemas, bool* json_schema) {
+    const std::optional<bool> with = SchemasEnabled(schemas);
+    if (!with) return false;
+    *json_schema = *json_schema || *with;
+    Put(Cat("outbox.", which, "_converter"), *with ? "json_schema" : "json");
+    return true;
+  }
+
   // Debezium's BinaryDataConverter as the key or value converter (`which`): a BYTES value (a bytea key or payload) as
   // its bytes, any other through the converter its delegate.converter.type names, configured by the options under
   // that key; without one, any other value fails the record (as under ByteArrayConverter, which the relay then is).
@@ -732,10 +743,7 @@ class DebeziumMapper {
     if (type == kStringConverter) {
       Put(relay_key, "string");
     } else if (type == kJsonConverter) {
-      const std::optional<bool> with = SchemasEnabled(delegate_schemas);
-      if (!with) return;
-      *json_schema = *json_schema || *with;
-      Put(relay_key, *with ? "json_schema" : "json");
+      if (!PutJsonConverter(which, delegate_schemas, json_schema)) return;
     } else {
       Error(delegate->written, Cat(Quoted(delegate->value), " would change the records; the relay writes what ",
                                    kStringConverter, ", ", kJsonConverter, " or ", kByteArrayConverter, " writes"));
@@ -1121,10 +1129,7 @@ class DebeziumMapper {
       const std::string relay_key = Cat("outbox.", which, "_converter");
       if (converter != nullptr && converter->value == kJsonConverter) {
         // JsonConverter's schemas.enable defaults to true: the schema-and-payload envelope.
-        const std::optional<bool> with = SchemasEnabled(connector_.Take(Cat(key, ".schemas.enable")));
-        if (!with) continue;
-        with_schema = with_schema || *with;
-        Put(relay_key, *with ? "json_schema" : "json");
+        if (!PutJsonConverter(which, connector_.Take(Cat(key, ".schemas.enable")), &with_schema)) continue;
       } else if (converter != nullptr && converter->value == kByteArrayConverter) {
         Put(relay_key, "bytes");
       } else if (converter != nullptr && converter->value == kBinaryDataConverter) {
@@ -1206,10 +1211,7 @@ class DebeziumMapper {
         Put(relay_key, "string");
       } else if (value == "json" || value == "jsonbytearray") {
         refuse_other_class(which, kJsonConverter);
-        const std::optional<bool> with = SchemasEnabled(option_of(which, "schemas.enable"));
-        if (!with) continue;
-        json_schema = json_schema || *with;
-        Put(relay_key, *with ? "json_schema" : "json");
+        if (!PutJsonConverter(which, option_of(which, "schemas.enable"), &json_schema)) continue;
         if (format == nullptr) {
           WarnAbsent(Cat("debezium.format.", which),
                      "not set: Debezium Server's default, json (JsonConverter with schemas unless "
