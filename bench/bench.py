@@ -1032,6 +1032,15 @@ logger.measure.level = ERROR
                 raise RuntimeError(f"the relay did not become ready (log {self.work}/{slot}.log)")
             time.sleep(0.1)
 
+    def wait_published(self, p, port, n, timeout, what):
+        """Until the relay `p` (its HTTP port `port`) has published `n` events; RuntimeError naming `what` if it
+        exits or `timeout` seconds pass first."""
+        deadline = time.time() + timeout
+        while self.metrics(port).get("published", 0) < n:
+            if p.poll() is not None or time.time() > deadline:
+                raise RuntimeError(what)
+            time.sleep(0.05)
+
     def latency(self, who, rate, seconds, extra=False):
         """One latency run; `extra`: at another rate than --latency-rate (kept in results["latency_rates"])."""
         n = rate * seconds
@@ -1059,11 +1068,8 @@ logger.measure.level = ERROR
                           "SELECT gen_random_uuid(), 'order', 'warm-' || g, bench_type(g), "
                           "bench_event(g, clock_timestamp()), clock_timestamp() FROM generate_series(1, %s) g",
                           (LATENCY_WARM_EVENTS,))
-            deadline = time.time() + 60
-            while self.metrics(port).get("published", 0) < LATENCY_WARM_EVENTS:
-                if p.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"the relay did not deliver the warm-up events (log {self.work}/{slot}.log)")
-                time.sleep(0.05)
+            self.wait_published(p, port, LATENCY_WARM_EVENTS, 60,
+                                f"the relay did not deliver the warm-up events (log {self.work}/{slot}.log)")
             url = None
         else:
             p, url = self.connect_start("connect-" + slot)
@@ -1376,11 +1382,8 @@ pipelines:
         self.wait_ready(p, port, slot)
         with self.db("bench_warm").cursor() as c:
             c.execute("CALL bench_steady(%s, %s)", (rate, seconds))
-        deadline = time.time() + 120
-        while self.metrics(port).get("published", 0) < rate * seconds:
-            if p.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"the warm-up relay did not deliver the steady load (log {self.work}/{slot}.log)")
-            time.sleep(0.1)
+        self.wait_published(p, port, rate * seconds, 120,
+                            f"the warm-up relay did not deliver the steady load (log {self.work}/{slot}.log)")
         stop_process(p)
         self.drop_slots([slot], "bench_warm")
 
