@@ -102,6 +102,10 @@ class MapperTest : public ::testing::Test {
     tuple_ = Tuple();
     return mapper().Map(relation_, tuple_, kCommitLsn, kCommitTimeMs);
   }
+  // Under each of `modes` (outbox.event_converting_failure_handling_mode; a new mapper with the catalog `c`): the row
+  // maps, and its header `name` is null.
+  void ExpectNullHeaderUnder(std::initializer_list<config::ConvertingFailure> modes, const pg::ColumnCatalog& c,
+                             std::string_view name);
 
   config::OutboxConfig config_;
   pg::Relation relation_;
@@ -125,6 +129,18 @@ std::optional<std::string> HeaderValue(const Record& r, std::string_view name) {
 }
 
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+void MapperTest::ExpectNullHeaderUnder(std::initializer_list<config::ConvertingFailure> modes,
+                                       const pg::ColumnCatalog& c, std::string_view name) {
+  for (config::ConvertingFailure mode : modes) {
+    config_.event_converting_failure_handling_mode = mode;
+    mapper_.reset();
+    mapper().SetCatalog({c});
+    auto r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(HeaderValue(*r, name), std::nullopt);
+  }
+}
 
 // --- Records ---------------------------------------------------------------------------------------------------
 
@@ -1092,14 +1108,7 @@ TEST_F(MapperTest, AValueDebeziumsConverterFailsOnIsNullUnderWarnAndAnErrorUnder
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(IsPerEventError(r.status()));
   EXPECT_THAT(Message(r.status()), HasSubstr("column \"flags\""));
-  for (config::ConvertingFailure mode : {config::ConvertingFailure::kWarn, config::ConvertingFailure::kSkip}) {
-    config_.event_converting_failure_handling_mode = mode;
-    mapper_.reset();
-    mapper().SetCatalog({flags});
-    r = Map();
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(HeaderValue(*r, "flags"), std::nullopt);
-  }
+  ExpectNullHeaderUnder({config::ConvertingFailure::kWarn, config::ConvertingFailure::kSkip}, flags, "flags");
   Set("flags", "{urgent}");  // no NULL element: as ever
   r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
@@ -1121,15 +1130,8 @@ TEST_F(MapperTest, ANanosecondOverflowIsNullUnderEveryFailureModeButAnErrorWhenN
   config_.fields.additional = {{.column = "at", .placement = "header", .name = "at"}};
   config_.header_values = config::HeaderValues::kDebezium;
   config_.time_precision_mode = config::TimePrecision::kNanoseconds;
-  for (config::ConvertingFailure mode :
-       {config::ConvertingFailure::kFail, config::ConvertingFailure::kWarn, config::ConvertingFailure::kSkip}) {
-    config_.event_converting_failure_handling_mode = mode;
-    mapper_.reset();
-    mapper().SetCatalog({at});
-    auto r = Map();
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(HeaderValue(*r, "at"), std::nullopt);
-  }
+  ExpectNullHeaderUnder(
+      {config::ConvertingFailure::kFail, config::ConvertingFailure::kWarn, config::ConvertingFailure::kSkip}, at, "at");
   Set("at", "2262-04-11 23:47:16.854775");  // the last microsecond a long of nanoseconds holds
   auto r = Map();
   ASSERT_TRUE(r.ok()) << r.status();

@@ -111,17 +111,18 @@ TEST(SourceTypeTest, ParametersFollowTheSchemasOwnInJsonConvertersOrder) {
 namespace outbox::outbox {
 namespace {
 
-// Debezium's header text of `text` in `form`, or the error.
-std::string ValueOf(ConnectForm form, std::string_view text) {
+// Debezium's header text of `text` in `column`, or in a column of `form`, or the error.
+std::string ValueOf(const ConnectColumn& column, std::string_view text) {
   std::string out;
-  absl::Status st = AppendConnectValue(ConnectColumn{form}, text, &out);
+  absl::Status st = AppendConnectValue(column, text, &out);
   return st.ok() ? out : std::string(st.message());
 }
+std::string ValueOf(ConnectForm form, std::string_view text) { return ValueOf(ConnectColumn{form}, text); }
 
 // decimal.handling.mode string and double: numeric as its plain text or Java's double, money parsed first; their
 // schemas a bare string or double; JsonConverter quotes the string and writes NaN as a string.
 TEST(DecimalModeTest, NumericAndMoneyAreTheirPlainTextOrJavasDouble) {
-  const auto header = ValueOf;
+  const auto header = [](ConnectForm form, std::string_view text) { return ValueOf(form, text); };
   EXPECT_EQ(header(ConnectForm::kDecimalString, "-0.0100"), "-0.0100");
   EXPECT_NE(header(ConnectForm::kDecimalString, "NaN"), "NaN");
   EXPECT_EQ(header(ConnectForm::kMoneyString, "-$1,234.50"), "-1234.50");
@@ -278,11 +279,7 @@ TEST(DecimalModeTest, ArrayElementsAreWrittenAsTheModeWritesAColumnOfTheirType) 
     column.element_type = element_type;
     return column;
   };
-  const auto header = [](const ConnectColumn& column, std::string_view text) {
-    std::string out;
-    absl::Status st = AppendConnectValue(column, text, &out);
-    return st.ok() ? out : std::string(st.message());
-  };
+  const auto header = [](const ConnectColumn& column, std::string_view text) { return ValueOf(column, text); };
   const auto json = [](const ConnectColumn& column, std::string_view text) {
     std::string out;
     absl::Status st = AppendConnectJsonValue(column, 0, text, &out);
