@@ -87,10 +87,14 @@ EOF
   local wp=$!
   while :; do
     m="$(curl -s "127.0.0.1:$port/metrics" || true)"
-    v="$(awk '/^outbox_relay_confirmed_lsn /{printf "%d", $2}' <<<"$m")"
-    pub="$(awk '/^outbox_relay_events_total\{result="published"\}/{printf "%d", $2}' <<<"$m")"
+    v="$(awk '/^outbox_relay_confirmed_lsn[ {]/{printf "%d", $2}' <<<"$m")"
+    pub="$(awk '/^outbox_relay_events_total\{.*result="published"\}/{printf "%d", $2}' <<<"$m")"
     if [ -z "$tacked" ] && [ "${pub:-0}" -ge "$EVENTS" ]; then tacked=$(date +%s.%N); fi
     [ "${v:-0}" -ge "$END" ] && break
+    if [ "$(echo "$(date +%s.%N) - $t0 > 600" | bc)" = 1 ]; then
+      echo "profile: $slot not confirmed to $END after 600 s (confirmed ${v:-none}, published ${pub:-none}); see $W/$slot.log" >&2
+      exit 1
+    fi
     sleep 0.05
   done
   t1=$(date +%s.%N)
@@ -104,7 +108,7 @@ EOF
 
 echo "== relay → $TARGET, $EVENTS events at 1 per transaction, $TOOL"
 if [ "$TOOL" = perf ]; then
-  run_one prof_1 perf record -q -o "$W/perf.data" -F 499 --call-graph dwarf,16384
+  run_one prof_1 perf record -q -o "$W/perf.data" -F ${OUTBOX_PROFILE_HZ:-499} --call-graph dwarf,16384
   report() { perf report -i "$W/perf.data" --stdio "$@" 2>/dev/null | grep -E '^ +[0-9]' | cut -c1-160 || true; }
   echo "== by thread"
   report --no-children --sort comm | head -12
