@@ -534,6 +534,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.String("outbox.debezium_context_logical_name", &outbox->debezium_context_logical_name);
   r.String("outbox.envelope_schema_name", &outbox->envelope_schema_name);
   r.Bool("outbox.null_as_column_default", &outbox->null_as_column_default);
+  r.Bool("outbox.include_unknown_datatypes", &outbox->include_unknown_datatypes);
   r.Enum("outbox.decimal_handling_mode", internal::kDecimalHandlings, &outbox->decimal_handling_mode);
   r.Enum("outbox.time_precision_mode", internal::kTimePrecisions, &outbox->time_precision_mode);
   r.Enum("outbox.interval_handling_mode", internal::kIntervalHandlings, &outbox->interval_handling_mode);

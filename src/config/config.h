@@ -203,6 +203,10 @@ struct OutboxConfig {
   // returns the schema's default for a null, and Debezium's schema has the column's default when its parser reads
   // it: literals, and placeholders for function defaults). Debezium files set it; false: NULL stays NULL.
   bool null_as_column_default = false;
+  // Debezium's include.unknown.datatypes: Debezium then writes a column of a type it otherwise leaves out of its change
+  // events (DebeziumLeavesOut) as bytes, which the relay does not reproduce: such a placed column is refused even
+  // under fields.additional_if_present. Debezium files set it.
+  bool include_unknown_datatypes = false;
   // With envelope placement under outbox.value_converter json_schema: the envelope schema's name, where
   // ${routedByValue} is the route column's value. Default "<outbox.table>.${routedByValue}.Value"; Debezium files
   // set "<topic.prefix>.<outbox.table>.${routedByValue}.Value", Debezium's name.

@@ -71,6 +71,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.debezium_context_logical_name", c.outbox.debezium_context_logical_name},
       {"outbox.envelope_schema_name", c.outbox.envelope_schema_name},
       {"outbox.null_as_column_default", Text(c.outbox.null_as_column_default)},
+      {"outbox.include_unknown_datatypes", Text(c.outbox.include_unknown_datatypes)},
       {"outbox.decimal_handling_mode", std::string(NameOf(kDecimalHandlings, c.outbox.decimal_handling_mode))},
       {"outbox.time_precision_mode", std::string(NameOf(kTimePrecisions, c.outbox.time_precision_mode))},
       {"outbox.interval_handling_mode", std::string(NameOf(kIntervalHandlings, c.outbox.interval_handling_mode))},

@@ -63,6 +63,8 @@ uint32_t ArrayElementType(uint32_t array_type) {
     case type::kTsTzRangeArray: return type::kTsTzRange;
     case type::kDateRangeArray: return type::kDateRange;
     case type::kInt8RangeArray: return type::kInt8Range;
+    case type::kCharArray: return type::kChar;
+    case type::kTsvectorArray: return type::kTsvector;
     default: return 0;
   }
 }
@@ -109,6 +111,7 @@ bool RequiredElements(const ConnectColumn& array) {
 }
 
 constexpr std::string_view kLtreeName = "io.debezium.data.Ltree";
+constexpr std::string_view kTsvectorName = "io.debezium.data.Tsvector";
 
 // Whether microseconds since the epoch overflow a long of nanoseconds (past 2262-04-11), as Debezium's
 // Conversions.toEpochNanos does (Math.multiplyExact).
@@ -513,6 +516,29 @@ std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
   return column;
 }
 
+bool DebeziumLeavesOut(uint32_t type_oid) {
+  switch (type_oid) {
+    case 601: case 602: case 603: case 604: case 628: case 718:      // lseg, path, box, polygon, line, circle
+    case 1018: case 1019: case 1020: case 1027: case 629: case 719:  // their arrays
+    case type::kMoneyArray: case type::kNameArray: case 1187: case type::kVarbitArray: case 143:  // interval[], xml[]
+    case type::kPointArray: case type::kRefCursorArray:
+    case 27: case 28: case 29: case 5069: case 3220:   // tid, xid, cid, xid8, pg_lsn
+    case 1010: case 1011: case 1012: case 271: case 3221:  // their arrays
+    case 2970: case 5038: case 2949: case 5039:        // txid_snapshot, pg_snapshot, their arrays
+    case 3615: case 4072: case 1033: case 3645: case 4073: case 1034:  // tsquery, jsonpath, aclitem, their arrays
+    case 24: case 2202: case 2203: case 2204: case 2205: case 2206: case 3734: case 3769: case 4089: case 4096:
+    case 4191:  // regproc, regprocedure, regoper, regoperator, regclass, regtype, regconfig, regdictionary,
+                // regnamespace, regrole, regcollation
+    case 1008: case 2207: case 2208: case 2209: case 2210: case 2211: case 3735: case 3770: case 4090: case 4097:
+    case 4192:  // their arrays
+    case 4451: case 4532: case 4533: case 4534: case 4535: case 4536:  // the built-in multiranges
+    case 6150: case 6151: case 6152: case 6153: case 6155: case 6157:  // their arrays
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier) {
   // time, timestamp and timestamptz keep their precision in the modifier (-1: none, which is 6).
   const int precision = type_modifier < 0 ? 6 : type_modifier;
@@ -542,6 +568,13 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
     case type::kTsRange:
     case type::kTsTzRange:
       return ConnectColumn{ConnectForm::kText};
+    case type::kChar:  // "char": pgjdbc's CHAR, a string
+      return ConnectColumn{ConnectForm::kText};
+    case type::kTsvector: {  // PostgreSQL's text, as io.debezium.data.Tsvector
+      ConnectColumn column{ConnectForm::kText};
+      column.logical_name = std::string(kTsvectorName);
+      return column;
+    }
     case type::kInterval:
       return ConnectColumn{ConnectForm::kInterval};
     case type::kTimeTz:
@@ -585,13 +618,18 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
         array.element = of->form;
         array.element_type = element;
         array.fraction_digits = of->fraction_digits;
+        // A tsvector[]'s elements are Debezium's Tsvector, a required string (seen side by side: a NULL element
+        // fails it).
+        array.logical_name = of->logical_name;
+        array.required_elements = element == type::kTsvector;
         return array;
       }
       return absl::FailedPreconditionError(
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
-              "text types, uuid, json, jsonb, xml, network addresses, ranges, date, time, timetz, timestamp, "
-              "timestamptz, interval, bytea, money, bit, varbit, point, arrays of text types, integers, booleans, "
+              "text types, \"char\", uuid, json, jsonb, xml, network addresses, ranges, tsvector, date, time, timetz, "
+              "timestamp, timestamptz, interval, bytea, money, bit, varbit, point, arrays of text types, \"char\", "
+              "tsvector, integers, booleans, "
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz and bytea, enums, domains, the extension types citext, ltree, isbn, hstore, PostGIS's "
               "geometry and geography and pgvector's vector, halfvec and sparsevec, and arrays of citext, ltree, "

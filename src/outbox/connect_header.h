@@ -140,6 +140,14 @@ bool IsIntegerType(uint32_t type_oid);
 // name.
 std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name);
 
+// Whether Debezium leaves a column of the built-in type `type_oid` out of its change events (under
+// include.unknown.datatypes=false, its default): its PostgresValueConverter has no schema for it (the geometric types
+// but point, the arrays of money, name, interval, varbit, xml, point and refcursor, and the types pgjdbc knows no SQL
+// type of: tid, xid, xid8, cid, pg_lsn, the snapshots, tsquery, jsonpath, aclitem, the reg* types and the
+// multiranges, and their arrays), so that its Outbox Event Router finds no such field. Each is compared side by side
+// (`TypesDebeziumLeavesOut...`).
+bool DebeziumLeavesOut(uint32_t type_oid);
+
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
 // FAILED_PRECONDITION naming the type for a type whose Debezium value the relay does not reproduce (arrays,
 // interval, money, bit, timetz, user-defined types...).

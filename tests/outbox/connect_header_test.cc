@@ -510,6 +510,40 @@ TEST(ConnectHeaderTest, DebeziumsConverterFailsOnRequiredNullElementsAndNullsANa
   EXPECT_EQ(out, "[null]");
 }
 
+// "char" and tsvector: strings of PostgreSQL's text (a tsvector's named io.debezium.data.Tsvector), and their arrays
+// lists of them, a tsvector[]'s of required elements (a NULL element fails Debezium's converter). Side by side:
+// TypesDebeziumLeavesOut...
+TEST(ConnectHeaderTest, CharAndTsvectorAreStringsAndTheirArraysListsOfThem) {
+  EXPECT_EQ(Header(18, -1, "x"), "x");
+  EXPECT_EQ(Header(3614, -1, "'a':1 'b':2"), "'a':1 'b':2");
+  EXPECT_EQ(Header(1002, -1, R"({x,NULL,""})"), R"(["x",null,""])");
+  EXPECT_EQ(Header(3643, -1, R"({"'a':1 'b'"})"), R"(["'a':1 'b'"])");
+  std::string schema;
+  AppendConnectJsonSchema(*ConnectColumnOf(3614, -1), 3614, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"string","optional":true,"name":"io.debezium.data.Tsvector","version":1})");
+  schema.clear();
+  AppendConnectJsonSchema(*ConnectColumnOf(3643, -1), 3643, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":false,"name":"io.debezium.data.Tsvector",)"
+                    R"("version":1},"optional":true})");
+  schema.clear();
+  AppendConnectJsonSchema(*ConnectColumnOf(1002, -1), 1002, -1, false, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"string","optional":true},"optional":false})");
+  EXPECT_TRUE(DebeziumConversionFails(*ConnectColumnOf(3643, -1), R"({"'a'",NULL})"));
+  EXPECT_FALSE(DebeziumConversionFails(*ConnectColumnOf(1002, -1), "{x,NULL}"));
+}
+
+// The built-in types Debezium leaves out of its change events, against some it writes.
+TEST(ConnectHeaderTest, DebeziumLeavesOutGeometricRegAndSnapshotTypesAndSomeArrays) {
+  for (uint32_t type : {601, 602, 603, 604, 628, 718, 1020, 791, 1003, 1187, 1563, 143, 1017, 2201, 27, 3220, 5038,
+                        3615, 4072, 1033, 2205, 4096, 4451, 6150}) {
+    EXPECT_TRUE(DebeziumLeavesOut(type)) << type;
+    EXPECT_FALSE(ConnectColumnOf(type, -1).ok()) << type;
+  }
+  for (uint32_t type : {16, 18, 25, 600, 1002, 1561, 3614, 3643, 3904, 22, 30, 16500}) {
+    EXPECT_FALSE(DebeziumLeavesOut(type)) << type;
+  }
+}
+
 // Arrays of the extension types (_citext, _ltree, _hstore, _geometry, _geography by name): lists of each element's
 // value; PostGIS's arrays separate their elements with ':' (the types' typdelim); hstore's JSON text quoted in a
 // header's list like any string; schemas of optional elements with the elements' names. A NULL element of an ltree[]

@@ -544,8 +544,8 @@ TEST_F(MapperTest, TextHeaderValuesAreTheColumnsText) {
 }
 
 TEST_F(MapperTest, DebeziumHeaderValueOfATypeNotReproducedIsFatalNamingTheColumn) {
-  relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = 603});  // box
-  values_.push_back("(1,2),(0,0)");
+  relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = 22});  // int2vector (Debezium: [] always)
+  values_.push_back("1 2");
   config_.fields.additional = {config::AdditionalField{.column = "took", .placement = "header", .name = "took"}};
   config_.header_values = config::HeaderValues::kDebezium;
   auto r = Map();
@@ -553,6 +553,56 @@ TEST_F(MapperTest, DebeziumHeaderValueOfATypeNotReproducedIsFatalNamingTheColumn
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(Message(r.status()), HasSubstr("\"took\""));
   EXPECT_THAT(Message(r.status()), HasSubstr("outbox.header_values: text"));
+}
+
+// A column of a type Debezium leaves out of its change events (box, pg_lsn, money[]), placed as a header with
+// Debezium's values or in the envelope: fatal, naming the column, the type and the key that leaves it out, unless
+// outbox.fields.additional_if_present (table.field.additional.missing=ignore), which leaves its field out as
+// Debezium's router does. Sent as its text under outbox.header_values: text, the relay's own form.
+TEST_F(MapperTest, AColumnOfATypeDebeziumLeavesOutIsLeftOutOnlyIfPresentElseFatal) {
+  for (const auto& [type, text] : std::vector<std::pair<uint32_t, std::string>>{
+           {603, "(3,4),(1,2)"}, {3220, "16/B374D848"}, {pg::oid::kMoneyArray, "{$1.50}"}}) {
+    SCOPED_TRACE(type);
+    relation_ = OutboxRelation();
+    relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = type});
+    values_.resize(relation_.columns.size() - 1);
+    values_.push_back(text);
+    for (const char* placement : {"header", "envelope"}) {
+      config_ = config::OutboxConfig{};
+      config_.fields.additional = {config::AdditionalField{.column = "took", .placement = placement, .name = "took"},
+                                   config::AdditionalField{.column = "type", .placement = "header", .name = "eventType"}};
+      config_.header_values = config::HeaderValues::kDebezium;
+      mapper_.reset();
+      auto r = Map();
+      ASSERT_FALSE(r.ok()) << placement;
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_THAT(Message(r.status()), HasSubstr(absl::StrCat("column \"took\" (outbox.fields.additional, placement ",
+                                                              placement, ")")));
+      EXPECT_THAT(Message(r.status()), HasSubstr(absl::StrCat("type OID ", type)));
+      EXPECT_THAT(Message(r.status()), HasSubstr("which Debezium leaves out of its change events"));
+      EXPECT_THAT(Message(r.status()), HasSubstr("outbox.fields.additional_if_present: true"));
+
+      config_.fields.additional_if_present = true;
+      mapper_.reset();
+      r = Map();
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "eventType", "source_lsn"})) << placement;
+      EXPECT_THAT(r->value.value_or(""), Not(HasSubstr("took"))) << placement;
+
+      // Under include.unknown.datatypes=true Debezium writes it as bytes: refused, whatever the missing behaviour.
+      config_.include_unknown_datatypes = true;
+      mapper_.reset();
+      r = Map();
+      ASSERT_FALSE(r.ok()) << placement;
+      EXPECT_THAT(Message(r.status()), HasSubstr("Debezium writes as bytes under include.unknown.datatypes=true"));
+    }
+    config_ = config::OutboxConfig{};
+    config_.fields.additional = {config::AdditionalField{.column = "took", .placement = "header", .name = "took"}};
+    mapper_.reset();
+    auto r = Map();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(HeaderValue(*r, "took"), text);
+  }
 }
 
 // An array under the non-default modes: each element as the mode writes a column of its type (numeric[] under

@@ -225,8 +225,6 @@ const std::vector<Rule>& ConnectorRules() {
       {"errors.", Verdict::kWarn, kNoErrors},
       {"retriable.restart.connector.wait.ms", Verdict::kWarn, kNoErrors},
       {"event.processing.failure.handling.mode", Verdict::kWarn, kNoErrors},
-      {"include.unknown.datatypes", Verdict::kWarn,
-       "no effect: a column of a type Debezium does not know is refused as a header or envelope field"},
       {"unavailable.value.placeholder", Verdict::kWarn, kNoColumnTypes},
       {"schema.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
       {"field.name.adjustment.mode", Verdict::kWarn, kNoColumnTypes},
@@ -1690,7 +1688,8 @@ class DebeziumMapper {
         {"hstore.handling.mode", "outbox.hstore_handling_mode", {"json", "map"}},
         {"event.converting.failure.handling.mode",
          "outbox.event_converting_failure_handling_mode",
-         {"fail", "warn", "skip"}}};
+         {"fail", "warn", "skip"}},
+        {"include.unknown.datatypes", "outbox.include_unknown_datatypes", {"false", "true"}}};
     // Debezium's default of event.converting.failure.handling.mode is warn (the relay's YAML default is fail).
     if (connector_.Peek("event.converting.failure.handling.mode") == nullptr) {
       Put("outbox.event_converting_failure_handling_mode", "warn");

@@ -227,6 +227,12 @@ TEST(DebeziumProperties, ModesThatChangeHeaderValuesAreRefusedNamingTheKey) {
   EXPECT_EQ(map->outbox.hstore_handling_mode, config::HstoreHandling::kMap);
   EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "hstore.handling.mode=list\n", brokers)),
               HasSubstr("hstore.handling.mode: must be json or map, got \"list\""));
+  absl::StatusOr<Loaded> unknown = Load(std::string(kConnect) + "include.unknown.datatypes=True\n", brokers);
+  ASSERT_TRUE(unknown.ok()) << unknown.status();
+  EXPECT_TRUE(unknown->outbox.include_unknown_datatypes);
+  EXPECT_FALSE(map->outbox.include_unknown_datatypes);
+  EXPECT_THAT(ErrorOf(Load(std::string(kConnect) + "include.unknown.datatypes=yes\n", brokers)),
+              HasSubstr("include.unknown.datatypes: must be false or true, got \"yes\""));
   absl::StatusOr<Loaded> hex = Load(std::string(kConnect) + "binary.handling.mode=hex\n", brokers);
   ASSERT_TRUE(hex.ok()) << hex.status();
   EXPECT_EQ(hex->outbox.binary_handling_mode, config::BinaryHandling::kHex);
