@@ -516,12 +516,13 @@ std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
   return column;
 }
 
-bool DebeziumLeavesOut(uint32_t type_oid) {
+bool DebeziumLeavesOut(uint32_t type_oid, bool unknown_included) {
   switch (type_oid) {
-    case 601: case 602: case 603: case 604: case 628: case 718:      // lseg, path, box, polygon, line, circle
-    case 1018: case 1019: case 1020: case 1027: case 629: case 719:  // their arrays
     case type::kMoneyArray: case type::kNameArray: case 1187: case type::kVarbitArray: case 143:  // interval[], xml[]
     case type::kPointArray: case type::kRefCursorArray:
+      return true;  // PostgresValueConverter.schemaBuilder's null, whatever include.unknown.datatypes says
+    case 601: case 602: case 603: case 604: case 628: case 718:      // lseg, path, box, polygon, line, circle
+    case 1018: case 1019: case 1020: case 1027: case 629: case 719:  // their arrays
     case 27: case 28: case 29: case 5069: case 3220:   // tid, xid, cid, xid8, pg_lsn
     case 1010: case 1011: case 1012: case 271: case 3221:  // their arrays
     case 2970: case 5038: case 2949: case 5039:        // txid_snapshot, pg_snapshot, their arrays
@@ -533,7 +534,7 @@ bool DebeziumLeavesOut(uint32_t type_oid) {
     case 4192:  // their arrays
     case 4451: case 4532: case 4533: case 4534: case 4535: case 4536:  // the built-in multiranges
     case 6150: case 6151: case 6152: case 6153: case 6155: case 6157:  // their arrays
-      return true;
+      return !unknown_included;  // else bytes
     default:
       return false;
   }

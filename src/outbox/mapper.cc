@@ -328,16 +328,18 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     if (config_.fields.additional_if_present && FindColumn(relation, f.column) < 0) continue;  // left out
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
-    // A column Debezium leaves out of its change events has no field its router could read.
+    // A column Debezium leaves out of its change events has no field its router could read; under
+    // include.unknown.datatypes most of them are bytes instead.
     if (const uint32_t type = relation.columns[*idx].type_oid;
         (f.placement == "envelope" || (f.placement == "header" && config_.header_values != config::HeaderValues::kText)) &&
         DebeziumLeavesOut(type)) {
-      if (config_.fields.additional_if_present && !config_.include_unknown_datatypes) continue;
+      const bool left_out = DebeziumLeavesOut(type, config_.include_unknown_datatypes);
+      if (config_.fields.additional_if_present && left_out) continue;
       const pg::ColumnCatalog* c = CatalogColumn(f.column);
       const std::string where = Cat("column \"", f.column, "\" (outbox.fields.additional, placement ", f.placement,
                                     ") of ", schema_, ".", table_, " has type OID ", type,
                                     c != nullptr ? Cat(" (", c->type_name, ")") : "");
-      if (config_.include_unknown_datatypes) {
+      if (!left_out) {
         return absl::FailedPreconditionError(
             Cat(where, ", which Debezium writes as bytes under include.unknown.datatypes=true "
                        "(outbox.include_unknown_datatypes), and the relay does not reproduce"));

@@ -542,6 +542,9 @@ TEST(ConnectHeaderTest, DebeziumLeavesOutGeometricRegAndSnapshotTypesAndSomeArra
   for (uint32_t type : {16, 18, 25, 600, 1002, 1561, 3614, 3643, 3904, 22, 30, 16500}) {
     EXPECT_FALSE(DebeziumLeavesOut(type)) << type;
   }
+  // Under include.unknown.datatypes=true only the arrays PostgresValueConverter names stay out; the others are bytes.
+  for (uint32_t type : {791, 1003, 1187, 1563, 143, 1017, 2201}) EXPECT_TRUE(DebeziumLeavesOut(type, true)) << type;
+  for (uint32_t type : {603, 1020, 3220, 4451, 2205}) EXPECT_FALSE(DebeziumLeavesOut(type, true)) << type;
 }
 
 // Arrays of the extension types (_citext, _ltree, _hstore, _geometry, _geography by name): lists of each element's
