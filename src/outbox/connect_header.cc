@@ -78,6 +78,7 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
   element.logical_name = array.logical_name;        // an extension type's (kArray keeps its elements')
   element.money_digits = array.money_digits;
   element.binary = array.binary;  // bytea[] under binary.handling.mode
+  element.text_bytes = array.text_bytes;
   element.in_array = true;
   return element;
 }
@@ -140,6 +141,7 @@ std::string_view NullElementRefusal(const ConnectColumn& array) {
 // strings print the Java array's identity hash code ("[Ljava.lang.String;@1b6d3586"), which no other program
 // reproduces.
 bool InnerArraysAreNull(const ConnectColumn& array) {
+  if (array.text_bytes) return false;  // not seen side by side: refused
   switch (array.element) {
     case ConnectForm::kText: return IsIntegerType(array.element_type);
     case ConnectForm::kBoolean:
@@ -538,6 +540,28 @@ bool DebeziumLeavesOut(uint32_t type_oid, bool unknown_included) {
     default:
       return false;
   }
+}
+
+std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid) {
+  if (!DebeziumLeavesOut(type_oid) || DebeziumLeavesOut(type_oid, /*unknown_included=*/true)) return std::nullopt;
+  // The geometric types but point (lseg, path, box, polygon, line, circle) and their arrays.
+  static const absl::flat_hash_set<uint32_t> kGeometric = {601, 602, 603, 604, 628, 718, 1018, 1019, 1020, 1027, 629, 719};
+  if (kGeometric.contains(type_oid)) return std::nullopt;
+  // Their arrays, by element type.
+  static const absl::flat_hash_map<uint32_t, uint32_t> kElements = {
+      {1010, 27},   {1011, 28},   {1012, 29},   {271, 5069},  {3221, 3220}, {2949, 2970}, {5039, 5038},
+      {3645, 3615}, {4073, 4072}, {1034, 1033}, {1008, 24},   {2207, 2202}, {2208, 2203}, {2209, 2204},
+      {2210, 2205}, {2211, 2206}, {3735, 3734}, {3770, 3769}, {4090, 4089}, {4097, 4096}, {4192, 4191},
+      {6150, 4451}, {6151, 4532}, {6152, 4533}, {6153, 4534}, {6155, 4535}, {6157, 4536}};
+  ConnectColumn column{ConnectForm::kBytes};
+  column.text_bytes = true;
+  if (const auto it = kElements.find(type_oid); it != kElements.end()) {
+    column.form = ConnectForm::kArray;
+    column.element = ConnectForm::kBytes;
+    column.element_type = it->second;
+    column.required_elements = true;
+  }
+  return column;
 }
 
 absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_modifier) {
@@ -2120,13 +2144,13 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       return absl::OkStatus();
     }
     case ConnectForm::kBytes: {
-      absl::StatusOr<std::string> bytes = DecodeByteaHex(text);
+      absl::StatusOr<std::string> bytes = column.text_bytes ? std::string(text) : DecodeByteaHex(text);
       if (!bytes.ok()) return Unreadable("bytea", text.substr(0, 32));
       out->append(absl::Base64Escape(*bytes));
       return absl::OkStatus();
     }
     case ConnectForm::kBinaryString: {
-      absl::StatusOr<std::string> bytes = DecodeByteaHex(text);
+      absl::StatusOr<std::string> bytes = column.text_bytes ? std::string(text) : DecodeByteaHex(text);
       if (!bytes.ok()) return Unreadable("bytea", text.substr(0, 32));
       switch (column.binary) {
         case ConnectColumn::BinaryText::kBase64: out->append(absl::Base64Escape(*bytes)); break;

@@ -116,6 +116,9 @@ struct ConnectColumn {
   // kArray of an isbn[]: Debezium's schema of its elements is a required string (as an enum array's), so a NULL
   // element fails Kafka Connect's check.
   bool required_elements = false;
+  // kBytes / kBinaryString (and an array's elements): the value's bytes are its PostgreSQL text, not bytea's hex (a
+  // type Debezium does not know, under include.unknown.datatypes=true: UnknownDatatypeColumn).
+  bool text_bytes = false;
 };
 
 // Whether Debezium's converter fails on this value of `column`, so that its event.converting.failure.handling.mode
@@ -149,6 +152,13 @@ std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name);
 // as bytes, and leaves out only the arrays its converter names (money[], name[], interval[], varbit[], xml[],
 // point[], refcursor[]).
 bool DebeziumLeavesOut(uint32_t type_oid, bool unknown_included = false);
+
+// Under include.unknown.datatypes=true, the form of a column of a built-in type DebeziumLeavesOut otherwise: bytes of
+// its PostgreSQL text (Debezium's converter takes pgoutput's text as bytes), an array of them a list of required
+// bytes (SchemaBuilder.array(binaryMode.getSchema())); nullopt for the geometric types and their arrays, whose bytes
+// are pgjdbc's text of them (Java's doubles: (3.0,4.0),(1.0,2.0) for a box), and for the types Debezium leaves out
+// either way.
+std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid);
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
 // FAILED_PRECONDITION naming the type for a type whose Debezium value the relay does not reproduce (arrays,

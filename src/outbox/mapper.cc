@@ -339,15 +339,18 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       const std::string where = Cat("column \"", f.column, "\" (outbox.fields.additional, placement ", f.placement,
                                     ") of ", schema_, ".", table_, " has type OID ", type,
                                     c != nullptr ? Cat(" (", c->type_name, ")") : "");
-      if (!left_out) {
+      if (left_out) {
         return absl::FailedPreconditionError(
-            Cat(where, ", which Debezium writes as bytes under include.unknown.datatypes=true "
-                       "(outbox.include_unknown_datatypes), and the relay does not reproduce"));
+            Cat(where, ", which Debezium leaves out of its change events, so that its Outbox Event Router fails on "
+                       "every record; outbox.fields.additional_if_present: true (Debezium's "
+                       "table.field.additional.missing=ignore) leaves the field out, as Debezium does"));
       }
-      return absl::FailedPreconditionError(
-          Cat(where, ", which Debezium leaves out of its change events, so that its Outbox Event Router fails on "
-                     "every record; outbox.fields.additional_if_present: true (Debezium's "
-                     "table.field.additional.missing=ignore) leaves the field out, as Debezium does"));
+      if (!UnknownDatatypeColumn(type)) {
+        return absl::FailedPreconditionError(
+            Cat(where, ", which Debezium writes under include.unknown.datatypes=true (outbox.include_unknown_datatypes) "
+                       "as the bytes of pgjdbc's text of it (Java's doubles: (3.0,4.0),(1.0,2.0) for a box), and the "
+                       "relay does not reproduce"));
+      }
     }
     a.column = *idx;
     if (f.placement == "partition") {
@@ -515,6 +518,9 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
                                                    int32_t type_modifier) const {
   absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
   if (form.ok()) return UnderModes(*std::move(form));
+  if (config_.include_unknown_datatypes) {
+    if (std::optional<ConnectColumn> bytes = UnknownDatatypeColumn(type)) return UnderModes(*std::move(bytes));
+  }
   const pg::ColumnCatalog* c = CatalogColumn(name);
   if (c == nullptr || c->type_oid != type) return form;
   if (c->enum_labels) return ConnectColumn{ConnectForm::kEnum, 0, *c->enum_labels};

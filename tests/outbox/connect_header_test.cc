@@ -547,6 +547,32 @@ TEST(ConnectHeaderTest, DebeziumLeavesOutGeometricRegAndSnapshotTypesAndSomeArra
   for (uint32_t type : {603, 1020, 3220, 4451, 2205}) EXPECT_FALSE(DebeziumLeavesOut(type, true)) << type;
 }
 
+// include.unknown.datatypes=true: the bytes of the value's PostgreSQL text (base64 in a header, hex under
+// binary.handling.mode=hex), an array a list of required bytes; none for the geometric types, whose bytes are pgjdbc's
+// text, nor for the arrays Debezium leaves out either way. Side by side: UnknownDatatypesIncluded...
+TEST(ConnectHeaderTest, UnknownDatatypesIncludedAreTheBytesOfTheirText) {
+  const ConnectColumn lsn = *UnknownDatatypeColumn(3220);
+  std::string out;
+  ASSERT_TRUE(AppendConnectValue(lsn, "16/B374D848", &out).ok());
+  EXPECT_EQ(out, "MTYvQjM3NEQ4NDg=");
+  ConnectColumn hex = lsn;
+  hex.form = ConnectForm::kBinaryString;
+  hex.binary = ConnectColumn::BinaryText::kHex;
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(hex, "0/1", &out).ok());
+  EXPECT_EQ(out, "302f31");
+  const ConnectColumn tids = *UnknownDatatypeColumn(1010);
+  ASSERT_EQ(tids.form, ConnectForm::kArray);
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(tids, R"x({"(1,2)","(3,4)"})x", &out).ok());
+  EXPECT_EQ(out, R"(["KDEsMik=","KDMsNCk="])");
+  EXPECT_TRUE(DebeziumConversionFails(tids, R"x({"(1,2)",NULL})x"));
+  std::string schema;
+  AppendConnectJsonSchema(tids, 1010, -1, true, &schema);
+  EXPECT_EQ(schema, R"({"type":"array","items":{"type":"bytes","optional":false},"optional":true})");
+  for (uint32_t type : {603, 628, 1020, 719, 791, 1187, 25, 16500}) EXPECT_FALSE(UnknownDatatypeColumn(type)) << type;
+}
+
 // Arrays of the extension types (_citext, _ltree, _hstore, _geometry, _geography by name): lists of each element's
 // value; PostGIS's arrays separate their elements with ':' (the types' typdelim); hstore's JSON text quoted in a
 // header's list like any string; schemas of optional elements with the elements' names. A NULL element of an ltree[]

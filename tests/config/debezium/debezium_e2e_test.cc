@@ -638,6 +638,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareColumnMappers(bool json);
   // Columns of the types Debezium leaves out of its change events, and "char" and tsvector beside them.
   void CompareLeftOutTypes(bool json);
+  // include.unknown.datatypes=true on those types (`connector_keys`: more lines of the connector file).
+  void CompareUnknownDatatypes(bool json, const std::string& connector_keys);
   // Values Debezium's converter fails on, under event.converting.failure.handling.mode=warn.
   void CompareConversionFailures(bool json);
   void CompareTemporalAndNumericArrays(bool json);
@@ -652,6 +654,11 @@ class DebeziumSideBySide : public DebeziumE2E {
                       const std::function<bool(const std::string&)>& in_envelope, const std::vector<std::string>& rows,
                       const std::string& event_type, const std::pair<std::string, std::string>& premise,
                       const std::string& connector_keys = "");
+  // CompareColumns over `typed` (name, SQL type, literal): one row of the literals, one of NULLs (the first column
+  // 'k2'); the columns named e_* in the envelope, the others headers.
+  void CompareTypedRows(bool json, const std::vector<std::tuple<std::string, std::string, std::string>>& typed,
+                        const std::string& event_type, const std::pair<std::string, std::string>& premise,
+                        const std::string& connector_keys);
   void CompareMoney(bool json);
   void CompareBits(bool json);
   void ComparePoints(bool json);
@@ -1232,6 +1239,22 @@ void DebeziumSideBySide::CompareColumns(bool json, const std::vector<std::pair<s
   ExpectSameRecords(relayed, debezium);
 }
 
+void DebeziumSideBySide::CompareTypedRows(bool json,
+                                          const std::vector<std::tuple<std::string, std::string, std::string>>& typed,
+                                          const std::string& event_type,
+                                          const std::pair<std::string, std::string>& premise,
+                                          const std::string& connector_keys) {
+  std::vector<std::pair<std::string, std::string>> columns;
+  std::string values, nulls;
+  for (const auto& [name, type, literal] : typed) {
+    columns.emplace_back(name, type);
+    values += (values.empty() ? "" : ", ") + literal;
+    nulls += nulls.empty() ? "'k2'" : ", NULL";
+  }
+  CompareColumns(json, columns, [](const std::string& name) { return name.starts_with("e_"); }, {values, nulls},
+                 event_type, premise, connector_keys);
+}
+
 // One-dimensional arrays in headers and envelope fields: Connect arrays of optional elements, written by
 // SimpleHeaderConverter ([e1,e2]: strings quoted and escaped, null), by Struct.toString under StringConverter
 // ([e1, e2]) and by JsonConverter with schemas; quoted, escaped, NULL and empty elements, empty arrays, NULL arrays,
@@ -1766,15 +1789,8 @@ void DebeziumSideBySide::CompareLeftOutTypes(bool json) {
       {"c_char", "\"char\"", "'x'"}, {"c_chars", "\"char\"[]", "'{x,NULL,\"\"}'"},
       {"c_vector", "tsvector", "'a:1 b:2'"}, {"c_vectors", "tsvector[]", R"x('{"a:1 b",NULL}')x"},
       {"e_char", "\"char\"", "'y'"}, {"e_vector", "tsvector", "'fat:2,4 cat:3'"}};
-  std::vector<std::pair<std::string, std::string>> columns;
-  std::string values, nulls;
-  for (const auto& [name, type, literal] : typed) {
-    columns.emplace_back(name, type);
-    values += (values.empty() ? "" : ", ") + literal;
-    nulls += nulls.empty() ? "'k2'" : ", NULL";
-  }
-  CompareColumns(json, columns, [](const std::string& name) { return name.starts_with("e_"); }, {values, nulls},
-                 "LeftOut", {"c_vector", "'a':1 'b':2"}, "transforms.outbox.table.field.additional.missing=ignore\n");
+  CompareTypedRows(json, typed, "LeftOut", {"c_vector", "'a':1 'b':2"},
+                   "transforms.outbox.table.field.additional.missing=ignore\n");
 }
 
 // Under include.unknown.datatypes=true Debezium writes most of those types as bytes (which the relay refuses), but
@@ -1793,6 +1809,50 @@ TEST_F(DebeziumSideBySide, TheArraysDebeziumHasNoSchemaForAreLeftOutEvenWithUnkn
   CompareColumns(/*json=*/false, columns, [](const std::string& name) { return name.starts_with("e_"); }, rows,
                  "Included", {"h_keep", "kept"},
                  "transforms.outbox.table.field.additional.missing=ignore\ninclude.unknown.datatypes=true\n");
+}
+
+// include.unknown.datatypes=true: the types Debezium otherwise leaves out, but the geometric ones, are bytes of their
+// PostgreSQL text (pgoutput's), their arrays lists of required bytes (a NULL element is one Debezium's converter
+// fails on: null under its default warn); in headers (base64 through SimpleHeaderConverter) and, through
+// JsonConverters with schemas or under binary.handling.mode=hex, envelope fields.
+void DebeziumSideBySide::CompareUnknownDatatypes(bool json, const std::string& connector_keys) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> typed = {
+      {"h_keep", "text", "'kept'"},
+      {"t_tid", "tid", "'(1,2)'"}, {"t_xid", "xid", "'5'"}, {"t_cid", "cid", "'7'"}, {"t_xid8", "xid8", "'9'"},
+      {"t_lsn", "pg_lsn", "'16/B374D848'"}, {"ta_tid", "tid[]", R"x('{"(1,2)","(3,4)"}')x"},
+      {"ta_xid", "xid[]", "'{5,NULL}'"}, {"ta_cid", "cid[]", "'{7}'"}, {"ta_xid8", "xid8[]", "'{9}'"},
+      {"ta_lsn", "pg_lsn[]", "'{16/B374D848,0/0}'"}, {"s_txid", "txid_snapshot", "'10:20:10,14,15'"},
+      {"s_pg", "pg_snapshot", "'10:20:10,14,15'"}, {"sa_txid", "txid_snapshot[]", R"x('{"10:20:10,14,15"}')x"},
+      {"sa_pg", "pg_snapshot[]", R"x('{"10:20:"}')x"}, {"q_tsquery", "tsquery", "'a & b | !c'"},
+      {"q_jsonpath", "jsonpath", "'$.a[*] ? (@ > 1)'"}, {"q_acl", "aclitem", "'postgres=arwdDxt/postgres'"},
+      {"qa_tsquery", "tsquery[]", R"x('{"a & b"}')x"}, {"qa_jsonpath", "jsonpath[]", R"x('{"$.a"}')x"},
+      {"qa_acl", "aclitem[]", "'{postgres=r/postgres}'"},
+      {"r_proc", "regproc", "'now'"}, {"r_procedure", "regprocedure", "'now()'"}, {"r_oper", "regoper", "'||/'"},
+      {"r_operator", "regoperator", "'+(integer,integer)'"}, {"r_class", "regclass", "'pg_class'"},
+      {"r_type", "regtype", "'integer'"}, {"r_config", "regconfig", "'english'"},
+      {"r_dictionary", "regdictionary", "'simple'"}, {"r_namespace", "regnamespace", "'public'"},
+      {"r_role", "regrole", "'postgres'"}, {"r_collation", "regcollation", R"x('"C"')x"},
+      {"ra_proc", "regproc[]", "'{now}'"}, {"ra_type", "regtype[]", "'{integer,text}'"},
+      {"ra_class", "regclass[]", "'{pg_class}'"}, {"ra_role", "regrole[]", "'{postgres}'"},
+      {"m_int4", "int4multirange", "'{[1,3), [5,8)}'"}, {"m_num", "nummultirange", "'{[1.5,2)}'"},
+      {"m_ts", "tsmultirange", "'{[2020-01-01,2020-02-01)}'"},
+      {"m_tstz", "tstzmultirange", "'{[2020-01-01 00:00+00,2020-02-01 00:00+00)}'"},
+      {"m_date", "datemultirange", "'{[2020-01-01,2020-02-01)}'"}, {"m_int8", "int8multirange", "'{}'"},
+      {"ma_int4", "int4multirange[]", "ARRAY['{[1,3)}'::int4multirange]"},
+      {"ma_date", "datemultirange[]", "ARRAY['{[2020-01-01,2020-02-01)}'::datemultirange]"},
+      {"a_money", "money[]", "'{1.5}'"},  // left out even so
+      {"e_lsn", "pg_lsn", "'0/1'"}, {"e_tids", "tid[]", R"x('{"(0,1)"}')x"}, {"e_query", "tsquery", "'x'"}};
+  CompareTypedRows(json, typed, "Unknown", {"h_keep", "kept"},
+                   "transforms.outbox.table.field.additional.missing=ignore\ninclude.unknown.datatypes=true\n" +
+                       connector_keys);
+}
+
+TEST_F(DebeziumSideBySide, UnknownDatatypesIncludedAreBytesOfTheirTextThroughJsonConvertersWithSchemas) {
+  CompareUnknownDatatypes(/*json=*/true, "");
+}
+
+TEST_F(DebeziumSideBySide, UnknownDatatypesIncludedAreBytesOfTheirTextUnderHexThroughStringConverters) {
+  CompareUnknownDatatypes(/*json=*/false, "binary.handling.mode=hex\n");
 }
 
 TEST_F(DebeziumSideBySide, TypesDebeziumLeavesOutAreLeftOutThroughStringConverters) {
