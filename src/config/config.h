@@ -204,9 +204,8 @@ struct OutboxConfig {
   // it: literals, and placeholders for function defaults). Debezium files set it; false: NULL stays NULL.
   bool null_as_column_default = false;
   // Debezium's include.unknown.datatypes: Debezium then writes a column of a type it otherwise leaves out of its change
-  // events (DebeziumLeavesOut) as the bytes of its text (UnknownDatatypeColumn), and so does the relay, except the
-  // geometric types (refused even under fields.additional_if_present) and the seven arrays Debezium leaves out either
-  // way. Debezium files set it.
+  // events (DebeziumLeavesOut) as the bytes of its text (UnknownDatatypeColumn), and so does the relay, but for the
+  // seven arrays Debezium leaves out either way. Debezium files set it.
   bool include_unknown_datatypes = false;
   // With envelope placement under outbox.value_converter json_schema: the envelope schema's name, where
   // ${routedByValue} is the route column's value. Default "<outbox.table>.${routedByValue}.Value"; Debezium files

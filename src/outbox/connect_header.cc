@@ -79,13 +79,17 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
   element.money_digits = array.money_digits;
   element.binary = array.binary;  // bytea[] under binary.handling.mode
   element.text_bytes = array.text_bytes;
+  element.java_doubles = array.java_doubles;
   element.in_array = true;
   return element;
 }
 
 // The character between an array's elements in PostgreSQL's text of it (the element type's typdelim, which pgjdbc's
 // array parser reads too): ':' for PostGIS's geometry and geography, ',' for the others.
-char ArrayDelimiter(const ConnectColumn& array) { return array.element == ConnectForm::kGeometry ? ':' : ','; }
+char ArrayDelimiter(const ConnectColumn& array) {
+  if (array.element_type == 603) return ';';  // box
+  return array.element == ConnectForm::kGeometry ? ':' : ',';
+}
 
 // Whether Values.convertToString quotes an element of the form (a Java String inside a list).
 bool QuotedInList(const ConnectColumn& array) {
@@ -542,24 +546,51 @@ bool DebeziumLeavesOut(uint32_t type_oid, bool unknown_included) {
   }
 }
 
+// pgjdbc's text of a geometric value (PGbox, PGline, PGlseg, PGpath, PGpolygon and PGcircle's getValue): PostgreSQL's
+// text, the same brackets and commas, with each coordinate as Java's Double.toString prints it.
+absl::StatusOr<std::string> PgjdbcGeometricText(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t end = std::min(text.find_first_of("()[]{}<>,", i), text.size());
+    if (end == i) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    absl::StatusOr<std::string> java = JavaDoubleText(text.substr(i, end - i), /*is_float=*/false);
+    if (!java.ok()) return Unreadable("geometric value", text.substr(0, 64));
+    out.append(*java);
+    i = end;
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> BytesOf(const ConnectColumn& column, std::string_view text) {
+  if (!column.text_bytes) return DecodeByteaHex(text);
+  if (column.java_doubles) return PgjdbcGeometricText(text);
+  return std::string(text);
+}
+
 std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid) {
   if (!DebeziumLeavesOut(type_oid) || DebeziumLeavesOut(type_oid, /*unknown_included=*/true)) return std::nullopt;
-  // The geometric types but point (lseg, path, box, polygon, line, circle) and their arrays.
-  static const absl::flat_hash_set<uint32_t> kGeometric = {601, 602, 603, 604, 628, 718, 1018, 1019, 1020, 1027, 629, 719};
-  if (kGeometric.contains(type_oid)) return std::nullopt;
-  // Their arrays, by element type.
+  // The geometric types but point (lseg, path, box, polygon, line, circle).
+  static const absl::flat_hash_set<uint32_t> kGeometric = {601, 602, 603, 604, 628, 718};
+  // The arrays, by element type.
   static const absl::flat_hash_map<uint32_t, uint32_t> kElements = {
+      {1018, 601},  {1019, 602},  {1020, 603},  {1027, 604},  {629, 628},   {719, 718},
       {1010, 27},   {1011, 28},   {1012, 29},   {271, 5069},  {3221, 3220}, {2949, 2970}, {5039, 5038},
       {3645, 3615}, {4073, 4072}, {1034, 1033}, {1008, 24},   {2207, 2202}, {2208, 2203}, {2209, 2204},
       {2210, 2205}, {2211, 2206}, {3735, 3734}, {3770, 3769}, {4090, 4089}, {4097, 4096}, {4192, 4191},
       {6150, 4451}, {6151, 4532}, {6152, 4533}, {6153, 4534}, {6155, 4535}, {6157, 4536}};
   ConnectColumn column{ConnectForm::kBytes};
   column.text_bytes = true;
+  column.java_doubles = kGeometric.contains(type_oid);
   if (const auto it = kElements.find(type_oid); it != kElements.end()) {
     column.form = ConnectForm::kArray;
     column.element = ConnectForm::kBytes;
     column.element_type = it->second;
     column.required_elements = true;
+    column.java_doubles = kGeometric.contains(it->second);
   }
   return column;
 }
@@ -2144,13 +2175,13 @@ absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view te
       return absl::OkStatus();
     }
     case ConnectForm::kBytes: {
-      absl::StatusOr<std::string> bytes = column.text_bytes ? std::string(text) : DecodeByteaHex(text);
+      absl::StatusOr<std::string> bytes = BytesOf(column, text);
       if (!bytes.ok()) return Unreadable("bytea", text.substr(0, 32));
       out->append(absl::Base64Escape(*bytes));
       return absl::OkStatus();
     }
     case ConnectForm::kBinaryString: {
-      absl::StatusOr<std::string> bytes = column.text_bytes ? std::string(text) : DecodeByteaHex(text);
+      absl::StatusOr<std::string> bytes = BytesOf(column, text);
       if (!bytes.ok()) return Unreadable("bytea", text.substr(0, 32));
       switch (column.binary) {
         case ConnectColumn::BinaryText::kBase64: out->append(absl::Base64Escape(*bytes)); break;

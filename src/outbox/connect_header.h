@@ -119,6 +119,9 @@ struct ConnectColumn {
   // kBytes / kBinaryString (and an array's elements): the value's bytes are its PostgreSQL text, not bytea's hex (a
   // type Debezium does not know, under include.unknown.datatypes=true: UnknownDatatypeColumn).
   bool text_bytes = false;
+  // With text_bytes: the text is a geometric value's, whose bytes Debezium takes from pgjdbc's text of it (each
+  // coordinate as Java's Double.toString prints it: (3,4),(1,2) gives (3.0,4.0),(1.0,2.0)).
+  bool java_doubles = false;
 };
 
 // Whether Debezium's converter fails on this value of `column`, so that its event.converting.failure.handling.mode
@@ -155,9 +158,8 @@ bool DebeziumLeavesOut(uint32_t type_oid, bool unknown_included = false);
 
 // Under include.unknown.datatypes=true, the form of a column of a built-in type DebeziumLeavesOut otherwise: bytes of
 // its PostgreSQL text (Debezium's converter takes pgoutput's text as bytes), an array of them a list of required
-// bytes (SchemaBuilder.array(binaryMode.getSchema())); nullopt for the geometric types and their arrays, whose bytes
-// are pgjdbc's text of them (Java's doubles: (3.0,4.0),(1.0,2.0) for a box), and for the types Debezium leaves out
-// either way.
+// bytes (SchemaBuilder.array(binaryMode.getSchema())); the geometric types' bytes are pgjdbc's text of them (Java's
+// doubles: (3.0,4.0),(1.0,2.0) for a box). nullopt for the types Debezium leaves out either way, and for any other.
 std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid);
 
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).

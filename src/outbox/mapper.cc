@@ -328,29 +328,19 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     if (config_.fields.additional_if_present && FindColumn(relation, f.column) < 0) continue;  // left out
     auto idx = require(f.column, "outbox.fields.additional");
     if (!idx.ok()) return idx.status();
-    // A column Debezium leaves out of its change events has no field its router could read; under
-    // include.unknown.datatypes most of them are bytes instead.
+    // A column Debezium leaves out of its change events has no field its router could read (under
+    // include.unknown.datatypes most of them are bytes instead: FormOf).
     if (const uint32_t type = relation.columns[*idx].type_oid;
         (f.placement == "envelope" || (f.placement == "header" && config_.header_values != config::HeaderValues::kText)) &&
-        DebeziumLeavesOut(type)) {
-      const bool left_out = DebeziumLeavesOut(type, config_.include_unknown_datatypes);
-      if (config_.fields.additional_if_present && left_out) continue;
+        DebeziumLeavesOut(type, config_.include_unknown_datatypes)) {
+      if (config_.fields.additional_if_present) continue;
       const pg::ColumnCatalog* c = CatalogColumn(f.column);
-      const std::string where = Cat("column \"", f.column, "\" (outbox.fields.additional, placement ", f.placement,
-                                    ") of ", schema_, ".", table_, " has type OID ", type,
-                                    c != nullptr ? Cat(" (", c->type_name, ")") : "");
-      if (left_out) {
-        return absl::FailedPreconditionError(
-            Cat(where, ", which Debezium leaves out of its change events, so that its Outbox Event Router fails on "
-                       "every record; outbox.fields.additional_if_present: true (Debezium's "
-                       "table.field.additional.missing=ignore) leaves the field out, as Debezium does"));
-      }
-      if (!UnknownDatatypeColumn(type)) {
-        return absl::FailedPreconditionError(
-            Cat(where, ", which Debezium writes under include.unknown.datatypes=true (outbox.include_unknown_datatypes) "
-                       "as the bytes of pgjdbc's text of it (Java's doubles: (3.0,4.0),(1.0,2.0) for a box), and the "
-                       "relay does not reproduce"));
-      }
+      return absl::FailedPreconditionError(
+          Cat("column \"", f.column, "\" (outbox.fields.additional, placement ", f.placement, ") of ", schema_, ".",
+              table_, " has type OID ", type, c != nullptr ? Cat(" (", c->type_name, ")") : "",
+              ", which Debezium leaves out of its change events, so that its Outbox Event Router fails on every "
+              "record; outbox.fields.additional_if_present: true (Debezium's table.field.additional.missing=ignore) "
+              "leaves the field out, as Debezium does"));
     }
     a.column = *idx;
     if (f.placement == "partition") {

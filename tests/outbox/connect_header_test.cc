@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+
 #include <string>
 
 namespace outbox::outbox {
@@ -570,7 +575,26 @@ TEST(ConnectHeaderTest, UnknownDatatypesIncludedAreTheBytesOfTheirText) {
   std::string schema;
   AppendConnectJsonSchema(tids, 1010, -1, true, &schema);
   EXPECT_EQ(schema, R"({"type":"array","items":{"type":"bytes","optional":false},"optional":true})");
-  for (uint32_t type : {603, 628, 1020, 719, 791, 1187, 25, 16500}) EXPECT_FALSE(UnknownDatatypeColumn(type)) << type;
+  for (uint32_t type : {791, 1187, 25, 600, 16500}) EXPECT_FALSE(UnknownDatatypeColumn(type)) << type;
+  // The geometric types: pgjdbc's text of them, each coordinate a Java double; a box[]'s elements split at ';'.
+  for (const auto& [type, text, java] : std::vector<std::tuple<uint32_t, std::string, std::string>>{
+           {603, "(3,4),(1,2)", "(3.0,4.0),(1.0,2.0)"},
+           {628, "{1,-2.5,3e+20}", "{1.0,-2.5,3.0E20}"},
+           {601, "[(1,2),(-0,0.001)]", "[(1.0,2.0),(-0.0,0.001)]"},
+           {602, "[(1,2),(3,4)]", "[(1.0,2.0),(3.0,4.0)]"},
+           {604, "((1,2),(3,4),(5,6))", "((1.0,2.0),(3.0,4.0),(5.0,6.0))"},
+           {718, "<(1,2),Infinity>", "<(1.0,2.0),Infinity>"}}) {
+    std::string hex;
+    ConnectColumn column = *UnknownDatatypeColumn(type);
+    column.form = ConnectForm::kBinaryString;
+    column.binary = ConnectColumn::BinaryText::kHex;
+    ASSERT_TRUE(AppendConnectValue(column, text, &hex).ok()) << type;
+    EXPECT_EQ(hex, absl::BytesToHexString(java)) << type;
+  }
+  out.clear();
+  ASSERT_TRUE(AppendConnectValue(*UnknownDatatypeColumn(1020), "{(3,4),(1,2);(1,1),(0,0)}", &out).ok());
+  EXPECT_EQ(out, R"x([")x" + absl::Base64Escape("(3.0,4.0),(1.0,2.0)") + R"x(",")x" +
+                     absl::Base64Escape("(1.0,1.0),(0.0,0.0)") + R"x("])x");
 }
 
 // Arrays of the extension types (_citext, _ltree, _hstore, _geometry, _geography by name): lists of each element's

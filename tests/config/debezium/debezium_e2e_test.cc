@@ -1840,6 +1840,13 @@ void DebeziumSideBySide::CompareUnknownDatatypes(bool json, const std::string& c
       {"m_date", "datemultirange", "'{[2020-01-01,2020-02-01)}'"}, {"m_int8", "int8multirange", "'{}'"},
       {"ma_int4", "int4multirange[]", "ARRAY['{[1,3)}'::int4multirange]"},
       {"ma_date", "datemultirange[]", "ARRAY['{[2020-01-01,2020-02-01)}'::datemultirange]"},
+      {"g_lseg", "lseg", "'[(1,2),(-3.5,0.1)]'"}, {"g_path", "path", "'((1,2),(3,4),(1e20,-0))'"},
+      {"g_open", "path", "'[(1,2),(3,4)]'"}, {"g_box", "box", "'((1,2),(3,4))'"},
+      {"g_polygon", "polygon", "'((1,2),(3,4),(5,6.25))'"}, {"g_line", "line", "'{1,-2,3}'"},
+      {"g_circle", "circle", "'<(1,2),3.5>'"},
+      {"ga_box", "box[]", R"x('{(3,4),(1,2);(1,1),(0,0)}')x"}, {"ga_line", "line[]", R"x('{"{1,2,3}"}')x"},
+      {"ga_circle", "circle[]", R"x('{"<(1,2),3>","<(0,0),1>"}')x"}, {"ga_path", "path[]", R"x('{"[(1,2),(3,4)]"}')x"},
+      {"e_box", "box", "'((0.5,2),(3,4))'"},
       {"a_money", "money[]", "'{1.5}'"},  // left out even so
       {"e_lsn", "pg_lsn", "'0/1'"}, {"e_tids", "tid[]", R"x('{"(0,1)"}')x"}, {"e_query", "tsquery", "'x'"}};
   CompareTypedRows(json, typed, "Unknown", {"h_keep", "kept"},
