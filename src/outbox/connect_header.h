@@ -122,6 +122,9 @@ struct ConnectColumn {
   // With text_bytes: the text is a geometric value's, whose bytes Debezium takes from pgjdbc's text of it (each
   // coordinate as Java's Double.toString prints it: (3,4),(1,2) gives (3.0,4.0),(1.0,2.0)).
   bool java_doubles = false;
+  // kArray: the character between its elements in PostgreSQL's text (the element type's typdelim), when the catalog
+  // gave it; 0: ',' (':' for PostGIS's types, ';' for box).
+  char delimiter = 0;
 };
 
 // Whether Debezium's converter fails on this value of `column`, so that its event.converting.failure.handling.mode

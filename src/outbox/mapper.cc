@@ -332,7 +332,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     // include.unknown.datatypes most of them are bytes instead: FormOf).
     if (const uint32_t type = relation.columns[*idx].type_oid;
         (f.placement == "envelope" || (f.placement == "header" && config_.header_values != config::HeaderValues::kText)) &&
-        DebeziumLeavesOut(type, config_.include_unknown_datatypes)) {
+        LeftOutByDebezium(f.column, type, config_.include_unknown_datatypes)) {
       if (config_.fields.additional_if_present) continue;
       const pg::ColumnCatalog* c = CatalogColumn(f.column);
       return absl::FailedPreconditionError(
@@ -510,6 +510,20 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   if (form.ok()) return UnderModes(*std::move(form));
   if (config_.include_unknown_datatypes) {
     if (std::optional<ConnectColumn> bytes = UnknownDatatypeColumn(type)) return UnderModes(*std::move(bytes));
+    if (LeftOutByDebezium(name, type, /*unknown_included=*/false)) {
+      // A user-defined type Debezium has no schema for: the bytes of its text, an array's a list of required bytes.
+      const pg::ColumnCatalog* c = CatalogColumn(name);
+      ConnectColumn bytes{ConnectForm::kBytes};
+      bytes.text_bytes = true;
+      if (c->element_oid != 0) {
+        bytes.form = ConnectForm::kArray;
+        bytes.element = ConnectForm::kBytes;
+        bytes.element_type = c->element_oid;
+        bytes.required_elements = true;
+        bytes.delimiter = c->element_delimiter;
+      }
+      return UnderModes(std::move(bytes));
+    }
   }
   const pg::ColumnCatalog* c = CatalogColumn(name);
   if (c == nullptr || c->type_oid != type) return form;
@@ -521,6 +535,33 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   }
   if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) return UnderModes(*std::move(extension));
   return form;
+}
+
+namespace {
+
+// Whether Debezium has no schema for a column of this user-defined type (an OID past the built-in ones): a composite,
+// range, multirange or base type its TypeRegistry does not know by name (an extension's other than those
+// ExtensionColumn names), or an array of one. Debezium's schema builder falls back to the JDBC type pgjdbc reports
+// for it, for which it has none (seen side by side: UserDefinedTypesDebeziumHasNoSchemaFor...). A domain, an enum, and
+// an array of a domain are not judged here.
+bool UserTypeLeftOut(const pg::ColumnCatalog& c) {
+  constexpr uint32_t kFirstNormalObjectId = 16384;
+  const auto unknown = [](char type_type, const std::string& name) {
+    return (type_type == 'b' || type_type == 'c' || type_type == 'r' || type_type == 'm') &&
+           !ExtensionColumn(name).has_value();
+  };
+  if (c.type_oid < kFirstNormalObjectId || c.domain_root_oid != 0) return false;
+  if (c.element_oid != 0) return c.element_oid >= kFirstNormalObjectId && unknown(c.element_type_type, c.element_name);
+  return unknown(c.type_type, c.type_name);
+}
+
+}  // namespace
+
+bool OutboxMapper::LeftOutByDebezium(const std::string& name, uint32_t type, bool unknown_included) const {
+  if (DebeziumLeavesOut(type, unknown_included)) return true;
+  if (unknown_included) return false;  // bytes instead
+  const pg::ColumnCatalog* c = CatalogColumn(name);
+  return c != nullptr && c->type_oid == type && UserTypeLeftOut(*c);
 }
 
 ConnectColumn OutboxMapper::UnderModes(ConnectColumn form) const {

@@ -184,6 +184,10 @@ class OutboxMapper {
   // The form Debezium gives the column `name` of `type`: ConnectColumnOf's, or an enum's (from the catalog, which
   // names its labels).
   absl::StatusOr<ConnectColumn> FormOf(const std::string& name, uint32_t type, int32_t type_modifier) const;
+  // Whether Debezium leaves the column `name` of `type` out of its change events under the configured
+  // include.unknown.datatypes (`unknown_included`): a built-in type DebeziumLeavesOut names, or a user-defined type it
+  // has no schema for (UserTypeLeftOut).
+  bool LeftOutByDebezium(const std::string& name, uint32_t type, bool unknown_included) const;
   // outbox.decimal_handling_mode string or double: a numeric or money column's form under it, or a numeric array's
   // with its elements' (precise: as it is).
   ConnectColumn UnderDecimalMode(ConnectColumn form) const;

@@ -29,8 +29,10 @@ std::string ColumnCatalogSql(std::string_view schema, std::string_view table) {
       "(SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e "
       "WHERE e.enumtypid = a.atttypid), dom.base, dom.mod, "
       "(SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e "
-      "WHERE ty.typcategory = 'A' AND e.enumtypid = ty.typelem) "
+      "WHERE ty.typcategory = 'A' AND e.enumtypid = ty.typelem), "
+      "ty.typtype, et.oid, et.typname, et.typtype, et.typdelim "
       "FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type ty ON ty.oid = a.atttypid "
+      "LEFT JOIN pg_catalog.pg_type et ON ty.typcategory = 'A' AND et.oid = ty.typelem "
       "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
       "LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
       "LEFT JOIN LATERAL (WITH RECURSIVE chain(base, mod, depth) AS ("
@@ -66,6 +68,12 @@ std::vector<ColumnCatalog> ParseColumnCatalog(const std::vector<Row>& rows) {
       c.domain_root_modifier = static_cast<int32_t>(std::strtol(at(row, 10).value_or("-1").c_str(), nullptr, 10));
     }
     c.element_enum_labels = at(row, 11);
+    const auto first_char = [&](size_t i) -> char { return at(row, i).value_or("").empty() ? 0 : (*at(row, i))[0]; };
+    c.type_type = first_char(12);
+    c.element_oid = static_cast<uint32_t>(std::strtoul(at(row, 13).value_or("0").c_str(), nullptr, 10));
+    c.element_name = at(row, 14).value_or("");
+    c.element_type_type = first_char(15);
+    c.element_delimiter = first_char(16);
   }
   return columns;
 }

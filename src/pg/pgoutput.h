@@ -78,6 +78,12 @@ struct ColumnCatalog {
   int32_t domain_root_modifier = -1;
   // An array of an enum: the enum's labels in their sort order, joined by ','.
   std::optional<std::string> element_enum_labels = std::nullopt;
+  char type_type = 0;  // pg_type.typtype: 'b' base, 'c' composite, 'd' domain, 'e' enum, 'r' range, 'm' multirange
+  // An array type (typcategory 'A'): its element type's OID, name, typtype and typdelim; 0 and empty otherwise.
+  uint32_t element_oid = 0;
+  std::string element_name = {};
+  char element_type_type = 0;
+  char element_delimiter = 0;
 };
 
 struct Type {

@@ -611,6 +611,65 @@ TEST_F(MapperTest, AColumnOfATypeDebeziumLeavesOutIsLeftOutOnlyIfPresentElseFata
   }
 }
 
+// A user-defined type Debezium has no schema for (a composite type, an array of one; not an extension type its
+// TypeRegistry knows, such as pgvector's vector, whose array the relay refuses as before), read from the catalog: left
+// out under outbox.fields.additional_if_present, else fatal naming it; under include.unknown.datatypes the bytes of
+// its text, an array a list of them split at the element type's typdelim.
+TEST_F(MapperTest, AUserDefinedTypeDebeziumHasNoSchemaForIsLeftOutOrUnderUnknownDatatypesBytes) {
+  struct Case {
+    uint32_t oid;
+    std::string type_name;
+    char type_type;
+    uint32_t element_oid;
+    std::string element_name;
+    char element_type_type;
+    char delimiter;
+    std::string text;
+    std::optional<std::string> bytes;  // the header under include_unknown_datatypes; nullopt: refused either way
+  };
+  for (const Case& c : std::vector<Case>{
+           {16700, "pair", 'c', 0, "", 0, 0, R"x((1,"x y"))x", "KDEsInggeSIp"},
+           {16701, "_pair", 'b', 16700, "pair", 'c', ';', R"x({"(1,x)";"(2,y)"})x", R"(["KDEseCk=","KDIseSk="])"},
+           {16702, "cube", 'b', 0, "", 0, 0, "(1, 2)", "KDEsIDIp"},
+           {16703, "_vector", 'b', 16704, "vector", 'b', ',', "{\"[1,2]\"}", std::nullopt}}) {
+    SCOPED_TRACE(c.type_name);
+    relation_ = OutboxRelation();
+    relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = c.oid});
+    values_.resize(relation_.columns.size() - 1);
+    values_.push_back(c.text);
+    const pg::ColumnCatalog catalog{.name = "took", .type_oid = c.oid, .type_name = c.type_name,
+                                    .type_type = c.type_type, .element_oid = c.element_oid,
+                                    .element_name = c.element_name, .element_type_type = c.element_type_type,
+                                    .element_delimiter = c.delimiter};
+    for (const bool if_present : {false, true}) {
+      for (const bool unknown : {false, true}) {
+        config_ = config::OutboxConfig{};
+        config_.fields.additional = {config::AdditionalField{.column = "took", .placement = "header", .name = "took"}};
+        config_.header_values = config::HeaderValues::kDebezium;
+        config_.fields.additional_if_present = if_present;
+        config_.include_unknown_datatypes = unknown;
+        mapper_.reset();
+        mapper().SetCatalog({catalog});
+        auto r = Map();
+        if (!c.bytes) {
+          ASSERT_FALSE(r.ok());
+          EXPECT_THAT(Message(r.status()), HasSubstr("has no Debezium header value the relay reproduces"));
+        } else if (unknown) {
+          ASSERT_TRUE(r.ok()) << r.status();
+          EXPECT_EQ(HeaderValue(*r, "took"), c.bytes);
+        } else if (if_present) {
+          ASSERT_TRUE(r.ok()) << r.status();
+          EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
+        } else {
+          ASSERT_FALSE(r.ok());
+          EXPECT_THAT(Message(r.status()), HasSubstr(absl::StrCat("type OID ", c.oid, " (", c.type_name, "), which "
+                                                                  "Debezium leaves out of its change events")));
+        }
+      }
+    }
+  }
+}
+
 // An array under the non-default modes: each element as the mode writes a column of its type (numeric[] under
 // decimal_handling_mode string, bytea[] under binary_handling_mode hex, time[] under time_precision_mode isostring).
 TEST_F(MapperTest, ArraysUnderTheModesAreListsOfTheirElementsUnderTheModes) {

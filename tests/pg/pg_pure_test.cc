@@ -401,7 +401,8 @@ namespace outbox::pg {
 namespace {
 
 // ColumnCatalogSql's rows (name, not null, has default, default expression, generated, type OID, modifier, type
-// name, enum labels, domain root and modifier) as columns; NULLs where the row has none.
+// name, enum labels, domain root and modifier, an enum array's labels, typtype, an array's element OID, name, typtype
+// and typdelim) as columns; NULLs where the row has none.
 TEST(ColumnCatalog, RowsAreParsedIntoColumns) {
   using S = std::optional<std::string>;
   const std::vector<ColumnCatalog> columns = ParseColumnCatalog(
@@ -410,8 +411,17 @@ TEST(ColumnCatalog, RowsAreParsedIntoColumns) {
        {S("status"), S("f"), S("t"), S("'new'::order_status"), S("f"), S("16500"), S("-1"), S("order_status"),
         S("new,shipped"), std::nullopt, std::nullopt},
        {S("amount"), S("t"), S("t"), S("0"), S("f"), S("16600"), S("-1"), S("d_amount"), std::nullopt, S("1700"),
-        S("655366")}});
-  ASSERT_EQ(columns.size(), 3u);
+        S("655366")},
+       {S("boxes"), S("f"), S("f"), std::nullopt, S("f"), S("16700"), S("-1"), S("_pair"), std::nullopt, std::nullopt,
+        std::nullopt, std::nullopt, S("b"), S("16701"), S("pair"), S("c"), S(",")}});
+  ASSERT_EQ(columns.size(), 4u);
+  EXPECT_EQ(columns[0].type_type, 0);  // a row without the columns: none
+  EXPECT_EQ(columns[0].element_oid, 0u);
+  EXPECT_EQ(columns[3].type_type, 'b');
+  EXPECT_EQ(columns[3].element_oid, 16701u);
+  EXPECT_EQ(columns[3].element_name, "pair");
+  EXPECT_EQ(columns[3].element_type_type, 'c');
+  EXPECT_EQ(columns[3].element_delimiter, ',');
   EXPECT_EQ(columns[0].name, "id");
   EXPECT_TRUE(columns[0].not_null);
   EXPECT_FALSE(columns[0].has_default);

@@ -640,6 +640,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareLeftOutTypes(bool json);
   // include.unknown.datatypes=true on those types (`connector_keys`: more lines of the connector file).
   void CompareUnknownDatatypes(bool json, const std::string& connector_keys);
+  // User-defined types Debezium has no schema for, left out, or (`unknown_included`) bytes.
+  void CompareUserDefinedTypes(bool unknown_included);
   // Values Debezium's converter fails on, under event.converting.failure.handling.mode=warn.
   void CompareConversionFailures(bool json);
   void CompareTemporalAndNumericArrays(bool json);
@@ -1797,6 +1799,39 @@ void DebeziumSideBySide::CompareLeftOutTypes(bool json) {
 // still leaves out the arrays its PostgresValueConverter gives no schema whatever the option says: money[], name[],
 // interval[], varbit[], xml[], point[], refcursor[]. Placed under table.field.additional.missing=ignore, the relay
 // leaves them out too.
+// User-defined types Debezium has no schema for: a composite type, a range type, the extensions' cube and seg (base
+// types its TypeRegistry does not know), arrays of these, and the range's multirange. Under
+// table.field.additional.missing=ignore Debezium leaves them out; under include.unknown.datatypes=true it writes
+// the bytes of their PostgreSQL text (arrays: lists of them; a composite's elements unquoted as pgjdbc's parser gives
+// them), in headers and (through JsonConverters with schemas) envelope fields. An enum beside them stays.
+void DebeziumSideBySide::CompareUserDefinedTypes(bool unknown_included) {
+  CreateExtensionOn15("cube");
+  if (IsSkipped() || HasFailure()) return;
+  CreateExtensionOn15("seg");
+  ASSERT_TRUE(pg_->Exec("CREATE TYPE pair AS (a int, b text); CREATE TYPE floatrange AS RANGE (subtype = float8); "
+                        "CREATE TYPE mood AS ENUM ('sad', 'ok')",
+                        db_)
+                  .ok());
+  const std::vector<std::tuple<std::string, std::string, std::string>> typed = {
+      {"h_keep", "text", "'kept'"},           {"u_pair", "pair", "ROW(1, 'x y')::pair"},
+      {"u_range", "floatrange", "'[1.5,2)'"}, {"u_cube", "cube", "'(1,2),(3,4)'"},
+      {"u_seg", "seg", "'1 .. 2'"},           {"ua_pair", "pair[]", R"x(ARRAY[ROW(1,'x')::pair, ROW(2,'a,"b')::pair])x"},
+      {"ua_range", "floatrange[]", "ARRAY['[1,2)'::floatrange]"}, {"ua_cube", "cube[]", "ARRAY['(1,2)'::cube]"},
+      {"u_multi", "floatmultirange", "'{[1,2), [3,4)}'"}, {"u_mood", "mood", "'ok'"},
+      {"e_pair", "pair", "ROW(3, NULL)::pair"}, {"e_mood", "mood", "'sad'"}};
+  CompareTypedRows(/*json=*/unknown_included, typed, "UserTyped", {"h_keep", "kept"},
+                   std::string("transforms.outbox.table.field.additional.missing=ignore\n") +
+                       (unknown_included ? "include.unknown.datatypes=true\n" : ""));
+}
+
+TEST_F(DebeziumSideBySide, UserDefinedTypesDebeziumHasNoSchemaForAreLeftOut) {
+  CompareUserDefinedTypes(/*unknown_included=*/false);
+}
+
+TEST_F(DebeziumSideBySide, UserDefinedTypesDebeziumHasNoSchemaForAreBytesWithUnknownDatatypesIncluded) {
+  CompareUserDefinedTypes(/*unknown_included=*/true);
+}
+
 TEST_F(DebeziumSideBySide, TheArraysDebeziumHasNoSchemaForAreLeftOutEvenWithUnknownDatatypesIncluded) {
   const std::vector<std::pair<std::string, std::string>> columns = {
       {"h_keep", "text"},      {"a_money", "money[]"}, {"a_name", "name[]"},        {"a_interval", "interval[]"},
