@@ -85,7 +85,8 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
 }
 
 // The character between an array's elements in PostgreSQL's text of it (the element type's typdelim, which pgjdbc's
-// array parser reads too): ':' for PostGIS's geometry and geography, ',' for the others.
+// array parser reads too): the catalog's when it gave it, ';' for box, ':' for PostGIS's geometry and geography, ','
+// for the others.
 char ArrayDelimiter(const ConnectColumn& array) {
   if (array.delimiter != 0) return array.delimiter;
   if (array.element_type == 603) return ';';  // box

@@ -504,15 +504,34 @@ absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const
   return absl::OkStatus();
 }
 
+namespace {
+
+// Whether Debezium has no schema for a column of this user-defined type (an OID past the built-in ones): a composite,
+// range, multirange or base type its TypeRegistry does not know by name (an extension's other than those
+// ExtensionColumn names), or an array of one. Debezium's schema builder falls back to the JDBC type pgjdbc reports
+// for it, for which it has none (seen side by side: UserDefinedTypesDebeziumHasNoSchemaFor...). A domain, an enum, and
+// an array of a domain are not judged here.
+bool UserTypeLeftOut(const pg::ColumnCatalog& c) {
+  constexpr uint32_t kFirstNormalObjectId = 16384;
+  const auto unknown = [](char type_type, const std::string& name) {
+    return (type_type == 'b' || type_type == 'c' || type_type == 'r' || type_type == 'm') &&
+           !ExtensionColumn(name).has_value();
+  };
+  if (c.type_oid < kFirstNormalObjectId || c.domain_root_oid != 0) return false;
+  if (c.element_oid != 0) return c.element_oid >= kFirstNormalObjectId && unknown(c.element_type_type, c.element_name);
+  return unknown(c.type_type, c.type_name);
+}
+
+}  // namespace
+
 absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint32_t type,
                                                    int32_t type_modifier) const {
   absl::StatusOr<ConnectColumn> form = ConnectColumnOf(type, type_modifier);
   if (form.ok()) return UnderModes(*std::move(form));
   if (config_.include_unknown_datatypes) {
     if (std::optional<ConnectColumn> bytes = UnknownDatatypeColumn(type)) return UnderModes(*std::move(bytes));
-    if (LeftOutByDebezium(name, type, /*unknown_included=*/false)) {
-      // A user-defined type Debezium has no schema for: the bytes of its text, an array's a list of required bytes.
-      const pg::ColumnCatalog* c = CatalogColumn(name);
+    // A user-defined type Debezium has no schema for: the bytes of its text, an array's a list of required bytes.
+    if (const pg::ColumnCatalog* c = CatalogColumn(name); c != nullptr && c->type_oid == type && UserTypeLeftOut(*c)) {
       ConnectColumn bytes{ConnectForm::kBytes};
       bytes.text_bytes = true;
       if (c->element_oid != 0) {
@@ -536,26 +555,6 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   if (std::optional<ConnectColumn> extension = ExtensionColumn(c->type_name)) return UnderModes(*std::move(extension));
   return form;
 }
-
-namespace {
-
-// Whether Debezium has no schema for a column of this user-defined type (an OID past the built-in ones): a composite,
-// range, multirange or base type its TypeRegistry does not know by name (an extension's other than those
-// ExtensionColumn names), or an array of one. Debezium's schema builder falls back to the JDBC type pgjdbc reports
-// for it, for which it has none (seen side by side: UserDefinedTypesDebeziumHasNoSchemaFor...). A domain, an enum, and
-// an array of a domain are not judged here.
-bool UserTypeLeftOut(const pg::ColumnCatalog& c) {
-  constexpr uint32_t kFirstNormalObjectId = 16384;
-  const auto unknown = [](char type_type, const std::string& name) {
-    return (type_type == 'b' || type_type == 'c' || type_type == 'r' || type_type == 'm') &&
-           !ExtensionColumn(name).has_value();
-  };
-  if (c.type_oid < kFirstNormalObjectId || c.domain_root_oid != 0) return false;
-  if (c.element_oid != 0) return c.element_oid >= kFirstNormalObjectId && unknown(c.element_type_type, c.element_name);
-  return unknown(c.type_type, c.type_name);
-}
-
-}  // namespace
 
 bool OutboxMapper::LeftOutByDebezium(const std::string& name, uint32_t type, bool unknown_included) const {
   if (DebeziumLeavesOut(type, unknown_included)) return true;

@@ -611,6 +611,18 @@ TEST_F(MapperTest, AColumnOfATypeDebeziumLeavesOutIsLeftOutOnlyIfPresentElseFata
   }
 }
 
+// Under include.unknown.datatypes a role other than a placed field (the id, in JSON headers) of a type Debezium leaves
+// out either way (money[]), without a catalog: refused naming the column, not read from a catalog that is not there.
+TEST_F(MapperTest, AnIdOfATypeDebeziumLeavesOutUnderUnknownDatatypesIsRefusedWithoutACatalog) {
+  SetType("id", pg::oid::kMoneyArray);
+  Set("id", "{$1.00}");
+  config_.header_values = config::HeaderValues::kJson;
+  config_.include_unknown_datatypes = true;
+  auto r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"id\" (outbox.fields.id)"));
+}
+
 // A user-defined type Debezium has no schema for (a composite type, an array of one; not an extension type its
 // TypeRegistry knows, such as pgvector's vector, whose array the relay refuses as before), read from the catalog: left
 // out under outbox.fields.additional_if_present, else fatal naming it; under include.unknown.datatypes the bytes of
