@@ -85,11 +85,10 @@ ConnectColumn ElementColumn(const ConnectColumn& array) {
 }
 
 // The character between an array's elements in PostgreSQL's text of it (the element type's typdelim, which pgjdbc's
-// array parser reads too): the catalog's when it gave it, ';' for box, ':' for PostGIS's geometry and geography, ','
-// for the others.
+// array parser reads too): the column's when its form names it (a box[]'s ';', a user-defined type's from the
+// catalog), ':' for PostGIS's geometry and geography, ',' for the others.
 char ArrayDelimiter(const ConnectColumn& array) {
   if (array.delimiter != 0) return array.delimiter;
-  if (array.element_type == 603) return ';';  // box
   return array.element == ConnectForm::kGeometry ? ':' : ',';
 }
 
@@ -584,15 +583,22 @@ std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid) {
       {3645, 3615}, {4073, 4072}, {1034, 1033}, {1008, 24},   {2207, 2202}, {2208, 2203}, {2209, 2204},
       {2210, 2205}, {2211, 2206}, {3735, 3734}, {3770, 3769}, {4090, 4089}, {4097, 4096}, {4192, 4191},
       {6150, 4451}, {6151, 4532}, {6152, 4533}, {6153, 4534}, {6155, 4535}, {6157, 4536}};
+  const auto it = kElements.find(type_oid);
+  const uint32_t element = it == kElements.end() ? 0 : it->second;
+  ConnectColumn column = TextBytesColumn(element, element == 603 ? ';' : 0);  // box's typdelim
+  column.java_doubles = kGeometric.contains(element != 0 ? element : type_oid);
+  return column;
+}
+
+ConnectColumn TextBytesColumn(uint32_t element_type, char delimiter) {
   ConnectColumn column{ConnectForm::kBytes};
   column.text_bytes = true;
-  column.java_doubles = kGeometric.contains(type_oid);
-  if (const auto it = kElements.find(type_oid); it != kElements.end()) {
+  if (element_type != 0) {
     column.form = ConnectForm::kArray;
     column.element = ConnectForm::kBytes;
-    column.element_type = it->second;
+    column.element_type = element_type;
     column.required_elements = true;
-    column.java_doubles = kGeometric.contains(it->second);
+    column.delimiter = delimiter;
   }
   return column;
 }

@@ -165,6 +165,10 @@ bool DebeziumLeavesOut(uint32_t type_oid, bool unknown_included = false);
 // doubles: (3.0,4.0),(1.0,2.0) for a box). nullopt for the types Debezium leaves out either way, and for any other.
 std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid);
 
+// The form of a value Debezium takes as the bytes of its PostgreSQL text (include.unknown.datatypes): bytes, or with
+// an `element_type` a list of required bytes whose elements `delimiter` separates (0: ',').
+ConnectColumn TextBytesColumn(uint32_t element_type = 0, char delimiter = 0);
+
 // The form of a column of `type_oid` with `type_modifier` (pgoutput's Relation message gives both).
 // FAILED_PRECONDITION naming the type for a type whose Debezium value the relay does not reproduce (arrays,
 // interval, money, bit, timetz, user-defined types...).

@@ -531,17 +531,8 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   if (config_.include_unknown_datatypes) {
     if (std::optional<ConnectColumn> bytes = UnknownDatatypeColumn(type)) return UnderModes(*std::move(bytes));
     // A user-defined type Debezium has no schema for: the bytes of its text, an array's a list of required bytes.
-    if (const pg::ColumnCatalog* c = CatalogColumn(name); c != nullptr && c->type_oid == type && UserTypeLeftOut(*c)) {
-      ConnectColumn bytes{ConnectForm::kBytes};
-      bytes.text_bytes = true;
-      if (c->element_oid != 0) {
-        bytes.form = ConnectForm::kArray;
-        bytes.element = ConnectForm::kBytes;
-        bytes.element_type = c->element_oid;
-        bytes.required_elements = true;
-        bytes.delimiter = c->element_delimiter;
-      }
-      return UnderModes(std::move(bytes));
+    if (const pg::ColumnCatalog* c = LeftOutUserType(name, type)) {
+      return UnderModes(TextBytesColumn(c->element_oid, c->element_delimiter));
     }
   }
   const pg::ColumnCatalog* c = CatalogColumn(name);
@@ -556,11 +547,15 @@ absl::StatusOr<ConnectColumn> OutboxMapper::FormOf(const std::string& name, uint
   return form;
 }
 
+const pg::ColumnCatalog* OutboxMapper::LeftOutUserType(const std::string& name, uint32_t type) const {
+  const pg::ColumnCatalog* c = CatalogColumn(name);
+  return c != nullptr && c->type_oid == type && UserTypeLeftOut(*c) ? c : nullptr;
+}
+
 bool OutboxMapper::LeftOutByDebezium(const std::string& name, uint32_t type, bool unknown_included) const {
   if (DebeziumLeavesOut(type, unknown_included)) return true;
   if (unknown_included) return false;  // bytes instead
-  const pg::ColumnCatalog* c = CatalogColumn(name);
-  return c != nullptr && c->type_oid == type && UserTypeLeftOut(*c);
+  return LeftOutUserType(name, type) != nullptr;
 }
 
 ConnectColumn OutboxMapper::UnderModes(ConnectColumn form) const {

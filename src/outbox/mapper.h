@@ -188,6 +188,9 @@ class OutboxMapper {
   // include.unknown.datatypes (`unknown_included`): a built-in type DebeziumLeavesOut names, or a user-defined type it
   // has no schema for (UserTypeLeftOut).
   bool LeftOutByDebezium(const std::string& name, uint32_t type, bool unknown_included) const;
+  // The catalog's entry of the column `name` of `type` when it is of a user-defined type Debezium has no schema for
+  // (UserTypeLeftOut), else nullptr.
+  const pg::ColumnCatalog* LeftOutUserType(const std::string& name, uint32_t type) const;
   // outbox.decimal_handling_mode string or double: a numeric or money column's form under it, or a numeric array's
   // with its elements' (precise: as it is).
   ConnectColumn UnderDecimalMode(ConnectColumn form) const;
