@@ -50,12 +50,17 @@ absl::StatusOr<bool> ReplicationStream::Wait(int timeout_ms, bool read, int extr
   // Frames already in libpq's buffer never make the socket readable: a stream that may read again and may have them
   // does not sleep (a pause that ended inside the round, e.g. a held record produced once its topic's limits came,
   // left a transaction's Commit unread until the next acknowledgement or status interval).
+  // Such a stream does not read the socket either: libpq reads on, one recv() after another, while more than 32 kB
+  // wait unread in its buffer, so a read on top of a stopped round's frames spun in recv() for each message the
+  // server wrote (27 recv() a wait in a drain at 1 event per transaction). The next Receive reads the socket once
+  // the buffer runs dry.
+  const bool read_socket = read && !buffered_;
   if (read && buffered_) timeout_ms = 0;
-  pollfd fds[2] = {{conn_->socket(), static_cast<short>((read ? POLLIN : 0) | (*flushed ? 0 : POLLOUT)), 0},
+  pollfd fds[2] = {{conn_->socket(), static_cast<short>((read_socket ? POLLIN : 0) | (*flushed ? 0 : POLLOUT)), 0},
                    {extra_fd, POLLIN, 0}};
   const int n = ::poll(fds, extra_fd >= 0 ? 2 : 1, timeout_ms);
   if (n < 0 && errno != EINTR) return absl::InternalError(Cat("could not wait for the server: ", std::strerror(errno)));
-  if (n > 0 && (fds[0].revents & (POLLIN | POLLERR | POLLHUP))) {
+  if (n > 0 && read_socket && (fds[0].revents & (POLLIN | POLLERR | POLLHUP))) {
     if (absl::Status st = conn_->ConsumeInput(); !st.ok()) return st;
   }
   return n > 0 && extra_fd >= 0 && (fds[1].revents & POLLIN) != 0;
