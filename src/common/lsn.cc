@@ -2,18 +2,22 @@
 #include "common/strings.h"
 #include "common/lsn.h"
 
-#include <cstdio>
+#include <charconv>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace outbox {
 
 std::string Lsn::ToString() const {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%X/%X", static_cast<unsigned>(value_ >> 32),
-                static_cast<unsigned>(value_ & 0xFFFFFFFFu));
-  return buf;
+  // Called for every record (its source LSN): std::to_chars, not snprintf's format parsing.
+  char buf[20];
+  char* end = std::to_chars(buf, buf + 8, static_cast<uint32_t>(value_ >> 32), 16).ptr;
+  *end++ = '/';
+  end = std::to_chars(end, end + 8, static_cast<uint32_t>(value_), 16).ptr;
+  for (char* c = buf; c != end; ++c) *c = absl::ascii_toupper(static_cast<unsigned char>(*c));
+  return std::string(buf, end);
 }
 
 namespace {

@@ -218,13 +218,13 @@ KafkaSink::~KafkaSink() {
 
 rd_kafka_topic_t* KafkaSink::Topic(std::string_view name) {
   // Consecutive records mostly go to the same topic: no lookup, no allocation then.
+  // Records spread over a few topics find theirs without a copy of the name (a heap allocation past 15 bytes).
   if (last_topic_ != nullptr && name == last_topic_name_) return last_topic_;
-  std::string key(name);
-  last_topic_name_ = key;
-  auto it = topics_.find(key);
+  last_topic_name_.assign(name);
+  auto it = topics_.find(ToAbsl(name));
   if (it != topics_.end()) return last_topic_ = it->second;
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, key.c_str(), nullptr);
-  if (rkt != nullptr) topics_.emplace(std::move(key), rkt);
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, last_topic_name_.c_str(), nullptr);
+  if (rkt != nullptr) topics_.emplace(last_topic_name_, rkt);
   return last_topic_ = rkt;
 }
 
@@ -603,16 +603,17 @@ KafkaSink::LimitsState KafkaSink::Limits(std::string_view topic, const TopicLimi
     *limits = last_limits_;
     return LimitsState::kKnown;
   }
-  std::string name(topic);
+  auto it = topic_limits_.find(ToAbsl(topic));
+  if (it != topic_limits_.end() && it->second.limits) {  // an answer is kept
+    last_limits_topic_.assign(topic);
+    last_limits_ = &*it->second.limits;
+    *limits = last_limits_;
+    return LimitsState::kKnown;
+  }
   const auto now = std::chrono::steady_clock::now();
-  if (auto it = topic_limits_.find(name); it != topic_limits_.end()) {
+  std::string name(topic);
+  if (it != topic_limits_.end()) {
     TopicState& t = it->second;
-    if (t.limits) {  // an answer is kept
-      last_limits_topic_ = name;
-      last_limits_ = &*t.limits;
-      *limits = last_limits_;
-      return LimitsState::kKnown;
-    }
     if (!t.answered && now - t.asked < std::chrono::milliseconds(kTopicConfigWaitMs) && !config_unanswered_) {
       return LimitsState::kPending;
     }
