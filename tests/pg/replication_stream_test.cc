@@ -40,6 +40,7 @@ class FakeConnection : public StreamConnection {
     return std::string_view(current_);
   }
   absl::Status ConsumeInput() override {
+    ++consume_calls;
     char drain[64];
     while (!wire_.empty()) {
       buffer_.push_back(std::move(wire_.front()));
@@ -52,6 +53,8 @@ class FakeConnection : public StreamConnection {
   absl::StatusOr<bool> Flush() override { return true; }
   absl::Status EndCopy(int) override { return absl::OkStatus(); }
   int socket() const override { return fds_[0]; }
+
+  int consume_calls = 0;  // the reads of the socket (libpq's PQconsumeInput)
 
  private:
   int fds_[2] = {-1, -1};
@@ -165,6 +168,24 @@ TEST_F(ReplicationStreamTest, APausedOrDrainedStreamSleepsUntilWoken) {
   auto woke = stream.Wait(10'000, /*read=*/true, late.fd());
   ASSERT_TRUE(woke.ok());
   EXPECT_TRUE(*woke) << "a drained stream returned before its wake-up";
+}
+
+// A wait on top of frames a stopped round left in libpq's buffer does not read the socket: libpq reads on, one recv()
+// after another, while more than 32 kB wait unread in its buffer, and spun in recv() for each message the server
+// wrote (27 recv() a wait in a drain at 1 event per transaction). The next Receive reads the socket once the buffer
+// runs dry, and loses nothing.
+TEST_F(ReplicationStreamTest, AWaitOnFramesLeftInTheBufferDoesNotReadTheSocket) {
+  ASSERT_NO_FATAL_FAILURE(ReadTwoFramesAndPauseAfterTheFirst());
+  const int reads = conn.consume_calls;
+  conn.Send(Frame(3));  // the socket is readable too
+  auto woke = stream.Wait(10'000, /*read=*/true, -1);
+  ASSERT_TRUE(woke.ok());
+  EXPECT_EQ(conn.consume_calls, reads) << "Wait read the socket although frames were left in the connection's buffer";
+  CountingHandler rest(/*stop_after=*/-1);
+  auto more = stream.Receive(rest, 64);
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(*more);
+  EXPECT_EQ(rest.wal_ends, (std::vector<Lsn>{Lsn(2), Lsn(3)}));
 }
 
 }  // namespace
