@@ -523,28 +523,56 @@ std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
   return column;
 }
 
+namespace {
+
+// A built-in type Debezium's PostgresValueConverter has no schema for (its schemaBuilder's null): its columns are left
+// out of Debezium's records.
+struct LeftOutType {
+  uint32_t element = 0;    // an array's element type; 0: not an array
+  bool always = false;     // left out under include.unknown.datatypes=true too (else bytes of the text there)
+  bool geometric = false;  // bytes of pgjdbc's text of it (Java's doubles)
+};
+
+const absl::flat_hash_map<uint32_t, LeftOutType>& LeftOutTypes() {
+  constexpr LeftOutType kAlways = {0, true, false}, kScalar = {}, kGeometric = {0, false, true};
+  auto array = [](uint32_t element) { return LeftOutType{element, false, false}; };
+  auto geometric_array = [](uint32_t element) { return LeftOutType{element, false, true}; };
+  static const auto* types = new absl::flat_hash_map<uint32_t, LeftOutType>{
+      // money[], name[], interval[], varbit[], xml[], point[], refcursor[]
+      {type::kMoneyArray, kAlways}, {type::kNameArray, kAlways}, {1187, kAlways}, {type::kVarbitArray, kAlways},
+      {143, kAlways}, {type::kPointArray, kAlways}, {type::kRefCursorArray, kAlways},
+      // lseg, path, box, polygon, line, circle, and their arrays
+      {601, kGeometric}, {602, kGeometric}, {603, kGeometric}, {604, kGeometric}, {628, kGeometric},
+      {718, kGeometric}, {1018, geometric_array(601)}, {1019, geometric_array(602)}, {1020, geometric_array(603)},
+      {1027, geometric_array(604)}, {629, geometric_array(628)}, {719, geometric_array(718)},
+      // tid, xid, cid, xid8, pg_lsn, txid_snapshot, pg_snapshot, tsquery, jsonpath, aclitem, and their arrays
+      {27, kScalar}, {28, kScalar}, {29, kScalar}, {5069, kScalar}, {3220, kScalar}, {2970, kScalar},
+      {5038, kScalar}, {3615, kScalar}, {4072, kScalar}, {1033, kScalar}, {1010, array(27)}, {1011, array(28)},
+      {1012, array(29)}, {271, array(5069)}, {3221, array(3220)}, {2949, array(2970)}, {5039, array(5038)},
+      {3645, array(3615)}, {4073, array(4072)}, {1034, array(1033)},
+      // regproc, regprocedure, regoper, regoperator, regclass, regtype, regconfig, regdictionary, regnamespace,
+      // regrole, regcollation, and their arrays
+      {24, kScalar}, {2202, kScalar}, {2203, kScalar}, {2204, kScalar}, {2205, kScalar}, {2206, kScalar},
+      {3734, kScalar}, {3769, kScalar}, {4089, kScalar}, {4096, kScalar}, {4191, kScalar}, {1008, array(24)},
+      {2207, array(2202)}, {2208, array(2203)}, {2209, array(2204)}, {2210, array(2205)}, {2211, array(2206)},
+      {3735, array(3734)}, {3770, array(3769)}, {4090, array(4089)}, {4097, array(4096)}, {4192, array(4191)},
+      // the built-in multiranges, and their arrays
+      {4451, kScalar}, {4532, kScalar}, {4533, kScalar}, {4534, kScalar}, {4535, kScalar}, {4536, kScalar},
+      {6150, array(4451)}, {6151, array(4532)}, {6152, array(4533)}, {6153, array(4534)}, {6155, array(4535)},
+      {6157, array(4536)}};
+  return *types;
+}
+
+const LeftOutType* FindLeftOut(uint32_t type_oid) {
+  const auto it = LeftOutTypes().find(type_oid);
+  return it == LeftOutTypes().end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
 bool DebeziumLeavesOut(uint32_t type_oid, bool unknown_included) {
-  switch (type_oid) {
-    case type::kMoneyArray: case type::kNameArray: case 1187: case type::kVarbitArray: case 143:  // interval[], xml[]
-    case type::kPointArray: case type::kRefCursorArray:
-      return true;  // PostgresValueConverter.schemaBuilder's null, whatever include.unknown.datatypes says
-    case 601: case 602: case 603: case 604: case 628: case 718:      // lseg, path, box, polygon, line, circle
-    case 1018: case 1019: case 1020: case 1027: case 629: case 719:  // their arrays
-    case 27: case 28: case 29: case 5069: case 3220:   // tid, xid, cid, xid8, pg_lsn
-    case 1010: case 1011: case 1012: case 271: case 3221:  // their arrays
-    case 2970: case 5038: case 2949: case 5039:        // txid_snapshot, pg_snapshot, their arrays
-    case 3615: case 4072: case 1033: case 3645: case 4073: case 1034:  // tsquery, jsonpath, aclitem, their arrays
-    case 24: case 2202: case 2203: case 2204: case 2205: case 2206: case 3734: case 3769: case 4089: case 4096:
-    case 4191:  // regproc, regprocedure, regoper, regoperator, regclass, regtype, regconfig, regdictionary,
-                // regnamespace, regrole, regcollation
-    case 1008: case 2207: case 2208: case 2209: case 2210: case 2211: case 3735: case 3770: case 4090: case 4097:
-    case 4192:  // their arrays
-    case 4451: case 4532: case 4533: case 4534: case 4535: case 4536:  // the built-in multiranges
-    case 6150: case 6151: case 6152: case 6153: case 6155: case 6157:  // their arrays
-      return !unknown_included;  // else bytes
-    default:
-      return false;
-  }
+  const LeftOutType* t = FindLeftOut(type_oid);
+  return t != nullptr && (t->always || !unknown_included);
 }
 
 // pgjdbc's text of a geometric value (PGbox, PGline, PGlseg, PGpath, PGpolygon and PGcircle's getValue): PostgreSQL's
@@ -573,20 +601,10 @@ absl::StatusOr<std::string> BytesOf(const ConnectColumn& column, std::string_vie
 }
 
 std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid) {
-  if (!DebeziumLeavesOut(type_oid) || DebeziumLeavesOut(type_oid, /*unknown_included=*/true)) return std::nullopt;
-  // The geometric types but point (lseg, path, box, polygon, line, circle).
-  static const absl::flat_hash_set<uint32_t> kGeometric = {601, 602, 603, 604, 628, 718};
-  // The arrays, by element type.
-  static const absl::flat_hash_map<uint32_t, uint32_t> kElements = {
-      {1018, 601},  {1019, 602},  {1020, 603},  {1027, 604},  {629, 628},   {719, 718},
-      {1010, 27},   {1011, 28},   {1012, 29},   {271, 5069},  {3221, 3220}, {2949, 2970}, {5039, 5038},
-      {3645, 3615}, {4073, 4072}, {1034, 1033}, {1008, 24},   {2207, 2202}, {2208, 2203}, {2209, 2204},
-      {2210, 2205}, {2211, 2206}, {3735, 3734}, {3770, 3769}, {4090, 4089}, {4097, 4096}, {4192, 4191},
-      {6150, 4451}, {6151, 4532}, {6152, 4533}, {6153, 4534}, {6155, 4535}, {6157, 4536}};
-  const auto it = kElements.find(type_oid);
-  const uint32_t element = it == kElements.end() ? 0 : it->second;
-  ConnectColumn column = TextBytesColumn(element, element == 603 ? ';' : 0);  // box's typdelim
-  column.java_doubles = kGeometric.contains(element != 0 ? element : type_oid);
+  const LeftOutType* t = FindLeftOut(type_oid);
+  if (t == nullptr || t->always) return std::nullopt;
+  ConnectColumn column = TextBytesColumn(t->element, t->element == 603 ? ';' : 0);  // box's typdelim
+  column.java_doubles = t->geometric;
   return column;
 }
 
