@@ -682,13 +682,27 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
     case type::kPoint:
       return ConnectColumn{ConnectForm::kPoint};
     case type::kBit:
-    case type::kVarbit: {
+    case type::kVarbit:
+    case type::kBitArray: {
       // Debezium's length: n for bit(n) and varbit(n), and for varbit without one JDBC's column size,
-      // Integer.MAX_VALUE.
+      // Integer.MAX_VALUE. A bit(n)[] has the schema of a bit(n) (PostgresValueConverter.schemaBuilder) and no
+      // converter of its own: its value is always null.
       ConnectColumn bits;
       bits.bits = type_modifier < 0 ? 2147483647 : type_modifier;
       bits.form = bits.bits > 1 ? ConnectForm::kBits : ConnectForm::kBitBoolean;
+      if (type_oid == type::kBitArray) bits.lost = ConnectColumn::Lost::kNull;
       return bits;
+    }
+    case type::kInt2Vector:
+    case type::kOidVector: {
+      // Debezium's schema is an array of required int16 or int64, and its value an empty array whatever the column
+      // holds (seen side by side for '1 2' and '4 5').
+      ConnectColumn vector{ConnectForm::kArray};
+      vector.element = ConnectForm::kText;
+      vector.element_type = type_oid == type::kInt2Vector ? type::kInt2 : type::kOid;
+      vector.required_elements = true;
+      vector.lost = ConnectColumn::Lost::kEmptyArray;
+      return vector;
     }
     default:
       if (const uint32_t element = ArrayElementType(type_oid); element != 0) {
@@ -710,7 +724,8 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
           Cat("type OID ", type_oid,
               " has no Debezium header value the relay reproduces (it does booleans, integers, floats, numerics, "
               "text types, \"char\", uuid, json, jsonb, xml, network addresses, ranges, tsvector, date, time, timetz, "
-              "timestamp, timestamptz, interval, bytea, money, bit, varbit, point, arrays of text types, \"char\", "
+              "timestamp, timestamptz, interval, bytea, money, bit, varbit, point, bit[], int2vector, oidvector, "
+              "arrays of text types, \"char\", "
               "tsvector, integers, booleans, "
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz and bytea, enums, domains, the extension types citext, ltree, isbn, hstore, PostGIS's "

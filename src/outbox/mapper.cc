@@ -463,6 +463,11 @@ absl::Status OutboxMapper::BindHeaderColumn(const pg::RelationColumn& column, st
     return absl::FailedPreconditionError(Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_,
                                              ": ", of.status().message(), hint));
   }
+  if (of->lost != ConnectColumn::Lost::kNone && key != "outbox.fields.additional") {
+    return absl::FailedPreconditionError(Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_,
+                                             ": Debezium loses the values of its type (bit[]: null; int2vector, "
+                                             "oidvector: an empty array)"));
+  }
   *form = *std::move(of);
   *type = column.type_oid;
   if (config_.header_values != config::HeaderValues::kJsonSchema) return absl::OkStatus();
@@ -483,7 +488,9 @@ absl::Status OutboxMapper::BindEnvelopeField(const pg::Relation& relation, const
   a.type = column.type_oid;
   switch (config_.value_converter) {
     case config::Converter::kString:
-      if (absl::Status st = CheckJavaText(a.form); !st.ok()) {
+      // A value Debezium always loses to null (a bit[]'s) prints as null, whatever Java would print for its bytes.
+      if (absl::Status st = a.form.lost == ConnectColumn::Lost::kNull ? absl::OkStatus() : CheckJavaText(a.form);
+          !st.ok()) {
         return absl::FailedPreconditionError(Cat(where(), "under outbox.value_converter string ", st.message()));
       }
       break;
@@ -852,6 +859,20 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     const Binding::Additional& a = b.additional[i];
     if (absl::Status st = fill(field, a.column); !st.ok()) return st;
     field.absent = a.column < 0;
+    if (!field.null && a.form.lost != ConnectColumn::Lost::kNone) {
+      // Debezium's converter loses the value (ConnectColumn::lost): a NOT NULL column's null fails its required
+      // schema, as Debezium's record fails Kafka Connect's check.
+      if (a.form.lost == ConnectColumn::Lost::kEmptyArray) {
+        field.text = "{}";
+      } else if (a.not_null) {
+        return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column,
+                                              "\": Debezium writes a bit[] as null, which the NOT NULL column's "
+                                              "schema refuses (event id=", s_.id.null ? "NULL" : s_.id.text,
+                                              " at LSN ", commit_lsn.ToString(), ")"));
+      } else {
+        field.SetNull();
+      }
+    }
     if (!field.null && !a.not_null &&
         ((config_.event_converting_failure_handling_mode != config::ConvertingFailure::kFail &&
           DebeziumConversionFails(a.form, field.text)) ||

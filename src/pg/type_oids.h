@@ -13,7 +13,7 @@ inline constexpr uint32_t kBool = 16, kBytea = 17, kChar = 18, kName = 19, kInt8
                           kTimestampTz = 1184, kInterval = 1186, kTimeTz = 1266, kBit = 1560, kVarbit = 1562,
                           kNumeric = 1700, kRefCursor = 1790, kUuid = 2950, kJsonb = 3802, kInt4Range = 3904,
                           kNumRange = 3906, kTsRange = 3908, kTsTzRange = 3910, kDateRange = 3912,
-                          kInt8Range = 3926, kTsvector = 3614;
+                          kInt8Range = 3926, kTsvector = 3614, kInt2Vector = 22, kOidVector = 30;
 // Their arrays (pg_type.typarray).
 inline constexpr uint32_t kJsonArray = 199, kCidrArray = 651, kMacaddr8Array = 775, kMoneyArray = 791,
                           kBoolArray = 1000, kByteaArray = 1001, kCharArray = 1002, kNameArray = 1003,

@@ -124,13 +124,37 @@ TEST(ConnectHeaderTest, ByteaIsBase64) {
 }
 
 TEST(ConnectHeaderTest, TypesWhoseDebeziumValueIsNotReproducedAreRefusedByName) {
-  for (uint32_t type : {uint32_t{1187} /* interval[] */, uint32_t{1561} /* bit[] */, uint32_t{603} /* box */,
-                        uint32_t{16500}}) {
+  for (uint32_t type : {uint32_t{1187} /* interval[] */, uint32_t{603} /* box */, uint32_t{16500}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, -1);
     ASSERT_FALSE(column.ok()) << type;
     EXPECT_EQ(column.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_NE(column.status().message().find("type OID " + std::to_string(type)), std::string::npos)
         << column.status();
+  }
+}
+
+// bit(n)[] has a bit(n)'s schema and a value Debezium always loses (null); int2vector and oidvector an array of
+// required int16 or int64 whose value is always empty.
+TEST(ConnectHeaderTest, TypesWhoseValueDebeziumLosesHaveItsSchema) {
+  absl::StatusOr<ConnectColumn> bits = ConnectColumnOf(1561, 3);
+  ASSERT_TRUE(bits.ok()) << bits.status();
+  EXPECT_EQ(bits->form, ConnectForm::kBits);
+  EXPECT_EQ(bits->bits, 3);
+  EXPECT_EQ(bits->lost, ConnectColumn::Lost::kNull);
+  absl::StatusOr<ConnectColumn> bit = ConnectColumnOf(1561, 1);
+  ASSERT_TRUE(bit.ok()) << bit.status();
+  EXPECT_EQ(bit->form, ConnectForm::kBitBoolean);
+  std::string schema;
+  AppendConnectJsonSchema(*bits, 1561, 3, /*optional=*/true, &schema);
+  EXPECT_EQ(schema, R"({"type":"bytes","optional":true,"name":"io.debezium.data.Bits","version":1,)"
+                    R"("parameters":{"length":"3"}})");
+  for (const auto& [type, items] : {std::pair<uint32_t, std::string>{22, "int16"}, {30, "int64"}}) {
+    absl::StatusOr<ConnectColumn> vector = ConnectColumnOf(type, -1);
+    ASSERT_TRUE(vector.ok()) << vector.status();
+    EXPECT_EQ(vector->lost, ConnectColumn::Lost::kEmptyArray);
+    schema.clear();
+    AppendConnectJsonSchema(*vector, type, -1, /*optional=*/true, &schema);
+    EXPECT_EQ(schema, R"({"type":"array","items":{"type":")" + items + R"(","optional":false},"optional":true})");
   }
 }
 

@@ -544,7 +544,7 @@ TEST_F(MapperTest, TextHeaderValuesAreTheColumnsText) {
 }
 
 TEST_F(MapperTest, DebeziumHeaderValueOfATypeNotReproducedIsFatalNamingTheColumn) {
-  relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = 22});  // int2vector (Debezium: [] always)
+  relation_.columns.push_back({.flags = 0, .name = "took", .type_oid = 16500});  // no catalog says what it is
   values_.push_back("1 2");
   config_.fields.additional = {config::AdditionalField{.column = "took", .placement = "header", .name = "took"}};
   config_.header_values = config::HeaderValues::kDebezium;
@@ -553,6 +553,54 @@ TEST_F(MapperTest, DebeziumHeaderValueOfATypeNotReproducedIsFatalNamingTheColumn
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(Message(r.status()), HasSubstr("\"took\""));
   EXPECT_THAT(Message(r.status()), HasSubstr("outbox.header_values: text"));
+}
+
+// Types Debezium gives a schema but whose value it loses (seen side by side): a bit(n)[] is always null, an
+// int2vector and an oidvector always an empty array, in headers (SimpleHeaderConverter: a null header, []) as in the
+// envelope (Struct.toString: oids=[], a null left out). A NOT NULL bit[] fails, naming the column and the event; such a column as the id is refused.
+TEST_F(MapperTest, ATypeWhoseValueDebeziumLosesIsWrittenAsDebeziumWritesIt) {
+  relation_.columns.push_back({.flags = 0, .name = "bits", .type_oid = pg::oid::kBitArray, .type_modifier = 3});
+  relation_.columns.push_back({.flags = 0, .name = "vec", .type_oid = pg::oid::kInt2Vector});
+  relation_.columns.push_back({.flags = 0, .name = "oids", .type_oid = pg::oid::kOidVector});
+  values_.resize(relation_.columns.size() - 3);
+  values_.push_back("{101,010}");
+  values_.push_back("1 2");
+  values_.push_back("3");
+  config_.fields.additional = {config::AdditionalField{.column = "bits", .placement = "header", .name = "bits"},
+                               config::AdditionalField{.column = "vec", .placement = "header", .name = "vec"},
+                               config::AdditionalField{.column = "oids", .placement = "envelope", .name = "oids"},
+                               config::AdditionalField{.column = "bits", .placement = "envelope", .name = "ebits"}};
+  config_.header_values = config::HeaderValues::kDebezium;
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "bits"), std::nullopt);
+  EXPECT_EQ(HeaderValue(*r, "vec"), "[]");
+  // Struct.toString (StringConverter) leaves the null out; a bit[] is not refused there for its bytes.
+  EXPECT_THAT(r->value.value_or(""), HasSubstr(",oids=[]}"));
+  // Under outbox.header_values: text the relay's own form: the column's text.
+  config_.header_values = config::HeaderValues::kText;
+  mapper_.reset();
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "bits"), "{101,010}");
+  EXPECT_EQ(HeaderValue(*r, "vec"), "1 2");
+  config_.header_values = config::HeaderValues::kDebezium;
+  mapper_.reset();
+  mapper().SetCatalog({{.name = "bits", .not_null = true}});
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"bits\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr(std::string("event id=") + kEventId));
+  // As the id under JSON headers (Debezium would write the id header as []): refused, naming the column.
+  config_.fields.additional.clear();
+  config_.fields.id = "vec";
+  config_.header_values = config::HeaderValues::kJson;
+  mapper_.reset();
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(r.status()), HasSubstr("\"vec\" (outbox.fields.id)"));
 }
 
 // A column of a type Debezium leaves out of its change events (box, pg_lsn, money[]), placed as a header with
