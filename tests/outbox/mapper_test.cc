@@ -691,6 +691,7 @@ TEST_F(MapperTest, AUserDefinedTypeDebeziumHasNoSchemaForIsLeftOutOrUnderUnknown
            {16700, "pair", 'c', 0, "", 0, 0, R"x((1,"x y"))x", "KDEsInggeSIp"},
            {16701, "_pair", 'b', 16700, "pair", 'c', ';', R"x({"(1,x)";"(2,y)"})x", R"(["KDEseCk=","KDIseSk="])"},
            {16702, "cube", 'b', 0, "", 0, 0, "(1, 2)", "KDEsIDIp"},
+           {16705, "_d_count", 'b', 16706, "d_count", 'd', ',', "{1,2}", R"(["MQ==","Mg=="])"},  // a domain's array
            {16703, "_vector", 'b', 16704, "vector", 'b', ',', "{\"[1,2]\"}", std::nullopt}}) {
     SCOPED_TRACE(c.type_name);
     relation_ = OutboxRelation();
