@@ -502,13 +502,18 @@ std::optional<ConnectColumn> ExtensionColumn(std::string_view type_name) {
     array.required_elements = true;
     return array;
   }
+  // pgvector's arrays: lists of required vectors (a vector[] of DoubleVectors, a halfvec[] of FloatVectors); a
+  // sparsevec[] has the schema of a list of required SparseDoubleVectors, but its value is always null (seen side by
+  // side).
   if (type_name == "_citext" || type_name == "_ltree" || type_name == "_hstore" || type_name == "_geometry" ||
-      type_name == "_geography") {
+      type_name == "_geography" || type_name == "_vector" || type_name == "_halfvec" || type_name == "_sparsevec") {
     std::optional<ConnectColumn> element = ExtensionColumn(type_name.substr(1));
     ConnectColumn array;
     array.form = ConnectForm::kArray;
     array.element = element->form;
     array.logical_name = std::move(element->logical_name);
+    array.required_elements = element->form == ConnectForm::kVector || element->form == ConnectForm::kSparseVector;
+    if (type_name == "_sparsevec") array.lost = ConnectColumn::Lost::kNull;
     return array;
   }
   if (type_name == "hstore") return ConnectColumn{ConnectForm::kHstore};
@@ -730,7 +735,7 @@ absl::StatusOr<ConnectColumn> ConnectColumnOf(uint32_t type_oid, int32_t type_mo
               "floats, numerics, uuid, json, jsonb, network addresses, ranges, date, time, timetz, timestamp, "
               "timestamptz and bytea, enums, domains, the extension types citext, ltree, isbn, hstore, PostGIS's "
               "geometry and geography and pgvector's vector, halfvec and sparsevec, and arrays of citext, ltree, "
-              "hstore, geometry and geography)"));
+              "hstore, geometry, geography, vector, halfvec and sparsevec)"));
   }
 }
 

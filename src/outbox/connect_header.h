@@ -126,8 +126,9 @@ struct ConnectColumn {
   // gave it; 0: ',' (':' for PostGIS's types, ';' for box).
   char delimiter = 0;
   // A type Debezium gives a schema but whose value its converter loses (seen side by side): a bit[]'s is always null
-  // (under the schema of a bit(n): Bits, or a boolean for n = 1), an int2vector's and an oidvector's always an empty
-  // array (of int16 or int64) when not NULL. The mapper writes the value so (only as a placed field).
+  // (under the schema of a bit(n): Bits, or a boolean for n = 1), as is a sparsevec[]'s; an int2vector's and an
+  // oidvector's always an empty array (of int16 or int64) when not NULL. The mapper writes the value so (only as a
+  // placed field).
   enum class Lost : uint8_t { kNone, kNull, kEmptyArray };
   Lost lost = Lost::kNone;
 };

@@ -465,8 +465,8 @@ absl::Status OutboxMapper::BindHeaderColumn(const pg::RelationColumn& column, st
   }
   if (of->lost != ConnectColumn::Lost::kNone && key != "outbox.fields.additional") {
     return absl::FailedPreconditionError(Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_,
-                                             ": Debezium loses the values of its type (bit[]: null; int2vector, "
-                                             "oidvector: an empty array)"));
+                                             ": Debezium loses the values of its type (bit[], sparsevec[]: null; "
+                                             "int2vector, oidvector: an empty array)"));
   }
   *form = *std::move(of);
   *type = column.type_oid;
@@ -870,8 +870,9 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
         field.text = "{}";
       } else if (a.not_null) {
         return absl::InvalidArgumentError(Cat("column \"", config_.fields.additional[i].column,
-                                              "\": Debezium writes a bit[] as null, which the NOT NULL column's "
-                                              "schema refuses (event id=", s_.id.null ? "NULL" : s_.id.text,
+                                              "\": Debezium writes its value (a bit[]'s, a sparsevec[]'s) as null, "
+                                              "which the NOT NULL column's schema refuses (event id=",
+                                              s_.id.null ? "NULL" : s_.id.text,
                                               " at LSN ", commit_lsn.ToString(), ")"));
       } else {
         field.SetNull();

@@ -158,6 +158,23 @@ TEST(ConnectHeaderTest, TypesWhoseValueDebeziumLosesHaveItsSchema) {
   }
 }
 
+// pgvector's arrays: lists of required vectors, written as lists of Java's doubles; a sparsevec[] always null.
+TEST(ConnectHeaderTest, PgvectorArraysAreListsOfRequiredVectors) {
+  std::optional<ConnectColumn> vectors = ExtensionColumn("_vector");
+  ASSERT_TRUE(vectors.has_value());
+  EXPECT_EQ(vectors->form, ConnectForm::kArray);
+  EXPECT_EQ(vectors->element, ConnectForm::kVector);
+  EXPECT_TRUE(vectors->required_elements);
+  EXPECT_EQ(vectors->lost, ConnectColumn::Lost::kNone);
+  std::string out;
+  ASSERT_TRUE(AppendConnectValue(*vectors, R"({"[1,2]","[3,4.5]"})", &out).ok());
+  EXPECT_EQ(out, "[[1.0,2.0],[3.0,4.5]]");
+  std::optional<ConnectColumn> sparse = ExtensionColumn("_sparsevec");
+  ASSERT_TRUE(sparse.has_value());
+  EXPECT_EQ(sparse->element, ConnectForm::kSparseVector);
+  EXPECT_EQ(sparse->lost, ConnectColumn::Lost::kNull);
+}
+
 TEST(ConnectHeaderTest, ValuesAFormCannotCarryAreErrorsNamingThem) {
   for (auto [type, typmod, text] : {std::tuple{kTimestamp, -1, "infinity"}, {kTimestampTz, -1, "-infinity"},
                                     {kDate, -1, "2026-12-03 BC"}, {kNumeric, NumericTypmod(10, 2), "NaN"},
@@ -455,7 +472,7 @@ TEST(ConnectHeaderTest, CitextLtreeAndIsbnAreStringsFoundByTheirTypesName) {
   AppendConnectJsonSchema(*ExtensionColumn("citext"), 16801, -1, /*optional=*/false, &schema);
   EXPECT_EQ(schema, R"({"type":"string","optional":false})");
   EXPECT_EQ(ExtensionColumn("hstore")->form, ConnectForm::kHstore);
-  EXPECT_FALSE(ExtensionColumn("_vector").has_value());
+  EXPECT_FALSE(ExtensionColumn("_cube").has_value());
   EXPECT_FALSE(ExtensionColumn("__citext").has_value());  // an array of an array type: no such type
 }
 
@@ -668,7 +685,7 @@ TEST(ConnectHeaderTest, ArraysOfExtensionTypesAreListsOfTheirElementsValues) {
   const absl::Status null_tree = AppendConnectValue(trees, "{a,NULL}", &out);
   EXPECT_EQ(null_tree.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(null_tree.message().find("ltree[]"), std::string_view::npos) << null_tree;
-  EXPECT_FALSE(ExtensionColumn("_vector").has_value());  // an array Debezium's TypeRegistry does not list
+  EXPECT_FALSE(ExtensionColumn("_cube").has_value());  // an array of a type Debezium does not know
 }
 
 // pgvector's vector and halfvec: Debezium's DoubleVector / FloatVector, lists of Java's Double / Float text of each
@@ -727,7 +744,6 @@ TEST(ConnectHeaderTest, PgvectorTypesAreDebeziumsVectorsAndSparseVectors) {
                     R"("optional":false},"optional":false,"field":"vector"}],"optional":false,)"
                     R"("name":"io.debezium.data.SparseDoubleVector","version":1,"doc":"Sparse double vector"})");
   EXPECT_TRUE(CheckJavaText(sparse).ok());
-  EXPECT_FALSE(ExtensionColumn("_vector").has_value());
 }
 
 // An array of an enum (its labels from the catalog): a list of the labels, quoted in headers; its schema's elements are
