@@ -184,6 +184,10 @@ constexpr std::string_view kNoColumnTypes =
     "no effect on text and json payloads: the relay writes each column's text as PostgreSQL outputs it";
 constexpr std::string_view kNoOtherTables = "no effect: the relay reads only outbox.table";
 constexpr std::string_view kNotApplied = "not applied by the relay";
+// Debezium 3 captures every table without table.include.list, whatever table.whitelist says (seen in its source:
+// no class reads the name since 2.0), so the relay does not take it for the outbox table either.
+constexpr std::string_view kTableNoLongerRead =
+    "no effect: Debezium 1.x's name, which Debezium 3.6.1 does not read (name the outbox table in table.include.list)";
 constexpr std::string_view kNoLongerRead =
     "no effect: Debezium 1.x's name, which Debezium 3.6.1 does not read (column.include.list and column.exclude.list "
     "replace it)";
@@ -254,6 +258,7 @@ const std::vector<Rule>& ConnectorRules() {
       {"custom.metric.tags", Verdict::kWarn, kNotApplied},
       {"connect.", Verdict::kWarn, kNotApplied},
       // Debezium 1.x's names, which Debezium 3 no longer reads.
+      {"table.whitelist", Verdict::kWarn, kTableNoLongerRead},
       {"column.whitelist", Verdict::kWarn, kNoLongerRead},
       {"column.blacklist", Verdict::kWarn, kNoLongerRead},
   };
@@ -558,8 +563,6 @@ class DebeziumMapper {
 
   void MapTable() {
     const Prop* list = connector_.Take("table.include.list");
-    const Prop* legacy = connector_.Take("table.whitelist");
-    if (list == nullptr) list = legacy;
     if (list == nullptr) {
       Error(connector_.Written("table.include.list"), "required: the outbox table, as schema.table");
       return;

@@ -401,6 +401,16 @@ TEST(DebeziumProperties, ColumnListsThatLeaveTheRoutersColumnsAloneAreAccepted) 
   absl::StatusOr<Loaded> legacy = Load(file + "column.blacklist=public\\\\.outbox\\\\.payload\n", brokers);
   ASSERT_TRUE(legacy.ok()) << legacy.status();
   EXPECT_THAT(WarnedKeys(*legacy), Contains("column.blacklist"));
+  // Nor table.whitelist: a file naming the outbox only there names no table Debezium 3 captures alone.
+  std::string whitelisted = file;
+  const size_t at = whitelisted.find("table.include.list=");
+  ASSERT_NE(at, std::string::npos);
+  whitelisted.replace(at, std::string_view("table.include.list").size(), "table.whitelist");
+  EXPECT_THAT(ErrorOf(Load(whitelisted, brokers)), HasSubstr("table.include.list: required"));
+  absl::StatusOr<Loaded> both = Load(file + "table.whitelist=public.other\n", brokers);
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ(both->outbox.table, "public.outbox");
+  EXPECT_THAT(WarnedKeys(*both), Contains("table.whitelist"));
   EXPECT_THAT(ErrorOf(Load(file + "column.include.list=.*\ncolumn.exclude.list=x\n", brokers)),
               HasSubstr("column.exclude.list: cannot be set together with column.include.list"));
   EXPECT_THAT(ErrorOf(Load(file + "column.exclude.list=(\n", brokers)),
