@@ -217,8 +217,8 @@ KafkaSink::~KafkaSink() {
 }
 
 rd_kafka_topic_t* KafkaSink::Topic(std::string_view name) {
-  // Consecutive records mostly go to the same topic: no lookup, no allocation then.
-  // Records spread over a few topics find theirs without a copy of the name (a heap allocation past 15 bytes).
+  // Consecutive records mostly go to the same topic: no lookup then; and no copy of the name for the lookup (a heap
+  // allocation past 15 bytes) when records spread over a few topics.
   if (last_topic_ != nullptr && name == last_topic_name_) return last_topic_;
   last_topic_name_.assign(name);
   auto it = topics_.find(ToAbsl(name));

@@ -608,7 +608,7 @@ absl::StatusOr<std::string> BytesOf(const ConnectColumn& column, std::string_vie
 std::optional<ConnectColumn> UnknownDatatypeColumn(uint32_t type_oid) {
   const LeftOutType* t = FindLeftOut(type_oid);
   if (t == nullptr || t->always) return std::nullopt;
-  ConnectColumn column = TextBytesColumn(t->element, t->element == 603 ? ';' : 0);  // box's typdelim
+  ConnectColumn column = TextBytesColumn(t->element, t->element == type::kBox ? ';' : 0);  // box's typdelim
   column.java_doubles = t->geometric;
   return column;
 }

@@ -122,8 +122,8 @@ struct ConnectColumn {
   // With text_bytes: the text is a geometric value's, whose bytes Debezium takes from pgjdbc's text of it (each
   // coordinate as Java's Double.toString prints it: (3,4),(1,2) gives (3.0,4.0),(1.0,2.0)).
   bool java_doubles = false;
-  // kArray: the character between its elements in PostgreSQL's text (the element type's typdelim), when the catalog
-  // gave it; 0: ',' (':' for PostGIS's types, ';' for box).
+  // kArray: the character between its elements in PostgreSQL's text (the element type's typdelim), when the form
+  // names it (a box[]'s ';', a user-defined type's from the catalog); 0: ',' (':' for PostGIS's types).
   char delimiter = 0;
   // A type Debezium gives a schema but whose value its converter loses (seen side by side): a bit[]'s is always null
   // (under the schema of a bit(n): Bits, or a boolean for n = 1), as is a sparsevec[]'s; an int2vector's and an

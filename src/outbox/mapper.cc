@@ -372,6 +372,12 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
         !st.ok()) {
       return st;
     }
+    // Only a placed field's value is written as Debezium loses it (Map); the id's would be written as it is.
+    if (b.id_form.lost != ConnectColumn::Lost::kNone) {
+      return absl::FailedPreconditionError(Cat("column \"", relation.columns[b.id].name, "\" (outbox.fields.id) of ",
+                                               schema_, ".", table_, ": Debezium loses the values of its type (bit[], "
+                                               "sparsevec[]: null; int2vector, oidvector: an empty array)"));
+    }
   }
   if (envelope_placement_ && config_.value_converter == config::Converter::kString) {
     // Struct.toString prints the payload's value too.
@@ -462,11 +468,6 @@ absl::Status OutboxMapper::BindHeaderColumn(const pg::RelationColumn& column, st
   if (!of.ok()) {
     return absl::FailedPreconditionError(Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_,
                                              ": ", of.status().message(), hint));
-  }
-  if (of->lost != ConnectColumn::Lost::kNone && key != "outbox.fields.additional") {
-    return absl::FailedPreconditionError(Cat("column \"", column.name, "\" (", key, ") of ", schema_, ".", table_,
-                                             ": Debezium loses the values of its type (bit[], sparsevec[]: null; "
-                                             "int2vector, oidvector: an empty array)"));
   }
   *form = *std::move(of);
   *type = column.type_oid;
