@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything outbox-relay needs to build and test on a Debian bookworm machine:
 #   - Debian packages (compiler, libpq, PostgreSQL 15 and PostGIS for it, abseil, spdlog, nlohmann_json, yaml-cpp, CLI11, httplib,
-#     protobuf, gtest)
+#     protobuf, mimalloc, gtest)
 #   - pgvector for PostgreSQL 15, built from Debian trixie's *source* package (bookworm has no package of it)
 #   - librdkafka 2.8.0 built from Debian trixie's *source* package into a cached prefix (no trixie binaries)
 #   - a pinned Apache Kafka broker (and its logging jars) resolved from Maven Central with mvn
@@ -41,6 +41,8 @@ DEB_PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
   libnats-dev librabbitmq-dev
+  # the relay's malloc (OUTBOX_ALLOCATOR in CMakeLists.txt)
+  libmimalloc-dev
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev llvm
   libpcre2-dev

@@ -9,6 +9,7 @@
 #include "common/strings.h"
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "app/allocator.h"
 #include "app/commands.h"
 #include "app/pipelines.h"
 #include "app/relay.h"
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   if (app.got_subcommand("version")) {
-    std::cout << "outbox-relay " << OUTBOX_RELAY_VERSION << "\n";
+    std::cout << "outbox-relay " << OUTBOX_RELAY_VERSION << "\nallocator: " << outbox::app::AllocatorName() << "\n";
     return kExitOk;
   }
 
