@@ -76,14 +76,18 @@ class ByteReader {
   }
 
  private:
+  // Inlined into every read; the message of a read that does not fit is built out of line.
   bool Fits(size_t n, const char* field) {
     if (!ok()) return false;
-    if (n > remaining()) {
-      Fail(absl::StrCat("truncated at ", field, ": needs ", n, n == 1 ? " byte" : " bytes", ", ", remaining(),
-                        " left"));
+    if (n > remaining()) [[unlikely]] {
+      FailTruncated(n, field);
       return false;
     }
     return true;
+  }
+
+  [[gnu::cold, gnu::noinline]] void FailTruncated(size_t n, const char* field) {
+    Fail(absl::StrCat("truncated at ", field, ": needs ", n, n == 1 ? " byte" : " bytes", ", ", remaining(), " left"));
   }
 
   uint64_t ReadBigEndian(size_t n, const char* field) {
