@@ -386,7 +386,9 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   const bool backlog = frames > 0 && core_.SourceLagUs() > kBacklogLagUs;
   const bool dense = NoteFrames(frames) || backlog;
   if (!busy && !dense) sink_->SendHeld();
+  core_.OpenReportBurst();
   sink_->Poll(0);
+  core_.CloseReportBurst();
   test_hooks::Apply(*sink_);
   if (absl::Status st = core_.ProduceHeld(); !st.ok()) return st;
   // A rewind, halt or fatal error raised in this round is acted on before anything is confirmed.

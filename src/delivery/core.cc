@@ -621,13 +621,16 @@ void DeliveryCore::OnAcked(const sinks::Report& r, EntryHandle handle) {
   ++acks_;
   const int64_t commit_time_us = tracker_.CommitTimeOf(handle);  // read before the ack may retire the entry
   if (!tracker_.Ack(handle, r.bytes)) return;
-  last_progress_ = clock_->Now();
+  last_progress_ = burst_ ? burst_->now : clock_->Now();
   if (r.topic == config_.delivery.dead_letter_topic) {
     metrics_->events_dead_lettered++;
     return;
   }
   metrics_->events_published++;
-  if (commit_time_us > 0) metrics_->commit_to_ack_seconds.Observe((clock_->UnixMicros() - commit_time_us) / 1e6);
+  if (commit_time_us > 0) {
+    const int64_t now_us = burst_ ? burst_->unix_micros : clock_->UnixMicros();
+    metrics_->commit_to_ack_seconds.Observe(static_cast<double>(now_us - commit_time_us) / 1e6);
+  }
 }
 
 void DeliveryCore::OnRejectedEvent(const sinks::Report& r, EntryHandle handle) {

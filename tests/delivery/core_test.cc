@@ -358,6 +358,39 @@ TEST_F(CoreTest, CommitToAckIsMeasuredFromTheServersCommitTimeToTheMicrosecond) 
   EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_sum 0.000300\n"), std::string::npos) << text;
 }
 
+// A poll's reports share one reading of the clocks, taken when the burst opened (the loop opens one around each
+// poll); a report outside a burst reads the clocks itself.
+TEST_F(CoreTest, TheAcknowledgementsOfAReportBurstAreStampedWithTheTimeItOpened) {
+  Start();
+  const auto commit_now_minus_300us = [&](uint64_t lsn) {
+    const int64_t now_pg = UnixMicrosToPgTime(clock_.UnixMicros());
+    ASSERT_TRUE(Send(pg::Begin{Lsn(lsn), now_pg - 300, xid_++}).ok());
+    if (!relation_sent_) {
+      ASSERT_TRUE(Send(Outbox()).ok());
+      relation_sent_ = true;
+    }
+    ASSERT_TRUE(Send(Row(Id(++next_id_), "a")).ok());
+    ASSERT_TRUE(Send(pg::Commit{0, Lsn(lsn), Lsn(lsn + 0x10), now_pg - 300}).ok());
+  };
+  commit_now_minus_300us(0x2000);
+  sink_.AckAll();
+  core_->OpenReportBurst();
+  clock_.Advance(10ms);  // the poll serves the burst's reports after it opened
+  Poll();
+  core_->CloseReportBurst();
+  std::string text = metrics_.Render();
+  EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_bucket{le=\"0.0005\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_sum 0.000300\n"), std::string::npos) << text;
+
+  commit_now_minus_300us(0x3000);
+  sink_.AckAll();
+  clock_.Advance(10ms);  // no burst open: the report reads the clock when it comes
+  Poll();
+  text = metrics_.Render();
+  EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_bucket{le=\"0.01\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("outbox_relay_commit_to_ack_seconds_sum 0.010600\n"), std::string::npos) << text;
+}
+
 // The source lag compares two times of the server's clock: a Begin's commit time and its frame's send time.
 TEST_F(CoreTest, TheSourceLagIsHowLongBeforeItsBeginWasSentATransactionCommitted) {
   Start();
