@@ -1517,10 +1517,19 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
     case type::kTimestampTz: {
       // pgjdbc's TimestampUtils parses the literal (a function or CURRENT_*: the epoch, or midnight) and reads a
       // date and time without an offset in the JVM's time zone, taken to be UTC; the column's converter then writes
-      // it as it writes values. A literal the forms cannot carry (infinity, BC, epoch) is not reproduced.
+      // it as it writes values. A literal the forms cannot carry (BC, epoch) is not reproduced.
       const bool time = type_oid == type::kTime;
       std::optional<std::string> v = ExtractDefault(expr, time ? "00:00:00" : "1970-01-01");
       if (!v) return {};
+      if (*v == "infinity" || *v == "-infinity") {
+        // pgjdbc gives LocalDateTime.MAX or MIN (OffsetDateTime's for the timestamps), which Debezium's converters
+        // take otherwise than a value's infinity (seen side by side): a timestamp(0) to (3)'s and a timestamptz's
+        // overflow, so the schema has no default; a longer timestamp's microseconds saturate, and a date's epoch day
+        // is cut to an int, values the forms cannot carry.
+        const int precision = type_modifier < 0 ? 6 : type_modifier;
+        if (type_oid == type::kTimestampTz || (type_oid == type::kTimestamp && precision <= 3)) return {};
+        return {Kind::kNotReproduced, ""};
+      }
       std::string text = *std::move(v);
       if ((type_oid == type::kTimestamp || type_oid == type::kTimestampTz) && text.find(' ') == std::string::npos) {
         text += " 00:00:00";
@@ -1984,7 +1993,41 @@ absl::Status AppendIsoText(const ConnectColumn& column, std::string_view text, s
 
 }  // namespace
 
+namespace {
+
+// PostgreSQL's infinity and -infinity as Debezium writes them under time.precision.mode=adaptive (seen side by side;
+// PostgresValueConverter's POSITIVE_/NEGATIVE_INFINITY constants, pgjdbc's DATE_POSITIVE_INFINITY and
+// DATE_NEGATIVE_INFINITY milliseconds taken as microseconds): a timestamp's microseconds, or their thousandth for
+// timestamp(0) to (3), a date's epoch day of -5877611-06-21 and -22, a timestamptz's text as PostgreSQL's. An array's
+// timestamps are written as a timestamp column's; its dates and timestamptzs get other values, which depend on the
+// Connect JVM's calendar and are not reproduced (the relay's error names the value).
+std::optional<std::string_view> DebeziumInfinity(const ConnectColumn& column, std::string_view text) {
+  const bool positive = text == "infinity";
+  if (!positive && text != "-infinity") return std::nullopt;
+  switch (column.form) {
+    case ConnectForm::kTimestampMicros:
+      return positive ? "9223372036825200000" : "-9223372036832400000";
+    case ConnectForm::kTimestampMillis:
+      if (column.in_array) return std::nullopt;
+      return positive ? "9223372036825200" : "-9223372036832400";
+    case ConnectForm::kDate:
+      if (column.in_array) return std::nullopt;
+      return positive ? "-2147472692" : "-2147472691";
+    case ConnectForm::kZonedTimestamp:
+      if (column.in_array) return std::nullopt;
+      return text;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
+  if (std::optional<std::string_view> infinity = DebeziumInfinity(column, text)) {
+    out->append(*infinity);
+    return absl::OkStatus();
+  }
   switch (column.form) {
     case ConnectForm::kArray: {
       // Values.convertToString of a List: [e1,e2], each element appended "embedded": strings quoted with \ and "

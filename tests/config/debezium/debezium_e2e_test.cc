@@ -688,6 +688,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareLostValues(bool json);
   // pgvector's arrays (vector[], halfvec[], sparsevec[]).
   void CompareVectorArrays(bool json);
+  // PostgreSQL's infinity and -infinity in dates and timestamps, and as defaults Debezium drops.
+  void CompareInfinities(bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
   // columns' order), with the router's `extra` keys; records compared with Debezium's.
@@ -1838,6 +1840,31 @@ void DebeziumSideBySide::CompareVectorArrays(bool json) {
       {"va_half", "halfvec[]", R"x(ARRAY['[1,2]'::halfvec])x"}, {"va_sparse", "sparsevec[]", R"x(ARRAY['{1:1.5}/3'::sparsevec])x"},
       {"e_vecs", "vector[]", R"x(ARRAY['[-0.5,1e20]'::vector])x"}, {"e_halfs", "halfvec[]", R"x('{}')x"}};
   CompareTypedRows(json, typed, "VecArr", {"va_vec", "[[1.0,2.0],[3.0,4.5]]"}, "");
+}
+
+// PostgreSQL's infinities, which Debezium writes as sentinels (a timestamp's microseconds of pgjdbc's
+// DATE_POSITIVE_INFINITY, a date's epoch day of -5877611-06-21, a timestamptz's text), a timestamp[]'s elements as a
+// timestamp's; and the infinite defaults of a timestamp(3) and a timestamptz, which Debezium's converters overflow on,
+// so that their schemas have no default and a NULL stays null (the second row).
+void DebeziumSideBySide::CompareInfinities(bool json) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> typed = {
+      {"h_keep", "text", "'kept'"},
+      {"h_ts", "timestamp", "'infinity'"},
+      {"h_ts3", "timestamp(3)", "'-infinity'"},
+      {"h_d", "date", "'-infinity'"},
+      {"h_tz", "timestamptz(2)", "'infinity'"},
+      {"h_tsa", "timestamp[]", "ARRAY['infinity'::timestamp, '-infinity', '2024-01-01']"},
+      {"e_ts", "timestamp", "'-infinity'"},
+      {"e_ts3", "timestamp(3) DEFAULT 'infinity'", "'infinity'"},
+      {"e_tz", "timestamptz DEFAULT '-infinity'", "'-infinity'"},
+      {"e_d", "date", "'infinity'"}};
+  CompareTypedRows(json, typed, "Infinite", {"h_ts", "9223372036825200000"}, "");
+}
+
+TEST_F(DebeziumSideBySide, InfinitiesThroughStringConvertersAreDebeziums) { CompareInfinities(/*json=*/false); }
+
+TEST_F(DebeziumSideBySide, InfinitiesThroughJsonConvertersWithSchemasAreDebeziums) {
+  CompareInfinities(/*json=*/true);
 }
 
 TEST_F(DebeziumSideBySide, PgvectorArraysThroughStringConvertersAreDebeziums) { CompareVectorArrays(/*json=*/false); }
