@@ -1831,14 +1831,15 @@ void DebeziumSideBySide::CompareUserDefinedTypes(bool unknown_included) {
 
 // pgvector's arrays, which the relay refused: a vector[] is a list of required DoubleVectors, a halfvec[] of
 // FloatVectors ([[1.0,2.0],[3.0,4.5]]), and a sparsevec[] has the schema of a list of required SparseDoubleVectors
-// but is always null (Debezium loses it), in headers and the envelope.
+// but is always null (Debezium loses it), in headers and the envelope; with a default too (none in Debezium's schema).
 void DebeziumSideBySide::CompareVectorArrays(bool json) {
   CreateExtensionOn15("vector");
   if (IsSkipped() || HasFailure()) return;
   const std::vector<std::tuple<std::string, std::string, std::string>> typed = {
       {"h_keep", "text", "'kept'"}, {"va_vec", "vector[]", R"x(ARRAY['[1,2]'::vector, '[3,4.5]'::vector])x"},
       {"va_half", "halfvec[]", R"x(ARRAY['[1,2]'::halfvec])x"}, {"va_sparse", "sparsevec[]", R"x(ARRAY['{1:1.5}/3'::sparsevec])x"},
-      {"e_vecs", "vector[]", R"x(ARRAY['[-0.5,1e20]'::vector])x"}, {"e_halfs", "halfvec[]", R"x('{}')x"}};
+      {"e_vecs", "vector[]", R"x(ARRAY['[-0.5,1e20]'::vector])x"}, {"e_halfs", "halfvec[]", R"x('{}')x"},
+      {"e_sparse_d", "sparsevec[] DEFAULT ARRAY['{1:1}/2'::sparsevec]", R"x(ARRAY['{1:2}/2'::sparsevec])x"}};
   CompareTypedRows(json, typed, "VecArr", {"va_vec", "[[1.0,2.0],[3.0,4.5]]"}, "");
 }
 
@@ -1961,12 +1962,14 @@ TEST_F(DebeziumSideBySide, TypesDebeziumLeavesOutAreLeftOutThroughJsonConverters
 // Types Debezium gives a schema but whose value its converter loses: a bit(n)[] is always null (under a bit(n)'s
 // schema: Bits of length n, a boolean for n = 1), an int2vector and an oidvector always an empty array (of required
 // int16 or int64) when not NULL. The relay refused them; it now writes them as Debezium does, in headers and in the
-// envelope.
+// envelope. A bit(n)[]'s default is none (Debezium has no parser for arrays' defaults), so its NULL stays null and its
+// schema has no default.
 void DebeziumSideBySide::CompareLostValues(bool json) {
   const std::vector<std::tuple<std::string, std::string, std::string>> typed = {
       {"h_keep", "text", "'kept'"},         {"b_bits", "bit(3)[]", "'{101,010}'"}, {"b_bit1", "bit(1)[]", "'{1,0}'"},
       {"v_int2", "int2vector", "'1 2'"},    {"v_oid", "oidvector", "'1 2'"},     {"e_bits", "bit(3)[]", "'{111}'"},
-      {"e_int2", "int2vector", "'4 5'"},    {"e_oid", "oidvector", "'7'"}};
+      {"e_int2", "int2vector", "'4 5'"},    {"e_oid", "oidvector", "'7'"},
+      {"b_bits_d", "bit(3)[] DEFAULT '{101}'", "'{110}'"}, {"e_bits_d", "bit(3)[] DEFAULT '{101,011}'", "'{110}'"}};
   CompareTypedRows(json, typed, "Lost", {"v_int2", "[]"}, "");
 }
 
