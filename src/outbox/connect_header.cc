@@ -1542,10 +1542,12 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
       return {};
     case type::kInterval: {
       // new PGInterval(literal): the same interval as the column's values, whose text the relay's session prints in
-      // ISO 8601 (pg_get_expr too). A function's placeholder ("epoch") is not reproduced.
+      // ISO 8601 (pg_get_expr too). A function's placeholder, "epoch", is a token PGInterval's parser skips: a zero
+      // interval (seen side by side for now() - now(), make_interval(...) and justify_hours(...)).
       std::optional<std::string> v = ExtractDefault(expr, "epoch");
       if (!v) return {};
-      if (*v == "epoch" || !IntervalMicros(*v)) return {Kind::kNotReproduced, ""};
+      if (*v == "epoch") return {Kind::kValue, "PT0S"};
+      if (!IntervalMicros(*v)) return {Kind::kNotReproduced, ""};
       return {Kind::kValue, *v};
     }
     case type::kBit:

@@ -366,10 +366,13 @@ TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression
   EXPECT_EQ(Default(kDate, "'-infinity'::date"), "(not reproduced)");
   EXPECT_EQ(Default(kTimeTz, "CURRENT_TIME"), "(none)");  // Debezium has no parser for timetz
   // An interval's literal, which pg_get_expr prints in the relay's session in ISO 8601, is read as its values are; a
-  // function's placeholder ("epoch") and a literal in another style are not reproduced.
+  // function's placeholder ("epoch", which PGInterval's parser skips) is a zero interval; a literal in another style
+  // is not reproduced.
   EXPECT_EQ(Default(kInterval, "'P1DT2H3M4.5S'::interval"), "P1DT2H3M4.5S");
   EXPECT_EQ(Header(kInterval, -1, "P1DT2H3M4.5S"), "93784500000");
-  EXPECT_EQ(Default(kInterval, "(now() - now())"), "(not reproduced)");
+  EXPECT_EQ(Default(kInterval, "(now() - now())"), "PT0S");
+  EXPECT_EQ(Default(kInterval, "make_interval(days => 2)"), "PT0S");
+  EXPECT_EQ(Header(kInterval, -1, "PT0S"), "0");
   EXPECT_EQ(Default(kInterval, "'1 day'::interval"), "(not reproduced)");
   EXPECT_EQ(Default(kInterval, "NULL::interval"), "(none)");
   EXPECT_EQ(DebeziumColumnDefault(kText, -1, "'x'::text", /*generated=*/true).kind,

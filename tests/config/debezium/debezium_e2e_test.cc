@@ -1044,7 +1044,8 @@ TEST_F(DebeziumSideBySide, EnvelopeSchemaIsNamedByTheFirstRouteValueAndEmptyPayl
 
 // Columns with defaults: for a NULL, Debezium's records have the column's default as its parser reads the default
 // expression (Kafka Connect's Struct.get returns the schema's default): the payload, the key and header columns,
-// with placeholders for function defaults (gen_random_uuid() gives the zero UUID, md5(...) an empty string).
+// with placeholders for function defaults (gen_random_uuid() gives the zero UUID, md5(...) an empty string, an
+// interval function a zero interval).
 const std::vector<std::pair<std::string, std::string>> kDefaultedColumns = {
     {"d_text", "text DEFAULT 'dflt'"},      {"d_quote", "text DEFAULT 'it''s'"},
     {"d_fn", "text DEFAULT md5('x')"},      {"d_int", "integer DEFAULT 42"},
@@ -1057,7 +1058,8 @@ const std::vector<std::pair<std::string, std::string>> kDefaultedColumns = {
     {"d_ival", "interval DEFAULT '1 day 02:03:04.5'"}, {"d_ival_neg", "interval DEFAULT '-1 year 2 mons -3 days'"},
     {"d_bits", "bit(5) DEFAULT B'10110'"},        {"d_bit1", "bit(1) DEFAULT B'1'"},
     {"d_vbit", "varbit DEFAULT B'0101'"},          {"d_vbit1", "varbit(1) DEFAULT B'0'"},
-    {"d_numvar", "numeric DEFAULT 2.50"},         {"d_point", "point DEFAULT '(1,2)'"}};
+    {"d_numvar", "numeric DEFAULT 2.50"},         {"d_point", "point DEFAULT '(1,2)'"},
+    {"d_ival_fn", "interval DEFAULT (now() - now())"}, {"d_ival_mk", "interval DEFAULT make_interval(days => 2)"}};
 
 void DebeziumSideBySide::CompareDefaults(bool schemas) {
   {
@@ -1085,7 +1087,8 @@ void DebeziumSideBySide::CompareDefaults(bool schemas) {
                               "'k1', 'Given', '{\"g\": 2}', 'x', 'y', 'z', 1, 2, false, "
                               "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 3.25, 0.5, 9, '2026-12-04 10:00:00+00', "
                               "'2026-12-04 11:00:00.125+00', '2026-12-04 12:00:00', '2026-12-04', '2026-12-05', "
-                              "'23:59:59', '2 hours', '-1 month', B'00001', B'0', B'1', B'1', 3.14, '(3,4)')",
+                              "'23:59:59', '2 hours', '-1 month', B'00001', B'0', B'1', B'1', 3.14, '(3,4)', '2 hours', "
+                              "'3 days')",
                           db_)
                     .ok());
     const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 2);
