@@ -181,6 +181,7 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
   for (const config::AdditionalField& f : config.outbox.fields.additional) wanted.push_back(f.column);
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const int problems_before_table = report.problems();
   auto columns = sql.Exec(pg::ColumnCatalogSql(schema, table));
   if (!columns.ok()) {
     report.Problem(Cat("reading the columns of ", qualified), columns.status());
@@ -222,6 +223,24 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
         report.Problem(Cat(key, ": json_schema: column \"", column, "\" of ", qualified,
                            " has a default the relay does not work out as Debezium does for its type (drop the "
                            "default, or use json)"));
+      }
+    }
+    // The record's columns bound as `run` binds them at the table's first INSERT, on the layout pgoutput publishes
+    // (every column but the generated ones), so that a placement or a column type the relay refuses is a problem
+    // here rather than a fatal error at the first event. Only when nothing above found one: it would repeat it.
+    if (missing.empty() && report.problems() == problems_before_table) {
+      outbox::OutboxMapper binder(config.outbox);
+      if (binder.NeedsCatalog()) binder.SetCatalog(catalog);
+      pg::Relation relation;
+      relation.nspname = schema;
+      relation.relname = table;
+      for (const pg::ColumnCatalog& c : catalog) {
+        if (!c.generated) relation.columns.push_back({0, c.name, c.type_oid, c.type_modifier});
+      }
+      if (absl::Status bound = binder.CheckBinding(relation); !bound.ok()) {
+        report.Problem(Cat("the relay cannot write the records of ", qualified, " as configured: ", bound.message()));
+      } else {
+        report.Ok(Cat("the relay writes the records of ", qualified, " as configured (each column's type and placement)"));
       }
     }
   }

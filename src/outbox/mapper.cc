@@ -236,6 +236,11 @@ bool OutboxMapper::IsOutbox(const pg::Relation& relation) const {
   return nsp == schema_ && relation.relname == table_;
 }
 
+absl::Status OutboxMapper::CheckBinding(const pg::Relation& relation) {
+  absl::StatusOr<const Binding*> b = Bind(relation, Lsn(0));
+  return b.ok() ? absl::OkStatus() : b.status();
+}
+
 absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relation& published, Lsn lsn) {
   auto it = bindings_.find(published.oid);
   if (it != bindings_.end() && it->second.columns == published.columns.size()) {

@@ -109,6 +109,11 @@ class OutboxMapper {
   // True when `relation` is the configured outbox table.
   bool IsOutbox(const pg::Relation& relation) const;
 
+  // Binds the columns of `relation` as Map does at the table's first INSERT (each placement, each column's type and
+  // the form its value takes) and returns the fatal error Map would return, else OK. `outbox-relay check` gives it
+  // the layout the catalog has, so that what `run` would refuse at the first event shows before.
+  absl::Status CheckBinding(const pg::Relation& relation);
+
   // Maps one INSERT. `commit_lsn` is the transaction's commit LSN (the source_lsn header), `commit_time_ms` the
   // fallback timestamp. `lsn_for_errors` names the position in errors.
   absl::StatusOr<Record> Map(const pg::Relation& relation, const pg::TupleData& tuple, Lsn commit_lsn,
