@@ -240,7 +240,8 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
       if (absl::Status bound = binder.CheckBinding(relation); !bound.ok()) {
         report.Problem(Cat("the relay cannot write the records of ", qualified, " as configured: ", bound.message()));
       } else {
-        report.Ok(Cat("the relay writes the records of ", qualified, " as configured (each column's type and placement)"));
+        report.Ok(Cat("the relay writes the records of ", qualified,
+                      " as configured (each column's type and placement)"));
       }
     }
   }

@@ -1993,10 +1993,6 @@ absl::Status AppendIsoText(const ConnectColumn& column, std::string_view text, s
   return absl::OkStatus();
 }
 
-}  // namespace
-
-namespace {
-
 // PostgreSQL's infinity and -infinity as Debezium writes them under time.precision.mode=adaptive (seen side by side;
 // PostgresValueConverter's POSITIVE_/NEGATIVE_INFINITY constants, pgjdbc's DATE_POSITIVE_INFINITY and
 // DATE_NEGATIVE_INFINITY milliseconds taken as microseconds): a timestamp's microseconds, or their thousandth for

@@ -49,7 +49,8 @@ TEST_F(Cli, VersionPrintsTheVersionAndTheAllocatorServingMallocAndExitsZero) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // The allocator line is asked of the running process (a block from malloc), so a build that links mimalloc where
   // the dynamic linker finds the C library's malloc first fails here.
-  const std::string allocator = std::string(OUTBOX_RELAY_ALLOCATOR) == "mimalloc" ? R"(mimalloc \d+\.\d+\.\d+)" : "system";
+  const std::string allocator =
+      std::string(OUTBOX_RELAY_ALLOCATOR) == "mimalloc" ? R"(mimalloc \d+\.\d+\.\d+)" : "system";
   EXPECT_TRUE(std::regex_match(r.out, std::regex(R"(outbox-relay \d+\.\d+\.\d+\nallocator: )" + allocator + "\n")))
       << r.out;
 }

@@ -205,7 +205,8 @@ TEST(ConnectHeaderTest, PgvectorArraysAreListsOfRequiredVectors) {
 }
 
 TEST(ConnectHeaderTest, ValuesAFormCannotCarryAreErrorsNamingThem) {
-  for (auto [type, typmod, text] : {std::tuple{kTimestamp, -1, "2026-12-03 10:00:00 BC"}, {kTimestampTz, -1, "2026-12-03 10:00:00+00 BC"},
+  for (auto [type, typmod, text] : {std::tuple{kTimestamp, -1, "2026-12-03 10:00:00 BC"},
+                                    {kTimestampTz, -1, "2026-12-03 10:00:00+00 BC"},
                                     {kDate, -1, "2026-12-03 BC"}, {kNumeric, NumericTypmod(10, 2), "NaN"},
                                     {kNumeric, -1, "Infinity"}, {kBool, -1, "yes"}}) {
     absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type, typmod);
