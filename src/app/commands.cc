@@ -204,7 +204,7 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     // json_schema (JsonConverter with schemas): Debezium's schema of a column with a default carries it, which the
     // relay writes with outbox.null_as_column_default for the types it works the default out for.
     const std::vector<pg::ColumnCatalog> catalog = pg::ParseColumnCatalog(*columns);
-    const outbox::OutboxMapper mapper(config.outbox);  // the defaults as the connector's modes change them
+    outbox::OutboxMapper mapper(config.outbox);  // the defaults as the connector's modes change them; the binding
     for (const auto& written : {std::tuple{"outbox.key_converter", config.outbox.fields.key, true},
                                 std::tuple{"outbox.value_converter", config.outbox.fields.payload, false}}) {
       const auto& [key, column, is_key] = written;
@@ -229,15 +229,14 @@ void CheckServer(const config::PipelineConfig& config, pg::SqlConnection& sql, R
     // (every column but the generated ones), so that a placement or a column type the relay refuses is a problem
     // here rather than a fatal error at the first event. Only when nothing above found one: it would repeat it.
     if (missing.empty() && report.problems() == problems_before_table) {
-      outbox::OutboxMapper binder(config.outbox);
-      if (binder.NeedsCatalog()) binder.SetCatalog(catalog);
+      if (mapper.NeedsCatalog()) mapper.SetCatalog(catalog);
       pg::Relation relation;
       relation.nspname = schema;
       relation.relname = table;
       for (const pg::ColumnCatalog& c : catalog) {
         if (!c.generated) relation.columns.push_back({0, c.name, c.type_oid, c.type_modifier});
       }
-      if (absl::Status bound = binder.CheckBinding(relation); !bound.ok()) {
+      if (absl::Status bound = mapper.CheckBinding(relation); !bound.ok()) {
         report.Problem(Cat("the relay cannot write the records of ", qualified, " as configured: ", bound.message()));
       } else {
         report.Ok(Cat("the relay writes the records of ", qualified,

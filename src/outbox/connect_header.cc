@@ -1526,8 +1526,10 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
         // take otherwise than a value's infinity (seen side by side): a timestamp(0) to (3)'s and a timestamptz's
         // overflow, so the schema has no default; a longer timestamp's microseconds saturate, and a date's epoch day
         // is cut to an int, values the forms cannot carry.
-        const int precision = type_modifier < 0 ? 6 : type_modifier;
-        if (type_oid == type::kTimestampTz || (type_oid == type::kTimestamp && precision <= 3)) return {};
+        absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
+        const bool overflows = column.ok() && (column->form == ConnectForm::kZonedTimestamp ||
+                                               column->form == ConnectForm::kTimestampMillis);
+        if (overflows) return {};
         return {Kind::kNotReproduced, ""};
       }
       std::string text = *std::move(v);
