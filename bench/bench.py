@@ -28,6 +28,9 @@ Then the latency runs: a steady rate of 1-event transactions for a while, read a
 isolation.level=read_committed (bench-kafka visibility); commit-to-ack = the record's LogAppendTime minus the
 event's ts_us (clock_timestamp() at the insert, committed right after), and visibility = the local wall-clock time
 that consumer received the record minus ts_us (every server runs on this machine: one clock).
+Then the knob runs (--knob-events): the relay into the mock cluster under each setting in KNOBS (read batching,
+the socket's receive buffer, the status interval), for what each does to the walsender's CPU per event and its busy
+share.
 Last the scale runs (--pipelines): k pipelines in one relay process, each on its own database and slot with a backlog
 of --pipeline-events, drained at once into the one broker.
 """
@@ -65,7 +68,17 @@ CONTENDERS = ["limit", "discard", "relay", "relay-eager", "relay-linger", "relay
 SINKS = {"relay": "kafka", "relay-eager": "kafka-eager", "relay-linger": "kafka-linger", "relay-eo": "kafka-eo", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq",
          "relay-nats": "nats", "relay-http": "http"}
 LATENCY = ["relay", "relay-eager", "relay-linger", "relay-eo", "debezium"]  # the contenders with a latency run, in this order
-RELAY_KAFKA = ("relay", "relay-eager", "relay-linger", "relay-eo")  # the relay into the real broker (latency runs)
+RELAY_KAFKA = ("relay", "relay-eager", "relay-linger", "relay-eo")
+# The knob runs (issue 22: "socket buffer sizes, read batching and status-update frequency"): the relay into the mock
+# cluster at 1 event per transaction under each setting that changes how it reads the stream, one slot per setting
+# and repetition from one load, in alternating order: (name, --set KEY=VALUE or None for the defaults).
+KNOBS = [("defaults", None),
+         ("read_batch_us=0", "source.read_batch_us=0"), ("read_batch_us=50", "source.read_batch_us=50"),
+         ("read_batch_us=100", "source.read_batch_us=100"), ("read_batch_us=400", "source.read_batch_us=400"),
+         ("receive_buffer_bytes=65536", "source.receive_buffer_bytes=65536"),
+         ("receive_buffer_bytes=262144", "source.receive_buffer_bytes=262144"),
+         ("receive_buffer_bytes=1048576", "source.receive_buffer_bytes=1048576"),
+         ("status_interval_ms=10", "source.status_interval_ms=10")]  # the relay into the real broker (latency runs)
 CHECKPOINT_TOPIC = "outbox_relay.checkpoints"  # the relay's default source.checkpoint_topic
 QUANTILES = [i / 100 for i in range(101)]  # of the visibility latency, kept in results.json for the chart
 
@@ -727,8 +740,11 @@ outbox:
                                f"{without_id} without an id header: not exactly once")
         return distinct
 
-    def drain_relay(self, slot, end, n, prefix, sink="kafka", **_):
+    def drain_relay(self, slot, end, n, prefix, sink="kafka", sets=(), **_):
+        """sets: more of the relay's --set options (the knob runs)."""
         target = self.prepare_sink(sink, prefix, slot, n)
+        if sets:
+            target = dict(target, args=list(target.get("args", [])) + [a for kv in sets for a in ("--set", kv)])
         # Into the real broker: the checkpoint topic's offsets written during the drain (relay-eo: one checkpoint
         # record and one commit marker per Kafka transaction, so about half of them is the number of commits).
         k0 = self.offsets([CHECKPOINT_TOPIC]) if sink in ("kafka", "kafka-eager", "kafka-linger", "kafka-eo") else None
@@ -982,6 +998,30 @@ logger.measure.level = ERROR
         self.drop_slots(list(slots.values()))
         if warm:
             self.drop_slots([w["slot"] for w in warm.values()], "bench_warm")
+
+    def knobs(self, n, reps):
+        """The knob runs: one load of n 1-event transactions, drained by the relay into the mock cluster once per
+        KNOBS setting and repetition (its own slot each), the order alternating between repetitions."""
+        names = [k for k, _ in KNOBS]
+        log(f"knob runs: {n} events, 1 per transaction, {reps} repetitions: {', '.join(names)}")
+        slots = {(i, r): f"knob{i}_r{r}" for r in range(1, reps + 1) for i in range(len(KNOBS))}
+        self.create_slots(list(slots.values()))
+        end, _ = self.load(n, 1)
+        for r in range(1, reps + 1):
+            order = list(range(len(KNOBS))) if r % 2 == 1 else list(reversed(range(len(KNOBS))))
+            for i in order:
+                name, kv = KNOBS[i]
+                slot = slots[(i, r)]
+                self.wait_quiet()
+                res = self.drain_relay(slot, end, n, f"b.knob.r{r}.k{i}", "mock", sets=[kv] if kv else [])
+                m0, m1 = res.pop("machine")
+                res["machine_busy"] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+                res.update({"knob": name, "events": n, "per_tx": 1, "rep": r, "rate": n / res["seconds"]})
+                self.results.setdefault("knobs", []).append(res)
+                log(f"  rep {r}: {name}: {res['seconds']:.2f}s = {res['rate']:,.0f} ev/s, cpu {res['cpu']:.2f}s, "
+                    f"walsender cpu {res['walsender_cpu']:.2f}s")
+                self.drop_slots([slot])
+                time.sleep(self.args.settle_seconds)
 
     def compare_records(self, ours, theirs):
         """A sample of Debezium's records against ours: same topic (after the per-run prefix), partition, key,
@@ -1443,6 +1483,8 @@ pipelines:
             for who in ("relay", "relay-linger"):
                 if who in a.contenders and a.latency_extra_seconds > 0:
                     self.latency(who, rate, a.latency_extra_seconds, extra=True)
+        if "relay-mock" in a.contenders and a.knob_events > 0:
+            self.knobs(a.knob_events, a.reps)
         if "relay" in a.contenders and a.backlog_events > 0:
             self.backlog(a.backlog_events, a.backlog_per_tx)
         if "relay" in a.contenders and a.pipeline_events > 0:
@@ -1498,6 +1540,8 @@ def main():
     ap.add_argument("--pipeline-events", type=int, default=100000, help="events per pipeline of the scale runs "
                                                                         "(0: no scale runs)")
     ap.add_argument("--pipeline-per-tx", type=int, default=1, help="events per transaction of the scale runs")
+    ap.add_argument("--knob-events", type=int, default=200000,
+                    help="events of the knob runs (relay-mock under each KNOBS setting; 0: none)")
     ap.add_argument("--backlog-events", type=int, default=5000000,
                     help="the backlog run: events written while no relay runs, then caught up (0: none)")
     ap.add_argument("--backlog-per-tx", type=int, default=100, help="events per transaction of the backlog")

@@ -7,15 +7,15 @@
 # chart.png and results.json.
 #
 #   bench/run.sh            the full run: 200,000 events at 1 and at 100 events per transaction, 3 repetitions,
-#                           latency at 2,000 events/s for 60 s, a backlog of 5,000,000 events caught up, then 1, 2,
-#                           4 and 8 pipelines in one process with 100,000 events each (about 25 to 30 minutes)
+#                           latency at 2,000 events/s for 60 s, the knob runs (the relay into the mock cluster under
+#                           nine read settings), a backlog of 5,000,000 events caught up, then 1, 2, 4 and 8 pipelines in one process with 100,000 events each (about 25 to 30 minutes)
 #   bench/run.sh --quick    the CI form: 5,000 events, 1 repetition, no Debezium, 4 s of latency at 500/s; asserts
 #                           only that every contender drains, that each server holds every event (read back), and
 #                           that the report is written (into a temporary directory unless --out is given)
 #   other options are passed to bench/bench.py (--out DIR, --reps N, --events-1 N, --events-100 N,
 #   --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http,debezium, --latency-rate N,
 #   --latency-seconds N, --transaction-interval-ms N (relay-eo's), --pipelines 1,2,4,8, --pipeline-events N,
-#   --pipeline-per-tx N, --backlog-events N, --backlog-per-tx N, --broker-warm-events N, --keep)
+#   --pipeline-per-tx N, --knob-events N, --backlog-events N, --backlog-per-tx N, --broker-warm-events N, --keep)
 #
 # Environment: OUTBOX_BUILD_DIR (default build/), the relay is built there when missing or stale.
 set -euo pipefail
@@ -102,7 +102,7 @@ if [ "$quick" = 1 ]; then
   say "quick benchmark (results in $out)"
   /usr/bin/python3 "$HERE/bench.py" "${common[@]}" --events-1 5000 --events-100 5000 --reps 1 \
     --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http --latency-rate 500 \
-    --latency-seconds 4 --latency-rates 2000 --latency-extra-seconds 2 --pipelines 1,2 --pipeline-events 2000 --backlog-events 50000 --settle-seconds 0.25 \
+    --latency-seconds 4 --latency-rates 2000 --latency-extra-seconds 2 --pipelines 1,2 --pipeline-events 2000 --backlog-events 50000 --knob-events 5000 --settle-seconds 0.25 \
     --quiet-wait 0 --broker-warm-events 2000 --latency-warm-seconds 1 \
     --command "bench/run.sh --quick" "${args[@]}" --out "$out"
   test -s "$out/REPORT.md"
@@ -112,6 +112,9 @@ if [ "$quick" = 1 ]; then
   if [ -z "$contenders" ] || [[ ",$contenders," == *,relay,* ]]; then
     grep -q '^## Catching up a backlog' "$out/REPORT.md"
     grep '^## Pipelines in one process' -A 12 "$out/REPORT.md" | awk '/^\|/{print}'
+  fi
+  if [ -z "$contenders" ] || [[ ",$contenders," == *,relay-mock,* ]]; then
+    grep '^## What the walsender' -A 14 "$out/REPORT.md" | awk '/^\|/{print}'
   fi
   # relay-eo against relay (drain-rate ratio, visibility at read_committed) and issue 15's targets (not asserted).
   if [ -z "$contenders" ] || [[ ",$contenders," == *,relay-eo,* ]]; then

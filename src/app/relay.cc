@@ -225,6 +225,20 @@ absl::Status Relay::Session() {
   start.messages = config_.source.messages;
   const bool skipping = options_.start_lsn.has_value();
   start.start_lsn = skipping ? *options_.start_lsn : Lsn(0);
+  if (config_.source.receive_buffer_bytes > 0) {
+    // Set before streaming starts; the window scale agreed at connect time (net.ipv4.tcp_rmem's maximum) allows it.
+    auto granted = (*conn)->SetReceiveBuffer(static_cast<int>(config_.source.receive_buffer_bytes));
+    if (!granted.ok()) {
+      return absl::FailedPreconditionError(Cat("source.receive_buffer_bytes: ", granted.status().message()));
+    }
+    if (*granted < 2 * config_.source.receive_buffer_bytes) {
+      Log()->warn("source.receive_buffer_bytes: asked for {} bytes, the kernel granted {} (net.core.rmem_max caps it)",
+                  config_.source.receive_buffer_bytes, *granted / 2);
+    } else {
+      Log()->info("source.receive_buffer_bytes: the replication socket's receive buffer is {} bytes (the kernel "
+                  "doubles the {} asked for)", *granted, config_.source.receive_buffer_bytes);
+    }
+  }
   if (absl::Status st = (*conn)->StartReplication(start); !st.ok()) return st;
   own_walsender_pid_ = (*conn)->backend_pid();
   std::optional<Lsn> checkpointed = decision->checkpointed;

@@ -313,6 +313,7 @@ void ReadSource(Reader& r, SourceConfig* source) {
   r.String("source.instance", &source->instance);
   r.Int("source.status_interval_ms", 10, &source->status_interval_ms);
   r.Int("source.read_batch_us", 0, &source->read_batch_us);
+  r.Int("source.receive_buffer_bytes", 0, &source->receive_buffer_bytes);
   r.Int("source.receive_timeout_ms", 1000, &source->receive_timeout_ms);
   r.Int("source.slot_check_ms", 100, &source->slot_check_ms);
   r.Bool("source.messages", &source->messages);
@@ -336,6 +337,13 @@ void ValidateSource(const SourceConfig& source, Reader& r) {
   if (source.read_batch_us > SourceConfig::kMaxReadBatchUs) {
     r.Error("source.read_batch_us", absl::StrCat(source.read_batch_us, " is more than ", SourceConfig::kMaxReadBatchUs,
                                                  " (100 ms): every change would wait that long to be read"));
+  }
+  if (source.receive_buffer_bytes != 0 && (source.receive_buffer_bytes < SourceConfig::kMinReceiveBufferBytes ||
+                                           source.receive_buffer_bytes > SourceConfig::kMaxReceiveBufferBytes)) {
+    r.Error("source.receive_buffer_bytes",
+            absl::StrCat(source.receive_buffer_bytes, " is not 0 (the kernel's default) or between ",
+                         SourceConfig::kMinReceiveBufferBytes, " and ", SourceConfig::kMaxReceiveBufferBytes,
+                         " (256 MiB)"));
   }
   if (!source.slot.empty()) {
     if (!std::all_of(source.slot.begin(), source.slot.end(),

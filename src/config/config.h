@@ -107,6 +107,12 @@ struct SourceConfig {
   // takes several changes instead of one write of the server's each (0: read as soon as anything arrives).
   int64_t read_batch_us = 200;
   static constexpr int64_t kMaxReadBatchUs = 100000;
+  // SO_RCVBUF of the replication socket (the kernel doubles it for its bookkeeping, and no longer autotunes it); 0
+  // leaves the kernel's default, which TCP autotunes up to net.ipv4.tcp_rmem's maximum. At least 64 KiB: below a
+  // segment's size on loopback (64 KiB) the window stalls the stream (seen with 8 KiB).
+  int64_t receive_buffer_bytes = 0;
+  static constexpr int64_t kMinReceiveBufferBytes = 65536;
+  static constexpr int64_t kMaxReceiveBufferBytes = 256LL << 20;
   // A replication stream that brings nothing (data or keepalive) for this long is dead: rewind and reconnect. The
   // relay asks the server for a reply after half of it, so a healthy idle stream never trips it.
   int64_t receive_timeout_ms = 60000;

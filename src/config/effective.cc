@@ -35,6 +35,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"source.instance", c.source.instance},
       {"source.status_interval_ms", Text(c.source.status_interval_ms)},
       {"source.read_batch_us", Text(c.source.read_batch_us)},
+      {"source.receive_buffer_bytes", Text(c.source.receive_buffer_bytes)},
       {"source.receive_timeout_ms", Text(c.source.receive_timeout_ms)},
       {"source.slot_check_ms", Text(c.source.slot_check_ms)},
       {"source.messages", Text(c.source.messages)},

@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <poll.h>
+#include <sys/socket.h>
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <vector>
@@ -180,6 +183,19 @@ void ReplicationConnection::FreeBuffer() {
 int ReplicationConnection::server_version() const { return PQserverVersion(conn_); }
 int64_t ReplicationConnection::backend_pid() const { return PQbackendPID(conn_); }
 int ReplicationConnection::socket() const { return PQsocket(conn_); }
+
+absl::StatusOr<int> ReplicationConnection::SetReceiveBuffer(int bytes) {
+  const int fd = PQsocket(conn_);
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) != 0) {
+    return absl::InternalError(Cat("setsockopt(SO_RCVBUF, ", bytes, "): ", std::strerror(errno)));
+  }
+  int granted = 0;
+  socklen_t len = sizeof granted;
+  if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &len) != 0) {
+    return absl::InternalError(Cat("getsockopt(SO_RCVBUF): ", std::strerror(errno)));
+  }
+  return granted;
+}
 
 absl::Status ReplicationConnection::LastError(std::string_view what) const {
   return absl::UnavailableError(Cat(what, ": ", OneLine(PQerrorMessage(conn_))));

@@ -101,6 +101,9 @@ class ReplicationConnection : public StreamConnection {
   absl::Status SetSlotFailover(const std::string& slot);
   int server_version() const;
   int64_t backend_pid() const;  // the server process (the walsender) of this connection
+  // SO_RCVBUF of the connection's socket (source.receive_buffer_bytes); returns what the kernel grants, which
+  // getsockopt reports (Linux doubles the request for its bookkeeping, within net.core.rmem_max).
+  absl::StatusOr<int> SetReceiveBuffer(int bytes);
 
   absl::Status StartReplication(const StartOptions& options);
 

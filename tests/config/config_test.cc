@@ -434,6 +434,20 @@ TEST(Config, ReadBatchWaitDefaultsTo200MicrosecondsAndIsBounded) {
   EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.read_batch_us", "-1"}})), HasSubstr("source.read_batch_us"));
 }
 
+TEST(Config, ReceiveBufferIsTheKernelsDefaultUnlessSetWithinBounds) {
+  auto c = Load(kMinimal);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->source.receive_buffer_bytes, 0);
+  auto set = Load(kMinimal, {{"source.receive_buffer_bytes", "262144"}});
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->source.receive_buffer_bytes, 262144);
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.receive_buffer_bytes", "65535"}})),
+              HasSubstr("source.receive_buffer_bytes: 65535 is not 0 (the kernel's default) or between 65536 and"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.receive_buffer_bytes", "268435457"}})),
+              HasSubstr("source.receive_buffer_bytes: 268435457 is not 0"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.receive_buffer_bytes", "-1"}})), HasSubstr("source.receive_buffer_bytes"));
+}
+
 TEST(Config, EmptyRequiredValueIsMissing) {
   EXPECT_EQ(ErrorOf(Load(kMinimal, {{"source.slot", ""}})), "source.slot: required");
 }

@@ -92,6 +92,30 @@ TEST(RelayMock, EventsArriveThroughTheMockCluster) {
   ExpectCleanStop(*relay);
 }
 
+// source.receive_buffer_bytes sets SO_RCVBUF on the replication socket: the relay logs what getsockopt reports (Linux
+// doubles the request), and a stream much larger than the buffer still arrives whole. Without the setsockopt the
+// socket keeps TCP's autotuned default (net.ipv4.tcp_rmem's middle value, 131072 here), which the log would show.
+TEST(RelayMock, TheReceiveBufferIsSetOnTheReplicationSocket) {
+  PgServer* pg = PgServer::Shared();
+  ASSERT_NE(pg, nullptr);
+  MockRelay m(pg);
+  m.mock.CreateTopic(m.h.Topic("Buffered"));
+  auto relay = m.h.StartRelay({"--set", "source.receive_buffer_bytes=100000"});
+  ASSERT_NE(relay, nullptr);
+  // About 1 MB of changes in one transaction: five times the buffer.
+  m.h.Sql("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) SELECT gen_random_uuid(), 'order', "
+          "'k' || i, 'Buffered', json_build_object('n', i, 'pad', repeat('x', 300))::jsonb "
+          "FROM generate_series(1, 3000) i");
+  auto reader = KafkaReader::Create(m.mock.bootstrap());
+  ASSERT_TRUE(reader.ok());
+  auto records = (*reader)->ReadUntil(m.h.Topic("Buffered"), 3000, 60s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  EXPECT_EQ(records->size(), 3000u);
+  EXPECT_NE(relay->Output().find("the replication socket's receive buffer is 200000 bytes"), std::string::npos)
+      << relay->Output();
+  ExpectCleanStop(*relay);
+}
+
 // With one record held unacknowledged (the broker down) and heavy writes to another table for several status
 // intervals, confirmed_flush_lsn stays below that transaction's end, also across a rewind (a lost replication
 // connection); once the broker is back the record arrives and the slot moves past it.
