@@ -650,40 +650,50 @@ def walsender_table(s):
 
 
 def knobs_section(runs):
-    """The knob runs: what each read setting does to the walsender's CPU per event, its busy share and the drain."""
+    """The knob runs: what each read setting does to the walsender's CPU per event, its busy share and the drain.
+    Each setting's ratios to the defaults are taken within a repetition (the defaults' run of the same round, a minute
+    apart at most), then their median: a machine whose speed drifts between rounds moves both alike."""
     by = {}
     for r in runs:
-        by.setdefault(r["knob"], []).append(r)
-    base = by.get("defaults")
-    base_rate = med([r["rate"] for r in base]) if base else None
-    base_ws = med([r["walsender_cpu"] * 100000.0 / r["events"] for r in base]) if base else None
+        by.setdefault(r["knob"], {})[r["rep"]] = r
+    base = by.get("defaults", {})
+
+    def ratio(rs, f):
+        return med([f(r) / f(base[rep]) for rep, r in rs.items() if rep in base and f(base[rep])])
+
     rows = []
     for name, rs in by.items():
-        per100k = 100000.0 / rs[0]["events"]
-        rate = med([r["rate"] for r in rs])
-        ws = med([r["walsender_cpu"] * per100k for r in rs])
+        n = next(iter(rs.values()))["events"]
+        per100k = 100000.0 / n
+        rate = med([r["rate"] for r in rs.values()])
         rows.append([f"`{name}`" if name != "defaults" else "the defaults (read_batch_us=200, autotuned buffer, "
                      "status_interval_ms=1000)",
-                     f"{rate:,.0f} [{min(r['rate'] for r in rs):,.0f}–{max(r['rate'] for r in rs):,.0f}]",
-                     f"{rate / base_rate:.2f}" if base_rate else "–",
-                     f"{med([r['cpu'] * per100k for r in rs]):.2f}", f"{ws:.2f}",
-                     f"{ws / base_ws:.2f}" if base_ws else "–",
-                     pct(med([r["walsender_cpu"] / r["seconds"] for r in rs])),
-                     fmt(med([r["broker_cpu"] * per100k if r.get("broker_cpu") is not None else None for r in rs]),
-                         ".2f"),
-                     pct(med([r.get("machine_busy") for r in rs]))])
+                     f"{rate:,.0f} [{min(r['rate'] for r in rs.values()):,.0f}–"
+                     f"{max(r['rate'] for r in rs.values()):,.0f}]",
+                     fmt(ratio(rs, lambda r: r["rate"]), ".2f"),
+                     f"{med([r['cpu'] * per100k for r in rs.values()]):.2f}",
+                     fmt(ratio(rs, lambda r: r["cpu"]), ".2f"),
+                     f"{med([r['walsender_cpu'] * per100k for r in rs.values()]):.2f}",
+                     fmt(ratio(rs, lambda r: r["walsender_cpu"]), ".2f"),
+                     pct(med([r["walsender_cpu"] / r["seconds"] for r in rs.values()])),
+                     fmt(med([r["broker_cpu"] * per100k if r.get("broker_cpu") is not None else None
+                              for r in rs.values()]), ".2f"),
+                     pct(med([r.get("machine_busy") for r in rs.values()]))])
     n = runs[0]["events"]
     L = ["## What the walsender's cost per event depends on", "",
          f"The relay into the mock cluster (its own process) draining {n:,} events at 1 per transaction under one "
          "changed setting each, every setting on its own slot of one load, "
-         f"{max(r['rep'] for r in runs)} repetitions in alternating order (medians): read batching "
+         f"{max(r['rep'] for r in runs)} repetitions in alternating order: read batching "
          "(`source.read_batch_us`, the pause after a round that read the stream dry), the replication socket's "
          "receive buffer (`source.receive_buffer_bytes`, `SO_RCVBUF`) and the standby status interval "
          "(`source.status_interval_ms`). The walsender sends each change as soon as its socket has room, so the "
          "sooner the relay reads, the smaller and the more of its writes, each waking the reader; its busy share "
-         "(walsender CPU / drain time) and its CPU per event move together.", ""]
-    L += table(["setting", "events/s [min–max]", "× defaults", "relay CPU s / 100k", "walsender CPU s / 100k",
-                "walsender CPU per event × defaults", "walsender busy", "mock CPU s / 100k", "machine busy"], rows)
+         "(walsender CPU / drain time) and its CPU per event move together. Figures are medians over the "
+         "repetitions; each \"×\" column is the median of the ratios to the defaults' run of the same repetition.",
+         ""]
+    L += table(["setting", "events/s [min–max]", "drain rate × defaults", "relay CPU s / 100k",
+                "relay CPU × defaults", "walsender CPU s / 100k", "walsender CPU per event × defaults",
+                "walsender busy", "mock CPU s / 100k", "machine busy"], rows)
     return L
 
 
