@@ -1524,13 +1524,12 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
       if (*v == "infinity" || *v == "-infinity") {
         // pgjdbc gives LocalDateTime.MAX or MIN (OffsetDateTime's for the timestamps), which Debezium's converters
         // take otherwise than a value's infinity (seen side by side): a timestamp(0) to (3)'s and a timestamptz's
-        // overflow, so the schema has no default; a longer timestamp's microseconds saturate, and a date's epoch day
-        // is cut to an int, values the forms cannot carry.
+        // overflow, so the schema has no default; a longer timestamp's microseconds saturate (MAX's then wrap), and
+        // a date's epoch day is cut to an int: the forms write those for kInfinityDefault and kMinusInfinityDefault.
         absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
-        const bool overflows = column.ok() && (column->form == ConnectForm::kZonedTimestamp ||
-                                               column->form == ConnectForm::kTimestampMillis);
-        if (overflows) return {};
-        return {Kind::kNotReproduced, ""};
+        if (!column.ok()) return {Kind::kNotReproduced, ""};
+        if (column->form != ConnectForm::kTimestampMicros && column->form != ConnectForm::kDate) return {};
+        return {Kind::kValue, std::string(*v == "infinity" ? kInfinityDefault : kMinusInfinityDefault)};
       }
       std::string text = *std::move(v);
       if ((type_oid == type::kTimestamp || type_oid == type::kTimestampTz) && text.find(' ') == std::string::npos) {
@@ -1999,35 +1998,62 @@ absl::Status AppendIsoText(const ConnectColumn& column, std::string_view text, s
 // PostgresValueConverter's POSITIVE_/NEGATIVE_INFINITY constants, pgjdbc's DATE_POSITIVE_INFINITY and
 // DATE_NEGATIVE_INFINITY milliseconds taken as microseconds): a timestamp's microseconds, or their thousandth for
 // timestamp(0) to (3), a date's epoch day of -5877611-06-21 and -22, a timestamptz's text as PostgreSQL's. An array's
-// timestamps are written as a timestamp column's; its dates and timestamptzs get other values, which depend on the
-// Connect JVM's calendar and are not reproduced (the relay's error names the value).
-std::optional<std::string_view> DebeziumInfinity(const ConnectColumn& column, std::string_view text) {
-  const bool positive = text == "infinity";
-  if (!positive && text != "-infinity") return std::nullopt;
+// timestamps are written as a timestamp column's; its dates and its -infinity timestamptz go through pgjdbc's
+// java.sql.Date and Timestamp in the Connect JVM's calendar (UTC, as the relay takes it): the epoch days -622191234 and
+// -625821272, and +292269055-12-02T23:00:00 at the column's fractional width. The texts kInfinityDefault and
+// kMinusInfinityDefault (a default's, from DebeziumColumnDefault) give Debezium's defaults instead: pgjdbc's
+// LocalDateTime.MAX and MIN through its converters, a timestamp's microseconds saturated (then, for MAX, wrapped by
+// the zone offset's subtraction) and a date's epoch day cut to an int. False: not an infinity of a form that has one.
+bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, std::string* out) {
+  const bool is_default = text == kInfinityDefault || text == kMinusInfinityDefault;
+  const bool positive = text == "infinity" || text == kInfinityDefault;
+  if (!positive && !is_default && text != "-infinity") return false;
+  std::string_view v;
   switch (column.form) {
     case ConnectForm::kTimestampMicros:
-      return positive ? "9223372036825200000" : "-9223372036832400000";
+      if (is_default) {
+        v = positive ? "-9223372036853775810" : "-9223372036854775808";
+      } else {
+        v = positive ? "9223372036825200000" : "-9223372036832400000";
+      }
+      break;
     case ConnectForm::kTimestampMillis:
-      if (column.in_array) return std::nullopt;
-      return positive ? "9223372036825200" : "-9223372036832400";
+      if (is_default) return false;  // Debezium's converter overflows: DebeziumColumnDefault gives no default
+      v = positive ? "9223372036825200" : "-9223372036832400";
+      break;
     case ConnectForm::kDate:
-      if (column.in_array) return std::nullopt;
-      return positive ? "-2147472692" : "-2147472691";
+      if (is_default) {
+        v = positive ? "169560311" : "-170999002";
+      } else if (column.in_array) {
+        v = positive ? "-622191234" : "-625821272";
+      } else {
+        v = positive ? "-2147472692" : "-2147472691";
+      }
+      break;
     case ConnectForm::kZonedTimestamp:
-      if (column.in_array) return std::nullopt;
-      return text;
+      if (is_default) return false;  // as for kTimestampMillis
+      if (!column.in_array || positive) {
+        out->append(text);
+        return true;
+      }
+      out->append("+292269055-12-02T23:00:00");
+      if (column.fraction_digits > 0) {
+        out->push_back('.');
+        out->append(static_cast<size_t>(column.fraction_digits), '0');
+      }
+      out->push_back('Z');
+      return true;
     default:
-      return std::nullopt;
+      return false;
   }
+  out->append(v);
+  return true;
 }
 
 }  // namespace
 
 absl::Status AppendConnectValue(const ConnectColumn& column, std::string_view text, std::string* out) {
-  if (std::optional<std::string_view> infinity = DebeziumInfinity(column, text)) {
-    out->append(*infinity);
-    return absl::OkStatus();
-  }
+  if (AppendDebeziumInfinity(column, text, out)) return absl::OkStatus();
   switch (column.form) {
     case ConnectForm::kArray: {
       // Values.convertToString of a List: [e1,e2], each element appended "embedded": strings quoted with \ and "

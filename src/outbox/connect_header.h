@@ -210,8 +210,15 @@ absl::Status CheckJavaText(const ConnectColumn& column);
 // Debezium's; kNone: Debezium's schema has no default (no expression, a NULL:: cast, an expression its parser
 // refuses, or a type it has no parser for, or numeric without a scale, whose VariableScaleDecimal struct Debezium
 // drops as a default: the NULL stays NULL); kNotReproduced: Debezium has one the relay does not work out (literals
-// the forms cannot carry, such as infinite dates, an interval function's placeholder, and generated columns). Date and time literals without an offset, which pgjdbc reads
+// the forms cannot carry, such as BC dates, and generated columns). Date and time literals without an offset, which pgjdbc reads
 // in the JVM's time zone, are read as UTC.
+// The text DebeziumColumnDefault gives for an infinite default of a date or of a timestamp longer than 3 digits:
+// PostgreSQL reads it as the infinity it is (its input ignores case, and its output never writes it so), and the
+// forms write Debezium's default for it, which is not its value's (pgjdbc's LocalDateTime.MAX and MIN through
+// Debezium's converters: a timestamp's microseconds saturated, or wrapped, and a date's epoch day cut to an int).
+inline constexpr std::string_view kInfinityDefault = "Infinity";
+inline constexpr std::string_view kMinusInfinityDefault = "-Infinity";
+
 struct ConnectDefault {
   enum class Kind : uint8_t { kNone, kValue, kNotReproduced };
   Kind kind = Kind::kNone;

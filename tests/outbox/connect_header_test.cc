@@ -120,8 +120,9 @@ TEST(ConnectHeaderTest, TimestampsWithTimeZoneAreIsoInUtcWithTheColumnsPrecision
 
 // PostgreSQL's infinities as Debezium 3.6.1 writes them (seen side by side): a timestamp's microseconds of pgjdbc's
 // DATE_POSITIVE_INFINITY and DATE_NEGATIVE_INFINITY (their thousandth for timestamp(0) to (3)), a date's epoch day of
-// -5877611-06-21 and -22, a timestamptz's text. An array's timestamps are a timestamp column's; its dates and
-// timestamptzs, which Debezium writes in the Connect JVM's calendar, stay an error naming the value.
+// -5877611-06-21 and -22, a timestamptz's text. An array's timestamps are a timestamp column's; its dates and its
+// -infinity timestamptz are what pgjdbc's java.sql types make of them in the Connect JVM's calendar (UTC), at the
+// column's fractional width. Other spellings are not PostgreSQL's output: an error naming the value.
 TEST(ConnectHeaderTest, InfinitiesAreDebeziumsSentinels) {
   constexpr uint32_t kDateArray = 1182, kTimestampArray = 1115, kTimestampTzArray = 1185;
   EXPECT_EQ(Header(kTimestamp, -1, "infinity"), "9223372036825200000");
@@ -137,9 +138,14 @@ TEST(ConnectHeaderTest, InfinitiesAreDebeziumsSentinels) {
   std::string json;
   ASSERT_TRUE(AppendConnectJsonValue(*ConnectColumnOf(kTimestampTz, -1), kTimestampTz, "infinity", &json).ok());
   EXPECT_EQ(json, R"("infinity")");
+  EXPECT_EQ(Header(kTimestampArray, 3, "{infinity,-infinity}"), "[9223372036825200,-9223372036832400]");
+  EXPECT_EQ(Header(kDateArray, -1, "{infinity,-infinity,2024-01-01}"), "[-622191234,-625821272,19723]");
+  EXPECT_EQ(Header(kTimestampTzArray, -1, "{infinity,-infinity}"),
+            R"(["infinity","+292269055-12-02T23:00:00.000000Z"])");
+  EXPECT_EQ(Header(kTimestampTzArray, 3, "{-infinity}"), R"(["+292269055-12-02T23:00:00.000Z"])");
+  EXPECT_EQ(Header(kTimestampTzArray, 0, "{-infinity}"), R"(["+292269055-12-02T23:00:00Z"])");
   for (const auto& [type, typmod, text] : std::vector<std::tuple<uint32_t, int32_t, std::string>>{
-           {kDateArray, -1, "{infinity}"}, {kTimestampTzArray, -1, "{-infinity}"}, {kTimestampArray, 3, "{infinity}"},
-           {kTimestamp, -1, "Infinity"}, {kDate, -1, "infinity "}}) {
+           {kTimestamp, -1, "+infinity"}, {kDate, -1, "infinity "}, {kTimestampTz, -1, "Infinity"}}) {
     std::string out;
     const absl::Status st = AppendConnectValue(*ConnectColumnOf(type, typmod), text, &out);
     EXPECT_FALSE(st.ok()) << text << " gave " << out;
@@ -357,14 +363,21 @@ TEST(ConnectHeaderTest, ColumnDefaultsAreWhatDebeziumsParserMakesOfTheExpression
   EXPECT_EQ(Default(kTime, "'10:30:00'::time without time zone"), "10:30:00");
   EXPECT_EQ(Default(kTime, "CURRENT_TIME"), "00:00:00");
   // An infinity's default is not read as a value's (seen side by side): pgjdbc's LocalDateTime.MAX or MIN overflows
-  // a timestamp(0) to (3)'s and a timestamptz's converter, so there is no default; a longer timestamp's saturates and
-  // a date's is cut to an int, which the relay does not reproduce.
+  // a timestamp(0) to (3)'s and a timestamptz's converter, so there is no default; a longer timestamp's saturates
+  // (MAX's then wraps) and a date's is cut to an int: kInfinityDefault and kMinusInfinityDefault, which the forms
+  // write as those.
   EXPECT_EQ(Default(kTimestampTz, "'infinity'::timestamp with time zone"), "(none)");
   EXPECT_EQ(Default(kTimestampTz, "'-infinity'::timestamp with time zone", 3), "(none)");
   EXPECT_EQ(Default(kTimestamp, "'infinity'::timestamp without time zone", 3), "(none)");
   EXPECT_EQ(Default(kTimestamp, "'-infinity'::timestamp without time zone", 0), "(none)");
-  EXPECT_EQ(Default(kTimestamp, "'infinity'::timestamp without time zone"), "(not reproduced)");
-  EXPECT_EQ(Default(kDate, "'-infinity'::date"), "(not reproduced)");
+  EXPECT_EQ(Default(kTimestamp, "'infinity'::timestamp without time zone"), "Infinity");
+  EXPECT_EQ(Default(kTimestamp, "'-infinity'::timestamp without time zone", 4), "-Infinity");
+  EXPECT_EQ(Default(kDate, "'infinity'::date"), "Infinity");
+  EXPECT_EQ(Default(kDate, "'-infinity'::date"), "-Infinity");
+  EXPECT_EQ(Header(kTimestamp, -1, std::string(kInfinityDefault)), "-9223372036853775810");
+  EXPECT_EQ(Header(kTimestamp, 4, std::string(kMinusInfinityDefault)), "-9223372036854775808");
+  EXPECT_EQ(Header(kDate, -1, std::string(kInfinityDefault)), "169560311");
+  EXPECT_EQ(Header(kDate, -1, std::string(kMinusInfinityDefault)), "-170999002");
   EXPECT_EQ(Default(kTimeTz, "CURRENT_TIME"), "(none)");  // Debezium has no parser for timetz
   // An interval's literal, which pg_get_expr prints in the relay's session in ISO 8601, is read as its values are; a
   // function's placeholder ("epoch", which PGInterval's parser skips) is a zero interval; a literal in another style

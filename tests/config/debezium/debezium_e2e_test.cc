@@ -1848,8 +1848,10 @@ void DebeziumSideBySide::CompareVectorArrays(bool json) {
 
 // PostgreSQL's infinities, which Debezium writes as sentinels (a timestamp's microseconds of pgjdbc's
 // DATE_POSITIVE_INFINITY, a date's epoch day of -5877611-06-21, a timestamptz's text), a timestamp[]'s elements as a
-// timestamp's; and the infinite defaults of a timestamp(3) and a timestamptz, which Debezium's converters overflow on,
-// so that their schemas have no default and a NULL stays null (the second row).
+// timestamp's, a date[]'s and a timestamptz[]'s -infinity as pgjdbc's java.sql types make them in the JVM's calendar
+// (UTC here); and the infinite defaults (the second row): a timestamp(3)'s and a timestamptz's, which Debezium's
+// converters overflow on, so that their schemas have no default and a NULL stays null, and a longer timestamp's and a
+// date's, whose LocalDateTime.MAX and MIN Debezium saturates and cuts.
 void DebeziumSideBySide::CompareInfinities(bool json) {
   const std::vector<std::tuple<std::string, std::string, std::string>> typed = {
       {"h_keep", "text", "'kept'"},
@@ -1858,10 +1860,22 @@ void DebeziumSideBySide::CompareInfinities(bool json) {
       {"h_d", "date", "'-infinity'"},
       {"h_tz", "timestamptz(2)", "'infinity'"},
       {"h_tsa", "timestamp[]", "ARRAY['infinity'::timestamp, '-infinity', '2024-01-01']"},
+      {"h_ts3a", "timestamp(3)[]", "ARRAY['infinity'::timestamp, '-infinity', '2024-01-01']"},
+      {"h_da", "date[]", "ARRAY['infinity'::date, '-infinity', '2024-01-01']"},
+      {"h_tza", "timestamptz[]", "ARRAY['infinity'::timestamptz, '-infinity', '2024-01-01 00:00:00+00']"},
+      {"h_tz0a", "timestamptz(0)[]", "ARRAY['-infinity'::timestamptz]"},
+      {"h_dp", "date DEFAULT 'infinity'", "'2024-01-01'"},
+      {"h_dm", "date DEFAULT '-infinity'", "'2024-01-02'"},
+      {"h_tsp", "timestamp DEFAULT 'infinity'", "'2024-01-01'"},
+      {"h_ts4m", "timestamp(4) DEFAULT '-infinity'", "'2024-01-01'"},
       {"e_ts", "timestamp", "'-infinity'"},
       {"e_ts3", "timestamp(3) DEFAULT 'infinity'", "'infinity'"},
       {"e_tz", "timestamptz DEFAULT '-infinity'", "'-infinity'"},
-      {"e_d", "date", "'infinity'"}};
+      {"e_d", "date", "'infinity'"},
+      {"e_da", "date[]", "ARRAY['-infinity'::date, 'infinity']"},
+      {"e_tz3a", "timestamptz(3)[]", "ARRAY['infinity'::timestamptz, '-infinity']"},
+      {"e_dp", "date DEFAULT 'infinity'", "'2024-01-01'"},
+      {"e_tsm", "timestamp DEFAULT '-infinity'", "'2024-01-01'"}};
   CompareTypedRows(json, typed, "Infinite", {"h_ts", "9223372036825200000"}, "");
 }
 
@@ -2368,6 +2382,7 @@ TEST_F(DebeziumExpandSideBySide, AvroUnicodeAdjustedFieldNamesAreDebeziums) {
                   "value.converter.schemas.enable=false\n",
                   "text", rows, R"("_u0031a":null)");
 }
+
 
 }  // namespace
 }  // namespace outbox::testing
