@@ -2003,7 +2003,9 @@ absl::Status AppendIsoText(const ConnectColumn& column, std::string_view text, s
 // -625821272, and +292269055-12-02T23:00:00 at the column's fractional width. The texts kInfinityDefault and
 // kMinusInfinityDefault (a default's, from DebeziumColumnDefault) give Debezium's defaults instead: pgjdbc's
 // LocalDateTime.MAX and MIN through its converters, a timestamp's microseconds saturated (then, for MAX, wrapped by
-// the zone offset's subtraction) and a date's epoch day cut to an int. False: not an infinity of a form that has one.
+// the zone offset's subtraction) and a date's epoch day cut to an int. The time.precision.modes nanoseconds and
+// isostring have their own (seen side by side); under connect the infinities are not reproduced. False: not an
+// infinity of a form that has one.
 bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, std::string* out) {
   const bool is_default = text == kInfinityDefault || text == kMinusInfinityDefault;
   const bool positive = text == "infinity" || text == kInfinityDefault;
@@ -2028,6 +2030,30 @@ bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, 
         v = positive ? "-622191234" : "-625821272";
       } else {
         v = positive ? "-2147472692" : "-2147472691";
+      }
+      break;
+    // time.precision.mode=nanoseconds: the value saturates to a long (DebeziumColumnDefault's caller gives no default:
+    // Debezium's converter overflows on it).
+    case ConnectForm::kTimestampNanos:
+      if (is_default) return false;
+      v = positive ? "9223372036854775807" : "-9223372036854775808";
+      break;
+    // time.precision.mode=isostring: Java's ISO text of the instants above (of LocalDateTime.MAX and MIN for a
+    // default), and of an array's dates as java.sql.Date makes them.
+    case ConnectForm::kIsoTimestamp:
+      if (is_default) {
+        v = positive ? "+999999999-12-31T23:59:59.999999999Z" : "-999999999-01-01T00:00:00Z";
+      } else {
+        v = positive ? "+294247-01-10T04:00:25.2Z" : "-290308-12-21T19:59:27.6Z";
+      }
+      break;
+    case ConnectForm::kIsoDate:
+      if (is_default) {
+        v = positive ? "+999999999-12-31Z" : "-999999999-01-01Z";
+      } else if (column.in_array) {
+        v = positive ? "+292278994-08-16Z" : "+292269055-12-02Z";
+      } else {
+        v = positive ? "-5877611-06-21Z" : "-5877611-06-22Z";
       }
       break;
     case ConnectForm::kZonedTimestamp:

@@ -664,6 +664,20 @@ ConnectColumn OutboxMapper::UnderDecimalMode(ConnectColumn form) const {
 
 ConnectDefault OutboxMapper::DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type,
                                                int32_t type_modifier) const {
+  using config::TimePrecision;
+  const TimePrecision time_mode = config_.time_precision_mode;
+  if (type == pg::oid::kTimestamp && time_mode != TimePrecision::kAdaptive &&
+      time_mode != TimePrecision::kAdaptiveTimeMicroseconds) {
+    // An infinite default (pgjdbc's LocalDateTime.MAX or MIN) goes through the mode's converter, whatever the
+    // precision (seen side by side): the microseconds one saturates, as adaptive's does for a longer timestamp, the ISO
+    // one prints it; the nanoseconds and connect ones overflow, so Debezium's schema has no default.
+    const ConnectDefault micros = DefaultOf(c, type, /*type_modifier=*/6);
+    if (micros.kind == ConnectDefault::Kind::kValue &&
+        (micros.text == kInfinityDefault || micros.text == kMinusInfinityDefault)) {
+      return time_mode == TimePrecision::kMicroseconds || time_mode == TimePrecision::kIsoString ? micros
+                                                                                                 : ConnectDefault{};
+    }
+  }
   ConnectDefault dflt = DefaultOf(c, type, type_modifier);
   if (dflt.kind != ConnectDefault::Kind::kValue || config_.decimal_handling_mode == config::DecimalHandling::kPrecise) {
     return dflt;

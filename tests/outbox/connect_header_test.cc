@@ -153,6 +153,33 @@ TEST(ConnectHeaderTest, InfinitiesAreDebeziumsSentinels) {
   }
 }
 
+// Under time.precision.mode nanoseconds and isostring (seen side by side): a nanosecond timestamp saturates to a
+// long, and the ISO forms print the instants of pgjdbc's infinities (of LocalDateTime.MAX and MIN for a default).
+TEST(ConnectHeaderTest, InfinitiesUnderTheNanosecondAndIsoModesAreDebeziums) {
+  const auto value = [](ConnectForm form, std::string_view text, bool in_array = false) {
+    ConnectColumn column{form};
+    column.in_array = in_array;
+    std::string out;
+    const absl::Status st = AppendConnectValue(column, text, &out);
+    return st.ok() ? out : std::string(st.message());
+  };
+  EXPECT_EQ(value(ConnectForm::kTimestampNanos, "infinity"), "9223372036854775807");
+  EXPECT_EQ(value(ConnectForm::kTimestampNanos, "-infinity"), "-9223372036854775808");
+  EXPECT_EQ(value(ConnectForm::kIsoTimestamp, "infinity"), "+294247-01-10T04:00:25.2Z");
+  EXPECT_EQ(value(ConnectForm::kIsoTimestamp, "-infinity", true), "-290308-12-21T19:59:27.6Z");
+  EXPECT_EQ(value(ConnectForm::kIsoTimestamp, kInfinityDefault), "+999999999-12-31T23:59:59.999999999Z");
+  EXPECT_EQ(value(ConnectForm::kIsoTimestamp, kMinusInfinityDefault), "-999999999-01-01T00:00:00Z");
+  EXPECT_EQ(value(ConnectForm::kIsoDate, "infinity"), "-5877611-06-21Z");
+  EXPECT_EQ(value(ConnectForm::kIsoDate, "-infinity"), "-5877611-06-22Z");
+  EXPECT_EQ(value(ConnectForm::kIsoDate, "infinity", true), "+292278994-08-16Z");
+  EXPECT_EQ(value(ConnectForm::kIsoDate, "-infinity", true), "+292269055-12-02Z");
+  EXPECT_EQ(value(ConnectForm::kIsoDate, kInfinityDefault), "+999999999-12-31Z");
+  // A nanosecond timestamp has no infinite default (DefaultUnderModes gives none), and the connect mode's forms have
+  // no infinity the relay reproduces: errors naming the value.
+  EXPECT_NE(value(ConnectForm::kTimestampNanos, kInfinityDefault).find("\"Infinity\""), std::string::npos);
+  EXPECT_NE(value(ConnectForm::kConnectTimestamp, "infinity").find("\"infinity\""), std::string::npos);
+}
+
 TEST(ConnectHeaderTest, ByteaIsBase64) {
   EXPECT_EQ(Header(kBytea, -1, "\\x00ff41"), "AP9B");
   EXPECT_EQ(Header(kBytea, -1, "\\x"), "");

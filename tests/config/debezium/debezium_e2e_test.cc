@@ -690,6 +690,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   void CompareVectorArrays(bool json);
   // PostgreSQL's infinity and -infinity in dates and timestamps, and as defaults Debezium drops.
   void CompareInfinities(bool json);
+  // The same under another time.precision.mode.
+  void CompareInfinitiesUnderTimeMode(const std::string& mode, bool json);
 
   // Placement envelope of typed columns (name, SQL type) under `converters`, over `rows` of their SQL values (in the
   // columns' order), with the router's `extra` keys; records compared with Debezium's.
@@ -1879,6 +1881,52 @@ void DebeziumSideBySide::CompareInfinities(bool json) {
   CompareTypedRows(json, typed, "Infinite", {"h_ts", "9223372036825200000"}, "");
 }
 
+// Under the other time.precision.modes Debezium reads the infinities through the mode's converter: microseconds as
+// adaptive's longer timestamps (a timestamp(3)'s infinite default too), nanoseconds saturated to a long (and no
+// timestamp default), isostring as Java's ISO text of pgjdbc's instants (of LocalDateTime.MAX and MIN for defaults).
+void DebeziumSideBySide::CompareInfinitiesUnderTimeMode(const std::string& mode, bool json) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> typed = {
+      {"h_keep", "text", "'kept'"},
+      {"h_ts", "timestamp", "'infinity'"},
+      {"h_tsm", "timestamp", "'-infinity'"},
+      {"h_ts3", "timestamp(3)", "'-infinity'"},
+      {"h_d", "date", "'-infinity'"},
+      {"h_dp", "date", "'infinity'"},
+      {"h_tz", "timestamptz(2)", "'infinity'"},
+      {"h_tsa", "timestamp[]", "ARRAY['infinity'::timestamp, '-infinity']"},
+      {"h_ts3a", "timestamp(3)[]", "ARRAY['infinity'::timestamp, '-infinity']"},
+      {"h_da", "date[]", "ARRAY['infinity'::date, '-infinity']"},
+      {"h_dfp", "date DEFAULT 'infinity'", "'2024-01-01'"},
+      {"h_dfm", "date DEFAULT '-infinity'", "'2024-01-01'"},
+      {"h_tsdp", "timestamp DEFAULT 'infinity'", "'2024-01-01'"},
+      {"h_tsdm", "timestamp DEFAULT '-infinity'", "'2024-01-01'"},
+      {"h_ts3dp", "timestamp(3) DEFAULT 'infinity'", "'2024-01-01'"},
+      {"e_ts", "timestamp", "'-infinity'"},
+      {"e_da", "date[]", "ARRAY['infinity'::date]"},
+      {"e_ts3dm", "timestamp(3) DEFAULT '-infinity'", "'2024-01-01'"}};
+  CompareTypedRows(json, typed, "InfiniteMode", {"h_keep", "kept"}, "time.precision.mode=" + mode + "\n");
+}
+
+TEST_F(DebeziumSideBySide, InfinitiesUnderAdaptiveTimeMicrosecondsAreDebeziums) {
+  CompareInfinitiesUnderTimeMode("adaptive_time_microseconds", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, InfinitiesUnderMicrosecondsAreDebeziums) {
+  CompareInfinitiesUnderTimeMode("microseconds", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, InfinitiesUnderNanosecondsThroughJsonConvertersWithSchemasAreDebeziums) {
+  CompareInfinitiesUnderTimeMode("nanoseconds", /*json=*/true);
+}
+
+TEST_F(DebeziumSideBySide, InfinitiesUnderIsostringAreDebeziums) {
+  CompareInfinitiesUnderTimeMode("isostring", /*json=*/false);
+}
+
+TEST_F(DebeziumSideBySide, InfinitiesUnderIsostringThroughJsonConvertersWithSchemasAreDebeziums) {
+  CompareInfinitiesUnderTimeMode("isostring", /*json=*/true);
+}
+
 TEST_F(DebeziumSideBySide, InfinitiesThroughStringConvertersAreDebeziums) { CompareInfinities(/*json=*/false); }
 
 TEST_F(DebeziumSideBySide, InfinitiesThroughJsonConvertersWithSchemasAreDebeziums) {
@@ -2382,6 +2430,7 @@ TEST_F(DebeziumExpandSideBySide, AvroUnicodeAdjustedFieldNamesAreDebeziums) {
                   "value.converter.schemas.enable=false\n",
                   "text", rows, R"("_u0031a":null)");
 }
+
 
 
 }  // namespace
