@@ -1429,7 +1429,8 @@ pipelines:
 
     def versions(self):
         v = {}
-        v["outbox-relay"] = sh([self.relay_bin, "version"]).strip()
+        # `version` prints the allocator on a second line: one table cell.
+        v["outbox-relay"] = " · ".join(line for line in sh([self.relay_bin, "version"]).splitlines() if line.strip())
         try:
             rev = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
             dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "CMakeLists.txt"]).strip()
