@@ -449,6 +449,7 @@ void AppendTwoDigits(std::string* out, int64_t v) {
 }
 
 absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text);  // below
+bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, std::string* out);  // below
 
 // Values.append of a String in a list or map ("embedded"): quoted, with backslash and quote escaped (Values.escape).
 void AppendValuesString(std::string_view text, std::string* out) {
@@ -1902,6 +1903,18 @@ namespace {
 // The milliseconds of the java.util.Date Debezium makes of a date (days * 86,400,000), a time (its milliseconds past
 // midnight, 24:00:00 included) or a timestamp (floored to the millisecond) under time.precision.mode=connect.
 absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text) {
+  // The infinities are the java.util.Dates of the days and milliseconds adaptive's forms write (AppendDebeziumInfinity;
+  // seen side by side), a timestamp's whatever its precision; a timestamp's infinite default has none in Debezium.
+  if (column.form == ConnectForm::kConnectDate || column.form == ConnectForm::kConnectTimestamp) {
+    ConnectColumn adaptive = column;
+    adaptive.form = column.form == ConnectForm::kConnectDate ? ConnectForm::kDate : ConnectForm::kTimestampMillis;
+    std::string number;
+    if (AppendDebeziumInfinity(adaptive, text, &number)) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(number, &v)) return absl::InternalError(Cat("infinity constant ", number));
+      return column.form == ConnectForm::kConnectDate ? v * 86400000 : v;
+    }
+  }
   size_t pos = 0;
   switch (column.form) {
     case ConnectForm::kConnectDate: {

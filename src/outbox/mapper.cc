@@ -827,9 +827,19 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   }
   // A NULL (or a field Debezium leaves unset) reads as the column's default under outbox.null_as_column_default:
   // Debezium's Struct.get gives the schema's default for a null.
-  const auto read_default = [&](Field& field, int idx) -> absl::Status {
+  // through_forms: the field is written as Debezium's value (a header under outbox.header_values other than text, an
+  // envelope field), the only places an infinite date or timestamp default (kInfinityDefault) is written as Debezium's.
+  const auto read_default = [&](Field& field, int idx, bool through_forms) -> absl::Status {
     if (b.defaults.empty()) return absl::OkStatus();
     const ConnectDefault& d = b.defaults[static_cast<size_t>(idx)];
+    if (d.kind == ConnectDefault::Kind::kValue && !through_forms &&
+        (d.text == kInfinityDefault || d.text == kMinusInfinityDefault)) {
+      return absl::InvalidArgumentError(Cat(
+          "column \"", relation.columns[idx].name, "\" is NULL, and Debezium would write its default, ",
+          d.text == kInfinityDefault ? "infinity" : "-infinity", ", which the relay writes as Debezium does only in a "
+          "header under outbox.header_values other than text or an envelope field (outbox.null_as_column_default) "
+          "(event id=", s_.id.null ? "NULL" : s_.id.text, " at LSN ", commit_lsn.ToString(), ")"));
+    }
     if (d.kind == ConnectDefault::Kind::kValue) field.Set(d.text);
     if (d.kind == ConnectDefault::Kind::kNotReproduced) {
       return absl::InvalidArgumentError(Cat(
@@ -840,7 +850,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
     }
     return absl::OkStatus();
   };
-  const auto fill = [&](Field& field, int idx) -> absl::Status {
+  const auto fill = [&](Field& field, int idx, bool through_forms) -> absl::Status {
     if (idx < 0) {
       field.SetNull();
       return absl::OkStatus();
@@ -855,7 +865,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
           field.Set(map->mask);
           return absl::OkStatus();
         }
-        return read_default(field, idx);
+        return read_default(field, idx, through_forms);
       case pg::ColumnValue::Kind::kText:
         field.Set(v.data);
         if (map != nullptr) {
@@ -876,12 +886,15 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   for (auto [field, idx] : {std::pair<Field*, int>{&s_.id, b.id}, {&s_.key, b.key}, {&s_.route, b.route},
                             {&s_.payload, b.payload}, {&s_.timestamp, b.timestamp}, {&s_.type, b.type},
                             {&s_.tracing, b.tracing}}) {
-    if (absl::Status st = fill(*field, idx); !st.ok()) return st;
+    if (absl::Status st = fill(*field, idx, /*through_forms=*/false); !st.ok()) return st;
   }
   for (size_t i = 0; i < b.additional.size(); ++i) {
     Field& field = s_.additional[i];
     const Binding::Additional& a = b.additional[i];
-    if (absl::Status st = fill(field, a.column); !st.ok()) return st;
+    const bool through_forms = placement_[i] == Placement::kEnvelope ||
+                               (placement_[i] == Placement::kHeader &&
+                                config_.header_values != config::HeaderValues::kText);
+    if (absl::Status st = fill(field, a.column, through_forms); !st.ok()) return st;
     field.absent = a.column < 0;
     if (!field.null && a.form.lost != ConnectColumn::Lost::kNone) {
       // Debezium's converter loses the value (ConnectColumn::lost): a NOT NULL column's null fails its required
@@ -906,7 +919,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
       // gives null whatever the mode: null, or the schema's default. A NOT NULL column's stays an error: Debezium's
       // converter throws, or its record fails Kafka Connect's checks.
       field.SetNull();
-      if (absl::Status st = read_default(field, a.column); !st.ok()) return st;
+      if (absl::Status st = read_default(field, a.column, through_forms); !st.ok()) return st;
     }
     if (config_.header_values == config::HeaderValues::kText || field.absent || placement_[i] != Placement::kHeader) {
       continue;
@@ -939,7 +952,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   s_.key_schema = b.key_schema;
   s_.value_schema = b.value_schema;
   s_.bound_additional = &b.additional;
-  if (absl::Status st = fill(s_.schema_version, b.schema_version); !st.ok()) return st;
+  if (absl::Status st = fill(s_.schema_version, b.schema_version, /*through_forms=*/false); !st.ok()) return st;
   return Build(commit_lsn, commit_time_ms);
 }
 

@@ -153,9 +153,9 @@ TEST(ConnectHeaderTest, InfinitiesAreDebeziumsSentinels) {
   }
 }
 
-// Under time.precision.mode nanoseconds and isostring (seen side by side): a nanosecond timestamp saturates to a
-// long, and the ISO forms print the instants of pgjdbc's infinities (of LocalDateTime.MAX and MIN for a default).
-TEST(ConnectHeaderTest, InfinitiesUnderTheNanosecondAndIsoModesAreDebeziums) {
+// Under time.precision.mode nanoseconds, isostring and connect (seen side by side): a nanosecond timestamp saturates
+// to a long, the ISO forms print the instants of pgjdbc's infinities (of LocalDateTime.MAX and MIN for a default).
+TEST(ConnectHeaderTest, InfinitiesUnderTheNanosecondIsoAndConnectModesAreDebeziums) {
   const auto value = [](ConnectForm form, std::string_view text, bool in_array = false) {
     ConnectColumn column{form};
     column.in_array = in_array;
@@ -174,10 +174,15 @@ TEST(ConnectHeaderTest, InfinitiesUnderTheNanosecondAndIsoModesAreDebeziums) {
   EXPECT_EQ(value(ConnectForm::kIsoDate, "infinity", true), "+292278994-08-16Z");
   EXPECT_EQ(value(ConnectForm::kIsoDate, "-infinity", true), "+292269055-12-02Z");
   EXPECT_EQ(value(ConnectForm::kIsoDate, kInfinityDefault), "+999999999-12-31Z");
-  // A nanosecond timestamp has no infinite default (DefaultUnderModes gives none), and the connect mode's forms have
-  // no infinity the relay reproduces: errors naming the value.
+  // Under connect: java.util.Dates of adaptive's milliseconds and days, as SimpleHeaderConverter prints them (a
+  // negative one as a time of day).
+  EXPECT_EQ(value(ConnectForm::kConnectTimestamp, "infinity"), "294247-01-10T04:00:25.200Z");
+  EXPECT_EQ(value(ConnectForm::kConnectTimestamp, "-infinity"), "19:59:27.600Z");
+  EXPECT_EQ(value(ConnectForm::kConnectDate, "-infinity", true), "00:00:00.000Z");
+  EXPECT_EQ(value(ConnectForm::kConnectDate, kInfinityDefault), "466210-05-14");
+  // A nanosecond or connect timestamp has no infinite default (DefaultUnderModes gives none): an error naming it.
   EXPECT_NE(value(ConnectForm::kTimestampNanos, kInfinityDefault).find("\"Infinity\""), std::string::npos);
-  EXPECT_NE(value(ConnectForm::kConnectTimestamp, "infinity").find("\"infinity\""), std::string::npos);
+  EXPECT_NE(value(ConnectForm::kConnectTimestamp, kMinusInfinityDefault).find("\"-Infinity\""), std::string::npos);
 }
 
 TEST(ConnectHeaderTest, ByteaIsBase64) {

@@ -969,6 +969,42 @@ TEST_F(MapperTest, ANullInAColumnWithADefaultGivesDebeziumsDefault) {
   EXPECT_EQ(r->key, std::nullopt);
 }
 
+// An infinite default of a timestamp (longer than 3 digits) or a date is written as Debezium writes it (its saturated
+// microseconds, its cut epoch day) where Debezium's value is written: a header under header_values other than text,
+// an envelope field. Where the relay writes the column's PostgreSQL text (a text header, the key, the route) it is a
+// per-event error naming the column, as before.
+TEST_F(MapperTest, AnInfiniteDefaultIsDebeziumsOnlyWhereItsValueIsWritten) {
+  relation_.columns.push_back({.flags = 0, .name = "valid_until", .type_oid = 1114, .type_modifier = -1});
+  relation_.columns.push_back({.flags = 0, .name = "since", .type_oid = 1082, .type_modifier = -1});
+  values_.push_back(std::nullopt);
+  values_.push_back(std::nullopt);
+  config_.null_as_column_default = true;
+  config_.header_values = config::HeaderValues::kDebezium;
+  config_.fields.additional = {{.column = "valid_until", .placement = "header", .name = "valid_until"},
+                               {.column = "since", .placement = "envelope", .name = "since"}};
+  const std::vector<pg::ColumnCatalog> catalog = {
+      {.name = "valid_until", .has_default = true, .default_expression = "'infinity'::timestamp without time zone"},
+      {.name = "since", .has_default = true, .default_expression = "'-infinity'::date"}};
+  mapper().SetCatalog(catalog);
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "valid_until"), "-9223372036853775810");
+  EXPECT_THAT(std::string(r->value.value_or("")), HasSubstr("since=-170999002"));
+  config_.header_values = config::HeaderValues::kText;
+  mapper_.reset();
+  mapper().SetCatalog(catalog);
+  r = Map();
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), AllOf(HasSubstr("column \"valid_until\" is NULL"), HasSubstr("infinity")));
+  config_.header_values = config::HeaderValues::kDebezium;
+  config_.fields.key = "since";
+  mapper_.reset();
+  mapper().SetCatalog(catalog);
+  r = Map();
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("column \"since\" is NULL"));
+}
+
 // --- Placement envelope ----------------------------------------------------------------------------------------
 
 // The value becomes Debezium's envelope struct {payload, <envelope fields>}: under the string converter
