@@ -68,7 +68,7 @@ CONTENDERS = ["limit", "discard", "relay", "relay-eager", "relay-linger", "relay
 SINKS = {"relay": "kafka", "relay-eager": "kafka-eager", "relay-linger": "kafka-linger", "relay-eo": "kafka-eo", "relay-mock": "mock", "relay-rabbitmq": "rabbitmq",
          "relay-nats": "nats", "relay-http": "http"}
 LATENCY = ["relay", "relay-eager", "relay-linger", "relay-eo", "debezium"]  # the contenders with a latency run, in this order
-RELAY_KAFKA = ("relay", "relay-eager", "relay-linger", "relay-eo")
+RELAY_KAFKA = ("relay", "relay-eager", "relay-linger", "relay-eo")  # the relay into the real broker (latency runs)
 # The knob runs (issue 22: "socket buffer sizes, read batching and status-update frequency"): the relay into the mock
 # cluster at 1 event per transaction under each setting that changes how it reads the stream, one slot per setting
 # and repetition from one load, in alternating order: (name, --set KEY=VALUE or None for the defaults).
@@ -78,7 +78,7 @@ KNOBS = [("defaults", None),
          ("receive_buffer_bytes=65536", "source.receive_buffer_bytes=65536"),
          ("receive_buffer_bytes=262144", "source.receive_buffer_bytes=262144"),
          ("receive_buffer_bytes=1048576", "source.receive_buffer_bytes=1048576"),
-         ("status_interval_ms=10", "source.status_interval_ms=10")]  # the relay into the real broker (latency runs)
+         ("status_interval_ms=10", "source.status_interval_ms=10")]
 CHECKPOINT_TOPIC = "outbox_relay.checkpoints"  # the relay's default source.checkpoint_topic
 QUANTILES = [i / 100 for i in range(101)]  # of the visibility latency, kept in results.json for the chart
 
@@ -168,6 +168,11 @@ def log_seconds(ts):
     seconds since the epoch."""
     return datetime.datetime.fromisoformat(ts.replace("Z", "").replace(",", ".")).replace(
         tzinfo=datetime.timezone.utc).timestamp()
+
+
+def busy_share(m0, m1):
+    """The machine's busy share between two machine_cpu() readings."""
+    return (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
 
 
 def machine_cpu():
@@ -983,7 +988,7 @@ logger.measure.level = ERROR
                 # seconds of the processes outside the benchmark: machine busy minus contender, walsender, broker.
                 m0, m1 = res.pop("machine")
                 busy_s = (m1[0] - m0[0]) / CLK_TCK
-                res["machine_busy"] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+                res["machine_busy"] = busy_share(m0, m1)
                 res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - (res["broker_cpu"] or 0))
                 res["busy_before"] = self.last_quiet
                 res.update({"workload": wname, "per_tx": per_tx, "events": n, "rep": r, "contender": c,
@@ -1003,6 +1008,9 @@ logger.measure.level = ERROR
         """The knob runs: one load of n 1-event transactions, drained by the relay into the mock cluster once per
         KNOBS setting and repetition (its own slot each), the order alternating between repetitions."""
         names = [k for k, _ in KNOBS]
+        if len(KNOBS) * reps > 60:
+            raise RuntimeError(f"the knob runs need {len(KNOBS) * reps} slots at once, more than the 64 the server has "
+                               f"(max_replication_slots): use --reps {60 // len(KNOBS)} or fewer")
         log(f"knob runs: {n} events, 1 per transaction, {reps} repetitions: {', '.join(names)}")
         slots = {(i, r): f"knob{i}_r{r}" for r in range(1, reps + 1) for i in range(len(KNOBS))}
         self.create_slots(list(slots.values()))
@@ -1015,7 +1023,7 @@ logger.measure.level = ERROR
                 self.wait_quiet()
                 res = self.drain_relay(slot, end, n, f"b.knob.r{r}.k{i}", "mock", sets=[kv] if kv else [])
                 m0, m1 = res.pop("machine")
-                res["machine_busy"] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+                res["machine_busy"] = busy_share(m0, m1)
                 res.update({"knob": name, "events": n, "per_tx": 1, "rep": r, "rate": n / res["seconds"]})
                 self.results.setdefault("knobs", []).append(res)
                 log(f"  rep {r}: {name}: {res['seconds']:.2f}s = {res['rate']:,.0f} ev/s, cpu {res['cpu']:.2f}s, "
@@ -1197,7 +1205,7 @@ logger.measure.level = ERROR
                            "mean_ms": statistics.fmean(vis_lat),
                            "quantiles": [round(percentile(vis_lat, q) if q > 0 else vis_lat[0], 2)
                                          for q in QUANTILES]},
-               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet,
+               "machine_busy": busy_share(m0, m1), "busy_before": self.last_quiet,
                # CPU seconds per second of load: the client's (relay or Connect) and the broker's.
                "client_cpu_share": (c1[0] - c0[0]) / load_s, "broker_cpu_share": (c1[1] - c0[1]) / load_s,
                "broker_gc": gc}
@@ -1370,7 +1378,7 @@ pipelines:
         res = {"pipelines": k, "events_each": n, "per_tx": per_tx, "seconds": wall,
                "rate": k * n / wall, "per_pipeline_rates": sorted(n / done[p] for p in names),
                "cpu": cpu, "rss_kib": hwm, "walsender_cpu": sum(ws_cpu.values()), "broker_cpu": b1 - b0,
-               "machine_busy": (m1[0] - m0[0]) / max(1, m1[1] - m0[1]), "busy_before": self.last_quiet,
+               "machine_busy": busy_share(m0, m1), "busy_before": self.last_quiet,
                "relay_switches": switches}
         res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - res["broker_cpu"])
         self.results.setdefault("scale", []).append(res)

@@ -8,7 +8,8 @@
 #
 #   bench/run.sh            the full run: 200,000 events at 1 and at 100 events per transaction, 3 repetitions,
 #                           latency at 2,000 events/s for 60 s, the knob runs (the relay into the mock cluster under
-#                           nine read settings), a backlog of 5,000,000 events caught up, then 1, 2, 4 and 8 pipelines in one process with 100,000 events each (about 25 to 30 minutes)
+#                           nine read settings), a backlog of 5,000,000 events caught up, then 1, 2, 4 and 8
+#                           pipelines in one process with 100,000 events each (about 28 to 33 minutes)
 #   bench/run.sh --quick    the CI form: 5,000 events, 1 repetition, no Debezium, 4 s of latency at 500/s; asserts
 #                           only that every contender drains, that each server holds every event (read back), and
 #                           that the report is written (into a temporary directory unless --out is given)

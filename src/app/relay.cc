@@ -229,11 +229,13 @@ absl::Status Relay::Session() {
     // Set before streaming starts; the window scale agreed at connect time (net.ipv4.tcp_rmem's maximum) allows it.
     auto granted = (*conn)->SetReceiveBuffer(static_cast<int>(config_.source.receive_buffer_bytes));
     if (!granted.ok()) {
+      if (absl::IsUnavailable(granted.status())) return granted.status();
       return absl::FailedPreconditionError(Cat("source.receive_buffer_bytes: ", granted.status().message()));
     }
     if (*granted < 2 * config_.source.receive_buffer_bytes) {
-      Log()->warn("source.receive_buffer_bytes: asked for {} bytes, the kernel granted {} (net.core.rmem_max caps it)",
-                  config_.source.receive_buffer_bytes, *granted / 2);
+      Log()->warn("source.receive_buffer_bytes: asked for {} bytes, but the replication socket's receive buffer is {} "
+                  "bytes (the kernel doubles what it grants, within net.core.rmem_max)",
+                  config_.source.receive_buffer_bytes, *granted);
     } else {
       Log()->info("source.receive_buffer_bytes: the replication socket's receive buffer is {} bytes (the kernel "
                   "doubles the {} asked for)", *granted, config_.source.receive_buffer_bytes);

@@ -204,6 +204,14 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
 // PostGIS types, whose values Java prints with an identity hash code.
 absl::Status CheckJavaText(const ConnectColumn& column);
 
+// The text DebeziumColumnDefault gives for an infinite default of a date or of a timestamp longer than 3 digits:
+// PostgreSQL reads it as the infinity it is (its input ignores case, and its output never writes it so), and the
+// forms write Debezium's default for it, which is not its value's (pgjdbc's LocalDateTime.MAX and MIN through
+// Debezium's converters: a timestamp's microseconds saturated, or wrapped, and a date's epoch day cut to an int). The
+// mapper gives it only to fields written as Debezium's values; a NULL elsewhere is a per-event error.
+inline constexpr std::string_view kInfinityDefault = "Infinity";
+inline constexpr std::string_view kMinusInfinityDefault = "-Infinity";
+
 // Debezium's default value of a column (PostgresDefaultValueConverter over the catalog's default expression, as
 // pg_get_expr prints it), which Kafka Connect's Struct.get returns for a NULL and JsonConverter writes in the
 // column's schema. kValue: `text` is that value as PostgreSQL would print it, so the forms above write it as
@@ -212,13 +220,6 @@ absl::Status CheckJavaText(const ConnectColumn& column);
 // drops as a default: the NULL stays NULL); kNotReproduced: Debezium has one the relay does not work out (literals
 // the forms cannot carry, such as BC dates, and generated columns). Date and time literals without an offset, which pgjdbc reads
 // in the JVM's time zone, are read as UTC.
-// The text DebeziumColumnDefault gives for an infinite default of a date or of a timestamp longer than 3 digits:
-// PostgreSQL reads it as the infinity it is (its input ignores case, and its output never writes it so), and the
-// forms write Debezium's default for it, which is not its value's (pgjdbc's LocalDateTime.MAX and MIN through
-// Debezium's converters: a timestamp's microseconds saturated, or wrapped, and a date's epoch day cut to an int).
-inline constexpr std::string_view kInfinityDefault = "Infinity";
-inline constexpr std::string_view kMinusInfinityDefault = "-Infinity";
-
 struct ConnectDefault {
   enum class Kind : uint8_t { kNone, kValue, kNotReproduced };
   Kind kind = Kind::kNone;

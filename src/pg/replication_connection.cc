@@ -186,6 +186,7 @@ int ReplicationConnection::socket() const { return PQsocket(conn_); }
 
 absl::StatusOr<int> ReplicationConnection::SetReceiveBuffer(int bytes) {
   const int fd = PQsocket(conn_);
+  if (fd < 0) return LastError("the replication connection has no socket");  // lost: UNAVAILABLE, a reconnect
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) != 0) {
     return absl::InternalError(Cat("setsockopt(SO_RCVBUF, ", bytes, "): ", std::strerror(errno)));
   }

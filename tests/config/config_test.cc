@@ -441,6 +441,8 @@ TEST(Config, ReceiveBufferIsTheKernelsDefaultUnlessSetWithinBounds) {
   auto set = Load(kMinimal, {{"source.receive_buffer_bytes", "262144"}});
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->source.receive_buffer_bytes, 262144);
+  EXPECT_TRUE(Load(kMinimal, {{"source.receive_buffer_bytes", "65536"}}).ok());
+  EXPECT_TRUE(Load(kMinimal, {{"source.receive_buffer_bytes", "268435456"}}).ok());
   EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.receive_buffer_bytes", "65535"}})),
               HasSubstr("source.receive_buffer_bytes: 65535 is not 0 (the kernel's default) or between 65536 and"));
   EXPECT_THAT(ErrorOf(Load(kMinimal, {{"source.receive_buffer_bytes", "268435457"}})),

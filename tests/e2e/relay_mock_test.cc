@@ -94,7 +94,8 @@ TEST(RelayMock, EventsArriveThroughTheMockCluster) {
 
 // source.receive_buffer_bytes sets SO_RCVBUF on the replication socket: the relay logs what getsockopt reports (Linux
 // doubles the request), and a stream much larger than the buffer still arrives whole. Without the setsockopt the
-// socket keeps TCP's autotuned default (net.ipv4.tcp_rmem's middle value, 131072 here), which the log would show.
+// socket keeps TCP's autotuned default (net.ipv4.tcp_rmem's middle value, 131072 here), which the relay's warning
+// would show instead.
 TEST(RelayMock, TheReceiveBufferIsSetOnTheReplicationSocket) {
   PgServer* pg = PgServer::Shared();
   ASSERT_NE(pg, nullptr);
