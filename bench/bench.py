@@ -170,6 +170,12 @@ def log_seconds(ts):
         tzinfo=datetime.timezone.utc).timestamp()
 
 
+def alternating(items, rep):
+    """The order of a repetition's drains: as given in odd repetitions, reversed in even ones."""
+    items = list(items)
+    return items if rep % 2 == 1 else items[::-1]
+
+
 def busy_share(m0, m1):
     """The machine's busy share between two machine_cpu() readings."""
     return (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
@@ -970,7 +976,7 @@ logger.measure.level = ERROR
         wal_bytes = end - lsn_int(starts[-1])
         self.results["meta"].setdefault("wal_bytes", {})[wname] = wal_bytes
         for r in range(1, reps + 1):
-            order = contenders if r % 2 == 1 else list(reversed(contenders))
+            order = alternating(contenders, r)
             for c in order:
                 slot = slots[(c, r)]
                 prefix = f"b.{wname}.r{r}.{c}"
@@ -984,13 +990,7 @@ logger.measure.level = ERROR
                     res = self.drain_relay(slot, end, n, prefix, SINKS[c])
                 else:
                     res = self.drain_debezium(slot, end, n, prefix, last_begin, warm.get(r))
-                # The machine's busy share during the timed part (with everything else running on it), and the CPU
-                # seconds of the processes outside the benchmark: machine busy minus contender, walsender, broker.
-                m0, m1 = res.pop("machine")
-                busy_s = (m1[0] - m0[0]) / CLK_TCK
-                res["machine_busy"] = busy_share(m0, m1)
-                res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - (res["broker_cpu"] or 0))
-                res["busy_before"] = self.last_quiet
+                self.account_machine(res)
                 res.update({"workload": wname, "per_tx": per_tx, "events": n, "rep": r, "contender": c,
                             "rate": n / res["seconds"], "position": order.index(c) + 1})
                 self.results["drains"].append(res)
@@ -1004,6 +1004,16 @@ logger.measure.level = ERROR
         if warm:
             self.drop_slots([w["slot"] for w in warm.values()], "bench_warm")
 
+    def account_machine(self, res):
+        """A drain's machine figures from its (before, after) readings: the machine's busy share during the timed part
+        (with everything else running on it), and the CPU seconds of the processes outside the benchmark: machine busy
+        minus contender, walsender, broker."""
+        m0, m1 = res.pop("machine")
+        busy_s = (m1[0] - m0[0]) / CLK_TCK
+        res["machine_busy"] = busy_share(m0, m1)
+        res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - (res["broker_cpu"] or 0))
+        res["busy_before"] = self.last_quiet
+
     def knobs(self, n, reps):
         """The knob runs: one load of n 1-event transactions, drained by the relay into the mock cluster once per
         KNOBS setting and repetition (its own slot each), the order alternating between repetitions."""
@@ -1016,14 +1026,12 @@ logger.measure.level = ERROR
         self.create_slots(list(slots.values()))
         end, _ = self.load(n, 1)
         for r in range(1, reps + 1):
-            order = list(range(len(KNOBS))) if r % 2 == 1 else list(reversed(range(len(KNOBS))))
-            for i in order:
+            for i in alternating(range(len(KNOBS)), r):
                 name, kv = KNOBS[i]
                 slot = slots[(i, r)]
                 self.wait_quiet()
                 res = self.drain_relay(slot, end, n, f"b.knob.r{r}.k{i}", "mock", sets=[kv] if kv else [])
-                m0, m1 = res.pop("machine")
-                res["machine_busy"] = busy_share(m0, m1)
+                self.account_machine(res)
                 res.update({"knob": name, "events": n, "per_tx": 1, "rep": r, "rate": n / res["seconds"]})
                 self.results.setdefault("knobs", []).append(res)
                 log(f"  rep {r}: {name}: {res['seconds']:.2f}s = {res['rate']:,.0f} ev/s, cpu {res['cpu']:.2f}s, "

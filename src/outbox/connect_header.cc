@@ -449,7 +449,7 @@ void AppendTwoDigits(std::string* out, int64_t v) {
 }
 
 absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text);  // below
-bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, std::string* out);  // below
+std::optional<int64_t> InfinityNumber(const ConnectColumn& column, std::string_view text);  // below
 
 // Values.append of a String in a list or map ("embedded"): quoted, with backslash and quote escaped (Values.escape).
 void AppendValuesString(std::string_view text, std::string* out) {
@@ -1436,7 +1436,8 @@ bool JavaParsesInteger(std::string_view text, int64_t min, int64_t max) {
 }  // namespace
 
 ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
-                                     const std::optional<std::string>& expression, bool generated) {
+                                     const std::optional<std::string>& expression, bool generated,
+                                     std::optional<ConnectForm> form) {
   using Kind = ConnectDefault::Kind;
   if (generated) return {Kind::kNotReproduced, ""};
   if (!expression.has_value()) return {};
@@ -1524,13 +1525,25 @@ ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
       if (!v) return {};
       if (*v == "infinity" || *v == "-infinity") {
         // pgjdbc gives LocalDateTime.MAX or MIN (OffsetDateTime's for the timestamps), which Debezium's converters
-        // take otherwise than a value's infinity (seen side by side): a timestamp(0) to (3)'s and a timestamptz's
-        // overflow, so the schema has no default; a longer timestamp's microseconds saturate (MAX's then wrap), and
-        // a date's epoch day is cut to an int: the forms write those for kInfinityDefault and kMinusInfinityDefault.
-        absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
-        if (!column.ok()) return {Kind::kNotReproduced, ""};
-        if (column->form != ConnectForm::kTimestampMicros && column->form != ConnectForm::kDate) return {};
-        return {Kind::kValue, std::string(*v == "infinity" ? kInfinityDefault : kMinusInfinityDefault)};
+        // take otherwise than a value's infinity (seen side by side under every time.precision.mode): a microsecond
+        // timestamp saturates (MAX's then wraps), a date's epoch day is cut to an int, the ISO forms print them, and
+        // the forms write those for kInfinityDefault and kMinusInfinityDefault; a millisecond, nanosecond, zoned or
+        // java.util.Date timestamp's converter overflows, so the schema has no default.
+        if (!form) {
+          absl::StatusOr<ConnectColumn> column = ConnectColumnOf(type_oid, type_modifier);
+          if (!column.ok()) return {Kind::kNotReproduced, ""};
+          form = column->form;
+        }
+        switch (*form) {
+          case ConnectForm::kTimestampMicros:
+          case ConnectForm::kDate:
+          case ConnectForm::kIsoTimestamp:
+          case ConnectForm::kIsoDate:
+          case ConnectForm::kConnectDate:
+            return {Kind::kValue, std::string(*v == "infinity" ? kInfinityDefault : kMinusInfinityDefault)};
+          default:
+            return {};
+        }
       }
       std::string text = *std::move(v);
       if ((type_oid == type::kTimestamp || type_oid == type::kTimestampTz) && text.find(' ') == std::string::npos) {
@@ -1903,16 +1916,13 @@ namespace {
 // The milliseconds of the java.util.Date Debezium makes of a date (days * 86,400,000), a time (its milliseconds past
 // midnight, 24:00:00 included) or a timestamp (floored to the millisecond) under time.precision.mode=connect.
 absl::StatusOr<int64_t> ConnectMillis(const ConnectColumn& column, std::string_view text) {
-  // The infinities are the java.util.Dates of the days and milliseconds adaptive's forms write (AppendDebeziumInfinity;
-  // seen side by side), a timestamp's whatever its precision; a timestamp's infinite default has none in Debezium.
+  // The infinities are the java.util.Dates of the days and milliseconds adaptive's forms write (InfinityNumber; seen
+  // side by side), a timestamp's whatever its precision; a timestamp's infinite default has none in Debezium.
   if (column.form == ConnectForm::kConnectDate || column.form == ConnectForm::kConnectTimestamp) {
     ConnectColumn adaptive = column;
     adaptive.form = column.form == ConnectForm::kConnectDate ? ConnectForm::kDate : ConnectForm::kTimestampMillis;
-    std::string number;
-    if (AppendDebeziumInfinity(adaptive, text, &number)) {
-      int64_t v = 0;
-      if (!absl::SimpleAtoi(number, &v)) return absl::InternalError(Cat("infinity constant ", number));
-      return column.form == ConnectForm::kConnectDate ? v * 86400000 : v;
+    if (std::optional<int64_t> n = InfinityNumber(adaptive, text)) {
+      return column.form == ConnectForm::kConnectDate ? *n * 86400000 : *n;
     }
   }
   size_t pos = 0;
@@ -2007,70 +2017,80 @@ absl::Status AppendIsoText(const ConnectColumn& column, std::string_view text, s
   return absl::OkStatus();
 }
 
-// PostgreSQL's infinity and -infinity as Debezium writes them under time.precision.mode=adaptive (seen side by side;
-// PostgresValueConverter's POSITIVE_/NEGATIVE_INFINITY constants, pgjdbc's DATE_POSITIVE_INFINITY and
-// DATE_NEGATIVE_INFINITY milliseconds taken as microseconds): a timestamp's microseconds, or their thousandth for
-// timestamp(0) to (3), a date's epoch day of -5877611-06-21 and -22, a timestamptz's text as PostgreSQL's. An array's
-// timestamps are written as a timestamp column's; its dates and its -infinity timestamptz go through pgjdbc's
-// java.sql.Date and Timestamp in the Connect JVM's calendar (UTC, as the relay takes it): the epoch days -622191234 and
-// -625821272, and +292269055-12-02T23:00:00 at the column's fractional width. The texts kInfinityDefault and
-// kMinusInfinityDefault (a default's, from DebeziumColumnDefault) give Debezium's defaults instead: pgjdbc's
-// LocalDateTime.MAX and MIN through its converters, a timestamp's microseconds saturated (then, for MAX, wrapped by
-// the zone offset's subtraction) and a date's epoch day cut to an int. The time.precision.modes nanoseconds and
-// isostring have their own (seen side by side); under connect the infinities are not reproduced. False: not an
-// infinity of a form that has one.
-bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, std::string* out) {
-  const bool is_default = text == kInfinityDefault || text == kMinusInfinityDefault;
-  const bool positive = text == "infinity" || text == kInfinityDefault;
-  if (!positive && !is_default && text != "-infinity") return false;
-  std::string_view v;
+// PostgreSQL's infinity and -infinity as Debezium writes them (seen side by side), as numbers: under
+// time.precision.mode=adaptive (PostgresValueConverter's POSITIVE_/NEGATIVE_INFINITY constants, pgjdbc's
+// DATE_POSITIVE_INFINITY and DATE_NEGATIVE_INFINITY milliseconds taken as microseconds) a timestamp's microseconds, or
+// their thousandth for timestamp(0) to (3), a date's epoch day of -5877611-06-21 and -22; an array's timestamps as a
+// timestamp column's, its dates through pgjdbc's java.sql.Date in the Connect JVM's calendar (UTC, as the relay takes
+// it): the epoch days -622191234 and -625821272. The texts kInfinityDefault and kMinusInfinityDefault (a default's,
+// from DebeziumColumnDefault) give Debezium's defaults instead: pgjdbc's LocalDateTime.MAX and MIN through its
+// converters, a timestamp's microseconds saturated (then, for MAX, wrapped by the zone offset's subtraction) and a
+// date's epoch day cut to an int. Under nanoseconds a timestamp saturates to a long (and has no default). nullopt: not
+// an infinity of a numeric form that has one.
+struct Infinity {
+  bool positive;
+  bool is_default;  // kInfinityDefault or kMinusInfinityDefault
+};
+std::optional<Infinity> InfinityOf(std::string_view text) {
+  if (text == "infinity" || text == "-infinity") return Infinity{text == "infinity", false};
+  if (IsInfinityDefault(text)) return Infinity{text == kInfinityDefault, true};
+  return std::nullopt;
+}
+
+std::optional<int64_t> InfinityNumber(const ConnectColumn& column, std::string_view text) {
+  const std::optional<Infinity> inf = InfinityOf(text);
+  if (!inf) return std::nullopt;
+  const auto [positive, is_default] = *inf;
   switch (column.form) {
     case ConnectForm::kTimestampMicros:
-      if (is_default) {
-        v = positive ? "-9223372036853775810" : "-9223372036854775808";
-      } else {
-        v = positive ? "9223372036825200000" : "-9223372036832400000";
-      }
-      break;
+      if (is_default) return positive ? -9223372036853775807LL - 3 : INT64_MIN;
+      return positive ? 9223372036825200000LL : -9223372036832400000LL;
     case ConnectForm::kTimestampMillis:
-      if (is_default) return false;  // Debezium's converter overflows: DebeziumColumnDefault gives no default
-      v = positive ? "9223372036825200" : "-9223372036832400";
-      break;
+      if (is_default) return std::nullopt;  // Debezium's converter overflows: DebeziumColumnDefault gives no default
+      return positive ? 9223372036825200LL : -9223372036832400LL;
     case ConnectForm::kDate:
-      if (is_default) {
-        v = positive ? "169560311" : "-170999002";
-      } else if (column.in_array) {
-        v = positive ? "-622191234" : "-625821272";
-      } else {
-        v = positive ? "-2147472692" : "-2147472691";
-      }
-      break;
-    // time.precision.mode=nanoseconds: the value saturates to a long (DebeziumColumnDefault's caller gives no default:
-    // Debezium's converter overflows on it).
+      if (is_default) return positive ? 169560311 : -170999002;
+      if (column.in_array) return positive ? -622191234 : -625821272;
+      return positive ? -2147472692 : -2147472691;
     case ConnectForm::kTimestampNanos:
-      if (is_default) return false;
-      v = positive ? "9223372036854775807" : "-9223372036854775808";
-      break;
-    // time.precision.mode=isostring: Java's ISO text of the instants above (of LocalDateTime.MAX and MIN for a
-    // default), and of an array's dates as java.sql.Date makes them.
+      if (is_default) return std::nullopt;  // as for kTimestampMillis
+      return positive ? INT64_MAX : INT64_MIN;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The same as text: InfinityNumber's numbers, and under isostring Java's ISO text of the instants above (of
+// LocalDateTime.MAX and MIN for a default, of java.sql.Date's for an array's dates); a timestamptz's is PostgreSQL's
+// text, but an array's -infinity goes through java.sql.Timestamp: +292269055-12-02T23:00:00 at the column's fractional
+// width. (Under connect ConnectMillis takes InfinityNumber's.) False: not an infinity of a form that has one.
+bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, std::string* out) {
+  if (std::optional<int64_t> n = InfinityNumber(column, text)) {
+    out->append(std::to_string(*n));
+    return true;
+  }
+  const std::optional<Infinity> inf = InfinityOf(text);
+  if (!inf) return false;
+  const auto [positive, is_default] = *inf;
+  switch (column.form) {
     case ConnectForm::kIsoTimestamp:
       if (is_default) {
-        v = positive ? "+999999999-12-31T23:59:59.999999999Z" : "-999999999-01-01T00:00:00Z";
+        out->append(positive ? "+999999999-12-31T23:59:59.999999999Z" : "-999999999-01-01T00:00:00Z");
       } else {
-        v = positive ? "+294247-01-10T04:00:25.2Z" : "-290308-12-21T19:59:27.6Z";
+        out->append(positive ? "+294247-01-10T04:00:25.2Z" : "-290308-12-21T19:59:27.6Z");
       }
-      break;
+      return true;
     case ConnectForm::kIsoDate:
       if (is_default) {
-        v = positive ? "+999999999-12-31Z" : "-999999999-01-01Z";
+        out->append(positive ? "+999999999-12-31Z" : "-999999999-01-01Z");
       } else if (column.in_array) {
-        v = positive ? "+292278994-08-16Z" : "+292269055-12-02Z";
+        out->append(positive ? "+292278994-08-16Z" : "+292269055-12-02Z");
       } else {
-        v = positive ? "-5877611-06-21Z" : "-5877611-06-22Z";
+        out->append(positive ? "-5877611-06-21Z" : "-5877611-06-22Z");
       }
-      break;
+      return true;
     case ConnectForm::kZonedTimestamp:
-      if (is_default) return false;  // as for kTimestampMillis
+      if (is_default) return false;  // Debezium's converter overflows: no default
       if (!column.in_array || positive) {
         out->append(text);
         return true;
@@ -2085,8 +2105,6 @@ bool AppendDebeziumInfinity(const ConnectColumn& column, std::string_view text, 
     default:
       return false;
   }
-  out->append(v);
-  return true;
 }
 
 }  // namespace

@@ -211,6 +211,9 @@ absl::Status CheckJavaText(const ConnectColumn& column);
 // mapper gives it only to fields written as Debezium's values; a NULL elsewhere is a per-event error.
 inline constexpr std::string_view kInfinityDefault = "Infinity";
 inline constexpr std::string_view kMinusInfinityDefault = "-Infinity";
+inline bool IsInfinityDefault(std::string_view text) {
+  return text == kInfinityDefault || text == kMinusInfinityDefault;
+}
 
 // Debezium's default value of a column (PostgresDefaultValueConverter over the catalog's default expression, as
 // pg_get_expr prints it), which Kafka Connect's Struct.get returns for a NULL and JsonConverter writes in the
@@ -225,8 +228,11 @@ struct ConnectDefault {
   Kind kind = Kind::kNone;
   std::string text;
 };
+// `form`: the column's form under the connector's time.precision.mode (ConnectColumnOf's, adaptive's, when absent),
+// whose converter reads an infinite date or timestamp default.
 ConnectDefault DebeziumColumnDefault(uint32_t type_oid, int32_t type_modifier,
-                                     const std::optional<std::string>& expression, bool generated);
+                                     const std::optional<std::string>& expression, bool generated,
+                                     std::optional<ConnectForm> form = std::nullopt);
 // The same for a column of the enum type `type_name` (pg_type.typname), as Debezium's extractEnumDefault reads it:
 // the text between the quotes of '<label>'::<type> when the cast names the column's type (a schema before it is
 // ignored), without undoubling quotes ('it''s' gives it''s); anything else gives no default.

@@ -664,21 +664,12 @@ ConnectColumn OutboxMapper::UnderDecimalMode(ConnectColumn form) const {
 
 ConnectDefault OutboxMapper::DefaultUnderModes(const pg::ColumnCatalog& c, uint32_t type,
                                                int32_t type_modifier) const {
-  using config::TimePrecision;
-  const TimePrecision time_mode = config_.time_precision_mode;
-  if (type == pg::oid::kTimestamp && time_mode != TimePrecision::kAdaptive &&
-      time_mode != TimePrecision::kAdaptiveTimeMicroseconds) {
-    // An infinite default (pgjdbc's LocalDateTime.MAX or MIN) goes through the mode's converter, whatever the
-    // precision (seen side by side): the microseconds one saturates, as adaptive's does for a longer timestamp, the ISO
-    // one prints it; the nanoseconds and connect ones overflow, so Debezium's schema has no default.
-    const ConnectDefault micros = DefaultOf(c, type, /*type_modifier=*/6);
-    if (micros.kind == ConnectDefault::Kind::kValue &&
-        (micros.text == kInfinityDefault || micros.text == kMinusInfinityDefault)) {
-      return time_mode == TimePrecision::kMicroseconds || time_mode == TimePrecision::kIsoString ? micros
-                                                                                                 : ConnectDefault{};
-    }
+  // The mode's converter reads an infinite date or timestamp default (DebeziumColumnDefault's form).
+  std::optional<ConnectForm> time_form;
+  if (absl::StatusOr<ConnectColumn> adaptive = ConnectColumnOf(type, type_modifier); adaptive.ok()) {
+    time_form = UnderTimeMode(*adaptive).form;
   }
-  ConnectDefault dflt = DefaultOf(c, type, type_modifier);
+  ConnectDefault dflt = DefaultOf(c, type, type_modifier, time_form);
   if (dflt.kind != ConnectDefault::Kind::kValue || config_.decimal_handling_mode == config::DecimalHandling::kPrecise) {
     return dflt;
   }
@@ -707,10 +698,11 @@ bool OutboxMapper::DebeziumReadsDefault(const pg::ColumnCatalog& c) {
   return c.has_default && c.domain_root_oid == 0;
 }
 
-ConnectDefault OutboxMapper::DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier) {
+ConnectDefault OutboxMapper::DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier,
+                                      std::optional<ConnectForm> time_form) {
   if (!DebeziumReadsDefault(c)) return ConnectDefault{};
   if (c.enum_labels && c.type_oid == type) return DebeziumEnumDefault(c.type_name, c.default_expression, c.generated);
-  return DebeziumColumnDefault(type, type_modifier, c.default_expression, c.generated);
+  return DebeziumColumnDefault(type, type_modifier, c.default_expression, c.generated, time_form);
 }
 
 const pg::ColumnCatalog* OutboxMapper::CatalogColumn(const std::string& name) const {
@@ -832,8 +824,7 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   const auto read_default = [&](Field& field, int idx, bool through_forms) -> absl::Status {
     if (b.defaults.empty()) return absl::OkStatus();
     const ConnectDefault& d = b.defaults[static_cast<size_t>(idx)];
-    if (d.kind == ConnectDefault::Kind::kValue && !through_forms &&
-        (d.text == kInfinityDefault || d.text == kMinusInfinityDefault)) {
+    if (d.kind == ConnectDefault::Kind::kValue && !through_forms && IsInfinityDefault(d.text)) {
       return absl::InvalidArgumentError(Cat(
           "column \"", relation.columns[idx].name, "\" is NULL, and Debezium would write its default, ",
           d.text == kInfinityDefault ? "infinity" : "-infinity", ", which the relay writes as Debezium does only in a "

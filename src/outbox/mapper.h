@@ -137,8 +137,9 @@ class OutboxMapper {
   absl::Status CompleteEnvelope(Record& record, std::string_view source_lsn);
 
   // Debezium's default of the catalog's column `c` read as `type` (DebeziumColumnDefault, or DebeziumEnumDefault;
-  // none for a domain column).
-  static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier);
+  // none for a domain column); `time_form`: its form under time.precision.mode (adaptive's when absent).
+  static ConnectDefault DefaultOf(const pg::ColumnCatalog& c, uint32_t type, int32_t type_modifier,
+                                  std::optional<ConnectForm> time_form = std::nullopt);
   // Whether Debezium reads the catalog's column `c` as having a default: not for a domain column.
   static bool DebeziumReadsDefault(const pg::ColumnCatalog& c);
   // DefaultOf, but a numeric or money default under outbox.decimal_handling_mode string or double is kNotReproduced.
