@@ -46,7 +46,7 @@ die() { echo "kafka-temp: $*" >&2; exit 1; }
 usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # shellcheck source=scripts/lib.sh
-source "$HERE/lib.sh"  # free_port, make_test_certs
+source "$HERE/lib.sh"  # free_port, make_test_certs, kill_with_owner
 
 abs_dir() {
   if [ "$1" = start ]; then mkdir -p "$2"; fi
@@ -194,17 +194,6 @@ publish_cds_archive() {
   rm -f "$DIR/cds-dump.jsa"
 }
 
-start_watchdog() {
-  local owner="${KAFKA_TEMP_OWNER_PID:-}" pid="$1"
-  [ -n "$owner" ] || return 0
-  # Detached, stdio closed: the caller may read our stdout until EOF. It ends with the broker or the owner.
-  setsid bash -c '
-    owner=$1; pid=$2
-    while kill -0 "$owner" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
-    kill -KILL "$pid" 2>/dev/null || true' \
-    kafka-temp-watchdog "$owner" "$pid" </dev/null >/dev/null 2>&1 &
-}
-
 # Launches the JVM and waits for "Kafka Server started" in this start's part of server.log.
 # Returns 0 when started, 3 when a port was taken, 1 on another failure.
 launch() {
@@ -267,7 +256,7 @@ cmd_start() {
     format_storage
     rc=0; launch "$bport" "$cport" || rc=$?
     if [ "$rc" = 0 ]; then
-      start_watchdog "$(kafka_pid)"
+      kill_with_owner "${KAFKA_TEMP_OWNER_PID:-}" "$(kafka_pid)" kafka-temp-watchdog
       cmd_env
       return 0
     fi

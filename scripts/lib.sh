@@ -109,6 +109,19 @@ free_port() {
   return 1
 }
 
+# kill_with_owner OWNER PID NAME: a detached watchdog (named NAME in ps, stdio closed: the caller may read our stdout
+# until EOF) SIGKILLs PID once process OWNER is gone; it ends with either. Nothing when OWNER is empty. For servers a
+# test fixture starts (KAFKA_TEMP_OWNER_PID, CONNECT_TEMP_OWNER_PID).
+kill_with_owner() {
+  local owner="$1" pid="$2" name="$3"
+  [ -n "$owner" ] || return 0
+  setsid bash -c '
+    owner=$1; pid=$2
+    while kill -0 "$owner" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+    kill -KILL "$pid" 2>/dev/null || true' \
+    "$name" "$owner" "$pid" </dev/null >/dev/null 2>&1 &
+}
+
 # Sets COMPILER_CACHE_ARGS to the cmake arguments that put ccache (scripts/install-deps.sh installs it) in front of
 # the compilers, and exports its settings, for the build of the checkout at ROOT; empty when ccache is absent or
 # OUTBOX_CCACHE=0.

@@ -34,6 +34,7 @@ WORK="$(mktemp -d /tmp/outbox-test.XXXXXX)"
 chmod 755 "$WORK"
 cleanup() {
   set +e
+  bash "$HERE/connect-temp.sh" stop "$WORK/connect" >/dev/null 2>&1
   bash "$HERE/kafka-temp.sh" stop "$WORK/kafka" >/dev/null 2>&1
   bash "$HERE/nats-temp.sh" stop "$WORK/nats" >/dev/null 2>&1
   bash "$HERE/rabbitmq-temp.sh" stop "$WORK/rabbitmq" >/dev/null 2>&1
@@ -52,7 +53,8 @@ eval "$(bash "$HERE/rabbitmq-temp.sh" start "$WORK/rabbitmq" | grep '^RABBITMQ_U
 export OUTBOX_TEST_RABBITMQ_URL="$RABBITMQ_URL" OUTBOX_TEST_PIKA_PY="$PIKA_VENV/bin/python"
 echo "shared services: PostgreSQL on $PGPORT, Kafka on $KAFKA_BOOTSTRAP, NATS on $NATS_URL, RabbitMQ on $RABBITMQ_URL"
 
-# Debezium's connector (cached; from Maven Central) for the side-by-side test, which then may not skip.
+# Debezium's connector (cached; from Maven Central) for the side-by-side tests, which then may not skip, and one
+# Kafka Connect worker they all add their connectors to (scripts/connect-temp.sh).
 if [ "${OUTBOX_SKIP_DEBEZIUM:-0}" != 1 ]; then
   bash "$ROOT/bench/install-bench-deps.sh"
   export OUTBOX_REQUIRE_DEBEZIUM=1
@@ -65,6 +67,12 @@ fi
 if [ "${OUTBOX_SOAK:-0}" = 1 ]; then
   export OUTBOX_CHAOS_CYCLES="${OUTBOX_CHAOS_CYCLES:-200}" OUTBOX_OUTAGE_SECONDS="${OUTBOX_OUTAGE_SECONDS:-60}" \
          OUTBOX_PG_CRASH_CYCLES="${OUTBOX_PG_CRASH_CYCLES:-20}"
+fi
+
+# The side-by-side tests' Kafka Connect, started now that the benchmark is done (an idle JVM, about 300 MB).
+if [ "${OUTBOX_SKIP_DEBEZIUM:-0}" != 1 ]; then
+  bash "$HERE/connect-temp.sh" start "$WORK/connect" "$KAFKA_BOOTSTRAP" >/dev/null
+  export OUTBOX_TEST_CONNECT_DIR="$WORK/connect"
 fi
 
 # Each failed step's ctest log is kept; at the end their failure messages are printed last (scripts/ctest-digest.py),

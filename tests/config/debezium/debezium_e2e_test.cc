@@ -15,12 +15,20 @@
 #include <iostream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "e2e/harness.h"
 #include "support/kafka_broker.h"
@@ -111,6 +119,168 @@ void ExpectSameRecords(const std::map<std::string, FullRecord>& relayed, const s
   }
 }
 
+// A key or value of a .properties line with java.util.Properties' escapes undone: \t \n \r \f, \uXXXX (as UTF-8), and
+// a backslash before any other character stands for that character.
+std::string UnescapeJavaProperty(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 == text.size()) {
+      out += text[i];
+      continue;
+    }
+    const char c = text[++i];
+    if (c == 'u' && i + 4 < text.size()) {
+      const unsigned code = std::stoul(std::string(text.substr(i + 1, 4)), nullptr, 16);
+      i += 4;
+      if (code < 0x80) {
+        out += static_cast<char>(code);
+      } else if (code < 0x800) {
+        out += static_cast<char>(0xC0 | (code >> 6));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      } else {
+        out += static_cast<char>(0xE0 | (code >> 12));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (code & 0x3F));
+      }
+      continue;
+    }
+    out += c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c == 'f' ? '\f' : c;
+  }
+  return out;
+}
+
+// The properties of a connector file as java.util.Properties reads them (comments, continued lines, the key ending
+// at an unescaped '=', ':' or blank), for Kafka Connect's REST API, which takes JSON. The relay reads the same file
+// with its own parser, so the two readings meet in the side-by-side tests.
+std::map<std::string, std::string> JavaProperties(const std::string& text) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\f'; };
+  const auto skip_blanks = [&](std::string_view s) {
+    while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+    return s;
+  };
+  const auto continued = [](std::string_view s) {
+    size_t backslashes = 0;
+    while (backslashes < s.size() && s[s.size() - 1 - backslashes] == '\\') ++backslashes;
+    return backslashes % 2 == 1;
+  };
+  std::map<std::string, std::string> properties;
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view first = skip_blanks(lines[i]);
+    if (first.empty() || first.front() == '#' || first.front() == '!') continue;
+    std::string line(first);
+    while (continued(line) && i + 1 < lines.size()) {
+      line.pop_back();
+      line += skip_blanks(lines[++i]);
+    }
+    size_t end = 0;
+    while (end < line.size() && line[end] != '=' && line[end] != ':' && !blank(line[end])) end += line[end] == '\\' ? 2 : 1;
+    end = std::min(end, line.size());
+    std::string_view rest = skip_blanks(std::string_view(line).substr(end));
+    if (!rest.empty() && (rest.front() == '=' || rest.front() == ':')) rest = skip_blanks(rest.substr(1));
+    properties[UnescapeJavaProperty(std::string_view(line).substr(0, end))] = UnescapeJavaProperty(rest);
+  }
+  return properties;
+}
+
+// Kafka Connect in standalone mode, started with no connector and Debezium's on its plugin path
+// (scripts/connect-temp.sh); each side-by-side test adds its connector through the REST API and deletes it when done.
+// scripts/test.sh starts one for the whole run (OUTBOX_TEST_CONNECT_DIR); without it, the first test of a process
+// starts one, stopped at exit. Each test starting its own JVM paid 7 to 18 s for the start and the plugin scan.
+class ConnectWorker {
+ public:
+  static ConnectWorker* Shared(const std::string& bootstrap) {
+    static std::mutex mu;
+    static std::unique_ptr<ConnectWorker> shared;
+    static absl::Status failure;
+    std::lock_guard<std::mutex> lock(mu);
+    if (shared == nullptr && failure.ok()) {
+      const char* external = std::getenv("OUTBOX_TEST_CONNECT_DIR");
+      if (external != nullptr && *external != '\0') {
+        shared.reset(new ConnectWorker(external, /*owned=*/false));
+      } else if (absl::StatusOr<std::string> dir = MakeTempDir("connect-worker-"); !dir.ok()) {
+        failure = dir.status();
+      } else {
+        auto started = RunCommand({"bash", Script(), "start", *dir, bootstrap}, 240s,
+                                  {{"CONNECT_TEMP_OWNER_PID", std::to_string(getpid())}});
+        if (!started.ok()) {
+          failure = started.status();
+        } else if (started->exit_code != 0) {
+          failure = absl::InternalError("scripts/connect-temp.sh start: " + started->out + started->err);
+        } else {
+          shared.reset(new ConnectWorker(*dir, /*owned=*/true));
+        }
+      }
+      if (shared != nullptr && shared->port_ == 0) {
+        failure = absl::InternalError("no port in " + shared->dir_ + "/port");
+        shared.reset();
+      }
+    }
+    if (shared == nullptr) ADD_FAILURE() << "Kafka Connect did not start: " << failure;
+    return shared.get();
+  }
+
+  ~ConnectWorker() {
+    if (!owned_) return;
+    (void)RunCommand({"bash", Script(), "stop", dir_}, 60s);
+    RemoveTree(dir_);
+  }
+
+  std::string log() const { return dir_ + "/connect.log"; }
+
+  // POST /connectors: the connector `name` with `config`.
+  absl::Status Add(const std::string& name, const std::map<std::string, std::string>& config) {
+    nlohmann::json body = {{"name", name}, {"config", config}};
+    auto res = Client().Post("/connectors", body.dump(), "application/json");
+    if (!res) return absl::UnavailableError("Kafka Connect does not answer: " + httplib::to_string(res.error()));
+    if (res->status != 201) return absl::InternalError("POST /connectors: " + std::to_string(res->status) + " " + res->body);
+    return absl::OkStatus();
+  }
+
+  // DELETE /connectors/<name>: its task stops and lets go of its slot.
+  absl::Status Remove(const std::string& name) {
+    auto res = Client().Delete("/connectors/" + name);
+    if (!res) return absl::UnavailableError("Kafka Connect does not answer: " + httplib::to_string(res.error()));
+    if (res->status != 204) return absl::InternalError("DELETE /connectors/" + name + ": " + std::to_string(res->status) + " " + res->body);
+    return absl::OkStatus();
+  }
+
+  // GET /connectors/<name>/status: the connector's and its task's states (with a failed one's stack trace).
+  std::string Status(const std::string& name) {
+    auto res = Client().Get("/connectors/" + name + "/status");
+    return res ? res->body : "(Kafka Connect does not answer)";
+  }
+
+  bool Failed(const std::string& name) { return Status(name).find("\"FAILED\"") != std::string::npos; }
+
+  // SIGQUIT: the JVM prints its threads to connect.log; waits until it has.
+  void DumpThreads() {
+    const size_t before = ReadFile(log()).value_or("").size();
+    const absl::StatusOr<std::string> pid = ReadFile(dir_ + "/connect.pid");
+    if (!pid.ok() || ::kill(std::stoi(*pid), SIGQUIT) != 0) return;
+    (void)WaitFor([&] { return ReadFile(log()).value_or("").find("Full thread dump", before) != std::string::npos; },
+                  10s, "Kafka Connect's thread dump");
+  }
+
+ private:
+  ConnectWorker(std::string dir, bool owned) : dir_(std::move(dir)), owned_(owned) {
+    (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(dir_ + "/port").value_or("")), &port_);
+  }
+
+  static std::string Script() { return SourceDir() + "/scripts/connect-temp.sh"; }
+
+  httplib::Client Client() const {
+    httplib::Client client("127.0.0.1", port_);
+    // Adding a connector validates its config (the connector connects to PostgreSQL) before it answers.
+    client.set_read_timeout(60, 0);
+    return client;
+  }
+
+  std::string dir_;
+  bool owned_;
+  int port_ = 0;
+};
+
 class DebeziumE2E : public SharedServicesTest {
  protected:
   friend class SideBySide;
@@ -166,9 +336,10 @@ class DebeziumE2E : public SharedServicesTest {
   // consistent (which waits for the transactions running then, other tests' included) it has no confirmed_flush_lsn,
   // and a row committed meanwhile lies before the point it streams from: Debezium would never see it (CI's rehearsal
   // saw Debezium write nothing, also after a restart, where rows were inserted as soon as its new slot was active).
-  bool SlotActive(const std::string& slot) {
-    auto v = pg_->QueryValue("SELECT active AND confirmed_flush_lsn IS NOT NULL FROM pg_replication_slots WHERE "
-                             "slot_name = '" + slot + "'", db_);
+  // `consistent` false: whether it is held at all.
+  bool SlotActive(const std::string& slot, bool consistent = true) {
+    auto v = pg_->QueryValue(std::string("SELECT active") + (consistent ? " AND confirmed_flush_lsn IS NOT NULL" : "") +
+                             " FROM pg_replication_slots WHERE slot_name = '" + slot + "'", db_);
     return v.ok() && *v == "t";
   }
 
@@ -260,7 +431,7 @@ class DebeziumE2E : public SharedServicesTest {
         },
         deadline);
     EXPECT_TRUE(records.ok()) << topic << ": " << records.status()
-                              << (relay ? "" : "\nKafka Connect's log:\n" + TailOfFile(dir_ + "/connect.log"));
+                              << (relay || worker_ == nullptr ? "" : "\nKafka Connect's log:\n" + TailOfFile(worker_->log()));
     std::map<std::string, FullRecord> got;
     std::set<std::string> run_ids;
     for (const KafkaRecord& r : records.value_or(std::vector<KafkaRecord>{})) {
@@ -306,6 +477,7 @@ class DebeziumE2E : public SharedServicesTest {
 
   std::string db_, dir_, relay_slot_, publication_, order_type_, customer_type_;
   std::vector<std::string> slots_;
+  ConnectWorker* worker_ = nullptr;  // the side-by-side tests' Kafka Connect
 };
 
 TEST_F(DebeziumE2E, RelayRunWithApplicationPropertiesWritesTheRecordsDebeziumDocuments) {
@@ -395,9 +567,8 @@ class SideBySide {
       "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
       "header.converter=org.apache.kafka.connect.json.JsonConverter\n";
 
-  SideBySide(DebeziumE2E& test, std::string kafka_lib, std::string plugins, const std::string& router,
-             const std::string& converters = kStringConverters)
-      : t_(test), kafka_lib_(std::move(kafka_lib)), plugins_(std::move(plugins)) {
+  SideBySide(DebeziumE2E& test, const std::string& router, const std::string& converters = kStringConverters)
+      : t_(test), worker_(test.worker_) {
     debezium_slot_ = UniqueName("dbz_slot");
     t_.slots_.push_back(t_.relay_slot_);
     t_.slots_.push_back(debezium_slot_);
@@ -441,7 +612,7 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
 
   // Waits until Debezium wrote `counts` records (of its own) to each topic. In CI its task twice stopped producing
   // with nothing in Kafka Connect's log (once after 2 of 5 records): after 60 s short, Kafka Connect prints its
-  // threads to connect.log (SIGQUIT) and is restarted once; it resumes from its offsets, and a record it writes
+  // threads to connect.log (SIGQUIT) and the connector is added again; it resumes from its offsets, and a record it writes
   // again must be the same bytes (ReadFull checks). Fails the test, with the log's tail, if the restart does not help.
   bool AwaitDebezium(const std::vector<std::pair<std::string, size_t>>& counts) {
     const auto all = [&](std::chrono::milliseconds deadline) {
@@ -451,44 +622,42 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
       return true;
     };
     if (all(60s)) return true;
-    (void)connect_->Kill(SIGQUIT);
-    (void)WaitFor([&] { return ReadFile(t_.dir_ + "/connect.log").value_or("").find("Full thread dump") != std::string::npos; },
-                  10s, "Kafka Connect's thread dump");
-    std::cerr << "Debezium wrote too few records in 60 s; Kafka Connect's log with its threads:\n"
-              << TailOfFile(t_.dir_ + "/connect.log", 60000) << "\n";
+    worker_->DumpThreads();
+    std::cerr << "Debezium wrote too few records in 60 s; its status: " << worker_->Status(t_.db_)
+              << "\nKafka Connect's log with its threads:\n" << TailOfFile(worker_->log(), 60000) << "\n";
     StopDebezium();
     if (!StartDebezium()) return false;
     const bool done = all(120s);
-    EXPECT_TRUE(done) << "Debezium did not write its records, also after a restart. Kafka Connect's log:\n"
-                      << TailOfFile(t_.dir_ + "/connect.log");
+    EXPECT_TRUE(done) << "Debezium did not write its records, also after a restart. Its status: "
+                      << worker_->Status(t_.db_) << "\nKafka Connect's log:\n" << TailOfFile(worker_->log());
     return done;
   }
 
+  // Adds the connector file's connector to Kafka Connect; true once it streams from its slot.
   bool StartDebezium() {
-    const std::string worker = t_.Write("connect-worker.properties", "bootstrap.servers=" + t_.broker_->bootstrap() + R"(
-key.converter=org.apache.kafka.connect.storage.StringConverter
-value.converter=org.apache.kafka.connect.storage.StringConverter
-offset.storage.file.filename=)" + t_.dir_ + R"(/connect.offsets
-offset.flush.interval.ms=500
-plugin.path=)" + plugins_ + R"(
-listeners=http://127.0.0.1:0
-)");
-    // Log4j 2's default configuration at INFO, so that connect.log tells what the task did.
-    connect_ = t_.Spawn({"java", "-Xms128m", "-Xmx512m", "-Dorg.apache.logging.log4j.level=INFO", "-cp", kafka_lib_ + "/*",
-                         "org.apache.kafka.connect.cli.ConnectStandalone", worker, connector_},
-                        "connect.log");
-    if (connect_ == nullptr) return false;
-    const bool streaming = WaitFor([&] { return t_.SlotActive(debezium_slot_) || !connect_->Running(); }, 120s,
+    const absl::Status added = worker_->Add(t_.db_, JavaProperties(ReadFile(connector_).value_or("")));
+    EXPECT_TRUE(added.ok()) << added;
+    if (!added.ok()) return false;
+    running_ = true;
+    const bool streaming = WaitFor([&] { return t_.SlotActive(debezium_slot_) || worker_->Failed(t_.db_); }, 120s,
                                    "Debezium streams from its slot");
-    EXPECT_TRUE(streaming && connect_->Running()) << TailOfFile(t_.dir_ + "/connect.log");
-    return streaming && connect_->Running();
+    const bool failed = worker_->Failed(t_.db_);
+    EXPECT_TRUE(streaming && !failed) << worker_->Status(t_.db_) << "\n" << TailOfFile(worker_->log());
+    return streaming && !failed;
   }
 
+  // Deletes the connector; returns once its slot is free.
   void StopDebezium() {
-    ASSERT_TRUE(connect_->Kill(SIGTERM).ok());
-    if (!connect_->Wait(30s)) {
-      ASSERT_TRUE(connect_->Kill(SIGKILL).ok());
-    }
+    running_ = false;
+    const absl::Status removed = worker_->Remove(t_.db_);
+    ASSERT_TRUE(removed.ok()) << removed;
+    ASSERT_TRUE(WaitFor([&] { return !t_.SlotActive(debezium_slot_, /*consistent=*/false); }, 30s,
+                        "Debezium lets go of its slot"));
+  }
+
+  // A test that ended early leaves no connector behind in the shared worker.
+  ~SideBySide() {
+    if (running_) (void)worker_->Remove(t_.db_);
   }
 
   // A relay setting (key=value) beside the connector file's.
@@ -514,9 +683,11 @@ listeners=http://127.0.0.1:0
   }
 
   DebeziumE2E& t_;
-  std::string kafka_lib_, plugins_, debezium_slot_, connector_;
+  ConnectWorker* worker_;  // null where only the relay runs
+  bool running_ = false;
+  std::string debezium_slot_, connector_;
   std::vector<std::string> sets_;
-  std::unique_ptr<ChildProcess> connect_, relay_;
+  std::unique_ptr<ChildProcess> relay_;
 };
 
 // The side-by-side tests: they need Debezium, which bench/install-bench-deps.sh puts beside Kafka Connect's jars.
@@ -524,13 +695,14 @@ class DebeziumSideBySide : public DebeziumE2E {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(DebeziumE2E::SetUp());
-    std::tie(kafka_lib_, plugins_) = KafkaLibAndDebeziumPlugins();
-    if (plugins_.empty()) {
+    if (KafkaLibAndDebeziumPlugins().second.empty()) {
       // scripts/test.sh installs Debezium and sets OUTBOX_REQUIRE_DEBEZIUM=1: there, a missing install fails.
       const char* required = std::getenv("OUTBOX_REQUIRE_DEBEZIUM");
       if (required != nullptr && std::string(required) == "1") FAIL() << "Debezium is not installed (bench/install-bench-deps.sh)";
       GTEST_SKIP() << "Debezium is not installed (bench/install-bench-deps.sh)";
     }
+    worker_ = ConnectWorker::Shared(broker_->bootstrap());
+    ASSERT_NE(worker_, nullptr);
   }
 
   // Debezium's records of `topic` once it wrote `count`, then, Debezium stopped, the relay's of the same rows.
@@ -565,7 +737,7 @@ class DebeziumSideBySide : public DebeziumE2E {
                                const std::vector<std::string>& rows,
                                const std::string& converters = "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
                                                                "value.converter=org.apache.kafka.connect.json.JsonConverter\n") {
-    SideBySide side(*this, kafka_lib_, plugins_,
+    SideBySide side(*this,
                     "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
                     "transforms.outbox.table.field.event.key=ref\n"
                     "transforms.outbox.table.field.event.payload=body\n",
@@ -702,7 +874,7 @@ class DebeziumSideBySide : public DebeziumE2E {
     std::string placement = "type:header:eventType";
     for (const auto& [name, type] : columns) placement += "," + name + ":envelope";
     placement += ",aggregateid:envelope:aggregate";  // an alias
-    SideBySide side(*this, kafka_lib_, plugins_,
+    SideBySide side(*this,
                     "transforms.outbox.table.fields.additional.placement=" + placement + "\n" + extra, converters);
     ASSERT_TRUE(side.Init());
     std::string names;
@@ -725,12 +897,10 @@ class DebeziumSideBySide : public DebeziumE2E {
     }
     ExpectSameRecords(relayed, debezium);
   }
-
-  std::string kafka_lib_, plugins_;
 };
 
 TEST_F(DebeziumSideBySide, TheSameConnectorFileGivesTheSameRecordsInDebeziumAndInTheRelay) {
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
   ASSERT_TRUE(side.Init());
   ASSERT_TRUE(side.StartDebezium());
   const std::map<std::string, Expected> expected = InsertEvents();
@@ -748,7 +918,7 @@ TEST_F(DebeziumSideBySide, TheSameConnectorFileGivesTheSameRecordsInDebeziumAndI
 // Debezium with OpenTelemetry reads the trace context column (tracingspancontext by default) and writes W3C
 // headers; the relay, on the same connector file, propagates the column's traceparent and tracestate.
 TEST_F(DebeziumE2E, TheTraceContextColumnBecomesTraceparentAndTracestateHeaders) {
-  SideBySide side(*this, "", "", "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
   ASSERT_TRUE(side.Init());
   ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN tracingspancontext varchar(255)", db_).ok());
   ASSERT_TRUE(side.StartRelay());
@@ -778,7 +948,7 @@ TEST_F(DebeziumE2E, TheTraceContextColumnBecomesTraceparentAndTracestateHeaders)
 // (quotes, backslashes, control characters, characters beyond U+FFFF as surrogate pairs), NULL as the text null;
 // with outbox.debezium_context_logical_name, the four __debezium.context.* headers in Debezium's place and order.
 TEST_F(DebeziumSideBySide, JsonConvertersGiveTheKeysAndValuesDebeziumWrites) {
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n",
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n",
                   "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
                   "key.converter.schemas.enable=false\n"
                   "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
@@ -804,7 +974,7 @@ TEST_F(DebeziumSideBySide, JsonConvertersGiveTheKeysAndValuesDebeziumWrites) {
 // {"schema":…,"payload":…} with the schema Debezium gives each column (aggregateid text NOT NULL: a string, not
 // optional; payload jsonb: an optional io.debezium.data.Json), a NULL payload as a null payload, Jackson's escapes.
 TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveTheEnvelopesDebeziumWrites) {
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n",
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n",
                   "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
                   "key.converter.schemas.enable=true\n"
                   "value.converter=org.apache.kafka.connect.json.JsonConverter\n");
@@ -873,7 +1043,7 @@ TEST_F(DebeziumSideBySide, TypedColumnsPlacedInHeadersGiveTheHeadersDebeziumWrit
       {"c_tstz0", "timestamptz(0)"}, {"c_bytea", "bytea"}, {"c_inet", "inet"}};
   std::string placement = "type:header:eventType";
   for (const auto& [name, type] : columns) placement += "," + name + ":header";
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n");
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=" + placement + "\n");
   ASSERT_TRUE(side.Init());
   std::string add;
   for (const auto& [name, type] : columns) add += (add.empty() ? "" : ", ") + ("ADD COLUMN " + name + " " + type);
@@ -919,7 +1089,7 @@ TEST_F(DebeziumSideBySide, TypedColumnsPlacedInHeadersGiveTheHeadersDebeziumWrit
 // Placement partition: an integer column's value is the record's partition (NULL: the partitioner's choice by key,
 // murmur2 in both), compared record by record with Debezium's, partition included.
 TEST_F(DebeziumSideBySide, AColumnPlacedAsThePartitionGivesDebeziumsPartitions) {
-  SideBySide side(*this, kafka_lib_, plugins_,
+  SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=type:header:eventType,shard:partition\n");
   ASSERT_TRUE(side.Init(/*order_partitions=*/3));
   ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN shard integer", db_).ok());
@@ -1009,7 +1179,7 @@ TEST_F(DebeziumSideBySide, EnvelopePlacementThroughStringConvertersGivesStructTo
 // envelope of every later event, of other route values too (here the customer's envelope is named after the order).
 // With route.tombstone.on.empty.payload a NULL or blank payload is a tombstone, not an envelope.
 TEST_F(DebeziumSideBySide, EnvelopeSchemaIsNamedByTheFirstRouteValueAndEmptyPayloadsAreTombstones) {
-  SideBySide side(*this, kafka_lib_, plugins_,
+  SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=type:envelope:eventType\n"
                   "transforms.outbox.route.tombstone.on.empty.payload=true\n",
                   "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
@@ -1067,7 +1237,7 @@ void DebeziumSideBySide::CompareDefaults(bool schemas) {
   {
     std::string placement = "type:header:eventType";
     for (const auto& [name, type] : kDefaultedColumns) placement += "," + name + (schemas ? ":envelope" : ":header");
-    SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
+    SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
                     schemas ? "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
                               "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
                             : SideBySide::kStringConverters);
@@ -1121,7 +1291,7 @@ void DebeziumSideBySide::CompareJsonHeaders(bool schemas) {
       {"h_jsonb", "jsonb"},  {"h_uuid", "uuid"},            {"h_bytea", "bytea"},      {"h_f8", "double precision"}};
   std::string placement = "type:header:eventType";
   for (const auto& [name, type] : columns) placement += "," + name + ":header";
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
                   std::string(SideBySide::kStringConverters) +
                       "header.converter=org.apache.kafka.connect.json.JsonConverter\n" +
                       (schemas ? "" : "header.converter.schemas.enable=false\n"));
@@ -1160,7 +1330,7 @@ void DebeziumSideBySide::CompareIntervalsTimesAndRanges(bool json) {
       {"h_nr", "numrange"},   {"h_dr", "daterange"},  {"h_tsr", "tsrange"},   {"h_tzr", "tstzrange"}};
   std::string placement = "type:header:eventType";
   for (const auto& [name, type] : columns) placement += "," + name + ":header";
-  SideBySide side(*this, kafka_lib_, plugins_, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=" + placement + "\n",
                   std::string(SideBySide::kStringConverters) +
                       (json ? "header.converter=org.apache.kafka.connect.json.JsonConverter\n" : ""));
   ASSERT_TRUE(side.Init());
@@ -1199,7 +1369,7 @@ TEST_F(DebeziumSideBySide, IntervalsTimesWithZonesAndRangesThroughAJsonHeaderCon
 // with schemas for keys, headers and values, the schema naming the type's labels in their sort order (one added BEFORE
 // another), and a NULL's default label (one with a doubled quote in its literal).
 TEST_F(DebeziumSideBySide, EnumColumnsGiveDebeziumsLabelsSchemasAndDefaults) {
-  SideBySide side(*this, kafka_lib_, plugins_,
+  SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=type:header:eventType,e_status:envelope,"
                   "e_odd:envelope:odd,e_plain:header\n",
                   SideBySide::kJsonConverters);
@@ -1236,7 +1406,7 @@ void DebeziumSideBySide::CompareColumns(bool json, const std::vector<std::pair<s
                                         const std::string& connector_keys) {
   std::string placement = "type:header:eventType";
   for (const auto& [name, type] : columns) placement += "," + name + (in_envelope(name) ? ":envelope" : ":header");
-  SideBySide side(*this, kafka_lib_, plugins_,
+  SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=" + placement + "\n" + connector_keys,
                   json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
   ASSERT_TRUE(side.Init());
@@ -1421,7 +1591,7 @@ TEST_F(DebeziumSideBySide, DomainColumnsThroughJsonConvertersWithSchemasAreTheir
 // SimpleHeaderConverter, and in headers and an envelope field through JsonConverter with schemas; negatives, grouping,
 // zero, the extremes and NULL.
 void DebeziumSideBySide::CompareMoney(bool json) {
-  SideBySide side(*this, kafka_lib_, plugins_,
+  SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=type:header:eventType,m_header:header" +
                       std::string(json ? ",m_field:envelope" : ",m_field:header") + "\n",
                   json ? SideBySide::kJsonConverters : SideBySide::kStringConverters);
@@ -1699,7 +1869,7 @@ TEST_F(DebeziumSideBySide, PropagatedSourceTypesThroughJsonConvertersWithSchemas
   std::string placement = "type:header:eventType";
   for (const auto& [name, type] : columns) placement += "," + name + (name.starts_with("e_") ? ":envelope" : ":header");
   // A properties file reads \\ as one backslash.
-  SideBySide side(*this, kafka_lib_, plugins_,
+  SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=" + placement + "\n" +
                       "column.propagate.source.type=public\\\\.outbox\\\\.(payload|aggregateid|id|h_.*|e_.*)\n"
                       "datatype.propagate.source.type=.+\\\\.NUMERIC, .+\\\\.TIMESTAMPTZ\n"
@@ -1729,7 +1899,7 @@ TEST_F(DebeziumSideBySide, PropagatedSourceTypesThroughJsonConvertersWithSchemas
 // (junk), a masked one (junk2), and a placed header under table.field.additional.missing=ignore (h_gone), which
 // Debezium then leaves out, as the relay does; the other header (h_keep) stays. Through StringConverters.
 TEST_F(DebeziumSideBySide, ColumnExcludeListsAndMasksBesideTheRoutersColumnsAreDebeziums) {
-  SideBySide side(*this, kafka_lib_, plugins_,
+  SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=type:header:eventType,h_keep:header,"
                   "h_gone:header\n"
                   "transforms.outbox.table.field.additional.missing=ignore\n"
@@ -2341,7 +2511,7 @@ class DebeziumExpandSideBySide : public DebeziumSideBySide {
                        const std::vector<std::optional<std::string>>& rows, const std::string& expanded,
                        const std::string& placement = "type:header:eventType") {
     const std::string column = payload_type.empty() ? "payload" : "body";
-    SideBySide side(*this, kafka_lib_, plugins_,
+    SideBySide side(*this,
                     "transforms.outbox.table.fields.additional.placement=" + placement + "\n"
                     "transforms.outbox.table.expand.json.payload=true\n"
                     "transforms.outbox.table.field.event.payload=" + column + "\n" + router,
