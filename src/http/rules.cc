@@ -218,10 +218,23 @@ std::chrono::milliseconds BackoffFor(const BackoffPolicy& policy, int failures,
 void Dispatcher::Add(uint64_t seq, const std::optional<std::string>& key) {
   // A keyless event is a queue of its own (HttpSink's key tokens start with '=', so none looks like "#<seq>").
   std::string token = key ? *key : Cat("#", seq);
-  Key& k = keys_[token];
-  k.queue.push_back(seq);
-  key_of_[seq] = token;
-  if (k.queue.size() == 1) Ready(token);
+  auto [it, fresh] = keys_.try_emplace(token);
+  Key& k = it->second;
+  if (fresh) {
+    k.head = seq;
+    Ready(token);
+  } else {
+    events_[k.tail].next = seq;
+  }
+  k.tail = seq;
+  events_[seq] = Event{std::move(token), 0};
+}
+
+const Dispatcher::Key* Dispatcher::HeadKey(uint64_t seq) const {
+  auto at = events_.find(seq);
+  if (at == events_.end()) return nullptr;
+  auto it = keys_.find(at->second.token);
+  return it == keys_.end() || it->second.head != seq ? nullptr : &it->second;
 }
 
 std::vector<uint64_t> Dispatcher::TakeReady(Clock::time_point now, size_t limit) {
@@ -234,49 +247,43 @@ std::vector<uint64_t> Dispatcher::TakeReady(Clock::time_point now, size_t limit)
     const std::string token = std::move(ready_.front());
     ready_.pop_front();
     auto it = keys_.find(token);
-    if (it == keys_.end() || it->second.out || it->second.queue.empty() || it->second.due > now) continue;
+    if (it == keys_.end() || it->second.out || it->second.due > now) continue;
     it->second.out = true;
     ++in_flight_;
-    out.push_back(it->second.queue.front());
+    out.push_back(it->second.head);
   }
   return out;
 }
 
 void Dispatcher::Done(uint64_t seq) {
-  auto at = key_of_.find(seq);
-  if (at == key_of_.end()) return;
-  const std::string token = std::move(at->second);
-  key_of_.erase(at);
-  auto it = keys_.find(token);
-  if (it == keys_.end() || it->second.queue.empty() || it->second.queue.front() != seq) return;
-  Key& k = it->second;
-  if (k.out) --in_flight_;
-  if (k.failures > 0) --retrying_;
-  k.queue.pop_front();
-  k.out = false;
-  k.failures = 0;
-  if (k.queue.empty()) {
-    keys_.erase(it);
+  Key* k = HeadKey(seq);
+  if (k == nullptr) return;
+  auto at = events_.find(seq);
+  const std::string token = std::move(at->second.token);
+  const uint64_t next = at->second.next;
+  events_.erase(at);
+  if (k->out) --in_flight_;
+  if (k->failures > 0) --retrying_;
+  k->out = false;
+  k->failures = 0;
+  if (next == 0) {
+    keys_.erase(token);
   } else {
+    k->head = next;
     Ready(token);
   }
 }
 
 std::chrono::milliseconds Dispatcher::Retry(uint64_t seq, Clock::time_point now,
                                             std::optional<std::chrono::milliseconds> retry_after) {
-  auto at = key_of_.find(seq);
-  if (at == key_of_.end()) return std::chrono::milliseconds(0);
-  auto it = keys_.find(at->second);
-  if (it == keys_.end() || it->second.queue.empty() || it->second.queue.front() != seq) {
-    return std::chrono::milliseconds(0);
-  }
-  Key& k = it->second;
-  if (k.out) --in_flight_;
-  k.out = false;
-  if (k.failures++ == 0) ++retrying_;
-  const std::chrono::milliseconds wait = BackoffFor(policy_, k.failures, retry_after);
-  k.due = now + wait;
-  waiting_.emplace(k.due, at->second);
+  Key* k = HeadKey(seq);
+  if (k == nullptr) return std::chrono::milliseconds(0);
+  if (k->out) --in_flight_;
+  k->out = false;
+  if (k->failures++ == 0) ++retrying_;
+  const std::chrono::milliseconds wait = BackoffFor(policy_, k->failures, retry_after);
+  k->due = now + wait;
+  waiting_.emplace(k->due, events_.at(seq).token);
   return wait;
 }
 
@@ -287,11 +294,11 @@ std::optional<Dispatcher::Clock::time_point> Dispatcher::NextDue() const {
 
 std::vector<uint64_t> Dispatcher::Clear() {
   std::vector<uint64_t> seqs;
-  seqs.reserve(key_of_.size());
-  for (const auto& entry : key_of_) seqs.push_back(entry.first);
+  seqs.reserve(events_.size());
+  for (const auto& entry : events_) seqs.push_back(entry.first);
   std::sort(seqs.begin(), seqs.end());
   keys_.clear();
-  key_of_.clear();
+  events_.clear();
   ready_.clear();
   waiting_.clear();
   in_flight_ = 0;
@@ -300,11 +307,8 @@ std::vector<uint64_t> Dispatcher::Clear() {
 }
 
 int Dispatcher::failures(uint64_t seq) const {
-  auto at = key_of_.find(seq);
-  if (at == key_of_.end()) return 0;
-  auto it = keys_.find(at->second);
-  if (it == keys_.end() || it->second.queue.empty() || it->second.queue.front() != seq) return 0;
-  return it->second.failures;
+  const Key* k = HeadKey(seq);
+  return k == nullptr ? 0 : k->failures;
 }
 
 }  // namespace outbox::http

@@ -229,11 +229,7 @@ sinks::ProduceResult HttpSink::Produce(const Record& record, uint64_t origin) {
   Pending& p = pending_[seq];
   p.origin = origin;
   p.record = OwnedRecord::Of(record);
-  p.url = url_.For(record.topic);
   p.bytes = record.PayloadBytes();
-  for (const Header& h : record.headers) {
-    if (h.name == "source_lsn" && h.value) p.source_lsn = std::string(*h.value);
-  }
   // Per key across topics: one aggregate's events routed by type reach different paths, often of one receiver,
   // and still arrive in commit order.
   std::optional<std::string> key;
@@ -258,11 +254,12 @@ void HttpSink::StartReady() {
   for (uint64_t seq : ready) {
     auto it = pending_.find(seq);
     if (it == pending_.end()) continue;
+    std::string url = url_.For(it->second.record.topic);
     auto batch = std::find_if(batches.begin(), batches.end(), [&](const auto& b) {
-      return b.first == it->second.url && b.second.size() < options_.batch_max_events;
+      return b.first == url && b.second.size() < options_.batch_max_events;
     });
     if (batch == batches.end()) {
-      batches.emplace_back(it->second.url, std::vector<uint64_t>{});
+      batches.emplace_back(std::move(url), std::vector<uint64_t>{});
       batch = batches.end() - 1;
     }
     batch->second.push_back(seq);
@@ -284,7 +281,7 @@ void HttpSink::Start(const std::vector<uint64_t>& seqs) {
   }
   Transfer& t = transfers_[easy];
   t.seqs = seqs;
-  t.url = records[0]->url;
+  t.url = url_.For(records[0]->record.topic);
   curl_slist* headers = nullptr;
   const auto add = [&](const std::string& line) { headers = curl_slist_append(headers, line.c_str()); };
   std::string_view body;
@@ -456,7 +453,9 @@ int HttpSink::Serve() {
       r.error = d.error;
       r.error_name = d.error_name;
       r.event_id = p.record.event_id;
-      r.source_lsn = p.source_lsn;
+      for (const auto& [name, value] : p.record.headers) {
+        if (name == "source_lsn" && value) r.source_lsn = *value;
+      }
       // Too large for the receiver: the dead letter goes without the body (it would not fit either).
       if (d.reason == sinks::Reason::kTooLarge) p.record.value.reset();
       r.rejected = &p.record;

@@ -91,9 +91,7 @@ class HttpSink final : public sinks::Sink {
   // A record the sink holds until its report.
   struct Pending {
     uint64_t origin = 0;
-    OwnedRecord record;
-    std::string url;
-    std::string source_lsn;
+    OwnedRecord record;  // its URL is made when a request takes it (one copy per record less)
     size_t bytes = 0;
     CURL* easy = nullptr;  // the request it is in, if any
   };
