@@ -68,6 +68,7 @@ struct FullRecord {
   std::optional<std::string> key;
   std::optional<std::string> value;
   std::vector<KafkaHeader> headers;
+  int64_t timestamp_ms = -1;  // the record's CreateTime (both write one: the event's time)
   bool operator==(const FullRecord&) const = default;
 };
 
@@ -75,7 +76,7 @@ std::ostream& operator<<(std::ostream& os, const FullRecord& r) {
   os << "{topic " << r.topic << ", partition " << r.partition << ", key " << r.key.value_or("(null)") << ", value " << r.value.value_or("(null)")
      << ", headers";
   for (const KafkaHeader& h : r.headers) os << " " << h.name << "=" << (h.value ? "\"" + *h.value + "\"" : "(null)");
-  return os << "}";
+  return os << ", timestamp " << r.timestamp_ms << "}";
 }
 
 // How many of `records` `holds` is true of (each record printed first when OUTBOX_TEST_SHOW_RECORDS is set): a
@@ -100,8 +101,26 @@ size_t CountHeadersContaining(const std::map<std::string, FullRecord>& records, 
   });
 }
 
-// The relay's records against Debezium's, event by event: topic, key, value, then header by header.
-void ExpectSameRecords(const std::map<std::string, FullRecord>& relayed, const std::map<std::string, FullRecord>& debezium) {
+// Where the records' timestamps come from. kCommitTime: no table.field.event.timestamp (or a NULL in it): the relay
+// writes the transaction's commit time, Debezium its own processing time (the change event's ts_ms), which comes
+// later (SPEC's record format). kColumn: both the column's, the same milliseconds.
+enum class Timestamps { kCommitTime, kColumn };
+
+void ExpectTimestampsFrom(Timestamps from, const FullRecord& ours, const FullRecord& theirs, const std::string& id) {
+  ASSERT_NE(ours.timestamp_ms, -1) << id << ": the relay's record has no CreateTime";
+  ASSERT_NE(theirs.timestamp_ms, -1) << id << ": Debezium's record has no CreateTime";
+  if (from == Timestamps::kColumn) {
+    EXPECT_EQ(ours.timestamp_ms, theirs.timestamp_ms) << id << ": the record's timestamp";
+    return;
+  }
+  EXPECT_LE(ours.timestamp_ms, theirs.timestamp_ms) << id << ": the commit time comes before Debezium processed it";
+  EXPECT_LT(theirs.timestamp_ms - ours.timestamp_ms, 300000) << id << ": Debezium processed it 5 minutes later?";
+}
+
+// The relay's records against Debezium's, event by event: topic, partition, key, value, the timestamp's source, then
+// header by header.
+void ExpectSameRecords(const std::map<std::string, FullRecord>& relayed, const std::map<std::string, FullRecord>& debezium,
+                       Timestamps timestamps = Timestamps::kCommitTime) {
   EXPECT_EQ(relayed.size(), debezium.size());
   for (const auto& [id, theirs] : debezium) {
     const auto it = relayed.find(id);
@@ -111,6 +130,7 @@ void ExpectSameRecords(const std::map<std::string, FullRecord>& relayed, const s
     EXPECT_EQ(ours.partition, theirs.partition) << id;
     EXPECT_EQ(ours.key, theirs.key) << id;
     EXPECT_EQ(ours.value, theirs.value) << id;
+    ExpectTimestampsFrom(timestamps, ours, theirs, id);
     ASSERT_EQ(ours.headers.size(), theirs.headers.size()) << ours << "\n" << theirs;
     for (size_t i = 0; i < theirs.headers.size(); ++i) {
       EXPECT_EQ(ours.headers[i].name, theirs.headers[i].name) << id;
@@ -436,7 +456,8 @@ class DebeziumE2E : public SharedServicesTest {
     std::set<std::string> run_ids;
     for (const KafkaRecord& r : records.value_or(std::vector<KafkaRecord>{})) {
       if (!mine(r)) continue;
-      FullRecord f{.topic = r.topic, .partition = r.partition, .key = r.key, .value = r.value, .headers = {}};
+      FullRecord f{.topic = r.topic, .partition = r.partition, .key = r.key, .value = r.value, .headers = {},
+                   .timestamp_ms = r.timestamp_type == TimestampType::kCreateTime ? r.timestamp_ms : -1};
       for (const KafkaHeader& h : r.headers) {
         if (h.name == "source_lsn" || (!with_context && h.name.starts_with("__debezium.context."))) continue;
         if (h.name == "__debezium.context.runId") {
@@ -452,7 +473,9 @@ class DebeziumE2E : public SharedServicesTest {
       const std::string id = HeaderOf(r, "id").value_or("");
       if (auto seen = got.find(id); seen != got.end()) {
         EXPECT_FALSE(relay) << "event " << id << " twice";
-        EXPECT_EQ(seen->second, f) << "event " << id << " written twice, differently";
+        FullRecord again = f;
+        again.timestamp_ms = seen->second.timestamp_ms;  // Debezium's processing time, later the second time
+        EXPECT_EQ(seen->second, again) << "event " << id << " written twice, differently";
       }
       got[id] = f;
     }
@@ -913,6 +936,30 @@ TEST_F(DebeziumSideBySide, TheSameConnectorFileGivesTheSameRecordsInDebeziumAndI
 
   EXPECT_EQ(debezium, expected) << "Debezium did not write what its documentation says";
   EXPECT_EQ(relayed, debezium);
+}
+
+// table.field.event.timestamp naming a timestamp column: both write its milliseconds as the record's timestamp
+// (Debezium's MicroTimestamp divided by 1,000, the microseconds truncated); a NULL in it falls back to the commit
+// time in the relay and to its processing time in Debezium.
+TEST_F(DebeziumSideBySide, TheTimestampColumnIsTheRecordsTimestamp) {
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
+                         "transforms.outbox.table.field.event.timestamp=created\n");
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns({{"created", "timestamp"}}, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  ASSERT_TRUE(InsertKeyedRows({"'2026-12-03 11:45:07.123456'", "'2000-02-29 23:59:59.999999'",
+                               "'1970-01-01 00:00:00.001999'", "NULL"},
+                              "Timed", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 4);
+  ASSERT_EQ(debezium.size(), 4u);
+  // The premise: Debezium's timestamps are the column's (1,796,298,307,123 ms for the first row).
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) { return r.timestamp_ms == 1796298307123; }), 1u);
+  std::map<std::string, FullRecord> ours_null, theirs_null, ours_set, theirs_set;
+  for (const auto& [id, r] : debezium) (r.key == "k3" ? theirs_null : theirs_set)[id] = r;
+  for (const auto& [id, r] : relayed) (r.key == "k3" ? ours_null : ours_set)[id] = r;
+  ExpectSameRecords(ours_set, theirs_set, Timestamps::kColumn);
+  ExpectSameRecords(ours_null, theirs_null, Timestamps::kCommitTime);
 }
 
 // Debezium with OpenTelemetry reads the trace context column (tracingspancontext by default) and writes W3C
