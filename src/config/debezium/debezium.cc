@@ -188,6 +188,12 @@ constexpr std::string_view kNotApplied = "not applied by the relay";
 // no class reads the name since 2.0), so the relay does not take it for the outbox table either.
 constexpr std::string_view kTableNoLongerRead =
     "no effect: Debezium 1.x's name, which Debezium 3.6.1 does not read (name the outbox table in table.include.list)";
+// Outbox Event Router keys of Debezium 1.x that 3.6.1's router no longer reads (its EventRouterConfigDefinition has
+// no aliases): the same file gives 3.6.1's records only if the relay ignores them too.
+std::string RouterKeyNoLongerRead(std::string_view replacement) {
+  return Cat("no effect: Debezium 1.x's name, which Debezium 3.6.1's Outbox Event Router does not read (",
+             replacement, " replaces it)");
+}
 constexpr std::string_view kNoLongerRead =
     "no effect: Debezium 1.x's name, which Debezium 3.6.1 does not read (column.include.list and column.exclude.list "
     "replace it)";
@@ -755,27 +761,20 @@ class DebeziumMapper {
 
   void MapRouterKeys() {
     // Column names.
-    auto column = [&](std::initializer_list<std::string_view> keys, const std::string& tree_key) {
-      for (std::string_view key : keys) {
-        if (std::optional<std::string> value = router_.Value(std::string(key))) {
-          Put(tree_key, *value);
-          return true;
-        }
-      }
-      return false;
-    };
-    column({"table.field.event.id"}, "outbox.fields.id");
-    const bool has_key = column({"table.field.event.key"}, "outbox.fields.key");
-    column({"table.field.event.type"}, "outbox.fields.type");
-    column({"table.field.event.payload", "table.field.payload"}, "outbox.fields.payload");
-    column({"table.field.event.timestamp"}, "outbox.fields.timestamp");
-    if (const Prop* payload_id = router_.Take("table.field.payload.id")) {
-      // Debezium 1.x: the key column when table.field.event.key is not set, else the fallback for a NULL key.
-      if (has_key) {
-        Error(payload_id->written, "a fallback key for NULL keys is not reproduced; remove it");
-      } else {
-        Put("outbox.fields.key", payload_id->value);
-      }
+    for (const auto& [key, tree_key] : {std::pair{"table.field.event.id", "outbox.fields.id"},
+                                        {"table.field.event.key", "outbox.fields.key"},
+                                        {"table.field.event.type", "outbox.fields.type"},
+                                        {"table.field.event.payload", "outbox.fields.payload"},
+                                        {"table.field.event.timestamp", "outbox.fields.timestamp"}}) {
+      if (std::optional<std::string> value = router_.Value(key)) Put(tree_key, *value);
+    }
+    for (const auto& [old_key, replacement] : {std::pair{"table.field.payload", "table.field.event.payload"},
+                                               {"table.field.payload.id", "table.field.event.key"},
+                                               {"table.field.schema.version", "table.field.event.schema.version"},
+                                               {"debezium.op.invalid.behavior", "table.op.invalid.behavior"},
+                                               {"table.fields.additional.error.on.missing",
+                                                "table.field.additional.missing"}}) {
+      if (const Prop* prop = router_.Take(old_key)) Warn(*prop, RouterKeyNoLongerRead(replacement));
     }
     Put("outbox.route.by", router_.Value("route.by.field").value_or("aggregatetype"));
 
@@ -785,10 +784,6 @@ class DebeziumMapper {
     // A NULL in a column with a default: the default, as Debezium's Struct.get returns it.
     Put("outbox.null_as_column_default", "true");
     // A missing additional column: error (Debezium's default) stops the relay, ignore leaves its header out.
-    if (std::optional<bool> on_missing = RouterBool("table.fields.additional.error.on.missing");
-        on_missing.has_value() && !*on_missing) {
-      Put("outbox.fields.additional_if_present", "true");
-    }
     if (const Prop* missing = router_.Take("table.field.additional.missing")) {
       const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(missing->value)));
       if (value == "ignore") {
@@ -800,7 +795,6 @@ class DebeziumMapper {
 
     // UPDATEs of the outbox: Debezium's warn and error both log and drop the row, only fatal stops.
     const Prop* behavior = router_.Take("table.op.invalid.behavior");
-    if (const Prop* legacy = router_.Take("debezium.op.invalid.behavior"); behavior == nullptr) behavior = legacy;
     std::string on_update = "warn";
     if (behavior != nullptr) {
       const std::string value = Lower(ToStd(absl::StripAsciiWhitespace(behavior->value)));
@@ -825,13 +819,11 @@ class DebeziumMapper {
     } else if (negate != nullptr) {
       Warn(*negate, "no effect without predicate");
     }
-    for (std::string_view key : {"table.field.event.schema.version", "table.field.schema.version"}) {
-      if (const Prop* prop = router_.Take(std::string(key))) {
-        if (envelope_) {
-          Put("outbox.fields.schema_version", prop->value);
-        } else {
-          Warn(*prop, "no effect without envelope placement (it sets the version of the envelope's schema)");
-        }
+    if (const Prop* prop = router_.Take("table.field.event.schema.version")) {
+      if (envelope_) {
+        Put("outbox.fields.schema_version", prop->value);
+      } else {
+        Warn(*prop, "no effect without envelope placement (it sets the version of the envelope's schema)");
       }
     }
     if (envelope_) {

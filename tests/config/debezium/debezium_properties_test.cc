@@ -30,6 +30,7 @@ using ::testing::ContainsRegex;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::IsSupersetOf;
 using ::testing::Not;
 using ::testing::StartsWith;
 using Overrides = std::vector<std::pair<std::string, std::string>>;
@@ -722,6 +723,29 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
   EXPECT_EQ(c->warnings.size(), keys.size());
   EXPECT_EQ(c->kafka.count("delivery.timeout.ms"), 0u);  // not passed to librdkafka
   EXPECT_EQ(c->kafka.count("buffer.memory"), 0u);
+}
+
+// Debezium 1.x's router keys, which 3.6.1's EventRouterConfigDefinition no longer reads (no aliases): accepted with a
+// warning naming the key and its 3.x name, and changing nothing, as the same file changes nothing in Debezium 3.6.1
+// (the payload stays the payload column, the key aggregateid, a missing additional column an error, an UPDATE a warn).
+TEST(DebeziumProperties, RouterKeysOfDebezium1xHaveNoEffectAsInDebezium3) {
+  absl::StatusOr<Loaded> c = LoadWith("debezium.transforms.outbox.table.field.payload=body\n"
+                                      "debezium.transforms.outbox.table.field.payload.id=ref\n"
+                                      "debezium.transforms.outbox.table.field.schema.version=v\n"
+                                      "debezium.transforms.outbox.debezium.op.invalid.behavior=fatal\n"
+                                      "debezium.transforms.outbox.table.fields.additional.error.on.missing=false\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.fields.payload, "payload");
+  EXPECT_EQ(c->outbox.fields.key, "aggregateid");
+  EXPECT_FALSE(c->outbox.fields.additional_if_present);
+  EXPECT_EQ(c->outbox.on_update, OnUpdate::kWarn);
+  EXPECT_THAT(c->warnings,
+              IsSupersetOf({HasSubstr("debezium.transforms.outbox.table.field.payload: no effect: Debezium 1.x's name, "
+                                      "which Debezium 3.6.1's Outbox Event Router does not read "
+                                      "(table.field.event.payload replaces it)"),
+                            HasSubstr("table.field.payload.id: no effect"), HasSubstr("table.field.schema.version: no effect"),
+                            HasSubstr("debezium.op.invalid.behavior: no effect"),
+                            HasSubstr("table.fields.additional.error.on.missing: no effect")}));
 }
 
 TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
