@@ -242,7 +242,6 @@ const std::vector<Rule>& ConnectorRules() {
       {"datatype.propagate.source.type", Verdict::kWarn, kNoColumnTypes},
       {"include.schema.comments", Verdict::kWarn, kNoColumnTypes},
       {"include.schema.changes", Verdict::kWarn, kNoColumnTypes},
-      {"converters", Verdict::kWarn, kNoColumnTypes},
       {"schema.include.list", Verdict::kWarn, kNoOtherTables},
       {"schema.exclude.list", Verdict::kWarn, kNoOtherTables},
       {"schema.whitelist", Verdict::kWarn, kNoOtherTables},
@@ -254,7 +253,8 @@ const std::vector<Rule>& ConnectorRules() {
       {"message.prefix.include.list", Verdict::kWarn, "no effect: see source.messages for logical decoding messages"},
       {"message.prefix.exclude.list", Verdict::kWarn, "no effect: see source.messages for logical decoding messages"},
       {"extended.headers.enabled", Verdict::kWarn,
-       "the relay adds no __debezium.context.* headers; it adds source_lsn"},
+       "no effect: the relay adds Debezium's __debezium.context.* headers only with "
+       "outbox.debezium_context_logical_name (it always adds source_lsn)"},
       {"database.initial.statements", Verdict::kWarn, kNotApplied},
       {"database.tcpKeepAlive", Verdict::kWarn, kNotApplied},
       {"database.sslfactory", Verdict::kWarn, kNotApplied},
@@ -1711,6 +1711,13 @@ class DebeziumMapper {
       } else {
         Error(digits->written, Cat("must be a number of digits from 0 to 1000, got ", Quoted(digits->value)));
       }
+    }
+    // Custom converters (CustomConverter classes) change the values of the columns they select, which the router
+    // then reads and writes; the relay runs no Java.
+    if (const Prop* converters = connector_.Take("converters");
+        converters != nullptr && !absl::StripAsciiWhitespace(converters->value).empty()) {
+      Error(converters->written, "custom converters (Java classes) change the column values the Outbox Event Router "
+                                 "writes, and the relay does not run them; remove them from the outbox's connector");
     }
     for (const auto& [key, prop] : connector_.Rest()) {
       if (const Rule* rule = FindRule(ConnectorRules(), key)) {

@@ -753,6 +753,7 @@ TEST(DebeziumProperties, EachKeyThatWouldChangeTheRecordsIsAnErrorNamingIt) {
       {"debezium.transforms.outbox.table.json.payload.null.behavior=keep", "must be ignore or optional_bytes"},
       {"debezium.transforms.outbox.predicate=isOutbox", "not a predicate declared in predicates"},
       {"debezium.transforms.outbox.table.field.event.payload.id=x", "not an Outbox Event Router key"},
+      {"debezium.source.converters=isbn", "custom converters (Java classes) change the column values"},
       // Debezium Server takes the converter class from the format unless a `class` option names another.
       {"debezium.format.key.class=org.apache.kafka.connect.converters.LongConverter", "would change the records"},
       {"debezium.source.value.converter.class=io.confluent.connect.avro.AvroConverter", "would change the records"},
