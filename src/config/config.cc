@@ -524,7 +524,28 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
     }
   }
   r.String("outbox.route.by", &outbox->route_by);
-  r.String("outbox.route.topic", &outbox->route_topic);
+  const std::optional<std::string> topic_set = r.Scalar("outbox.route.topic");
+  if (topic_set) outbox->route_topic = *topic_set;
+  r.String("outbox.route.topic_regex", &outbox->route_topic_regex);
+  r.String("outbox.route.topic_replacement", &outbox->route_topic_replacement);
+  // Debezium's route.topic.regex and route.topic.replacement, with Java's meaning (java_regex.h), instead of the
+  // template: what a Debezium file's routing becomes when no template can say it.
+  if (!outbox->route_topic_regex.empty() || !outbox->route_topic_replacement.empty()) {
+    if (topic_set) {
+      r.Error("outbox.route.topic_regex", "set either outbox.route.topic or outbox.route.topic_regex with "
+                                          "outbox.route.topic_replacement, not both");
+    } else if (outbox->route_topic_regex.empty()) {
+      r.Error("outbox.route.topic_regex", "required with outbox.route.topic_replacement");
+    } else if (outbox->route_topic_replacement.empty()) {
+      r.Error("outbox.route.topic_replacement", "required with outbox.route.topic_regex");
+    } else if (absl::StatusOr<RouteRegex> regex = RouteRegex::Compile(outbox->route_topic_regex); !regex.ok()) {
+      r.Error("outbox.route.topic_regex",
+              absl::StrCat(Quoted(outbox->route_topic_regex), ": ", regex.status().message()));
+    } else if (absl::Status st = regex->SetReplacement(outbox->route_topic_replacement); !st.ok()) {
+      r.Error("outbox.route.topic_replacement",
+              absl::StrCat(Quoted(outbox->route_topic_replacement), ": ", st.message()));
+    }
+  }
   r.Enum("outbox.on_update", internal::kOnUpdates, &outbox->on_update);
   r.Bool("outbox.tombstone_on_empty_payload", &outbox->tombstone_on_empty_payload);
   r.Enum("outbox.format", internal::kFormats, &outbox->format);
@@ -612,6 +633,8 @@ void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
   non_empty("outbox.fields.type", outbox->fields.type);
   non_empty("outbox.fields.payload", outbox->fields.payload);
   non_empty("outbox.route.by", outbox->route_by);
+  // Checked where outbox.route.topic_regex was read (ReadOutbox).
+  if (!outbox->route_topic_regex.empty()) return;
   const std::string& topic = outbox->route_topic;
   if (absl::StrContains(topic, kRoutedByValue)) {
     // Literal text around the placeholder that no routed value can make legal.

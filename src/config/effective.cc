@@ -54,7 +54,10 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.fields.additional", absl::StrJoin(additional, ",")},
       {"outbox.fields.additional_if_present", Text(c.outbox.fields.additional_if_present)},
       {"outbox.route.by", c.outbox.route_by},
-      {"outbox.route.topic", c.outbox.route_topic},
+      // The template is not used when a regex routes (a Debezium file's routing, or the YAML keys).
+      {"outbox.route.topic", c.outbox.route_topic_regex.empty() ? c.outbox.route_topic : ""},
+      {"outbox.route.topic_regex", c.outbox.route_topic_regex},
+      {"outbox.route.topic_replacement", c.outbox.route_topic_replacement},
       {"outbox.on_update", std::string(NameOf(kOnUpdates, c.outbox.on_update))},
       {"outbox.tombstone_on_empty_payload", Text(c.outbox.tombstone_on_empty_payload)},
       {"outbox.format", std::string(NameOf(kFormats, c.outbox.format))},

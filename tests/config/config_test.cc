@@ -375,6 +375,30 @@ TEST(Config, ColumnMappersAreReadByDebeziumsNamesAndCheckedNamingTheKey) {
               HasSubstr("outbox.column_mappers.truncate.to.3.chars: \"(broken\": not a valid regular expression"));
 }
 
+// outbox.route.topic_regex and outbox.route.topic_replacement: Debezium's regex routing in YAML, both keys together and
+// not beside outbox.route.topic; a pattern or replacement Java would read differently or throw on names its key.
+TEST(Config, ARegexRouteNeedsBothKeysAndNoTemplate) {
+  absl::StatusOr<Loaded> c = Load(kMinimal, {{"outbox.route.topic_regex", "(?<routedByValue>[a-z]+)_(v\\d+)"},
+                                             {"outbox.route.topic_replacement", "${routedByValue}.events.$2"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.route_topic_regex, "(?<routedByValue>[a-z]+)_(v\\d+)");
+  EXPECT_EQ(c->outbox.route_topic_replacement, "${routedByValue}.events.$2");
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.route.topic_regex", "(.*)"}})),
+              HasSubstr("outbox.route.topic_replacement: required with outbox.route.topic_regex"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.route.topic_replacement", "$1"}})),
+              HasSubstr("outbox.route.topic_regex: required with outbox.route.topic_replacement"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.route.topic", "t.${routedByValue}"},
+                                      {"outbox.route.topic_regex", "(.*)"},
+                                      {"outbox.route.topic_replacement", "$1"}})),
+              HasSubstr("outbox.route.topic_regex: set either outbox.route.topic or"));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.route.topic_regex", "(broken"},
+                                      {"outbox.route.topic_replacement", "$1"}})),
+              HasSubstr("outbox.route.topic_regex: \"(broken\""));
+  EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.route.topic_regex", "(.*)"},
+                                      {"outbox.route.topic_replacement", "$2"}})),
+              HasSubstr("outbox.route.topic_replacement: \"$2\""));
+}
+
 // Debezium's lists of patterns: split at commas (`\,` one inside a pattern), trimmed, empties dropped; matched whole,
 // ignoring the case of ASCII letters only (Pattern.CASE_INSENSITIVE).
 TEST(Config, DebeziumPatternListsSplitAndMatchIgnoringAsciiCase) {

@@ -1091,6 +1091,34 @@ TEST(DebeziumProperties, TheExampleFilesLoad) {
   EXPECT_EQ(router.Route("Order"), "Order");
 }
 
+// A Debezium file's regex routing that no template can say, and the same pair in YAML (outbox.route.topic_regex and
+// outbox.route.topic_replacement): the same topics, a value the pattern does not match whole staying itself.
+TEST(DebeziumRouting, TheYamlFormOfARegexRouteGivesTheSameTopics) {
+  absl::StatusOr<Loaded> debezium =
+      LoadWith("debezium.transforms.outbox.route.topic.regex=(?<routedByValue>[a-z]+)_(v\\\\d+)\n"
+               "debezium.transforms.outbox.route.topic.replacement=${routedByValue}.events.$2\n");
+  ASSERT_TRUE(debezium.ok()) << debezium.status();
+  ASSERT_EQ(debezium->outbox.route_topic_regex, "(?<routedByValue>[a-z]+)_(v\\d+)");
+  absl::StatusOr<Loaded> yaml = Load(R"(source:
+  conninfo: "host=127.0.0.1 dbname=app"
+  slot: s
+  publication: p
+outbox:
+  route:
+    topic_regex: '(?<routedByValue>[a-z]+)_(v\d+)'
+    topic_replacement: '${routedByValue}.events.$2'
+kafka:
+  bootstrap.servers: "127.0.0.1:9092"
+)", {}, {}, {}, "/etc/relay.yaml");
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  const outbox::TopicRouter from_debezium(debezium->outbox), from_yaml(yaml->outbox);
+  for (const std::string value : {"order_v1", "invoice_v22", "Order_v1", "order", "order_v1x", ""}) {
+    EXPECT_EQ(from_yaml.Route(value), from_debezium.Route(value)) << value;
+  }
+  EXPECT_EQ(from_yaml.Route("order_v1"), "order.events.v1");
+  EXPECT_EQ(from_yaml.Route("Order_v1"), "Order_v1");
+}
+
 // --- Debezium Server files with a RabbitMQ, NATS JetStream or HTTP sink.
 
 // kServer with its Kafka sink replaced by `sink` (and, for sinks that skip them, without the tombstones).
