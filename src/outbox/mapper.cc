@@ -34,12 +34,9 @@ absl::Status CheckConverter(config::Converter converter, uint32_t type, const ab
       return absl::OkStatus();
     case config::Converter::kJson:
     case config::Converter::kJsonSchema: {
-      if (form.ok() && (form->form == ConnectForm::kText || form->form == ConnectForm::kEnum ||
-                        form->form == ConnectForm::kBytes)) {
-        return absl::OkStatus();
-      }
-      return absl::FailedPreconditionError(Cat("(type OID ", type, "): json and json_schema write text types, json, "
-                                               "jsonb, uuid, enums, integers and bytea"));
+      if (form.ok()) return absl::OkStatus();
+      return absl::FailedPreconditionError(Cat("(type OID ", type, "): json and json_schema write the types "
+                                               "Debezium has a schema for: ", form.status().message()));
     }
     case config::Converter::kBytes:
       if (type == pg::oid::kBytea) return absl::OkStatus();
@@ -57,11 +54,14 @@ bool IsJsonConverter(config::Converter converter) {
 // Kafka Connect's JsonConverter over Debezium's value of a column of `type` (`value`: its text, a bytea's bytes;
 // nullopt: NULL): the JSON alone (json: schemas.enable=false), or inside JsonConverter's envelope with the column's
 // schema (json_schema): {"schema":<schema>,"payload":<the JSON>}.
-void AppendJsonConverted(config::Converter converter, std::string_view schema, uint32_t type,
-                         std::optional<std::string_view> value, std::string* out) {
+absl::Status AppendJsonConverted(config::Converter converter, std::string_view schema, uint32_t type,
+                                 const std::optional<ConnectColumn>& typed, std::optional<std::string_view> value,
+                                 std::string* out) {
   if (converter == config::Converter::kJsonSchema) out->append(R"({"schema":)").append(schema).append(R"(,"payload":)");
   if (!value.has_value()) {
     out->append("null");  // JsonConverter's null for a NULL of an optional schema
+  } else if (typed.has_value()) {
+    if (absl::Status st = AppendConnectJsonValue(*typed, type, *value, out); !st.ok()) return st;
   } else if (type == pg::oid::kBytea) {
     AppendJsonString(absl::Base64Escape(absl::string_view(value->data(), value->size())), out);
   } else if (IsIntegerType(type)) {
@@ -70,6 +70,7 @@ void AppendJsonConverted(config::Converter converter, std::string_view schema, u
     AppendJsonString(*value, out);
   }
   if (converter == config::Converter::kJsonSchema) out->push_back('}');
+  return absl::OkStatus();
 }
 
 int HexValue(char c) {
@@ -284,21 +285,32 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       }
     }
   }
-  for (auto [converter, column, type, key] :
-       {std::tuple{KeyConverter(b.key_type), &config_.fields.key, b.key_type, "outbox.key_converter"},
-        std::tuple{ValueConverter(b.payload_type), &config_.fields.payload, b.payload_type, "outbox.value_converter"}}) {
-    if (absl::Status st = CheckConverter(converter, type, FormOf(*column, type, -1)); !st.ok()) {
+  const int32_t key_modifier = relation.columns[b.key].type_modifier;
+  const int32_t payload_modifier = relation.columns[b.payload].type_modifier;
+  b.key_form.reset();
+  b.value_form.reset();
+  for (auto [converter, column, type, modifier, typed, key] :
+       {std::tuple{KeyConverter(b.key_type), &config_.fields.key, b.key_type, key_modifier, &b.key_form,
+                   "outbox.key_converter"},
+        std::tuple{ValueConverter(b.payload_type), &config_.fields.payload, b.payload_type, payload_modifier,
+                   &b.value_form, "outbox.value_converter"}}) {
+    const absl::StatusOr<ConnectColumn> form = FormOf(*column, type, modifier);
+    if (absl::Status st = CheckConverter(converter, type, form); !st.ok()) {
       return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_, " ",
                                                st.message()));
     }
+    if (IsJsonConverter(converter) && form->form != ConnectForm::kText && form->form != ConnectForm::kEnum &&
+        form->form != ConnectForm::kBytes) {
+      *typed = *form;
+    }
   }
   if (KeyConverter(b.key_type) == config::Converter::kJsonSchema) {
-    auto schema = ColumnSchema(config_.fields.key, b.key_type, -1, "outbox.key_converter");
+    auto schema = ColumnSchema(config_.fields.key, b.key_type, key_modifier, "outbox.key_converter");
     if (!schema.ok()) return schema.status();
     b.key_schema = *std::move(schema);
   }
   if (ValueConverter(b.payload_type) == config::Converter::kJsonSchema) {
-    auto schema = ColumnSchema(config_.fields.payload, b.payload_type, -1, "outbox.value_converter");
+    auto schema = ColumnSchema(config_.fields.payload, b.payload_type, payload_modifier, "outbox.value_converter");
     if (!schema.ok()) return schema.status();
     b.value_schema = *std::move(schema);
   }
@@ -942,6 +954,8 @@ absl::StatusOr<Record> OutboxMapper::Map(const pg::Relation& relation, const pg:
   s_.key_type = b.key_type;
   s_.key_schema = b.key_schema;
   s_.value_schema = b.value_schema;
+  s_.key_form = &b.key_form;
+  s_.value_form = &b.value_form;
   s_.bound_additional = &b.additional;
   if (absl::Status st = fill(s_.schema_version, b.schema_version, /*through_forms=*/false); !st.ok()) return st;
   return Build(commit_lsn, commit_time_ms);
@@ -1190,12 +1204,20 @@ absl::Status OutboxMapper::Convert(Record& r) {
   }
   if (json_key) {
     s_.key_out.clear();
-    AppendJsonConverted(key_converter, s_.key_schema, s_.key_type, r.key, &s_.key_out);
+    if (absl::Status st = AppendJsonConverted(key_converter, s_.key_schema, s_.key_type, *s_.key_form, r.key,
+                                              &s_.key_out);
+        !st.ok()) {
+      return absl::InvalidArgumentError(Cat(config_.fields.key, " (the key): ", st.message()));
+    }
     r.key = s_.key_out;
   }
   if (json_value && !envelope_placement_ && (r.value.has_value() || !config_.tombstone_on_empty_payload)) {
     s_.value_out.clear();  // r.value holds a bytea payload's decoded bytes
-    AppendJsonConverted(value_converter, s_.value_schema, s_.payload_type, r.value, &s_.value_out);
+    if (absl::Status st = AppendJsonConverted(value_converter, s_.value_schema, s_.payload_type, *s_.value_form,
+                                              r.value, &s_.value_out);
+        !st.ok()) {
+      return absl::InvalidArgumentError(Cat(config_.fields.payload, " (the payload): ", st.message()));
+    }
     r.value = s_.value_out;
   }
   return absl::OkStatus();  // bytes: a bytea payload already is its raw bytes
@@ -1307,7 +1329,7 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
   if (expanded != nullptr) {
     out.append(expanded->value_json);
   } else {
-    AppendJsonConverted(config::Converter::kJson, "", s_.payload_type, r.value, &out);
+    (void)AppendJsonConverted(config::Converter::kJson, "", s_.payload_type, std::nullopt, r.value, &out);
   }
   for (size_t i = 0; i < s_.additional.size(); ++i) {
     const Field& f = s_.additional[i];

@@ -161,6 +161,9 @@ class OutboxMapper {
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     // json_schema: the key's and the payload's schema as JsonConverter writes it ({"type":"string","optional":…}).
     std::string key_schema, value_schema;
+    // json and json_schema: the key's and the payload's form when it is not a string, an integer, an enum or bytes
+    // (JsonConverter then writes Debezium's value of the column: a number, a boolean, a struct...).
+    std::optional<ConnectColumn> key_form, value_form;
     // Parallel to config_.fields.additional.
     struct Additional {
       int column = -1;     // -1: the table has no such column (outbox.fields.additional_if_present): no header
@@ -289,6 +292,8 @@ class OutboxMapper {
     std::string key_bytes;           // a bytea key's decoded bytes (converters other than string)
     ExpandedPayload expanded;        // outbox.expand_json_payload: the payload expanded
     std::string_view key_schema, value_schema;  // json_schema: the binding's
+    const std::optional<ConnectColumn>* key_form = nullptr;    // the binding's
+    const std::optional<ConnectColumn>* value_form = nullptr;
     const std::vector<Binding::Additional>* bound_additional = nullptr;  // the binding's (Map, for Build)
     Field schema_version;   // outbox.fields.schema_version's value
     std::string envelope;   // the envelope value being written

@@ -806,6 +806,27 @@ TEST_F(MapperTest, JsonConvertersWriteTheKeyAndValueAsJsonStrings) {
   EXPECT_EQ(r->value, R"("AP9B")");
 }
 
+// Under json, a key or payload of another type Debezium has a schema for is JsonConverter's JSON of Debezium's value
+// (as an envelope field's): a timestamptz payload its ISO text in UTC, a boolean key a JSON boolean; a value the
+// relay does not convert is a per-event error naming the column.
+TEST_F(MapperTest, JsonConvertersWriteTypedKeysAndPayloadsAsDebeziumsValues) {
+  config_.key_converter = config::Converter::kJson;
+  config_.value_converter = config::Converter::kJson;
+  SetType("payload", kTimestampTz);
+  SetType("aggregateid", pg::oid::kBool);
+  Set("payload", "2026-12-03 12:45:07.5+01");
+  Set("aggregateid", "t");
+  auto r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, "true");
+  EXPECT_EQ(r->value, R"("2026-12-03T11:45:07.500000Z")");
+  Set("payload", "not a time");
+  r = Map();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("payload (the payload)"));
+}
+
 // outbox.key_converter / value_converter json_schema (JsonConverter, schemas.enable=true): the same JSON inside
 // {"schema":…,"payload":…}, the schema Debezium gives the column, optional as the catalog's NOT NULL says.
 TEST_F(MapperTest, JsonSchemaConvertersWriteTheEnvelopeWithTheColumnsSchema) {
@@ -1149,9 +1170,9 @@ TEST_F(MapperTest, JsonSchemaConvertersRefuseAColumnWithADefaultOrMissingFromThe
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
   EXPECT_THAT(Message(r.status()), HasSubstr("not in the catalog"));
-  // A type whose schema is not reproduced: refused like json refuses it.
+  // A type Debezium has no schema for: refused like json refuses it.
   mapper().SetCatalog({{.name = "payload"}});
-  SetType("payload", kTimestampTz);
+  SetType("payload", 424242);
   mapper().OnRelation(kOutboxOid);
   r = Map();
   ASSERT_FALSE(r.ok());

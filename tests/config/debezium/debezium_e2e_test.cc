@@ -755,11 +755,13 @@ class DebeziumSideBySide : public DebeziumE2E {
 
   // Key and value through JsonConverter with schemas.enable=true (or `converters`), from a `ref` column of `key_type`
   // (the event key) and a `body` column of `payload_type` (the payload), both nullable, over `rows` of "ref, body" SQL
-  // values; compared record by record with Debezium's.
+  // values; compared record by record with Debezium's. `debezium` (if given) gets Debezium's records, for a premise.
+  static constexpr const char* kJsonKeysAndValues =
+      "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+      "value.converter=org.apache.kafka.connect.json.JsonConverter\n";
   void CompareSchemasOfColumns(const std::string& key_type, const std::string& payload_type,
-                               const std::vector<std::string>& rows,
-                               const std::string& converters = "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                                                               "value.converter=org.apache.kafka.connect.json.JsonConverter\n") {
+                               const std::vector<std::string>& rows, const std::string& converters = kJsonKeysAndValues,
+                               std::map<std::string, FullRecord>* debezium_out = nullptr) {
     SideBySide side(*this,
                     "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
                     "transforms.outbox.table.field.event.key=ref\n"
@@ -780,6 +782,7 @@ class DebeziumSideBySide : public DebeziumE2E {
     const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), rows.size());
     ASSERT_EQ(debezium.size(), rows.size());
     ExpectSameRecords(relayed, debezium);
+    if (debezium_out != nullptr) *debezium_out = debezium;
   }
 
   // Adds `columns` (name, SQL type) to the outbox table; `names` gets ", <name>" for each, for an INSERT's list.
@@ -1055,6 +1058,50 @@ TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveTheEnvelopesOfByteaPaylo
   CompareSchemasOfColumns("uuid", "bytea",
                           {"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff41'", "NULL, '\\x'",
                            "'00000000-0000-0000-0000-000000000000', NULL"});
+}
+
+// Keys and payloads of the other types Debezium has a schema for, through JsonConverter with and without schemas:
+// Debezium's value of the column (a Decimal's base64, a boolean, epoch days, a ZonedTimestamp's text, a
+// MicroTimestamp's number, a VariableScaleDecimal's struct), as in an envelope field.
+TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveTypedKeysAndPayloads) {
+  std::map<std::string, FullRecord> debezium;
+  ASSERT_NO_FATAL_FAILURE(CompareSchemasOfColumns(
+      "numeric(10,2)", "timestamptz",
+      {"12.50, '2026-12-03 11:45:07.123456+00'", "NULL, '1969-12-31 23:59:59+00'", "-0.01, NULL"},
+      kJsonKeysAndValues, &debezium));
+  // The premise: a Decimal key and a ZonedTimestamp payload, not strings.
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.key.value_or("").find(R"("name":"org.apache.kafka.connect.data.Decimal")") != std::string::npos;
+            }), 3u);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.value.value_or("").find(R"("payload":"2026-12-03T11:45:07.123456Z")") != std::string::npos;
+            }), 1u);
+}
+
+TEST_F(DebeziumSideBySide, JsonConvertersWithoutSchemasGiveTypedKeysAndPayloads) {
+  std::map<std::string, FullRecord> debezium;
+  ASSERT_NO_FATAL_FAILURE(CompareSchemasOfColumns(
+      "boolean", "timestamp", {"true, '2026-12-03 11:45:07.123456'", "NULL, '1900-01-01 00:00:00'", "false, NULL"},
+      "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+      "key.converter.schemas.enable=false\n"
+      "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+      "value.converter.schemas.enable=false\n",
+      &debezium));
+  // The premise: a JSON boolean key and a MicroTimestamp's number.
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.key == "true" && r.value == "1796298307123456";
+            }), 1u);
+}
+
+TEST_F(DebeziumSideBySide, JsonConvertersWithSchemasGiveDateKeysAndVariableNumericPayloads) {
+  std::map<std::string, FullRecord> debezium;
+  ASSERT_NO_FATAL_FAILURE(CompareSchemasOfColumns(
+      "date", "numeric", {"'2026-12-03', 12.50", "'1900-01-01', -0.000", "NULL, NULL"}, kJsonKeysAndValues,
+      &debezium));
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.key.value_or("").find(R"("name":"io.debezium.time.Date")") != std::string::npos &&
+                     r.value.value_or("").find(R"("name":"io.debezium.data.VariableScaleDecimal")") != std::string::npos;
+            }), 3u);
 }
 
 // Debezium's BinaryDataConverter: a bytea payload (a BYTES value) as its bytes, NULL as no value; a text key (a STRING
