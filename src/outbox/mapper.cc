@@ -26,8 +26,8 @@ int FindColumn(const pg::Relation& relation, const std::string& name) {
 }
 
 // Whether Kafka Connect's `converter` can write Debezium's value of a column of `type` whose form is `form`
-// (JsonConverter: strings, enums, integers and bytes, as the relay writes them; ByteArrayConverter: bytes only, as
-// Kafka Connect's refuses others).
+// (JsonConverter: any column Debezium has a schema for; ByteArrayConverter: bytes only, as Kafka Connect's refuses
+// others).
 absl::Status CheckConverter(config::Converter converter, uint32_t type, const absl::StatusOr<ConnectColumn>& form) {
   switch (converter) {
     case config::Converter::kString:
@@ -36,7 +36,7 @@ absl::Status CheckConverter(config::Converter converter, uint32_t type, const ab
     case config::Converter::kJsonSchema: {
       if (form.ok()) return absl::OkStatus();
       return absl::FailedPreconditionError(Cat("(type OID ", type, "): json and json_schema write the types "
-                                               "Debezium has a schema for: ", form.status().message()));
+                                               "Debezium has a schema for"));
     }
     case config::Converter::kBytes:
       if (type == pg::oid::kBytea) return absl::OkStatus();
@@ -53,7 +53,9 @@ bool IsJsonConverter(config::Converter converter) {
 
 // Kafka Connect's JsonConverter over Debezium's value of a column of `type` (`value`: its text, a bytea's bytes;
 // nullopt: NULL): the JSON alone (json: schemas.enable=false), or inside JsonConverter's envelope with the column's
-// schema (json_schema): {"schema":<schema>,"payload":<the JSON>}.
+// schema (json_schema): {"schema":<schema>,"payload":<the JSON>}. `typed`: the column's form when it is not a
+// string, an integer, an enum or a bytea, written as AppendConnectJsonValue writes Debezium's value (its
+// INVALID_ARGUMENT for a value the relay does not convert).
 absl::Status AppendJsonConverted(config::Converter converter, std::string_view schema, uint32_t type,
                                  const std::optional<ConnectColumn>& typed, std::optional<std::string_view> value,
                                  std::string* out) {
@@ -165,7 +167,9 @@ std::string RouteTopic(const config::OutboxConfig& config, std::string_view rout
 absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zone) {
   absl::StatusOr<int64_t> micros = ParseTimestampMicros(text, with_zone);
   if (!micros.ok()) return micros.status();
-  return *micros >= 0 ? *micros / 1000 : -((-*micros + 999) / 1000);  // floor: microseconds truncated
+  // Floor (toward the past). Debezium divides toward zero (MicroTimestamp / 1_000), which differs only for an instant
+  // less than a millisecond before 1970, whose negative timestamp its Java producer refuses anyway.
+  return *micros >= 0 ? *micros / 1000 : -((-*micros + 999) / 1000);
 }
 
 absl::StatusOr<std::string> DecodeByteaHex(std::string_view text) {
@@ -299,8 +303,10 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_, " ",
                                                st.message()));
     }
+    // Strings, integers, enums and bytea are written from their text below (AppendJsonConverted); an unknown
+    // datatype's bytes (include.unknown.datatypes) and every other form as Debezium's value.
     if (IsJsonConverter(converter) && form->form != ConnectForm::kText && form->form != ConnectForm::kEnum &&
-        form->form != ConnectForm::kBytes) {
+        !(form->form == ConnectForm::kBytes && type == pg::oid::kBytea)) {
       *typed = *form;
     }
   }
@@ -1329,7 +1335,11 @@ absl::Status OutboxMapper::WriteEnvelope(Record& r) {
   if (expanded != nullptr) {
     out.append(expanded->value_json);
   } else {
-    (void)AppendJsonConverted(config::Converter::kJson, "", s_.payload_type, std::nullopt, r.value, &out);
+    if (absl::Status st = AppendJsonConverted(config::Converter::kJson, "", s_.payload_type, *s_.value_form, r.value,
+                                              &out);
+        !st.ok()) {
+      return absl::InvalidArgumentError(Cat(config_.fields.payload, " (the payload): ", st.message()));
+    }
   }
   for (size_t i = 0; i < s_.additional.size(); ++i) {
     const Field& f = s_.additional[i];

@@ -188,10 +188,10 @@ constexpr std::string_view kNotApplied = "not applied by the relay";
 // no class reads the name since 2.0), so the relay does not take it for the outbox table either.
 constexpr std::string_view kTableNoLongerRead =
     "no effect: Debezium 1.x's name, which Debezium 3.6.1 does not read (name the outbox table in table.include.list)";
-// Outbox Event Router keys of Debezium 1.x that 3.6.1's router no longer reads (its EventRouterConfigDefinition has
+// Outbox Event Router keys of Debezium 1.x and 2.x that 3.6.1's router no longer reads (its EventRouterConfigDefinition has
 // no aliases): the same file gives 3.6.1's records only if the relay ignores them too.
 std::string RouterKeyNoLongerRead(std::string_view replacement) {
-  return Cat("no effect: Debezium 1.x's name, which Debezium 3.6.1's Outbox Event Router does not read (",
+  return Cat("no effect: an earlier Debezium's name, which Debezium 3.6.1's Outbox Event Router does not read (",
              replacement, " replaces it)");
 }
 constexpr std::string_view kNoLongerRead =
@@ -253,8 +253,8 @@ const std::vector<Rule>& ConnectorRules() {
       {"message.prefix.include.list", Verdict::kWarn, "no effect: see source.messages for logical decoding messages"},
       {"message.prefix.exclude.list", Verdict::kWarn, "no effect: see source.messages for logical decoding messages"},
       {"extended.headers.enabled", Verdict::kWarn,
-       "no effect: the relay adds Debezium's __debezium.context.* headers only with "
-       "outbox.debezium_context_logical_name (it always adds source_lsn)"},
+       "the relay adds Debezium's __debezium.context.* headers only with "
+       "outbox-relay.outbox.debezium_context_logical_name, whatever this says (it always adds source_lsn)"},
       {"database.initial.statements", Verdict::kWarn, kNotApplied},
       {"database.tcpKeepAlive", Verdict::kWarn, kNotApplied},
       {"database.sslfactory", Verdict::kWarn, kNotApplied},
@@ -1786,6 +1786,11 @@ absl::StatusOr<Config> Load(const std::string& path, const std::string& text,
   mapper.Run();
   std::optional<Route> route = mapper.route();
   std::vector<std::string> problems = std::move(mapper.errors());
+  // A regex route given with --set replaces the file's routing, a template too (which would otherwise conflict).
+  const bool regex_overridden = std::any_of(overrides.begin(), overrides.end(), [](const auto& o) {
+    return o.first == "outbox.route.topic_regex" || o.first == "outbox.route.topic_replacement";
+  });
+  if (regex_overridden) mapper.tree().erase("outbox.route.topic");
   absl::StatusOr<Config> config = BuildConfig(std::move(mapper.tree()), overrides, resolver);
   if (!config.ok()) {
     std::string message(config.status().message());
@@ -1808,7 +1813,7 @@ absl::StatusOr<Config> Load(const std::string& path, const std::string& text,
   pipeline.warnings = mapper.warnings();
   const bool route_overridden = std::any_of(overrides.begin(), overrides.end(),
                                             [](const auto& o) { return o.first == "outbox.route.topic"; });
-  if (route.has_value() && !route->topic_template.has_value() && !route_overridden) {
+  if (route.has_value() && !route->topic_template.has_value() && !route_overridden && !regex_overridden) {
     pipeline.outbox.route_topic_regex = route->regex;
     pipeline.outbox.route_topic_replacement = route->replacement;
   }

@@ -139,9 +139,39 @@ void ExpectSameRecords(const std::map<std::string, FullRecord>& relayed, const s
   }
 }
 
-// A key or value of a .properties line with java.util.Properties' escapes undone: \t \n \r \f, \uXXXX (as UTF-8), and
-// a backslash before any other character stands for that character.
+// A key or value of a .properties line with java.util.Properties' escapes undone: \t \n \r \f, \uXXXX (as UTF-8, a
+// surrogate pair as one character; a malformed one kept as written, where Java would fail), and a backslash before
+// any other character stands for that character.
 std::string UnescapeJavaProperty(std::string_view text) {
+  const auto hex4 = [&](size_t at) -> std::optional<unsigned> {
+    if (at + 4 > text.size()) return std::nullopt;
+    unsigned code = 0;
+    for (size_t i = at; i < at + 4; ++i) {
+      const char c = text[i];
+      const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (digit < 0) return std::nullopt;
+      code = code * 16 + static_cast<unsigned>(digit);
+    }
+    return code;
+  };
+  const auto append_utf8 = [](unsigned code, std::string* out) {
+    if (code < 0x80) {
+      *out += static_cast<char>(code);
+    } else if (code < 0x800) {
+      *out += static_cast<char>(0xC0 | (code >> 6));
+      *out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      *out += static_cast<char>(0xE0 | (code >> 12));
+      *out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      *out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      *out += static_cast<char>(0xF0 | (code >> 18));
+      *out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      *out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      *out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  };
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '\\' || i + 1 == text.size()) {
@@ -149,19 +179,20 @@ std::string UnescapeJavaProperty(std::string_view text) {
       continue;
     }
     const char c = text[++i];
-    if (c == 'u' && i + 4 < text.size()) {
-      const unsigned code = std::stoul(std::string(text.substr(i + 1, 4)), nullptr, 16);
-      i += 4;
-      if (code < 0x80) {
-        out += static_cast<char>(code);
-      } else if (code < 0x800) {
-        out += static_cast<char>(0xC0 | (code >> 6));
-        out += static_cast<char>(0x80 | (code & 0x3F));
-      } else {
-        out += static_cast<char>(0xE0 | (code >> 12));
-        out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (code & 0x3F));
+    if (c == 'u') {
+      std::optional<unsigned> code = hex4(i + 1);
+      if (!code) {
+        out += "\\u";
+        continue;
       }
+      i += 4;
+      if (*code >= 0xD800 && *code < 0xDC00 && i + 2 < text.size() && text[i + 1] == '\\' && text[i + 2] == 'u') {
+        if (std::optional<unsigned> low = hex4(i + 3); low && *low >= 0xDC00 && *low < 0xE000) {
+          *code = 0x10000 + ((*code - 0xD800) << 10) + (*low - 0xDC00);
+          i += 6;
+        }
+      }
+      append_utf8(*code, &out);
       continue;
     }
     out += c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c == 'f' ? '\f' : c;
@@ -658,10 +689,10 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
 
   // Adds the connector file's connector to Kafka Connect; true once it streams from its slot.
   bool StartDebezium() {
+    running_ = true;  // before the POST: one that timed out may still have added it
     const absl::Status added = worker_->Add(t_.db_, JavaProperties(ReadFile(connector_).value_or("")));
     EXPECT_TRUE(added.ok()) << added;
     if (!added.ok()) return false;
-    running_ = true;
     const bool streaming = WaitFor([&] { return t_.SlotActive(debezium_slot_) || worker_->Failed(t_.db_); }, 120s,
                                    "Debezium streams from its slot");
     const bool failed = worker_->Failed(t_.db_);
@@ -809,6 +840,30 @@ class DebeziumSideBySide : public DebeziumE2E {
     const absl::Status st = pg_->Exec("ALTER TABLE outbox " + add, db_);
     EXPECT_TRUE(st.ok()) << st;
     return st.ok();
+  }
+
+  // A numeric(10,2) payload and a timestamptz envelope field through JsonConverter (with or without schemas),
+  // compared with Debezium's records.
+  void CompareTypedEnvelopePayloads(bool schemas) {
+    SideBySide side(*this,
+                    "transforms.outbox.table.fields.additional.placement=type:envelope:eventType,stamp:envelope\n"
+                    "transforms.outbox.table.field.event.payload=amount\n",
+                    std::string("key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                                "value.converter=org.apache.kafka.connect.json.JsonConverter\n") +
+                        (schemas ? "" : "value.converter.schemas.enable=false\n"));
+    ASSERT_TRUE(side.Init());
+    std::string names;
+    ASSERT_TRUE(AddColumns({{"amount", "numeric(10,2)"}, {"stamp", "timestamptz"}}, &names));
+    ASSERT_TRUE(side.StartDebezium());
+    ASSERT_TRUE(InsertKeyedRows({"12.50, '2026-12-03 11:45:07.5+00'", "NULL, NULL", "-0.01, '1970-01-01 00:00:00+00'"},
+                                "Typed", names));
+    const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 3);
+    ASSERT_EQ(debezium.size(), 3u);
+    // The premise: the payload field is the Decimal's base64 ("BOI=" for 12.50), not the column's text.
+    EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+                return r.value.value_or("").find(R"("payload":"BOI=")") != std::string::npos;
+              }), 1u);
+    ExpectSameRecords(relayed, debezium);
   }
 
   // NULLs in columns with defaults (kDefaultedColumns, the key and the payload), in headers under StringConverter or
@@ -1267,6 +1322,16 @@ TEST_F(DebeziumSideBySide, EnvelopePlacementWithSchemasGivesDebeziumsEnvelopeSch
 // Under StringConverter the value is Struct.toString: the fields that are not null, as Java prints each value.
 TEST_F(DebeziumSideBySide, EnvelopePlacementThroughStringConvertersGivesStructToString) {
   CompareEnvelopes(kEnvelopeColumns, kEnvelopeRows, SideBySide::kStringConverters, "Struct{");
+}
+
+// A typed payload column in the envelope under JsonConverter, with and without schemas: the payload field holds
+// Debezium's value of the column (a Decimal's base64, a ZonedTimestamp's text), as the other envelope fields do.
+TEST_F(DebeziumSideBySide, TypedPayloadsInTheEnvelopeThroughJsonConvertersWithSchemasAreDebeziums) {
+  CompareTypedEnvelopePayloads(/*schemas=*/true);
+}
+
+TEST_F(DebeziumSideBySide, TypedPayloadsInTheEnvelopeThroughJsonConvertersWithoutSchemasAreDebeziums) {
+  CompareTypedEnvelopePayloads(/*schemas=*/false);
 }
 
 // Debezium caches the envelope's schema by the payload's schema, so the first event's route value names the

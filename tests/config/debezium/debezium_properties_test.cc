@@ -725,7 +725,8 @@ TEST(DebeziumProperties, KeysWithNoEffectOnRecordsAreAcceptedWithAWarningEach) {
   EXPECT_EQ(c->kafka.count("buffer.memory"), 0u);
 }
 
-// Debezium 1.x's router keys, which 3.6.1's EventRouterConfigDefinition no longer reads (no aliases): accepted with a
+// Earlier Debezium's router keys (1.x's, and 2.x's table.fields.additional.error.on.missing), which 3.6.1's
+// EventRouterConfigDefinition no longer reads (no aliases): accepted with a
 // warning naming the key and its 3.x name, and changing nothing, as the same file changes nothing in Debezium 3.6.1
 // (the payload stays the payload column, the key aggregateid, a missing additional column an error, an UPDATE a warn).
 TEST(DebeziumProperties, RouterKeysOfDebezium1xHaveNoEffectAsInDebezium3) {
@@ -740,7 +741,7 @@ TEST(DebeziumProperties, RouterKeysOfDebezium1xHaveNoEffectAsInDebezium3) {
   EXPECT_FALSE(c->outbox.fields.additional_if_present);
   EXPECT_EQ(c->outbox.on_update, OnUpdate::kWarn);
   EXPECT_THAT(c->warnings,
-              IsSupersetOf({HasSubstr("debezium.transforms.outbox.table.field.payload: no effect: Debezium 1.x's name, "
+              IsSupersetOf({HasSubstr("debezium.transforms.outbox.table.field.payload: no effect: an earlier Debezium's name, "
                                       "which Debezium 3.6.1's Outbox Event Router does not read "
                                       "(table.field.event.payload replaces it)"),
                             HasSubstr("table.field.payload.id: no effect"), HasSubstr("table.field.schema.version: no effect"),
@@ -1117,6 +1118,20 @@ kafka:
   }
   EXPECT_EQ(from_yaml.Route("order_v1"), "order.events.v1");
   EXPECT_EQ(from_yaml.Route("Order_v1"), "Order_v1");
+}
+
+// --set outbox.route.topic_regex (with its replacement) on a Debezium file replaces the file's routing, a template or
+// a regex alike.
+TEST(DebeziumRouting, ARegexRouteSetOverridesTheFilesRouting) {
+  const Overrides regex = {{"outbox.route.topic_regex", "(?<routedByValue>[a-z]+)_(v\\d+)"},
+                           {"outbox.route.topic_replacement", "${routedByValue}.$2"}};
+  for (const std::string& file_route : {std::string(""),  // the default: a template
+                                       std::string("debezium.transforms.outbox.route.topic.regex=(x)(y)\n"
+                                                   "debezium.transforms.outbox.route.topic.replacement=$2$1\n")}) {
+    absl::StatusOr<Loaded> c = LoadWith(file_route, regex);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(outbox::TopicRouter(c->outbox).Route("order_v1"), "order.v1") << file_route;
+  }
 }
 
 // --- Debezium Server files with a RabbitMQ, NATS JetStream or HTTP sink.
