@@ -86,6 +86,10 @@ absl::StatusOr<std::string> DecodeHex(std::string_view hex);
 // version, 12 bits of `random_a`, the variant and 62 bits of `random_b`.
 std::string FormatUuidV7(int64_t unix_ms, uint64_t random_a, uint64_t random_b);
 
+// No form: a key or payload written from its text (a logical message's, or a column's that is a string, an integer,
+// an enum or a bytea).
+inline const std::optional<ConnectColumn> kFromText;
+
 class OutboxMapper {
  public:
   explicit OutboxMapper(const config::OutboxConfig& config);
@@ -292,8 +296,8 @@ class OutboxMapper {
     std::string key_bytes;           // a bytea key's decoded bytes (converters other than string)
     ExpandedPayload expanded;        // outbox.expand_json_payload: the payload expanded
     std::string_view key_schema, value_schema;  // json_schema: the binding's
-    const std::optional<ConnectColumn>* key_form = nullptr;    // the binding's
-    const std::optional<ConnectColumn>* value_form = nullptr;
+    const std::optional<ConnectColumn>* key_form = &kFromText;    // the binding's
+    const std::optional<ConnectColumn>* value_form = &kFromText;
     const std::vector<Binding::Additional>* bound_additional = nullptr;  // the binding's (Map, for Build)
     Field schema_version;   // outbox.fields.schema_version's value
     std::string envelope;   // the envelope value being written

@@ -131,6 +131,8 @@ absl::StatusOr<Record> OutboxMapper::MapMessage(std::string_view content, Lsn co
   if (!object) return bad("not a JSON object");
   s_.payload_type = 0;  // text: passed through as is
   s_.key_type = 0;
+  s_.key_form = &kFromText;  // not the last relation's forms
+  s_.value_form = &kFromText;
   // A timestamp in a message: a number of milliseconds, or timestamptz text.
   s_.timestamp_type = 0;
   if (!s_.timestamp.null) {

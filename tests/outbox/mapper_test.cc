@@ -827,6 +827,27 @@ TEST_F(MapperTest, JsonConvertersWriteTypedKeysAndPayloadsAsDebeziumsValues) {
   EXPECT_THAT(Message(r.status()), HasSubstr("payload (the payload)"));
 }
 
+// A logical message's key and payload are text under json, also after a row whose typed key had a form: a message
+// has no column types, and must not take the last relation's.
+TEST_F(MapperTest, JsonConvertersWriteALogicalMessagesKeyAsTextAfterATypedRow) {
+  config_.key_converter = config::Converter::kJson;
+  config_.value_converter = config::Converter::kJson;
+  auto message = mapper().MapMessage(R"({"id":"m-1","aggregateid":"order-7","type":"T","payload":"x"})", kCommitLsn,
+                                     kCommitTimeMs);
+  ASSERT_TRUE(message.ok()) << message.status();
+  EXPECT_EQ(message->key, R"("order-7")");
+  SetType("aggregateid", pg::oid::kBool);
+  Set("aggregateid", "t");
+  auto row = Map();
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->key, "true");
+  message = mapper().MapMessage(R"({"id":"m-2","aggregateid":"order-8","type":"T","payload":"x"})", kCommitLsn,
+                                kCommitTimeMs);
+  ASSERT_TRUE(message.ok()) << message.status();
+  EXPECT_EQ(message->key, R"("order-8")");
+  EXPECT_EQ(message->value, R"("x")");
+}
+
 // outbox.key_converter / value_converter json_schema (JsonConverter, schemas.enable=true): the same JSON inside
 // {"schema":…,"payload":…}, the schema Debezium gives the column, optional as the catalog's NOT NULL says.
 TEST_F(MapperTest, JsonSchemaConvertersWriteTheEnvelopeWithTheColumnsSchema) {
