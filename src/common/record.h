@@ -46,6 +46,14 @@ struct OwnedRecord {
   Record View() const;
   // Key + value bytes, as the ack tracker and the delivery report count them.
   size_t PayloadBytes() const { return (key ? key->size() : 0) + (value ? value->size() : 0); }
+  // The value of the last header named `name` ("" when none has a value): a report's source_lsn.
+  std::string_view HeaderText(std::string_view name) const {
+    std::string_view text;
+    for (const auto& [n, v] : headers) {
+      if (n == name && v) text = *v;
+    }
+    return text;
+  }
 };
 
 }  // namespace outbox

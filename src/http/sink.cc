@@ -453,9 +453,7 @@ int HttpSink::Serve() {
       r.error = d.error;
       r.error_name = d.error_name;
       r.event_id = p.record.event_id;
-      for (const auto& [name, value] : p.record.headers) {
-        if (name == "source_lsn" && value) r.source_lsn = *value;
-      }
+      r.source_lsn = p.record.HeaderText("source_lsn");
       // Too large for the receiver: the dead letter goes without the body (it would not fit either).
       if (d.reason == sinks::Reason::kTooLarge) p.record.value.reset();
       r.rejected = &p.record;

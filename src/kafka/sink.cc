@@ -551,9 +551,7 @@ void KafkaSink::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
         if (std::string_view(name) == "id" && value) rejected.event_id = *rejected.headers.back().second;
       }
     }
-    for (const auto& [name, value] : rejected.headers) {
-      if (name == "source_lsn" && value) r.source_lsn = *value;
-    }
+    r.source_lsn = rejected.HeaderText("source_lsn");
     r.event_id = rejected.event_id;
     r.rejected = &rejected;
   }

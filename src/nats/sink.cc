@@ -395,9 +395,7 @@ void NatsSink::Serve(Completion& c) {
     r.error_name = error_name;
     if (c.rejected) {
       r.event_id = c.rejected->event_id;
-      for (const auto& [name, value] : c.rejected->headers) {
-        if (name == "source_lsn" && value) r.source_lsn = *value;
-      }
+      r.source_lsn = c.rejected->HeaderText("source_lsn");
       r.rejected = &*c.rejected;
     }
   }

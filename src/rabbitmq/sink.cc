@@ -720,9 +720,7 @@ void RabbitMqSink::Serve(Completion& c) {
     r.error = c.settled.error;
     r.error_name = c.settled.error_name;
     r.event_id = f.record->event_id;
-    for (const auto& [name, value] : f.record->headers) {
-      if (name == "source_lsn" && value) r.source_lsn = *value;
-    }
+    r.source_lsn = f.record->HeaderText("source_lsn");
     r.rejected = f.record.get();
   }
   handler_->OnReport(r);
