@@ -552,6 +552,7 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
   r.Enum("outbox.header_values", internal::kHeaderValues, &outbox->header_values);
   r.Enum("outbox.key_converter", internal::kConverters, &outbox->key_converter);
   r.Enum("outbox.value_converter", internal::kConverters, &outbox->value_converter);
+  r.Enum("outbox.string_converter_values", internal::kStringValues, &outbox->string_converter_values);
   r.Bool("outbox.key_converter_binary", &outbox->key_converter_binary);
   r.Bool("outbox.value_converter_binary", &outbox->value_converter_binary);
   r.Bool("outbox.expand_json_payload", &outbox->expand_json_payload);

@@ -35,6 +35,11 @@ enum class HeaderValues { kText, kDebezium, kJson, kJsonSchema };
 // io.debezium.data.Json / Uuid / Xml names), ByteArrayConverter (a bytea's bytes; a column of another type is
 // refused).
 enum class Converter { kString, kJson, kJsonSchema, kBytes };
+// outbox.string_converter_values: what the string converter writes of a key or payload column: its PostgreSQL text
+// (SPEC's record format), or, as Kafka Connect's StringConverter over Debezium's value, Java's text of that value
+// (`true`, a timestamp's epoch microseconds, a timestamptz's ISO-8601 in UTC, a bytea's ByteBuffer). Debezium
+// configuration files set debezium.
+enum class StringValues { kText, kDebezium };
 // outbox.json_payload_null_behavior / outbox.json_payload_empty_array_behavior (with outbox.expand_json_payload):
 // what a JSON null or an empty array in an expanded payload becomes: left out of the schema (ignore), or an optional
 // bytes field / an optional array of optional strings, as Debezium's table.json.payload.null.behavior and
@@ -188,6 +193,7 @@ struct OutboxConfig {
   HeaderValues header_values = HeaderValues::kText;
   Converter key_converter = Converter::kString;
   Converter value_converter = Converter::kString;
+  StringValues string_converter_values = StringValues::kText;
   // outbox.key_converter_binary / outbox.value_converter_binary: Debezium's BinaryDataConverter in front of the
   // converter above (its delegate.converter.type): a key or payload of a bytea column (a BYTES value) goes out as its
   // bytes, as ByteArrayConverter writes it; any other value (a column of another type, the envelope of placement

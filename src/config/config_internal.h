@@ -32,6 +32,8 @@ inline constexpr EnumName<HeaderValues> kHeaderValues[] = {{"text", HeaderValues
 inline constexpr EnumName<Converter> kConverters[] = {
     {"string", Converter::kString}, {"json", Converter::kJson}, {"json_schema", Converter::kJsonSchema},
     {"bytes", Converter::kBytes}};
+inline constexpr EnumName<StringValues> kStringValues[] = {{"text", StringValues::kText},
+                                                           {"debezium", StringValues::kDebezium}};
 inline constexpr EnumName<JsonNullBehavior> kJsonNullBehaviors[] = {{"ignore", JsonNullBehavior::kIgnore},
                                                                     {"optional_bytes", JsonNullBehavior::kOptionalBytes}};
 inline constexpr EnumName<DecimalHandling> kDecimalHandlings[] = {

@@ -64,6 +64,7 @@ std::vector<std::pair<std::string, std::string>> KeyValues(const PipelineConfig&
       {"outbox.header_values", std::string(NameOf(kHeaderValues, c.outbox.header_values))},
       {"outbox.key_converter", std::string(NameOf(kConverters, c.outbox.key_converter))},
       {"outbox.value_converter", std::string(NameOf(kConverters, c.outbox.value_converter))},
+      {"outbox.string_converter_values", std::string(NameOf(kStringValues, c.outbox.string_converter_values))},
       {"outbox.key_converter_binary", Text(c.outbox.key_converter_binary)},
       {"outbox.value_converter_binary", Text(c.outbox.value_converter_binary)},
       {"outbox.expand_json_payload", Text(c.outbox.expand_json_payload)},

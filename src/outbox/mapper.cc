@@ -309,6 +309,22 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
         !(form->form == ConnectForm::kBytes && type == pg::oid::kBytea)) {
       *typed = *form;
     }
+    // StringConverter over Debezium's value: Java's text of it (Convert), a bytea's ByteBuffer's.
+    if (converter == config::Converter::kString &&
+        config_.string_converter_values == config::StringValues::kDebezium && type != pg::oid::kBytea) {
+      if (!form.ok()) {
+        return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_,
+                                                 " (type OID ", type, "): Debezium has no schema for its type and "
+                                                 "leaves it out of the row, so its router fails every event"));
+      }
+      if (form->form != ConnectForm::kText && form->form != ConnectForm::kEnum) {
+        if (absl::Status st = CheckJavaText(*form); !st.ok()) {
+          return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_,
+                                                   " under StringConverter (string): ", st.message()));
+        }
+        *typed = *form;
+      }
+    }
   }
   if (KeyConverter(b.key_type) == config::Converter::kJsonSchema) {
     auto schema = ColumnSchema(config_.fields.key, b.key_type, key_modifier, "outbox.key_converter");
@@ -404,7 +420,8 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   }
   if (envelope_placement_ && config_.value_converter == config::Converter::kString) {
     // Struct.toString prints the payload's value too.
-    if (absl::StatusOr<ConnectColumn> form = ConnectColumnOf(b.payload_type, -1); form.ok()) {
+    if (absl::StatusOr<ConnectColumn> form = ConnectColumnOf(b.payload_type, relation.columns[b.payload].type_modifier);
+        form.ok()) {
       if (absl::Status st = CheckJavaText(*form); !st.ok()) {
         return absl::FailedPreconditionError(
             Cat("column \"", config_.fields.payload, "\" (outbox.fields.payload) of ", schema_, ".", table_,
@@ -1192,6 +1209,20 @@ void OutboxMapper::AddTraceHeaders(Record& r) {
   if (!s_.tracestate.empty()) r.headers.push_back(Header{"tracestate", std::string_view(s_.tracestate)});
 }
 
+absl::StatusOr<bool> OutboxMapper::JavaString(uint32_t type, const std::optional<ConnectColumn>& typed,
+                                              std::string_view value, bool hex, std::string* out) {
+  out->clear();
+  if (type == pg::oid::kBytea) {
+    // ByteBuffer.toString of the HeapByteBuffer Debezium wraps the bytes in.
+    const size_t n = hex ? (value.size() >= 2 ? (value.size() - 2) / 2 : 0) : value.size();
+    out->append(Cat("java.nio.HeapByteBuffer[pos=0 lim=", n, " cap=", n, "]"));
+    return true;
+  }
+  if (!typed.has_value()) return false;  // a string, an integer or an enum: Java's text is PostgreSQL's
+  if (absl::Status st = AppendJavaToString(*typed, value, out); !st.ok()) return st;
+  return true;
+}
+
 absl::Status OutboxMapper::Convert(Record& r) {
   // JsonConverter writes a null with a schema (Debezium gives the key and the payload their column's) as the JSON
   // null: a NULL key, and a NULL payload unless outbox.tombstone_on_empty_payload makes it a tombstone (Debezium's
@@ -1216,6 +1247,22 @@ absl::Status OutboxMapper::Convert(Record& r) {
       return absl::InvalidArgumentError(Cat(config_.fields.key, " (the key): ", st.message()));
     }
     r.key = s_.key_out;
+  }
+  if (config_.string_converter_values == config::StringValues::kDebezium) {
+    // StringConverter writes Java's text of Debezium's value: of a typed column's, and a bytea's ByteBuffer's (its
+    // key as read: PostgreSQL's hex text; its payload: the bytes).
+    if (key_converter == config::Converter::kString && r.key.has_value()) {
+      absl::StatusOr<bool> wrote = JavaString(s_.key_type, *s_.key_form, *r.key, /*hex=*/true, &s_.key_out);
+      if (!wrote.ok()) return absl::InvalidArgumentError(Cat(config_.fields.key, " (the key): ", wrote.status().message()));
+      if (*wrote) r.key = s_.key_out;
+    }
+    if (value_converter == config::Converter::kString && !envelope_placement_ && r.value.has_value()) {
+      absl::StatusOr<bool> wrote = JavaString(s_.payload_type, *s_.value_form, *r.value, /*hex=*/false, &s_.value_out);
+      if (!wrote.ok()) {
+        return absl::InvalidArgumentError(Cat(config_.fields.payload, " (the payload): ", wrote.status().message()));
+      }
+      if (*wrote) r.value = s_.value_out;
+    }
   }
   if (json_value && !envelope_placement_ && (r.value.has_value() || !config_.tombstone_on_empty_payload)) {
     s_.value_out.clear();  // r.value holds a bytea payload's decoded bytes

@@ -156,6 +156,13 @@ class OutboxMapper {
   config::Converter KeyConverter(uint32_t type) const;
   config::Converter ValueConverter(uint32_t payload_type) const;
 
+  // outbox.string_converter_values debezium: Kafka Connect's StringConverter over Debezium's value of a key or payload
+  // column of `type` whose text (`hex`: a bytea's PostgreSQL text) or bytes are `value`: into `out`, Java's text of a
+  // `typed` column's value, or a bytea's "java.nio.HeapByteBuffer[pos=0 lim=<n> cap=<n>]"; false where Java's text is
+  // PostgreSQL's (strings, integers, enums), `out` then unused.
+  static absl::StatusOr<bool> JavaString(uint32_t type, const std::optional<ConnectColumn>& typed,
+                                         std::string_view value, bool hex, std::string* out);
+
  private:
   // Column positions of one relation (by OID), resolved from its Relation message.
   struct Binding {
@@ -166,7 +173,8 @@ class OutboxMapper {
     // json_schema: the key's and the payload's schema as JsonConverter writes it ({"type":"string","optional":…}).
     std::string key_schema, value_schema;
     // json and json_schema: the key's and the payload's form when it is not a string, an integer, an enum or bytes
-    // (JsonConverter then writes Debezium's value of the column: a number, a boolean, a struct...).
+    // (JsonConverter then writes Debezium's value of the column: a number, a boolean, a struct...); string under
+    // outbox.string_converter_values debezium: when it is not a string, an enum or a bytea (Java's text of the value).
     std::optional<ConnectColumn> key_form, value_form;
     // Parallel to config_.fields.additional.
     struct Additional {

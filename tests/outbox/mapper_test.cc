@@ -102,6 +102,23 @@ class MapperTest : public ::testing::Test {
     tuple_ = Tuple();
     return mapper().Map(relation_, tuple_, kCommitLsn, kCommitTimeMs);
   }
+  // A new mapper (under config_ as it is now) mapping a row whose key column is of `key_type` holding `key` and whose
+  // payload column is of `payload_type` holding `payload`.
+  absl::StatusOr<Record> MapKeyAndPayload(uint32_t key_type, const std::string& key, uint32_t payload_type,
+                                          const std::string& payload) {
+    mapper_.reset();
+    SetType("aggregateid", key_type);
+    SetType("payload", payload_type);
+    Set("aggregateid", key);
+    Set("payload", payload);
+    return Map();
+  }
+  // `r` is a per-event error whose message holds `part`.
+  static void ExpectPerEventError(const absl::StatusOr<Record>& r, std::string_view part) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(part));
+  }
   // Under each of `modes` (outbox.event_converting_failure_handling_mode; a new mapper with the catalog `c`): the row
   // maps, and its header `name` is null.
   void ExpectNullHeaderUnder(std::initializer_list<config::ConvertingFailure> modes, const pg::ColumnCatalog& c,
@@ -812,19 +829,54 @@ TEST_F(MapperTest, JsonConvertersWriteTheKeyAndValueAsJsonStrings) {
 TEST_F(MapperTest, JsonConvertersWriteTypedKeysAndPayloadsAsDebeziumsValues) {
   config_.key_converter = config::Converter::kJson;
   config_.value_converter = config::Converter::kJson;
-  SetType("payload", kTimestampTz);
-  SetType("aggregateid", pg::oid::kBool);
-  Set("payload", "2026-12-03 12:45:07.5+01");
-  Set("aggregateid", "t");
-  auto r = Map();
+  auto r = MapKeyAndPayload(pg::oid::kBool, "t", kTimestampTz, "2026-12-03 12:45:07.5+01");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->key, "true");
   EXPECT_EQ(r->value, R"("2026-12-03T11:45:07.500000Z")");
-  Set("payload", "not a time");
-  r = Map();
+  ExpectPerEventError(MapKeyAndPayload(pg::oid::kBool, "t", kTimestampTz, "not a time"), "payload (the payload)");
+}
+
+// outbox.string_converter_values debezium (Debezium files): StringConverter writes Java's text of Debezium's value of a
+// typed key or payload (a Boolean's true, a timestamptz's ISO-8601 in UTC) and a bytea's ByteBuffer; text and
+// integers as they are. Under text (SPEC's format) the column's PostgreSQL text.
+TEST_F(MapperTest, StringConvertersUnderDebeziumValuesWriteJavasTextOfDebeziumsValues) {
+  auto r = MapKeyAndPayload(pg::oid::kBool, "t", kTimestampTz, "2026-12-03 12:45:07.5+01");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, "t");
+  EXPECT_EQ(r->value, "2026-12-03 12:45:07.5+01");
+
+  config_.string_converter_values = config::StringValues::kDebezium;
+  r = MapKeyAndPayload(pg::oid::kBool, "t", kTimestampTz, "2026-12-03 12:45:07.5+01");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, "true");
+  EXPECT_EQ(r->value, "2026-12-03T11:45:07.500000Z");
+
+  r = MapKeyAndPayload(pg::oid::kBytea, "\\x6b31", pg::oid::kBytea, "\\x00ff41");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, "java.nio.HeapByteBuffer[pos=0 lim=2 cap=2]");
+  EXPECT_EQ(r->value, "java.nio.HeapByteBuffer[pos=0 lim=3 cap=3]");
+
+  r = MapKeyAndPayload(pg::oid::kInt8, "-7", pg::oid::kText, "{\"a\": 1}");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->key, "-7");
+  EXPECT_EQ(r->value, "{\"a\": 1}");
+
+  ExpectPerEventError(MapKeyAndPayload(pg::oid::kBool, "t", kTimestampTz, "not a time"), "payload (the payload)");
+}
+
+// Under outbox.string_converter_values debezium a payload whose Debezium value Java prints with an identity hash code
+// (a numeric without a scale: a VariableScaleDecimal struct holding a byte array) stops the relay when the table's
+// layout arrives, naming the key and the column; it is not a per-event error.
+TEST_F(MapperTest, StringConvertersUnderDebeziumValuesRefuseAPayloadJavaPrintsWithAnIdentityHash) {
+  config_.string_converter_values = config::StringValues::kDebezium;
+  SetType("payload", pg::oid::kNumeric);
+  relation_.columns[Index("payload")].type_modifier = -1;
+  Set("payload", "1.5");
+  auto r = Map();
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(IsPerEventError(r.status())) << r.status();
-  EXPECT_THAT(Message(r.status()), HasSubstr("payload (the payload)"));
+  EXPECT_FALSE(IsPerEventError(r.status())) << r.status();
+  EXPECT_THAT(Message(r.status()), HasSubstr("outbox.value_converter: column \"payload\""));
+  EXPECT_THAT(Message(r.status()), HasSubstr("identity hash"));
 }
 
 // A logical message's key and payload are text under json, also after a row whose typed key had a form: a message

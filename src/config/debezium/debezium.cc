@@ -781,6 +781,8 @@ class DebeziumMapper {
     if (const Prop* placement = router_.Take("table.fields.additional.placement")) MapPlacement(*placement);
     // Header values as Kafka Connect's SimpleHeaderConverter writes the connector's values (true, epoch micros).
     Put("outbox.header_values", "debezium");
+    // A typed key or payload under StringConverter: Java's text of Debezium's value (true, epoch micros).
+    Put("outbox.string_converter_values", "debezium");
     // A NULL in a column with a default: the default, as Debezium's Struct.get returns it.
     Put("outbox.null_as_column_default", "true");
     // A missing additional column: error (Debezium's default) stops the relay, ignore leaves its header out.

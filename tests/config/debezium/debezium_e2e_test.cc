@@ -730,6 +730,14 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
     EXPECT_EQ(relay_->Wait(60s), 0) << relay_->Output();
   }
 
+  // The relay's exit code once it stopped by itself (a halt), within 90 s; nullopt if it still runs (then stopped).
+  std::optional<int> AwaitRelayExit(std::string* output) {
+    const std::optional<int> code = relay_->Wait(90s);
+    if (!code) (void)relay_->Kill(SIGKILL), (void)relay_->Wait(10s);
+    *output = relay_->Output();
+    return code;
+  }
+
  private:
   std::vector<std::string> Args(std::vector<std::string> args) const {
     args.insert(args.end(), sets_.begin(), sets_.end());
@@ -814,6 +822,50 @@ class DebeziumSideBySide : public DebeziumE2E {
     ASSERT_EQ(debezium.size(), rows.size());
     ExpectSameRecords(relayed, debezium);
     if (debezium_out != nullptr) *debezium_out = debezium;
+  }
+
+  // A failure, side by side, Debezium and the relay running at once. `first` (SQL) writes one order event, which
+  // both write, the same bytes; `bad` (SQL, run once both wrote it) fails Debezium's task, its status then holding
+  // `debezium_error`, and stops the relay (exit 1, its output holding each of `relay_errors`); neither writes
+  // `after`'s event (SQL, run after `bad`). The relay's slot stays before `bad`, and a relay started again stops at
+  // the same place (nothing is skipped).
+  void CompareFailure(SideBySide& side, const std::string& first, const std::string& bad, const std::string& after,
+                      const std::string& debezium_error, const std::vector<std::string>& relay_errors) {
+    ASSERT_TRUE(side.StartDebezium());
+    ASSERT_TRUE(side.StartRelay());
+    ASSERT_TRUE(pg_->Exec(first, db_).ok());
+    ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 1}}));
+    const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 1);
+    const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 1);
+    ExpectSameRecords(relayed, debezium);
+    auto before_bad = pg_->QueryValue("SELECT pg_current_wal_lsn()", db_);
+    ASSERT_TRUE(before_bad.ok() && before_bad->has_value()) << before_bad.status();
+    const absl::Status bad_done = pg_->Exec(bad, db_);
+    ASSERT_TRUE(bad_done.ok()) << bad_done;
+    ASSERT_TRUE(pg_->Exec(after, db_).ok());
+
+    ASSERT_TRUE(WaitFor([&] { return worker_->Failed(db_); }, 120s, "Debezium's task fails")) << worker_->Status(db_);
+    const std::string status = worker_->Status(db_);
+    EXPECT_NE(status.find(debezium_error), std::string::npos) << status;
+    side.StopDebezium();
+    std::string output;
+    EXPECT_EQ(side.AwaitRelayExit(&output), 1) << output;
+    for (const std::string& error : relay_errors) EXPECT_NE(output.find(error), std::string::npos) << error << "\n" << output;
+
+    // Neither wrote the failing event or the one after it: one record each in the topic.
+    absl::StatusOr<std::vector<KafkaRecord>> all = reader_->ReadAll(OrderTopic(), 30s);
+    ASSERT_TRUE(all.ok()) << all.status();
+    EXPECT_EQ(all->size(), 2u) << "the failing event or the one after it was written";
+    auto confirmed = pg_->QueryValue("SELECT confirmed_flush_lsn <= '" + **before_bad +
+                                         "'::pg_lsn FROM pg_replication_slots WHERE slot_name = '" + relay_slot_ + "'",
+                                     db_);
+    ASSERT_TRUE(confirmed.ok()) << confirmed.status();
+    EXPECT_EQ(*confirmed, std::optional<std::string>("t")) << "the relay confirmed past the failing transaction";
+
+    ASSERT_TRUE(side.StartRelay());
+    std::string again;
+    EXPECT_EQ(side.AwaitRelayExit(&again), 1) << again;
+    EXPECT_NE(again.find(relay_errors.front()), std::string::npos) << "a restart stops at the same place:\n" << again;
   }
 
   // Adds `columns` (name, SQL type) to the outbox table; `names` gets ", <name>" for each, for an INSERT's list.
@@ -1178,6 +1230,127 @@ TEST_F(DebeziumSideBySide, BinaryDataConverterWritesOtherPayloadsThroughItsJsonC
                           "key.converter.delegate.converter.type.schemas.enable=false\n"
                           "value.converter=io.debezium.converters.BinaryDataConverter\n"
                           "value.converter.delegate.converter.type=org.apache.kafka.connect.json.JsonConverter\n");
+}
+
+// Kafka Connect's own ByteArrayConverter for keys and values: a bytea key and payload as their bytes, a NULL key a
+// null key, a NULL payload a tombstone, an empty bytea an empty value.
+TEST_F(DebeziumSideBySide, ByteArrayConvertersWriteByteaKeysAndPayloadsAsTheirBytes) {
+  CompareSchemasOfColumns("bytea", "bytea", {"'\\x6b31', '\\x00ff41'", "NULL, '\\x'", "'\\x6b32', NULL", "'\\x', '\\x0a'"},
+                          "key.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n"
+                          "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n");
+}
+
+// StringConverter over a typed key and payload: Debezium's value of the column as Java prints it (a Boolean's
+// "true", a timestamp's epoch microseconds, a timestamptz's ISO-8601 text in UTC, a numeric's BigDecimal text), not
+// PostgreSQL's text of it.
+TEST_F(DebeziumSideBySide, StringConvertersWriteTypedKeysAndPayloadsAsJavaPrintsDebeziumsValues) {
+  std::map<std::string, FullRecord> debezium;
+  CompareSchemasOfColumns("boolean", "timestamptz",
+                          {"true, '2026-12-03 13:45:07.123456+02'", "false, '1970-01-01 00:00:00+00'", "NULL, NULL"},
+                          SideBySide::kStringConverters, &debezium);
+  // The premise: Debezium's text is not PostgreSQL's (t, 2026-12-03 11:45:07.123456+00).
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.key == "true" && r.value == "2026-12-03T11:45:07.123456Z";
+            }),
+            1u);
+}
+
+TEST_F(DebeziumSideBySide, StringConvertersWriteNumericKeysAndTimestampPayloadsAsJavaPrintsDebeziumsValues) {
+  std::map<std::string, FullRecord> debezium;
+  CompareSchemasOfColumns("numeric(10,2)", "timestamp",
+                          {"12.5, '2026-12-03 13:45:07.123456'", "-0.01, '1969-12-31 23:59:59.9'", "0, NULL"},
+                          SideBySide::kStringConverters, &debezium);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) { return r.key == "12.50" && r.value == "1796305507123456"; }),
+            1u);
+}
+
+// A bytea key and payload under StringConverter: Java's text of the ByteBuffer Debezium holds each in.
+TEST_F(DebeziumSideBySide, StringConvertersWriteByteaKeysAndPayloadsAsJavaPrintsTheirByteBuffers) {
+  std::map<std::string, FullRecord> debezium;
+  CompareSchemasOfColumns("bytea", "bytea", {"'\\x6b31', '\\x00ff41'", "NULL, '\\x'", "'\\x', NULL"},
+                          SideBySide::kStringConverters, &debezium);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.key == "java.nio.HeapByteBuffer[pos=0 lim=2 cap=2]" &&
+                     r.value == "java.nio.HeapByteBuffer[pos=0 lim=3 cap=3]";
+            }),
+            1u);
+}
+
+// A failure, side by side: once the payload column becomes text, its first event under ByteArrayConverter fails
+// Debezium's task (Kafka Connect's converter refuses the STRING schema), and the relay stops at the table's new layout
+// (fatal, naming the key and the column, as for a column dropped from under it); what came before is the same bytes,
+// what came after is written by neither, and the relay's slot stays before the change.
+TEST_F(DebeziumSideBySide, ATextPayloadUnderByteArrayConverterStopsBothBeforeIt) {
+  SideBySide side(*this,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
+                  "transforms.outbox.table.field.event.payload=body\n",
+                  "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                  "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN body bytea, ADD COLUMN text_body text", db_).ok());
+  const std::string insert = "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, body) VALUES ";
+  const std::string order = order_type_;
+  CompareFailure(side, insert + "(gen_random_uuid(), '" + order + "', 'k1', 'Bytes', '{}', '\\x00ff')",
+                 // The payload column becomes text: the next row's payload is a string.
+                 "ALTER TABLE outbox DROP COLUMN body; ALTER TABLE outbox RENAME COLUMN text_body TO body; " +
+                     insert + "(gen_random_uuid(), '" + order + "', 'k2', 'Text', '{}', 'not bytes')",
+                 insert + "(gen_random_uuid(), '" + order + "', 'k3', 'Text', '{}', 'after')",
+                 "Invalid schema type for ByteArrayConverter",
+                 {"outbox.value_converter: column \"body\"", "needs a bytea column"});
+}
+
+// table.op.invalid.behavior=fatal: an UPDATE of the outbox fails Debezium's task and halts the relay, naming the
+// --start-lsn that skips it (init made the publication publish updates, so both see it); the insert before it is the
+// same bytes in both, the one after is written by neither.
+TEST_F(DebeziumSideBySide, AnUpdateOfTheOutboxUnderFatalStopsBothAtTheSameEvent) {
+  SideBySide side(*this,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
+                  "transforms.outbox.table.op.invalid.behavior=fatal\n");
+  ASSERT_TRUE(side.Init());
+  const std::string insert = "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES ";
+  const std::string order = order_type_;
+  CompareFailure(side, insert + "(gen_random_uuid(), '" + order + "', 'k1', 'Created', '{}')",
+                 "UPDATE outbox SET payload = '{\"changed\": true}' WHERE aggregateid = 'k1'",
+                 insert + "(gen_random_uuid(), '" + order + "', 'k3', 'Created', '{}')",
+                 "Unexpected update message received", {"outbox.on_update: error", "--start-lsn"});
+}
+
+// table.op.invalid.behavior=warn, with a publication that publishes updates and deletes: both drop the UPDATE and the
+// DELETE of an outbox row and write the inserts around them, the same bytes.
+TEST_F(DebeziumSideBySide, UpdatesAndDeletesOfTheOutboxUnderWarnAreDroppedByBoth) {
+  SideBySide side(*this,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
+                  "transforms.outbox.table.op.invalid.behavior=warn\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(pg_->Exec("ALTER PUBLICATION " + publication_ + " SET (publish = 'insert, update, delete')", db_).ok());
+  ASSERT_TRUE(side.StartDebezium());
+  const std::string insert = "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES ";
+  ASSERT_TRUE(pg_->Exec(insert + "(gen_random_uuid(), '" + order_type_ + "', 'k1', 'Created', '{\"n\": 1}')", db_).ok());
+  ASSERT_TRUE(pg_->Exec("UPDATE outbox SET payload = '{\"n\": 2}' WHERE aggregateid = 'k1'", db_).ok());
+  ASSERT_TRUE(pg_->Exec("DELETE FROM outbox WHERE aggregateid = 'k1'", db_).ok());
+  ASSERT_TRUE(pg_->Exec(insert + "(gen_random_uuid(), '" + order_type_ + "', 'k2', 'Created', '{\"n\": 3}')", db_).ok());
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 2);
+  // ReadFull fails on an event id written twice (the UPDATE's row has k1's id); the premise: Debezium saw both inserts.
+  ASSERT_EQ(CountRecords(debezium, [](const FullRecord& r) { return r.value == R"({"n": 1})" || r.value == R"({"n": 3})"; }),
+            2u);
+  ExpectSameRecords(relayed, debezium);
+  absl::StatusOr<std::vector<KafkaRecord>> all = reader_->ReadAll(OrderTopic(), 30s);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), 4u) << "two inserts from each, nothing for the UPDATE or the DELETE";
+}
+
+// include.unknown.datatypes=true: a key and a payload of types Debezium has no schema for (tid, pg_lsn) through
+// JsonConverters, with and without schemas: bytes of their text, base64 in JSON, as Debezium writes them.
+TEST_F(DebeziumSideBySide, UnknownDatatypesAsKeysAndPayloadsThroughJsonConvertersAreDebeziums) {
+  CompareSchemasOfColumns("tid", "pg_lsn", {"'(1,2)', '16/B374D848'", "NULL, '0/0'", "'(0,0)', NULL"},
+                          std::string(kJsonKeysAndValues) + "include.unknown.datatypes=true\n");
+}
+
+TEST_F(DebeziumSideBySide, UnknownDatatypesAsKeysAndPayloadsThroughJsonConvertersWithoutSchemasAreDebeziums) {
+  CompareSchemasOfColumns("xid", "txid_snapshot", {"'5', '10:20:10,14,15'", "NULL, NULL"},
+                          std::string(kJsonKeysAndValues) +
+                              "key.converter.schemas.enable=false\nvalue.converter.schemas.enable=false\n"
+                              "include.unknown.datatypes=true\n");
 }
 
 // Typed columns placed in headers: Debezium's connector values as Kafka Connect's SimpleHeaderConverter writes them
