@@ -226,12 +226,16 @@ OutboxMapper::OutboxMapper(const config::OutboxConfig& config)
 
 OutboxMapper::~OutboxMapper() = default;
 
+bool OutboxMapper::ByteaAsBytes(uint32_t type) const {
+  return type == pg::oid::kBytea && config_.binary_handling_mode == config::BinaryHandling::kBytes;
+}
+
 config::Converter OutboxMapper::KeyConverter(uint32_t type) const {
-  return config_.key_converter_binary && type == pg::oid::kBytea ? config::Converter::kBytes : config_.key_converter;
+  return config_.key_converter_binary && ByteaAsBytes(type) ? config::Converter::kBytes : config_.key_converter;
 }
 
 config::Converter OutboxMapper::ValueConverter(uint32_t payload_type) const {
-  return config_.value_converter_binary && payload_type == pg::oid::kBytea && !envelope_placement_
+  return config_.value_converter_binary && ByteaAsBytes(payload_type) && !envelope_placement_
              ? config::Converter::kBytes
              : config_.value_converter;
 }
@@ -278,14 +282,25 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   b.payload = *payload;
   b.payload_type = relation.columns[b.payload].type_oid;
   b.key_type = relation.columns[b.key].type_oid;
+  // Under outbox.binary_handling_mode other than bytes Debezium's value of a bytea is a string (base64, hex): a key
+  // or payload is written from it as from any typed column's value (below), but the string converter's text mode
+  // writes PostgreSQL's text, and Kafka Connect's ByteArrayConverter fails on a string.
   if (config_.binary_handling_mode != config::BinaryHandling::kBytes) {
-    for (auto [column, type, key] : {std::tuple{&config_.fields.key, b.key_type, "outbox.fields.key"},
-                                     std::tuple{&config_.fields.payload, b.payload_type, "outbox.fields.payload"}}) {
-      if (type == pg::oid::kBytea) {
+    for (auto [column, type, converter, key] :
+         {std::tuple{&config_.fields.key, b.key_type, KeyConverter(b.key_type), "outbox.fields.key"},
+          std::tuple{&config_.fields.payload, b.payload_type, ValueConverter(b.payload_type), "outbox.fields.payload"}}) {
+      if (type != pg::oid::kBytea) continue;
+      if (converter == config::Converter::kBytes) {
         return absl::FailedPreconditionError(
             Cat("column \"", *column, "\" (", key, ") of ", schema_, ".", table_, " is bytea: under "
-                "outbox.binary_handling_mode other than bytes Debezium writes it as text, which the relay does not "
-                "reproduce for the key or the payload"));
+                "outbox.binary_handling_mode other than bytes Debezium's value of it is a string, which bytes "
+                "(ByteArrayConverter) fails on, as Kafka Connect's does"));
+      }
+      if (converter == config::Converter::kString && config_.string_converter_values == config::StringValues::kText) {
+        return absl::FailedPreconditionError(
+            Cat("column \"", *column, "\" (", key, ") of ", schema_, ".", table_, " is bytea: under "
+                "outbox.binary_handling_mode other than bytes Debezium writes it as text (base64, hex), which "
+                "outbox.string_converter_values: text does not write (debezium does)"));
       }
     }
   }
@@ -306,12 +321,12 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
     // Strings, integers, enums and bytea are written from their text below (AppendJsonConverted); an unknown
     // datatype's bytes (include.unknown.datatypes) and every other form as Debezium's value.
     if (IsJsonConverter(converter) && form->form != ConnectForm::kText && form->form != ConnectForm::kEnum &&
-        !(form->form == ConnectForm::kBytes && type == pg::oid::kBytea)) {
+        !(form->form == ConnectForm::kBytes && ByteaAsBytes(type))) {
       *typed = *form;
     }
     // StringConverter over Debezium's value: Java's text of it (Convert), a bytea's ByteBuffer's.
     if (converter == config::Converter::kString &&
-        config_.string_converter_values == config::StringValues::kDebezium && type != pg::oid::kBytea) {
+        config_.string_converter_values == config::StringValues::kDebezium && !ByteaAsBytes(type)) {
       if (!form.ok()) {
         return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_,
                                                  " (type OID ", type, "): Debezium has no schema for its type and "
@@ -420,7 +435,8 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
   }
   if (envelope_placement_ && config_.value_converter == config::Converter::kString) {
     // Struct.toString prints the payload's value too.
-    if (absl::StatusOr<ConnectColumn> form = ConnectColumnOf(b.payload_type, relation.columns[b.payload].type_modifier);
+    if (absl::StatusOr<ConnectColumn> form =
+            FormOf(config_.fields.payload, b.payload_type, relation.columns[b.payload].type_modifier);
         form.ok()) {
       if (absl::Status st = CheckJavaText(*form); !st.ok()) {
         return absl::FailedPreconditionError(
@@ -1013,12 +1029,23 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   // Empty as Debezium judges it: blank once Java trims it ("\\x", an empty bytea's text, is not: see below).
   if (s_.payload.null || (config_.tombstone_on_empty_payload && BlankAsJavaTrims(s_.payload.text))) {
     r.value = std::nullopt;
+  } else if (s_.payload_type == pg::oid::kBytea && config_.binary_handling_mode != config::BinaryHandling::kBytes) {
+    // Debezium's value is the bytes' base64 or hex text, written from the column's text by its form (Convert); an
+    // empty bytea's is "", a blank payload.
+    if (config_.tombstone_on_empty_payload && s_.payload.text == "\\x") {
+      r.value = std::nullopt;
+    } else {
+      r.value = s_.payload.text;
+    }
   } else if (s_.payload_type == pg::oid::kBytea) {
     auto bytes = DecodeByteaHex(s_.payload.text);
     if (!bytes.ok()) return absl::InvalidArgumentError(Cat(bytes.status().message(), " (", where(), ")"));
     s_.payload_bytes = std::move(*bytes);
-    if (config_.tombstone_on_empty_payload && s_.payload_bytes.empty()) {
-      r.value = std::nullopt;  // "\\x": an empty bytea is an empty payload too
+    // "\\x": an empty bytea is an empty payload too, but not as Debezium judges it (the string converter's
+    // debezium values): Java's text of a ByteBuffer, "java.nio.HeapByteBuffer[pos=0 lim=0 cap=0]", is never blank.
+    if (config_.tombstone_on_empty_payload && s_.payload_bytes.empty() &&
+        config_.string_converter_values == config::StringValues::kText) {
+      r.value = std::nullopt;
     } else {
       r.value = s_.payload_bytes;
     }
@@ -1212,7 +1239,7 @@ void OutboxMapper::AddTraceHeaders(Record& r) {
 absl::StatusOr<bool> OutboxMapper::JavaString(uint32_t type, const std::optional<ConnectColumn>& typed,
                                               std::string_view value, bool hex, std::string* out) {
   out->clear();
-  if (type == pg::oid::kBytea) {
+  if (type == pg::oid::kBytea && !typed.has_value()) {
     // ByteBuffer.toString of the HeapByteBuffer Debezium wraps the bytes in.
     const size_t n = hex ? (value.size() >= 2 ? (value.size() - 2) / 2 : 0) : value.size();
     out->append(Cat("java.nio.HeapByteBuffer[pos=0 lim=", n, " cap=", n, "]"));
@@ -1232,7 +1259,7 @@ absl::Status OutboxMapper::Convert(Record& r) {
   const bool json_key = IsJsonConverter(key_converter);
   const bool json_value = IsJsonConverter(value_converter);
   if (key_converter != config::Converter::kString && r.key.has_value()) {
-    if (s_.key_type == pg::oid::kBytea) {
+    if (ByteaAsBytes(s_.key_type)) {
       auto bytes = DecodeByteaHex(*r.key);
       if (!bytes.ok()) return bytes.status();
       s_.key_bytes = *std::move(bytes);
@@ -1256,7 +1283,8 @@ absl::Status OutboxMapper::Convert(Record& r) {
       if (!wrote.ok()) return absl::InvalidArgumentError(Cat(config_.fields.key, " (the key): ", wrote.status().message()));
       if (*wrote) r.key = s_.key_out;
     }
-    if (value_converter == config::Converter::kString && !envelope_placement_ && r.value.has_value()) {
+    // In the envelope too: Struct.toString prints the payload field as Java prints the value.
+    if (value_converter == config::Converter::kString && r.value.has_value()) {
       absl::StatusOr<bool> wrote = JavaString(s_.payload_type, *s_.value_form, *r.value, /*hex=*/false, &s_.value_out);
       if (!wrote.ok()) {
         return absl::InvalidArgumentError(Cat(config_.fields.payload, " (the payload): ", wrote.status().message()));

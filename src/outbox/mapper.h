@@ -155,6 +155,9 @@ class OutboxMapper {
   // bytes and any other through its delegate; the envelope of placement envelope is a struct).
   config::Converter KeyConverter(uint32_t type) const;
   config::Converter ValueConverter(uint32_t payload_type) const;
+  // Whether Debezium's value of a column of `type` is a bytea's bytes (a ByteBuffer): under outbox.binary_handling_mode
+  // bytes; under the others it is their text.
+  bool ByteaAsBytes(uint32_t type) const;
 
   // outbox.string_converter_values debezium: Kafka Connect's StringConverter over Debezium's value of a key or payload
   // column of `type` whose text (`hex`: a bytea's PostgreSQL text) or bytes are `value`: into `out`, Java's text of a

@@ -1276,6 +1276,48 @@ TEST_F(DebeziumSideBySide, StringConvertersWriteByteaKeysAndPayloadsAsJavaPrints
             1u);
 }
 
+// binary.handling.mode other than bytes: Debezium's value of a bytea key or payload is its base64 or hex text, which
+// StringConverter writes as is and JsonConverter as a string (with a string schema); an empty bytea's is "", blank,
+// so a tombstone under route.tombstone.on.empty.payload.
+TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64KeysAndPayloadsThroughStringConvertersAreDebeziums) {
+  std::map<std::string, FullRecord> debezium;
+  CompareSchemasOfColumns("bytea", "bytea", {"'\\x6b31', '\\x00ff41'", "NULL, '\\x'", "'\\x', NULL", "'\\xfbff', '\\x20'"},
+                          std::string(SideBySide::kStringConverters) +
+                              "binary.handling.mode=base64\ntransforms.outbox.route.tombstone.on.empty.payload=true\n",
+                          &debezium);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) { return r.key == "azE=" && r.value == "AP9B"; }), 1u);
+}
+
+TEST_F(DebeziumSideBySide, BinaryHandlingModeHexKeysAndPayloadsThroughJsonConvertersWithSchemasAreDebeziums) {
+  std::map<std::string, FullRecord> debezium;
+  CompareSchemasOfColumns("bytea", "bytea", {"'\\x6b31', '\\x00ff41'", "NULL, '\\x'", "'\\x', NULL"},
+                          std::string(kJsonKeysAndValues) + "binary.handling.mode=hex\n", &debezium);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.value.value_or("").find(R"("payload":"00ff41")") != std::string::npos;
+            }),
+            1u);
+}
+
+TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64UrlSafeKeysAndPayloadsThroughJsonConvertersAreDebeziums) {
+  CompareSchemasOfColumns("bytea", "bytea", {"'\\xfbff', '\\xfbefff'", "NULL, '\\x'"},
+                          std::string(kJsonKeysAndValues) +
+                              "key.converter.schemas.enable=false\nvalue.converter.schemas.enable=false\n"
+                              "binary.handling.mode=base64-url-safe\n");
+}
+
+// route.tombstone.on.empty.payload=true with a bytea payload under ByteArrayConverter: Debezium judges a payload empty
+// by its toString, and a ByteBuffer's ("java.nio.HeapByteBuffer[pos=0 lim=0 cap=0]") never is: an empty bytea is an
+// empty value, not a tombstone; a NULL is a tombstone.
+TEST_F(DebeziumSideBySide, AnEmptyByteaPayloadIsNoTombstoneUnderTombstoneOnEmptyPayload) {
+  std::map<std::string, FullRecord> debezium;
+  CompareSchemasOfColumns("text", "bytea", {"'k1', '\\x'", "'k2', NULL", "'k3', '\\x20'"},
+                          "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                          "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n"
+                          "transforms.outbox.route.tombstone.on.empty.payload=true\n",
+                          &debezium);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) { return r.key == "k1" && r.value == ""; }), 1u);
+}
+
 // A failure, side by side: once the payload column becomes text, its first event under ByteArrayConverter fails
 // Debezium's task (Kafka Connect's converter refuses the STRING schema), and the relay stops at the table's new layout
 // (fatal, naming the key and the column, as for a column dropped from under it); what came before is the same bytes,
@@ -1505,6 +1547,28 @@ TEST_F(DebeziumSideBySide, TypedPayloadsInTheEnvelopeThroughJsonConvertersWithSc
 
 TEST_F(DebeziumSideBySide, TypedPayloadsInTheEnvelopeThroughJsonConvertersWithoutSchemasAreDebeziums) {
   CompareTypedEnvelopePayloads(/*schemas=*/false);
+}
+
+// A typed payload column in the envelope under StringConverter: Struct.toString prints the payload field as Java
+// prints Debezium's value (a ZonedTimestamp's ISO-8601 text in UTC), not the column's text.
+TEST_F(DebeziumSideBySide, TypedPayloadsInTheEnvelopeThroughStringConvertersAreJavasTextOfDebeziumsValues) {
+  SideBySide side(*this,
+                  "transforms.outbox.table.fields.additional.placement=type:envelope:eventType,stamp:envelope\n"
+                  "transforms.outbox.table.field.event.payload=happened\n");
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns({{"happened", "timestamptz"}, {"stamp", "timestamptz"}}, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  ASSERT_TRUE(InsertKeyedRows({"'2026-12-03 13:45:07.5+02', '2026-12-03 11:45:07.5+00'", "NULL, NULL",
+                               "'1970-01-01 00:00:00+00', NULL"},
+                              "Typed", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 3);
+  ASSERT_EQ(debezium.size(), 3u);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.value.value_or("").find("payload=2026-12-03T11:45:07.500000Z,") != std::string::npos;
+            }),
+            1u);
+  ExpectSameRecords(relayed, debezium);
 }
 
 // Debezium caches the envelope's schema by the payload's schema, so the first event's route value names the
