@@ -964,7 +964,10 @@ absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_o
   return absl::OkStatus();
 }
 
+std::string JavaByteBufferText(size_t n) { return absl::StrCat("java.nio.HeapByteBuffer[pos=0 lim=", n, " cap=", n, "]"); }
+
 absl::Status CheckJavaText(const ConnectColumn& column) {
+  if (column.form == ConnectForm::kBytes && !column.text_bytes) return absl::OkStatus();  // a bytea's ByteBuffer
   const ConnectForm form = column.form == ConnectForm::kArray ? column.element : column.form;
   if (form == ConnectForm::kConnectDate || form == ConnectForm::kConnectTime ||
       form == ConnectForm::kConnectTimestamp) {
@@ -1903,6 +1906,11 @@ absl::Status AppendJavaToString(const ConnectColumn& column, std::string_view te
     absl::StatusOr<std::vector<HstorePair>> pairs = HstoreInHashMapOrder(text);
     if (!pairs.ok()) return pairs.status();
     AppendHstore(*pairs, HstoreText::kJava, out);
+    return absl::OkStatus();
+  }
+  if (column.form == ConnectForm::kBytes && !column.text_bytes) {
+    // A bytea's PostgreSQL text: \x and two hex digits a byte.
+    out->append(JavaByteBufferText(text.size() >= 2 ? (text.size() - 2) / 2 : 0));
     return absl::OkStatus();
   }
   if (column.form != ConnectForm::kArray) return AppendConnectValue(column, text, out);

@@ -199,10 +199,14 @@ void AppendConnectJsonSchema(const ConnectColumn& column, uint32_t type_oid, int
 absl::Status AppendConnectJsonValue(const ConnectColumn& column, uint32_t type_oid, std::string_view text,
                                     std::string* out);
 
-// Whether Java's toString of the column's value is what AppendConnectValue writes (Struct.toString under
-// StringConverter prints it): FAILED_PRECONDITION for bytea, bit strings, numeric without a scale, point and the
-// PostGIS types, whose values Java prints with an identity hash code.
+// Whether the relay writes Java's toString of the column's value (Struct.toString under StringConverter prints it;
+// AppendJavaToString): FAILED_PRECONDITION for bit strings, numeric without a scale, point, the PostGIS types, an
+// unknown datatype's bytes and arrays of bytes, whose values Java prints with an identity hash code. A bytea's value
+// is a ByteBuffer, whose text is its class, position, limit and capacity.
 absl::Status CheckJavaText(const ConnectColumn& column);
+
+// Java's toString of the HeapByteBuffer Debezium holds a bytea's `n` bytes in (binary.handling.mode=bytes).
+std::string JavaByteBufferText(size_t n);
 
 // The text DebeziumColumnDefault gives for an infinite default of a date or of a timestamp longer than 3 digits:
 // PostgreSQL reads it as the infinity it is (its input ignores case, and its output never writes it so), and the

@@ -444,6 +444,13 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
                 ": placement envelope under outbox.value_converter string: ", st.message()));
       }
     }
+    // The payload's text is Java's only under the string converter's debezium values (Convert).
+    if (ByteaAsBytes(b.payload_type) && config_.string_converter_values == config::StringValues::kText) {
+      return absl::FailedPreconditionError(
+          Cat("column \"", config_.fields.payload, "\" (outbox.fields.payload) of ", schema_, ".", table_,
+              " is bytea: placement envelope under outbox.value_converter string prints Java's text of its "
+              "ByteBuffer only with outbox.string_converter_values: debezium"));
+    }
   }
   if (config_.null_as_column_default) {
     b.defaults.resize(relation.columns.size());
@@ -1240,9 +1247,7 @@ absl::StatusOr<bool> OutboxMapper::JavaString(uint32_t type, const std::optional
                                               std::string_view value, bool hex, std::string* out) {
   out->clear();
   if (type == pg::oid::kBytea && !typed.has_value()) {
-    // ByteBuffer.toString of the HeapByteBuffer Debezium wraps the bytes in.
-    const size_t n = hex ? (value.size() >= 2 ? (value.size() - 2) / 2 : 0) : value.size();
-    out->append(Cat("java.nio.HeapByteBuffer[pos=0 lim=", n, " cap=", n, "]"));
+    out->append(JavaByteBufferText(hex ? (value.size() >= 2 ? (value.size() - 2) / 2 : 0) : value.size()));
     return true;
   }
   if (!typed.has_value()) return false;  // a string, an integer or an enum: Java's text is PostgreSQL's

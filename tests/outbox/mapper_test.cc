@@ -1235,21 +1235,38 @@ TEST_F(MapperTest, EnvelopeSchemaIsNamedByTheFirstRouteValueAndVersionedByTheCol
 TEST_F(MapperTest, EnvelopeFieldsJavaPrintsByIdentityAreRefusedUnderTheStringConverter) {
   config_.route_by = "aggregatetype";
   config_.fields.additional = {{.column = "type", .placement = "envelope", .name = "type"}};
-  SetType("type", kBytea);
-  Set("type", "\\x00");
+  SetType("type", pg::oid::kNumeric);  // unscaled: a VariableScaleDecimal struct holding a byte[]
+  Set("type", "1.5");
   auto r = Map();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(Message(r.status()), HasSubstr("column \"type\" (outbox.fields.additional, placement envelope)"));
+  // A bytea's value is a ByteBuffer, whose text Java prints without an identity hash code.
+  mapper_.reset();
+  SetType("type", kBytea);
+  Set("type", "\\x00ff");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "Struct{payload={\"amount\": 10, \"currency\": \"EUR\"},type=java.nio.HeapByteBuffer[pos=0 lim=2 cap=2]}");
+  // A bytea payload's text is Java's only under outbox.string_converter_values: debezium.
   SetType("type", kText);
   SetType("payload", kBytea);
+  Set("payload", "\\x00ff41");
   mapper().OnRelation(kOutboxOid);
   r = Map();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(Message(r.status()), HasSubstr("column \"payload\" (outbox.fields.payload)"));
+  config_.string_converter_values = config::StringValues::kDebezium;
+  mapper_.reset();
+  Set("type", "T");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->value, "Struct{payload=java.nio.HeapByteBuffer[pos=0 lim=3 cap=3],type=T}");
+  config_.string_converter_values = config::StringValues::kText;
   // Under json the bytes are base64, as JsonConverter writes them.
   config_.value_converter = config::Converter::kJson;
   mapper_.reset();
   SetType("type", kBytea);
+  Set("type", "\\x00");
   Set("payload", "\\x41");
   r = Map();
   ASSERT_TRUE(r.ok()) << r.status();

@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "e2e/harness.h"
@@ -730,6 +731,29 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
     EXPECT_EQ(relay_->Wait(60s), 0) << relay_->Output();
   }
 
+  // The outbox.* keys the connector file becomes, as `check --offline` prints them: (key, value).
+  std::vector<std::pair<std::string, std::string>> OutboxKeys() {
+    std::string output;
+    EXPECT_EQ(t_.Relay(Args({"check", "--offline", "-c", connector_}), &output), 0) << output;
+    std::vector<std::pair<std::string, std::string>> keys;
+    for (absl::string_view line : absl::StrSplit(output, '\n')) {
+      line = absl::StripLeadingAsciiWhitespace(line);
+      const size_t colon = line.find(": ");
+      if (absl::StartsWith(line, "outbox.") && colon != std::string_view::npos) {
+        keys.emplace_back(std::string(line.substr(0, colon)), std::string(line.substr(colon + 2)));
+      }
+    }
+    return keys;
+  }
+
+  // The relay run from the YAML file `yaml` instead of the connector file, with `sets` (key=value) before the side's.
+  bool StartRelayFromYaml(const std::string& yaml, const std::vector<std::string>& sets) {
+    std::vector<std::string> argv = {RelayBin(), "run", "-c", yaml};
+    for (const std::string& set : sets) argv.insert(argv.end(), {"--set", set});
+    relay_ = t_.Spawn(Args(argv), "relay-yaml.log");
+    return relay_ != nullptr;
+  }
+
   // The relay's exit code once it stopped by itself (a halt), within 90 s; nullopt if it still runs (then stopped).
   std::optional<int> AwaitRelayExit(std::string* output) {
     const std::optional<int> code = relay_->Wait(90s);
@@ -1305,6 +1329,44 @@ TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64UrlSafeKeysAndPayloadsThrough
                               "binary.handling.mode=base64-url-safe\n");
 }
 
+// The YAML form: the outbox.* keys a connector file becomes (`check --offline` prints them), set on a YAML
+// configuration of the same server, slot and broker, give Debezium's records byte for byte, so that a user who starts
+// on YAML gets the records a migrating user gets (a typed key and an envelope through JsonConverter with schemas, a
+// column default, a typed header).
+TEST_F(DebeziumSideBySide, TheYamlFormOfAConnectorFileGivesDebeziumsRecords) {
+  SideBySide side(*this,
+                  "transforms.outbox.table.fields.additional.placement=type:envelope:eventType,amount:envelope,"
+                  "stamp:header\n"
+                  "transforms.outbox.table.field.event.key=ref\n",
+                  kJsonKeysAndValues);
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns({{"ref", "boolean"}, {"amount", "numeric(10,2) DEFAULT 1.50"}, {"stamp", "timestamptz"}},
+                         &names));
+  ASSERT_TRUE(side.StartDebezium());
+  ASSERT_TRUE(InsertKeyedRows({"true, 12.5, '2026-12-03 13:45:07.5+02'", "NULL, NULL, NULL"}, "Typed", names));
+  ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 2}}));
+  const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 2);
+  side.StopDebezium();
+
+  const std::vector<std::pair<std::string, std::string>> keys = side.OutboxKeys();
+  ASSERT_GT(keys.size(), 20u);
+  std::vector<std::string> sets;
+  for (const auto& [key, value] : keys) sets.push_back(key + "=" + value);
+  const std::string yaml = Write("relay.yaml", "source:\n  conninfo: \"host=127.0.0.1 port=" +
+                                                   std::to_string(pg_->port()) + " dbname=" + db_ +
+                                                   " user=postgres\"\n  publication: " + publication_ + "\n");
+  ASSERT_TRUE(side.StartRelayFromYaml(yaml, sets));
+  const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 2);
+  side.StopRelay();
+  // The premise: Debezium's envelope holds the default for the NULL amount, and its key is a JSON boolean.
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.key.value_or("").find(R"("payload":true)") != std::string::npos;
+            }),
+            1u);
+  ExpectSameRecords(relayed, debezium);
+}
+
 // route.tombstone.on.empty.payload=true with a bytea payload under ByteArrayConverter: Debezium judges a payload empty
 // by its toString, and a ByteBuffer's ("java.nio.HeapByteBuffer[pos=0 lim=0 cap=0]") never is: an empty bytea is an
 // empty value, not a tombstone; a NULL is a tombstone.
@@ -1547,6 +1609,33 @@ TEST_F(DebeziumSideBySide, TypedPayloadsInTheEnvelopeThroughJsonConvertersWithSc
 
 TEST_F(DebeziumSideBySide, TypedPayloadsInTheEnvelopeThroughJsonConvertersWithoutSchemasAreDebeziums) {
   CompareTypedEnvelopePayloads(/*schemas=*/false);
+}
+
+// A bytea envelope field under StringConverter: Struct.toString prints the ByteBuffer Debezium holds the bytes in
+// ("java.nio.HeapByteBuffer[pos=0 lim=3 cap=3]"), no identity hash code (a numeric without a scale, a bit string:
+// "Struct{scale=1,value=[B@15bdc97a}", "[B@14c2178", seen side by side, stay refused); a bytea payload in the
+// envelope too.
+TEST_F(DebeziumSideBySide, ByteaInTheEnvelopeThroughStringConvertersIsJavasTextOfItsByteBuffer) {
+  CompareEnvelopes({{"e_bytea", "bytea"}}, {"'{}', '\\x00ff41'", "'{}', NULL", "'{}', '\\x'"},
+                   SideBySide::kStringConverters, "Struct{");
+}
+
+TEST_F(DebeziumSideBySide, AByteaPayloadInTheEnvelopeThroughStringConvertersIsJavasTextOfItsByteBuffer) {
+  SideBySide side(*this,
+                  "transforms.outbox.table.fields.additional.placement=type:envelope:eventType\n"
+                  "transforms.outbox.table.field.event.payload=body\n");
+  ASSERT_TRUE(side.Init());
+  std::string names;
+  ASSERT_TRUE(AddColumns({{"body", "bytea"}}, &names));
+  ASSERT_TRUE(side.StartDebezium());
+  ASSERT_TRUE(InsertKeyedRows({"'\\x00ff41'", "NULL", "'\\x'"}, "Bytes", names));
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 3);
+  ASSERT_EQ(debezium.size(), 3u);
+  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
+              return r.value == "Struct{payload=java.nio.HeapByteBuffer[pos=0 lim=3 cap=3],eventType=Bytes}";
+            }),
+            1u);
+  ExpectSameRecords(relayed, debezium);
 }
 
 // A typed payload column in the envelope under StringConverter: Struct.toString prints the payload field as Java
