@@ -581,6 +581,9 @@ void ReadOutbox(Reader& r, OutboxConfig* outbox) {
 
 void ValidateOutbox(OutboxConfig* outbox, Reader& r) {
   if (outbox->format != Format::kRaw) {
+    // The other formats write the key and the payload's text (a Debezium file's debezium does not carry over to
+    // --set outbox.format).
+    outbox->string_converter_values = StringValues::kText;
     if (outbox->key_converter != Converter::kString) r.Error("outbox.key_converter", "only with outbox.format: raw");
     if (outbox->value_converter != Converter::kString) {
       r.Error("outbox.value_converter", "only with outbox.format: raw");

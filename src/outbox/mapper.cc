@@ -54,7 +54,8 @@ bool IsJsonConverter(config::Converter converter) {
 // Kafka Connect's JsonConverter over Debezium's value of a column of `type` (`value`: its text, a bytea's bytes;
 // nullopt: NULL): the JSON alone (json: schemas.enable=false), or inside JsonConverter's envelope with the column's
 // schema (json_schema): {"schema":<schema>,"payload":<the JSON>}. `typed`: the column's form when it is not a
-// string, an integer, an enum or a bytea, written as AppendConnectJsonValue writes Debezium's value (its
+// string, an integer, an enum or a bytea's bytes (a bytea under outbox.binary_handling_mode other than bytes has one,
+// and `value` is then its PostgreSQL text), written as AppendConnectJsonValue writes Debezium's value (its
 // INVALID_ARGUMENT for a value the relay does not convert).
 absl::Status AppendJsonConverted(config::Converter converter, std::string_view schema, uint32_t type,
                                  const std::optional<ConnectColumn>& typed, std::optional<std::string_view> value,
@@ -318,15 +319,24 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_, " ",
                                                st.message()));
     }
-    // Strings, integers, enums and bytea are written from their text below (AppendJsonConverted); an unknown
-    // datatype's bytes (include.unknown.datatypes) and every other form as Debezium's value.
+    // A key or payload written from Debezium's value, of a type whose values Debezium's converter loses: not
+    // reproduced (only a placed field's is, Map).
+    const bool java_string =
+        converter == config::Converter::kString && config_.string_converter_values == config::StringValues::kDebezium;
+    if ((IsJsonConverter(converter) || java_string) && form.ok() && form->lost != ConnectColumn::Lost::kNone) {
+      return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_,
+                                               ": Debezium loses the values of its type (bit[], sparsevec[]: null; "
+                                               "int2vector, oidvector: an empty array)"));
+    }
+    // Strings, integers, enums and a bytea's bytes are written from their text below (AppendJsonConverted); an
+    // unknown datatype's bytes (include.unknown.datatypes), a bytea's string under outbox.binary_handling_mode other
+    // than bytes, and every other form as Debezium's value.
     if (IsJsonConverter(converter) && form->form != ConnectForm::kText && form->form != ConnectForm::kEnum &&
         !(form->form == ConnectForm::kBytes && ByteaAsBytes(type))) {
       *typed = *form;
     }
     // StringConverter over Debezium's value: Java's text of it (Convert), a bytea's ByteBuffer's.
-    if (converter == config::Converter::kString &&
-        config_.string_converter_values == config::StringValues::kDebezium && !ByteaAsBytes(type)) {
+    if (java_string && !ByteaAsBytes(type)) {
       if (!form.ok()) {
         return absl::FailedPreconditionError(Cat(key, ": column \"", *column, "\" of ", schema_, ".", table_,
                                                  " (type OID ", type, "): Debezium has no schema for its type and "
@@ -433,10 +443,12 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
                                                "sparsevec[]: null; int2vector, oidvector: an empty array)"));
     }
   }
-  if (envelope_placement_ && config_.value_converter == config::Converter::kString) {
-    // Struct.toString prints the payload's value too.
+  // Struct.toString prints the payload's value too. Under the string converter's debezium values the payload's form
+  // was checked above, and is written as Java prints it; under text the payload's text is written.
+  if (envelope_placement_ && config_.value_converter == config::Converter::kString &&
+      config_.string_converter_values == config::StringValues::kText) {
     if (absl::StatusOr<ConnectColumn> form =
-            FormOf(config_.fields.payload, b.payload_type, relation.columns[b.payload].type_modifier);
+            ConnectColumnOf(b.payload_type, relation.columns[b.payload].type_modifier);
         form.ok()) {
       if (absl::Status st = CheckJavaText(*form); !st.ok()) {
         return absl::FailedPreconditionError(
@@ -1033,8 +1045,12 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   r.route_value = s_.routed_value;
   r.event_id = s_.id.text;
   r.key = s_.key.null ? std::nullopt : std::optional<std::string_view>(s_.key.text);
-  // Empty as Debezium judges it: blank once Java trims it ("\\x", an empty bytea's text, is not: see below).
-  if (s_.payload.null || (config_.tombstone_on_empty_payload && BlankAsJavaTrims(s_.payload.text))) {
+  // Empty as Debezium judges it: blank once Java trims it ("\\x", an empty bytea's text, is not: see below). Under
+  // the string converter's debezium values Java's text of a typed value (a number, a map's "{}") is never blank.
+  const bool judged_by_text =
+      config_.string_converter_values == config::StringValues::kText || !s_.value_form->has_value();
+  if (s_.payload.null ||
+      (config_.tombstone_on_empty_payload && judged_by_text && BlankAsJavaTrims(s_.payload.text))) {
     r.value = std::nullopt;
   } else if (s_.payload_type == pg::oid::kBytea && config_.binary_handling_mode != config::BinaryHandling::kBytes) {
     // Debezium's value is the bytes' base64 or hex text, written from the column's text by its form (Convert); an
@@ -1298,7 +1314,7 @@ absl::Status OutboxMapper::Convert(Record& r) {
     }
   }
   if (json_value && !envelope_placement_ && (r.value.has_value() || !config_.tombstone_on_empty_payload)) {
-    s_.value_out.clear();  // r.value holds a bytea payload's decoded bytes
+    s_.value_out.clear();  // r.value holds a bytea payload's decoded bytes (its text under a string binary mode)
     if (absl::Status st = AppendJsonConverted(value_converter, s_.value_schema, s_.payload_type, *s_.value_form,
                                               r.value, &s_.value_out);
         !st.ok()) {

@@ -162,7 +162,7 @@ class OutboxMapper {
   // outbox.string_converter_values debezium: Kafka Connect's StringConverter over Debezium's value of a key or payload
   // column of `type` whose text (`hex`: a bytea's PostgreSQL text) or bytes are `value`: into `out`, Java's text of a
   // `typed` column's value, or a bytea's "java.nio.HeapByteBuffer[pos=0 lim=<n> cap=<n>]"; false where Java's text is
-  // PostgreSQL's (strings, integers, enums), `out` then unused.
+  // PostgreSQL's (strings, integers, enums), `out` then cleared.
   static absl::StatusOr<bool> JavaString(uint32_t type, const std::optional<ConnectColumn>& typed,
                                          std::string_view value, bool hex, std::string* out);
 
@@ -175,9 +175,10 @@ class OutboxMapper {
     uint32_t payload_type = 0, timestamp_type = 0, key_type = 0;
     // json_schema: the key's and the payload's schema as JsonConverter writes it ({"type":"string","optional":…}).
     std::string key_schema, value_schema;
-    // json and json_schema: the key's and the payload's form when it is not a string, an integer, an enum or bytes
-    // (JsonConverter then writes Debezium's value of the column: a number, a boolean, a struct...); string under
-    // outbox.string_converter_values debezium: when it is not a string, an enum or a bytea (Java's text of the value).
+    // json and json_schema: the key's and the payload's form when it is not a string, an integer, an enum or a bytea's
+    // bytes (JsonConverter then writes Debezium's value of the column: a number, a boolean, a struct, a bytea's
+    // string under outbox.binary_handling_mode other than bytes...); string under outbox.string_converter_values
+    // debezium: when it is not a string, an enum or a bytea's bytes (Java's text of the value).
     std::optional<ConnectColumn> key_form, value_form;
     // Parallel to config_.fields.additional.
     struct Additional {

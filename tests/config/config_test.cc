@@ -104,6 +104,7 @@ TEST(Config, MinimalSpecFileLoadsWithEveryDefault) {
   EXPECT_FALSE(c.outbox.tombstone_on_empty_payload);
   EXPECT_EQ(c.outbox.format, Format::kRaw);
   EXPECT_EQ(c.outbox.header_values, HeaderValues::kText);
+  EXPECT_EQ(c.outbox.string_converter_values, StringValues::kText);
   EXPECT_EQ(c.outbox.debezium_context_logical_name, "");
 
   EXPECT_EQ(c.kafka, (std::map<std::string, std::string>{{"bootstrap.servers", "127.0.0.1:9092"}}));
@@ -278,6 +279,17 @@ TEST(Config, BinaryConverterKeysAreReadAndRefusedWithOtherFormatsAndMessages) {
               HasSubstr("outbox.key_converter_binary: chooses by the column's type"));
   EXPECT_THAT(ErrorOf(Load(kMinimal, {{"outbox.value_converter_binary", "sometimes"}})),
               HasSubstr("outbox.value_converter_binary"));
+}
+
+// outbox.string_converter_values: read; the other formats write the key's and the payload's text, so it falls back to
+// text there (a Debezium file's debezium does not stop --set outbox.format).
+TEST(Config, StringConverterValuesAreReadAndTextWithOtherFormats) {
+  auto c = Load(kMinimal, {{"outbox.string_converter_values", "debezium"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.string_converter_values, StringValues::kDebezium);
+  c = Load(kMinimal, {{"outbox.string_converter_values", "debezium"}, {"outbox.format", "protobuf"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->outbox.string_converter_values, StringValues::kText);
 }
 
 // outbox.expand_json_payload, its two behaviors and its field name adjustment; only for the raw format of table rows.
@@ -505,6 +517,7 @@ INSTANTIATE_TEST_SUITE_P(
                       EnumCase{"delivery.on_error", "delivery.on_error: must be halt or dead_letter, got \"x\""},
                       EnumCase{"outbox.format", "outbox.format: must be raw, cloudevents or protobuf, got \"x\""},
                       EnumCase{"outbox.header_values", "outbox.header_values: must be text, debezium, json or json_schema, got \"x\""},
+                      EnumCase{"outbox.string_converter_values", "outbox.string_converter_values: must be text or debezium, got \"x\""},
                       EnumCase{"log.format", "log.format: must be text or json, got \"x\""},
                       EnumCase{"log.level", "log.level: must be trace, debug, info, warn or error, got \"x\""}),
     [](const auto& info) { return KeyOf(info.param.key); });

@@ -892,6 +892,38 @@ class DebeziumSideBySide : public DebeziumE2E {
     EXPECT_NE(again.find(relay_errors.front()), std::string::npos) << "a restart stops at the same place:\n" << again;
   }
 
+  // The YAML form of a connector file through `converters` (TheYamlForm... tests): Debezium's records, then the
+  // relay's from a YAML file with the outbox.* keys the file becomes; `premise` holds of one of Debezium's records.
+  void CompareYamlForm(const std::string& converters, const std::function<bool(const FullRecord&)>& premise) {
+    SideBySide side(*this,
+                    "transforms.outbox.table.fields.additional.placement=type:envelope:eventType,amount:envelope,"
+                    "stamp:header\n"
+                    "transforms.outbox.table.field.event.key=ref\n",
+                    converters);
+    ASSERT_TRUE(side.Init());
+    std::string names;
+    ASSERT_TRUE(AddColumns({{"ref", "boolean"}, {"amount", "numeric(10,2) DEFAULT 1.50"}, {"stamp", "timestamptz"}},
+                           &names));
+    ASSERT_TRUE(side.StartDebezium());
+    ASSERT_TRUE(InsertKeyedRows({"true, 12.5, '2026-12-03 13:45:07.5+02'", "NULL, NULL, NULL"}, "Typed", names));
+    ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 2}}));
+    const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 2);
+    side.StopDebezium();
+
+    const std::vector<std::pair<std::string, std::string>> keys = side.OutboxKeys();
+    ASSERT_GT(keys.size(), 20u);
+    std::vector<std::string> sets;
+    for (const auto& [key, value] : keys) sets.push_back(key + "=" + value);
+    const std::string yaml = Write("relay.yaml", "source:\n  conninfo: \"host=127.0.0.1 port=" +
+                                                     std::to_string(pg_->port()) + " dbname=" + db_ +
+                                                     " user=postgres\"\n  publication: " + publication_ + "\n");
+    ASSERT_TRUE(side.StartRelayFromYaml(yaml, sets));
+    const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 2);
+    side.StopRelay();
+    EXPECT_EQ(CountRecords(debezium, premise), 1u);
+    ExpectSameRecords(relayed, debezium);
+  }
+
   // Adds `columns` (name, SQL type) to the outbox table; `names` gets ", <name>" for each, for an INSERT's list.
   // Inserts one row per entry of `rows` (the values of the columns AddColumns added as `names`, after the payload
   // '{}'), their keys k0, k1..., their event type `type`.
@@ -1331,40 +1363,18 @@ TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64UrlSafeKeysAndPayloadsThrough
 
 // The YAML form: the outbox.* keys a connector file becomes (`check --offline` prints them), set on a YAML
 // configuration of the same server, slot and broker, give Debezium's records byte for byte, so that a user who starts
-// on YAML gets the records a migrating user gets (a typed key and an envelope through JsonConverter with schemas, a
-// column default, a typed header).
+// on YAML gets the records a migrating user gets (a typed key, an envelope, a column default, a typed header), through
+// JsonConverters with schemas and through StringConverters.
 TEST_F(DebeziumSideBySide, TheYamlFormOfAConnectorFileGivesDebeziumsRecords) {
-  SideBySide side(*this,
-                  "transforms.outbox.table.fields.additional.placement=type:envelope:eventType,amount:envelope,"
-                  "stamp:header\n"
-                  "transforms.outbox.table.field.event.key=ref\n",
-                  kJsonKeysAndValues);
-  ASSERT_TRUE(side.Init());
-  std::string names;
-  ASSERT_TRUE(AddColumns({{"ref", "boolean"}, {"amount", "numeric(10,2) DEFAULT 1.50"}, {"stamp", "timestamptz"}},
-                         &names));
-  ASSERT_TRUE(side.StartDebezium());
-  ASSERT_TRUE(InsertKeyedRows({"true, 12.5, '2026-12-03 13:45:07.5+02'", "NULL, NULL, NULL"}, "Typed", names));
-  ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 2}}));
-  const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 2);
-  side.StopDebezium();
+  CompareYamlForm(kJsonKeysAndValues, [](const FullRecord& r) {
+    return r.key.value_or("").find(R"("payload":true)") != std::string::npos;
+  });
+}
 
-  const std::vector<std::pair<std::string, std::string>> keys = side.OutboxKeys();
-  ASSERT_GT(keys.size(), 20u);
-  std::vector<std::string> sets;
-  for (const auto& [key, value] : keys) sets.push_back(key + "=" + value);
-  const std::string yaml = Write("relay.yaml", "source:\n  conninfo: \"host=127.0.0.1 port=" +
-                                                   std::to_string(pg_->port()) + " dbname=" + db_ +
-                                                   " user=postgres\"\n  publication: " + publication_ + "\n");
-  ASSERT_TRUE(side.StartRelayFromYaml(yaml, sets));
-  const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 2);
-  side.StopRelay();
-  // The premise: Debezium's envelope holds the default for the NULL amount, and its key is a JSON boolean.
-  EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
-              return r.key.value_or("").find(R"("payload":true)") != std::string::npos;
-            }),
-            1u);
-  ExpectSameRecords(relayed, debezium);
+TEST_F(DebeziumSideBySide, TheYamlFormOfAConnectorFileWithStringConvertersGivesDebeziumsRecords) {
+  CompareYamlForm(SideBySide::kStringConverters, [](const FullRecord& r) {
+    return r.key == "true" && r.value.value_or("").starts_with("Struct{payload={},eventType=Typed,amount=12.50");
+  });
 }
 
 // route.tombstone.on.empty.payload=true with a bytea payload under ByteArrayConverter: Debezium judges a payload empty

@@ -163,10 +163,14 @@ TEST(DebeziumProperties, KafkaConnectFileMapsLikeTheServerFile) {
   EXPECT_EQ(c->outbox.header_values, config::HeaderValues::kDebezium);
   EXPECT_EQ(c->outbox.key_converter, config::Converter::kString);
   EXPECT_EQ(c->outbox.value_converter, config::Converter::kString);
-  absl::StatusOr<Loaded> text = Load(std::string(kConnect) + "outbox-relay.outbox.header_values=text\n",
+  // StringConverter's keys and payloads as Java prints Debezium's values, which a relay key may turn to text too.
+  EXPECT_EQ(c->outbox.string_converter_values, config::StringValues::kDebezium);
+  absl::StatusOr<Loaded> text = Load(std::string(kConnect) + "outbox-relay.outbox.header_values=text\n"
+                                                             "outbox-relay.outbox.string_converter_values=text\n",
                                      {{"kafka.bootstrap.servers", "kafka-1:9092"}});
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->outbox.header_values, config::HeaderValues::kText);
+  EXPECT_EQ(text->outbox.string_converter_values, config::StringValues::kText);
 }
 
 TEST(DebeziumProperties, TracingSpanContextColumnIsReadWhenPresent) {
