@@ -457,7 +457,7 @@ absl::StatusOr<const OutboxMapper::Binding*> OutboxMapper::Bind(const pg::Relati
       }
     }
     // The payload's text is Java's only under the string converter's debezium values (Convert).
-    if (ByteaAsBytes(b.payload_type) && config_.string_converter_values == config::StringValues::kText) {
+    if (ByteaAsBytes(b.payload_type)) {
       return absl::FailedPreconditionError(
           Cat("column \"", config_.fields.payload, "\" (outbox.fields.payload) of ", schema_, ".", table_,
               " is bytea: placement envelope under outbox.value_converter string prints Java's text of its "
@@ -1052,15 +1052,12 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   if (s_.payload.null ||
       (config_.tombstone_on_empty_payload && judged_by_text && BlankAsJavaTrims(s_.payload.text))) {
     r.value = std::nullopt;
-  } else if (s_.payload_type == pg::oid::kBytea && config_.binary_handling_mode != config::BinaryHandling::kBytes) {
-    // Debezium's value is the bytes' base64 or hex text, written from the column's text by its form (Convert); an
-    // empty bytea's is "", a blank payload.
-    if (config_.tombstone_on_empty_payload && s_.payload.text == "\\x") {
-      r.value = std::nullopt;
-    } else {
-      r.value = s_.payload.text;
-    }
-  } else if (s_.payload_type == pg::oid::kBytea) {
+  } else if (config_.tombstone_on_empty_payload && s_.payload_type == pg::oid::kBytea &&
+             !ByteaAsBytes(s_.payload_type) && s_.payload.text == "\\x") {
+    // Under outbox.binary_handling_mode other than bytes Debezium's value is the bytes' base64 or hex text (written
+    // from the column's text by its form, Convert): an empty bytea's is "", a blank payload.
+    r.value = std::nullopt;
+  } else if (ByteaAsBytes(s_.payload_type)) {
     auto bytes = DecodeByteaHex(s_.payload.text);
     if (!bytes.ok()) return absl::InvalidArgumentError(Cat(bytes.status().message(), " (", where(), ")"));
     s_.payload_bytes = std::move(*bytes);
@@ -1263,7 +1260,12 @@ absl::StatusOr<bool> OutboxMapper::JavaString(uint32_t type, const std::optional
                                               std::string_view value, bool hex, std::string* out) {
   out->clear();
   if (type == pg::oid::kBytea && !typed.has_value()) {
-    out->append(JavaByteBufferText(hex ? (value.size() >= 2 ? (value.size() - 2) / 2 : 0) : value.size()));
+    // A key's PostgreSQL hex text as a bytea column's (AppendJavaToString); a payload's decoded bytes as they are.
+    if (hex) {
+      if (absl::Status st = AppendJavaToString(ConnectColumn{ConnectForm::kBytes}, value, out); !st.ok()) return st;
+    } else {
+      out->append(JavaByteBufferText(value.size()));
+    }
     return true;
   }
   if (!typed.has_value()) return false;  // a string, an integer or an enum: Java's text is PostgreSQL's

@@ -822,6 +822,12 @@ class DebeziumSideBySide : public DebeziumE2E {
   static constexpr const char* kJsonKeysAndValues =
       "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
       "value.converter=org.apache.kafka.connect.json.JsonConverter\n";
+  // The same with schemas.enable=false for both.
+  static constexpr const char* kJsonKeysAndValuesWithoutSchemas =
+      "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+      "key.converter.schemas.enable=false\n"
+      "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+      "value.converter.schemas.enable=false\n";
   void CompareSchemasOfColumns(const std::string& key_type, const std::string& payload_type,
                                const std::vector<std::string>& rows, const std::string& converters = kJsonKeysAndValues,
                                std::map<std::string, FullRecord>* debezium_out = nullptr) {
@@ -1162,10 +1168,7 @@ TEST_F(DebeziumE2E, TheTraceContextColumnBecomesTraceparentAndTracestateHeaders)
 // with outbox.debezium_context_logical_name, the four __debezium.context.* headers in Debezium's place and order.
 TEST_F(DebeziumSideBySide, JsonConvertersGiveTheKeysAndValuesDebeziumWrites) {
   SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n",
-                  "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                  "key.converter.schemas.enable=false\n"
-                  "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-                  "value.converter.schemas.enable=false\n");
+                  kJsonKeysAndValuesWithoutSchemas);
   // Debezium's __debezium.context.* headers too (its topic.prefix is the database's name).
   side.RelaySet("outbox.debezium_context_logical_name=" + db_);
   ASSERT_TRUE(side.Init());
@@ -1245,11 +1248,7 @@ TEST_F(DebeziumSideBySide, JsonConvertersWithoutSchemasGiveTypedKeysAndPayloads)
   std::map<std::string, FullRecord> debezium;
   ASSERT_NO_FATAL_FAILURE(CompareSchemasOfColumns(
       "boolean", "timestamp", {"true, '2026-12-03 11:45:07.123456'", "NULL, '1900-01-01 00:00:00'", "false, NULL"},
-      "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
-      "key.converter.schemas.enable=false\n"
-      "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-      "value.converter.schemas.enable=false\n",
-      &debezium));
+      kJsonKeysAndValuesWithoutSchemas, &debezium));
   // The premise: a JSON boolean key and a MicroTimestamp's number.
   EXPECT_EQ(CountRecords(debezium, [](const FullRecord& r) {
               return r.key == "true" && r.value == "1796298307123456";
@@ -1356,9 +1355,7 @@ TEST_F(DebeziumSideBySide, BinaryHandlingModeHexKeysAndPayloadsThroughJsonConver
 
 TEST_F(DebeziumSideBySide, BinaryHandlingModeBase64UrlSafeKeysAndPayloadsThroughJsonConvertersAreDebeziums) {
   CompareSchemasOfColumns("bytea", "bytea", {"'\\xfbff', '\\xfbefff'", "NULL, '\\x'"},
-                          std::string(kJsonKeysAndValues) +
-                              "key.converter.schemas.enable=false\nvalue.converter.schemas.enable=false\n"
-                              "binary.handling.mode=base64-url-safe\n");
+                          std::string(kJsonKeysAndValuesWithoutSchemas) + "binary.handling.mode=base64-url-safe\n");
 }
 
 // The YAML form: the outbox.* keys a connector file becomes (`check --offline` prints them), set on a YAML
@@ -1462,9 +1459,7 @@ TEST_F(DebeziumSideBySide, UnknownDatatypesAsKeysAndPayloadsThroughJsonConverter
 
 TEST_F(DebeziumSideBySide, UnknownDatatypesAsKeysAndPayloadsThroughJsonConvertersWithoutSchemasAreDebeziums) {
   CompareSchemasOfColumns("xid", "txid_snapshot", {"'5', '10:20:10,14,15'", "NULL, NULL"},
-                          std::string(kJsonKeysAndValues) +
-                              "key.converter.schemas.enable=false\nvalue.converter.schemas.enable=false\n"
-                              "include.unknown.datatypes=true\n");
+                          std::string(kJsonKeysAndValuesWithoutSchemas) + "include.unknown.datatypes=true\n");
 }
 
 // Typed columns placed in headers: Debezium's connector values as Kafka Connect's SimpleHeaderConverter writes them
