@@ -397,9 +397,10 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   // the walsender, short of CPU, sends slowly: read dry at every round, it would otherwise go out a few events per
   // request, and the broker's work per request would take the CPU the walsender lacks).
   const int frames = stream.frames_received();
-  // Only while frames come: the lag is the last transaction's, and a lone transaction sent late must not hold what
-  // lingers once the stream is read dry.
-  const bool backlog = frames > 0 && core_.SourceLagUs() > kBacklogLagUs;
+  // Only while changes come: the lag is the last transaction's, and a lone transaction sent late must not hold what
+  // lingers once the stream is read dry. Keepalives are no changes: the walsender sends one whenever it waits for
+  // WAL while the relay's flush is behind what it sent, so while other writes go on they come in every round.
+  const bool backlog = stream.changes_received() > 0 && core_.SourceLagUs() > kBacklogLagUs;
   const bool dense = NoteFrames(frames) || backlog;
   if (!busy && !dense) sink_->SendHeld();
   core_.OpenReportBurst();

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <variant>
 
 #include "common/strings.h"
 
@@ -13,6 +14,7 @@ namespace outbox::pg {
 absl::StatusOr<bool> ReplicationStream::Receive(FrameHandler& handler, int max_frames) {
   bool read_again = true;
   frames_received_ = 0;
+  changes_received_ = 0;
   for (int i = 0; i < max_frames; ++i) {
     auto bytes = conn_->ReadMessage();
     if (!bytes.ok()) return bytes.status();
@@ -28,6 +30,7 @@ absl::StatusOr<bool> ReplicationStream::Receive(FrameHandler& handler, int max_f
     auto frame = DecodeServerFrame(**bytes);
     if (!frame.ok()) return frame.status();
     ++frames_received_;
+    if (std::holds_alternative<XLogData>(*frame)) ++changes_received_;
     if (absl::Status st = handler.OnFrame(*frame); !st.ok()) return st;
     switch (handler.AfterFrame()) {
       case ReadControl::kGoOn:

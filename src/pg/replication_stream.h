@@ -20,8 +20,9 @@ class ReplicationStream {
   // dry it reads the socket once more without blocking (under load the server has usually sent more). Returns true
   // when work is left that should not wait for the socket (frames still buffered, or the handler said kStopBusy).
   absl::StatusOr<bool> Receive(FrameHandler& handler, int max_frames);
-  // How many frames the last Receive handed over.
+  // How many frames the last Receive handed over, and how many of them were XLogData (the rest are keepalives).
   int frames_received() const { return frames_received_; }
+  int changes_received() const { return changes_received_; }
   absl::Status SendFeedback(const StandbyStatus& status) { return conn_->SendStatus(status); }
   // Flushes pending output, then waits up to `timeout_ms` for the socket (readable when `read`, writable while
   // output is pending) or `extra_fd` (readable). What the socket has is read into libpq's buffer. Returns whether
@@ -34,6 +35,7 @@ class ReplicationStream {
   StreamConnection* conn_;
   bool buffered_ = false;  // the last Receive stopped before libpq's buffer ran dry
   int frames_received_ = 0;
+  int changes_received_ = 0;
 };
 
 }  // namespace outbox::pg

@@ -1,10 +1,12 @@
 // End to end: a throwaway PostgreSQL, the real Kafka broker, and the outbox-relay binary.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
 #include <map>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "e2e/harness.h"
 #include "support/kafka_broker.h"
@@ -276,6 +278,41 @@ TEST_F(RelayE2E, ATransactionSentLongAfterItsCommitIsSentOnceTheStreamIsDrained)
   ASSERT_NE(relay, nullptr);
   ASSERT_EQ(Read(h.Topic("Late"), 1, 30s).size(), 1u) << "the late event waited for the 120 s linger\n"
                                                        << relay->Output();
+  ExpectStopsCleanly(*relay);
+}
+
+// The same late transaction while the server writes other changes: the walsender sends a keepalive each time it
+// has decoded them and waits again (the relay's flush is behind what it sent while the event lingers), so every
+// round of the relay reads a frame. Keepalives are no transactions sent late: the event goes out once the stream
+// holds nothing else. It waited for the linger when the last transaction's lag counted in every round with a frame
+// (PostgreSQL 17 run of the version matrix, beside tests that created databases).
+TEST_F(RelayE2E, ATransactionSentLongAfterItsCommitIsSentWhileKeepalivesKeepComing) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  h.Sql("CREATE TABLE other_writes (id bigserial PRIMARY KEY)");
+  h.InsertEvent("LateAmidKeepalives", "k", "{}");
+  PollUntil([] { return false; }, 300ms);  // the premise: sent more than the backlog's 100 ms after its commit
+  auto relay = h.StartRelay({}, true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}, {"OUTBOX_RELAY_TEST_LINGER_MS", "120000"}});
+  ASSERT_NE(relay, nullptr);
+  auto writer = pg_->Connect(h.db());
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  std::atomic<bool> stop{false};
+  std::atomic<int> writes{0};
+  std::thread other_writes([&] {
+    while (!stop.load() && writer->Exec("INSERT INTO other_writes DEFAULT VALUES").ok()) ++writes;
+  });
+  auto late = reader_->ReadUntil(h.Topic("LateAmidKeepalives"), 1, 10s);
+  EXPECT_TRUE(late.ok()) << "the late event waited for the 120 s linger while " << writes.load()
+                         << " other writes went on: " << late.status() << "\n" << relay->Output();
+  // The premise: those writes come to the relay as keepalives (the server WAL position they bring).
+  const Lsn written = h.CurrentWal();
+  EXPECT_TRUE(WaitFor(
+      [&] { return MetricValue(h.http_port(), "outbox_relay_server_wal_lsn") >= static_cast<double>(written.value()); },
+      10s, "keepalives bring the other writes' WAL position"))
+      << relay->Output();
+  stop = true;
+  other_writes.join();
+  EXPECT_GT(writes.load(), 0);
   ExpectStopsCleanly(*relay);
 }
 

@@ -188,5 +188,26 @@ TEST_F(ReplicationStreamTest, AWaitOnFramesLeftInTheBufferDoesNotReadTheSocket) 
   EXPECT_EQ(rest.wal_ends, (std::vector<Lsn>{Lsn(2), Lsn(3)}));
 }
 
+// The relay judges a backlog by the changes a round read: keepalives are frames, but no changes.
+TEST(ReplicationStream, CountsFramesAndOfThemTheChanges) {
+  class AnyFrame : public FrameHandler {
+   public:
+    absl::Status OnFrame(const ServerFrame&) override { return absl::OkStatus(); }
+    ReadControl AfterFrame() const override { return ReadControl::kGoOn; }
+  } handler;
+  FakeConnection conn;
+  ReplicationStream stream(&conn);
+  conn.Send(Frame(1));
+  conn.Send(EncodeXLogData(Lsn(2), Lsn(2), 0, "B"));
+  conn.Send(Frame(3));
+  ASSERT_TRUE(stream.Receive(handler, 64).ok());
+  EXPECT_EQ(stream.frames_received(), 3);
+  EXPECT_EQ(stream.changes_received(), 1);
+  conn.Send(Frame(4));
+  ASSERT_TRUE(stream.Receive(handler, 64).ok());
+  EXPECT_EQ(stream.frames_received(), 1);
+  EXPECT_EQ(stream.changes_received(), 0) << "a round counts its own changes only";
+}
+
 }  // namespace
 }  // namespace outbox::pg
