@@ -94,11 +94,25 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
   if (x.wal_end > stream_position_) stream_position_ = x.wal_end;
   frame_send_time_ = x.send_time;
   auto message = pg::Decode(x.payload, decoder_);
-  if (!message.ok()) {
-    return absl::DataLossError(
-        Cat("undecodable pgoutput message at LSN ", x.data_start.ToString(), ": ", message.status().message()));
+  absl::Status st = message.ok() ? OnMessage(*message)
+                                 : absl::DataLossError(Cat("undecodable pgoutput message at LSN ",
+                                                           x.data_start.ToString(), ": ", message.status().message()));
+  if (st.ok() || absl::IsUnavailable(st)) return st;  // UNAVAILABLE: a rewind (a spill file that failed)
+  StopAtStreamError(std::move(st));
+  return absl::OkStatus();
+}
+
+// An error in the stream itself (a layout the relay refuses, the outbox table renamed, an undecodable message) ends
+// the relay as a halt does: what came before it is delivered and confirmed first, so that the events before the
+// failure do not wait for the fix (they were purged with the producer, unconfirmed, and came again only once the
+// relay ran again). Nothing of the transaction it is in is confirmed: the watermark stays before its open entry.
+void DeliveryCore::StopAtStreamError(absl::Status error) {
+  if (transactional() && in_tx_ && !halting_) {
+    // The open Kafka transaction may hold records of the failed transaction: commit the ones before it, then stop.
+    HaltBefore(tx_commit_lsn_, std::move(error));
+    return;
   }
-  return OnMessage(*message);
+  if (!halt_) halt_ = std::move(error);
 }
 
 pg::ReadControl DeliveryCore::AfterFrame() const {

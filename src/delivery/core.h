@@ -231,6 +231,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // transaction, so it is aborted (a rewind); the replay commits every transaction before the halted one, then halts
   // with `halt`, so that the --start-lsn the halt names skips that transaction alone.
   void HaltBefore(Lsn commit_lsn, absl::Status halt);
+  // An error a frame raised other than a rewind: the stream stops as at a halt (what came before is confirmed).
+  void StopAtStreamError(absl::Status error);
   // The replay reached the halted transaction and everything before it is committed: raise the halt.
   void MaybeHaltBefore();
   // The Kafka transaction has been open half its transaction timeout: commit it even inside a PostgreSQL transaction.

@@ -621,6 +621,39 @@ TEST_F(CoreTest, UnderHaltARefusedEventStopsBeforeItsTransaction) {
   EXPECT_EQ(sink_.To("dead").size(), 0u);
 }
 
+// An error in the stream itself (here the outbox table renamed: its Relation names it anew) stops the stream as a
+// halt does: the transactions before it are still delivered and confirmed, nothing of its own transaction is.
+TEST_F(CoreTest, AnErrorInTheStreamStopsAsAHaltAfterWhatCameBefore) {
+  Start();
+  const Lsn before = Tx(0x2000, {"a"});
+  Begin(0x3000);
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "b")).ok());
+  pg::Relation renamed = Outbox();
+  renamed.relname = "outbox_renamed";
+  EXPECT_TRUE(Send(renamed).ok()) << "a stream error is raised as a halt, not returned";
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_EQ(core_->halt()->code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(core_->halt()->message().find("is now \"public.outbox_renamed\""), std::string::npos)
+      << core_->halt()->message();
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kStop);
+  EXPECT_FALSE(core_->rewind_reason().has_value());
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), before);  // the first transaction, never the one with the renamed table
+}
+
+TEST_F(CoreTest, AnUndecodableMessageStopsAsAHaltNamingItsLsn) {
+  Start();
+  const Lsn before = Tx(0x2000, {"a"});
+  ASSERT_TRUE(core_->OnFrame(pg::XLogData{Lsn(0x2500), Lsn(0x2500), 0, "?"}).ok());
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_EQ(core_->halt()->code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(core_->halt()->message().find("at LSN 0/2500"), std::string::npos) << core_->halt()->message();
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), before);
+}
+
 TEST_F(CoreTest, UnderDeadLetterARefusedEventGoesToTheDeadLetterTopicInItsPlace) {
   config_.delivery.on_error = config::OnError::kDeadLetter;
   Start();
@@ -711,6 +744,31 @@ TEST_F(CoreTest, AnEventWithANullIdIsAPerEventError) {
 class TransactionalCoreTest : public CoreTest {
  protected:
   void StartTx() { Start(&tx_, &tx_); }
+
+  // After a halt before the transaction committing at `halted` raised its rewind: the rewind, then the replay of the
+  // one transaction before it (at `before`, with `keys`) and of `halted`'s Begin, where nothing more is read and the
+  // transaction before it commits (ending at `good`); returns once that commit completed.
+  void ReplayToTheHalt(uint64_t before, const std::vector<std::string>& keys, uint64_t halted, Lsn good) {
+    ASSERT_TRUE(core_->rewind_reason().has_value());
+    EXPECT_FALSE(core_->halt().has_value());
+    core_->Rewind("halting");
+    tx_.Purge();
+    Poll();
+    Restart();
+    next_id_ = 0;
+    Tx(before, keys);
+    Begin(halted);
+    EXPECT_TRUE(core_->paused());
+    EXPECT_FALSE(core_->halt().has_value());
+    ASSERT_TRUE(core_->StatusDue().has_value());
+    Confirm();
+    ASSERT_EQ(tx_.commits.size(), 1u);
+    EXPECT_EQ(tx_.commits[0].lsn, good);
+    EXPECT_FALSE(tx_.commits[0].partial.has_value());
+    tx_.CompleteCommit();
+    Poll();
+  }
+
   FakeTransactionalSink tx_;
 };
 
@@ -929,24 +987,29 @@ TEST_F(TransactionalCoreTest, AHaltAbortsTheKafkaTransactionCommitsWhatCameBefor
   clock_.Advance(1000ms);
   Confirm();
   EXPECT_TRUE(tx_.commits.empty());
-  core_->Rewind("halting");
-  tx_.Purge();
-  Poll();
-  Restart();
-  next_id_ = 0;
-  Tx(0x2000, {"a"});
-  Begin(0x3000);  // the halted transaction: nothing more is read, what came before commits
-  EXPECT_TRUE(core_->paused());
-  EXPECT_FALSE(core_->halt().has_value());
-  ASSERT_TRUE(core_->StatusDue().has_value());
-  Confirm();
-  ASSERT_EQ(tx_.commits.size(), 1u);
-  EXPECT_EQ(tx_.commits[0].lsn, good);
-  EXPECT_FALSE(tx_.commits[0].partial.has_value());
-  tx_.CompleteCommit();
-  Poll();
+  // The halted transaction: nothing more is read, what came before commits.
+  ASSERT_NO_FATAL_FAILURE(ReplayToTheHalt(0x2000, {"a"}, 0x3000, good));
   ASSERT_TRUE(core_->halt().has_value());  // then the halt, naming the --start-lsn that skips that transaction alone
   EXPECT_NE(core_->halt()->message().find("--start-lsn 0/3010"), std::string::npos) << core_->halt()->message();
+  ASSERT_EQ(tx_.committed.size(), 1u);
+  EXPECT_EQ(tx_.committed[0].key, "a");
+  EXPECT_EQ(Confirm(), good);
+}
+
+// The same stream error under a transactional sink: the open Kafka transaction may hold the failed transaction's
+// records, so it is aborted (a rewind) and the replay commits what came before, then halts with the error.
+TEST_F(TransactionalCoreTest, AnErrorInTheStreamAbortsCommitsWhatCameBeforeOnTheReplayThenHalts) {
+  StartTx();
+  const Lsn good = Tx(0x2000, {"a"});
+  Begin(0x3000);
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "b")).ok());
+  pg::Relation renamed = Outbox();
+  renamed.relname = "outbox_renamed";
+  ASSERT_TRUE(Send(renamed).ok());
+  ASSERT_NO_FATAL_FAILURE(ReplayToTheHalt(0x2000, {"a"}, 0x3000, good));
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_NE(core_->halt()->message().find("is now \"public.outbox_renamed\""), std::string::npos)
+      << core_->halt()->message();
   ASSERT_EQ(tx_.committed.size(), 1u);
   EXPECT_EQ(tx_.committed[0].key, "a");
   EXPECT_EQ(Confirm(), good);
@@ -961,22 +1024,8 @@ TEST_F(TransactionalCoreTest, TwoRefusedTransactionsInOneKafkaTransactionHaltBef
   tx_.Report(2, sinks::Outcome::kRejectedEvent);
   tx_.Report(1, sinks::Outcome::kRejectedEvent);
   Poll();
-  ASSERT_TRUE(core_->rewind_reason().has_value());
-  EXPECT_FALSE(core_->halt().has_value());
-  core_->Rewind("aborted");
-  tx_.Purge();
-  Poll();
-  Restart();
-  next_id_ = 0;
-  Tx(0x1000, {"ok"});
-  Begin(0x2000);  // the first refused transaction: the replay stops here
-  EXPECT_TRUE(core_->paused());
-  ASSERT_TRUE(core_->StatusDue().has_value());
-  Confirm();
-  ASSERT_EQ(tx_.commits.size(), 1u);
-  EXPECT_EQ(tx_.commits[0].lsn, before);
-  tx_.CompleteCommit();
-  Poll();
+  // The replay stops at the first refused transaction.
+  ASSERT_NO_FATAL_FAILURE(ReplayToTheHalt(0x1000, {"ok"}, 0x2000, before));
   ASSERT_TRUE(core_->halt().has_value());
   EXPECT_NE(core_->halt()->message().find("commit LSN 0/2000"), std::string::npos) << core_->halt()->message();
 }

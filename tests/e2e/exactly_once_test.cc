@@ -500,6 +500,30 @@ TEST(ExactlyOnce, APoisonEventUnderHaltCommitsWhatCameBeforeItsTransactionThenHa
   ExpectStopsCleanly(*next);
 }
 
+// An error in the stream (a configured column dropped) with a good transaction before it in the same open Kafka
+// transaction, and an event of the failed transaction already produced into it: that Kafka transaction is aborted,
+// the replay commits the good transaction alone, and the relay exits 1 naming the column. Catches a stop that
+// commits the open transaction (the failed transaction's first event would show) and one that commits nothing
+// (the good event would wait for the fix).
+TEST(ExactlyOnce, AStreamErrorCommitsWhatCameBeforeItsTransactionThenStops) {
+  PgServer* pg = PgServer::Shared();
+  KafkaBroker* broker = KafkaBroker::Shared();
+  ASSERT_TRUE(pg && broker);
+  EoHarness h(pg, broker->bootstrap(), "EoDropped");
+  auto relay = h.Start({"--set", "delivery.transaction_interval_ms=60000"});  // one Kafka transaction for all below
+  ASSERT_NE(relay, nullptr);
+  const std::string before = h.InsertEvent("Dropped", "k", R"({"n":1})");
+  h.Sql("BEGIN; INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+        "('00000000-0000-0000-0000-00000000d001', 'p', 'k', 'Dropped', '{\"n\":2}'); "
+        "ALTER TABLE outbox DROP COLUMN aggregateid; "
+        "INSERT INTO outbox (id, aggregatetype, type, payload) VALUES "
+        "('00000000-0000-0000-0000-00000000d002', 'p', 'Dropped', '{\"n\":3}'); COMMIT;");
+  ASSERT_TRUE(relay->Wait(60s).has_value()) << "the relay did not stop: " << relay->Output();
+  EXPECT_EQ(relay->exit_code(), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("column \"aggregateid\""), std::string::npos) << relay->Output();
+  ExpectEachEventOnce(broker->bootstrap(), h.Topic("Dropped"), {before}, {}, "exactly_once stream error");
+}
+
 TEST(ExactlyOnce, APoisonEventUnderDeadLetterIsDeadLetteredInsideTheTransaction) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();

@@ -97,6 +97,32 @@ TEST_F(Publication, OutboxSchemaChangedMidStreamAddedColumnsPassDroppedOnesAreFa
   EXPECT_LE(h.ConfirmedFlush(), before) << "the slot was confirmed past the row the relay could not map";
 }
 
+// The same dropped column read in one round with the events before it (all written before the relay started, so
+// the stream is a backlog and they linger: the test hook makes the linger two minutes). The error ends the relay as
+// a halt does: the events before the failing row are delivered and confirmed first. They were purged with the
+// producer, unconfirmed, and came only when the relay ran again once the cause was fixed.
+TEST_F(Publication, ADroppedColumnStopsTheRelayAfterTheEventsBeforeItAreDeliveredAndConfirmed) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  h.InsertEvent("BeforeTheDrop", "k", "{\"n\": 1}");
+  const Lsn before_second = h.CurrentWal();
+  h.InsertEvent("BeforeTheDrop", "k", "{\"n\": 2}");
+  h.Sql("ALTER TABLE outbox DROP COLUMN aggregateid");
+  const Lsn before_row = h.CurrentWal();
+  h.Sql("INSERT INTO outbox (id, aggregatetype, type, payload) VALUES (gen_random_uuid(), 'a', 'AfterDrop', '{}')");
+  auto relay = h.StartRelay({}, /*wait_active=*/false,
+                            {{"OUTBOX_RELAY_TEST_HOOKS", "1"}, {"OUTBOX_RELAY_TEST_LINGER_MS", "120000"}});
+  ASSERT_NE(relay, nullptr);
+  EXPECT_EQ(relay->Wait(60s), 1) << relay->Output();
+  EXPECT_NE(relay->Output().find("column \"aggregateid\""), std::string::npos) << relay->Output();
+  auto delivered = reader_->ReadUntil(h.Topic("BeforeTheDrop"), 2, 30s);
+  EXPECT_TRUE(delivered.ok()) << "the events before the failing row were not delivered: " << delivered.status()
+                              << "\n" << relay->Output();
+  EXPECT_GT(h.ConfirmedFlush(), before_second) << "the events before the failing row were not confirmed\n"
+                                               << relay->Output();
+  EXPECT_LE(h.ConfirmedFlush(), before_row) << "the slot was confirmed past the row the relay could not map";
+}
+
 }  // namespace
 }  // namespace outbox::testing
 

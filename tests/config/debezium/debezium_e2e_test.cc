@@ -859,18 +859,26 @@ class DebeziumSideBySide : public DebeziumE2E {
   // `debezium_error`, and stops the relay (exit 1, its output holding each of `relay_errors`); neither writes
   // `after`'s event (SQL, run after `bad`). The relay's slot stays before `bad`, and a relay started again stops at
   // the same place (nothing is skipped).
+  // With `same_transaction`, `first` and `bad` are one transaction, written at once: the relay reads them in one
+  // round, and each side must still write `first` before it stops (Kafka Connect sends it before converting `bad`).
   void CompareFailure(SideBySide& side, const std::string& first, const std::string& bad, const std::string& after,
-                      const std::string& debezium_error, const std::vector<std::string>& relay_errors) {
+                      const std::string& debezium_error, const std::vector<std::string>& relay_errors,
+                      bool same_transaction = false) {
     ASSERT_TRUE(side.StartDebezium());
     ASSERT_TRUE(side.StartRelay());
-    ASSERT_TRUE(pg_->Exec(first, db_).ok());
-    ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 1}}));
-    const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 1);
-    const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 1);
-    ExpectSameRecords(relayed, debezium);
+    const auto compare_first = [&] {
+      const std::map<std::string, FullRecord> debezium = ReadFull(/*relay=*/false, OrderTopic(), 1);
+      const std::map<std::string, FullRecord> relayed = ReadFull(/*relay=*/true, OrderTopic(), 1);
+      ExpectSameRecords(relayed, debezium);
+    };
+    if (!same_transaction) {
+      ASSERT_TRUE(pg_->Exec(first, db_).ok());
+      ASSERT_TRUE(side.AwaitDebezium({{OrderTopic(), 1}}));
+      compare_first();
+    }
     auto before_bad = pg_->QueryValue("SELECT pg_current_wal_lsn()", db_);
     ASSERT_TRUE(before_bad.ok() && before_bad->has_value()) << before_bad.status();
-    const absl::Status bad_done = pg_->Exec(bad, db_);
+    const absl::Status bad_done = pg_->Exec(same_transaction ? "BEGIN; " + first + "; " + bad + "; COMMIT" : bad, db_);
     ASSERT_TRUE(bad_done.ok()) << bad_done;
     ASSERT_TRUE(pg_->Exec(after, db_).ok());
 
@@ -881,6 +889,7 @@ class DebeziumSideBySide : public DebeziumE2E {
     std::string output;
     EXPECT_EQ(side.AwaitRelayExit(&output), 1) << output;
     for (const std::string& error : relay_errors) EXPECT_NE(output.find(error), std::string::npos) << error << "\n" << output;
+    if (same_transaction) compare_first();
 
     // Neither wrote the failing event or the one after it: one record each in the topic.
     absl::StatusOr<std::vector<KafkaRecord>> all = reader_->ReadAll(OrderTopic(), 30s);
@@ -897,6 +906,8 @@ class DebeziumSideBySide : public DebeziumE2E {
     EXPECT_EQ(side.AwaitRelayExit(&again), 1) << again;
     EXPECT_NE(again.find(relay_errors.front()), std::string::npos) << "a restart stops at the same place:\n" << again;
   }
+
+  void CompareTextPayloadUnderByteArrayConverter(bool same_transaction);
 
   // The YAML form of a connector file through `converters` (TheYamlForm... tests): Debezium's records, then the
   // relay's from a YAML file with the outbox.* keys the file becomes; `premise` holds of one of Debezium's records.
@@ -1390,8 +1401,9 @@ TEST_F(DebeziumSideBySide, AnEmptyByteaPayloadIsNoTombstoneUnderTombstoneOnEmpty
 // A failure, side by side: once the payload column becomes text, its first event under ByteArrayConverter fails
 // Debezium's task (Kafka Connect's converter refuses the STRING schema), and the relay stops at the table's new layout
 // (fatal, naming the key and the column, as for a column dropped from under it); what came before is the same bytes,
-// what came after is written by neither, and the relay's slot stays before the change.
-TEST_F(DebeziumSideBySide, ATextPayloadUnderByteArrayConverterStopsBothBeforeIt) {
+// what came after is written by neither, and the relay's slot stays before the change. With `same_transaction`, the
+// change is in the transaction of the event before it.
+void DebeziumSideBySide::CompareTextPayloadUnderByteArrayConverter(bool same_transaction) {
   SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
                   "transforms.outbox.table.field.event.payload=body\n",
@@ -1407,7 +1419,18 @@ TEST_F(DebeziumSideBySide, ATextPayloadUnderByteArrayConverterStopsBothBeforeIt)
                      insert + "(gen_random_uuid(), '" + order + "', 'k2', 'Text', '{}', 'not bytes')",
                  insert + "(gen_random_uuid(), '" + order + "', 'k3', 'Text', '{}', 'after')",
                  "Invalid schema type for ByteArrayConverter",
-                 {"outbox.value_converter: column \"body\"", "needs a bytea column"});
+                 {"outbox.value_converter: column \"body\"", "needs a bytea column"}, same_transaction);
+}
+
+TEST_F(DebeziumSideBySide, ATextPayloadUnderByteArrayConverterStopsBothBeforeIt) {
+  CompareTextPayloadUnderByteArrayConverter(/*same_transaction=*/false);
+}
+
+// Kafka Connect sends k1 before the conversion of k2 fails the task; the relay, stopping at the table's new layout,
+// delivers k1 first as at a halt (the error ended it at once, and k1, produced in the same round, was purged with
+// the producer). Neither writes k2 or k3, and the relay confirms nothing of the transaction.
+TEST_F(DebeziumSideBySide, ATextPayloadUnderByteArrayConverterInTheTransactionOfAnEventStopsBothAfterWritingIt) {
+  CompareTextPayloadUnderByteArrayConverter(/*same_transaction=*/true);
 }
 
 // table.op.invalid.behavior=fatal: an UPDATE of the outbox fails Debezium's task and halts the relay, naming the
