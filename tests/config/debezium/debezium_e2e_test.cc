@@ -908,6 +908,8 @@ class DebeziumSideBySide : public DebeziumE2E {
   }
 
   void CompareTextPayloadUnderByteArrayConverter(bool same_transaction);
+  void CompareUnroutableEvent(const std::string& route, const std::string& debezium_error,
+                              const std::string& relay_error);
 
   // The YAML form of a connector file through `converters` (TheYamlForm... tests): Debezium's records, then the
   // relay's from a YAML file with the outbox.* keys the file becomes; `premise` holds of one of Debezium's records.
@@ -1431,6 +1433,33 @@ TEST_F(DebeziumSideBySide, ATextPayloadUnderByteArrayConverterStopsBothBeforeIt)
 // the producer). Neither writes k2 or k3, and the relay confirms nothing of the transaction.
 TEST_F(DebeziumSideBySide, ATextPayloadUnderByteArrayConverterInTheTransactionOfAnEventStopsBothAfterWritingIt) {
   CompareTextPayloadUnderByteArrayConverter(/*same_transaction=*/true);
+}
+
+// An event whose routing column (aggregatetype, route.by.field's default) is `route` (SQL) fails Debezium's task with
+// `debezium_error`; the relay halts naming `relay_error` and the --start-lsn that skips its transaction; neither
+// writes it or the one after, and the event before is the same bytes in both.
+void DebeziumSideBySide::CompareUnroutableEvent(const std::string& route, const std::string& debezium_error,
+                                                const std::string& relay_error) {
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ALTER COLUMN aggregatetype DROP NOT NULL", db_).ok());
+  const std::string insert = "INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES ";
+  const std::string order = "'" + order_type_ + "'";
+  CompareFailure(side, insert + "(gen_random_uuid(), " + order + ", 'k1', 'Created', '{}')",
+                 insert + "(gen_random_uuid(), " + route + ", 'k2', 'Created', '{}')",
+                 insert + "(gen_random_uuid(), " + order + ", 'k3', 'Created', '{}')", debezium_error,
+                 {relay_error, "--start-lsn"});
+}
+
+// Debezium's RegexRouter throws a NullPointerException; the relay names the column.
+TEST_F(DebeziumSideBySide, ANullRoutingColumnStopsBothAtTheSameEvent) {
+  CompareUnroutableEvent("NULL", "NullPointerException", "aggregatetype");
+}
+
+// Kafka refuses the topic the routing value makes.
+TEST_F(DebeziumSideBySide, AnIllegalTopicNameStopsBothAtTheSameEvent) {
+  CompareUnroutableEvent("'bad type!'", "InvalidTopicException: Invalid topics: [outbox.event.bad type!]",
+                         "outbox.event.bad type!");
 }
 
 // table.op.invalid.behavior=fatal: an UPDATE of the outbox fails Debezium's task and halts the relay, naming the
