@@ -105,6 +105,7 @@ class Relay {
   std::chrono::steady_clock::time_point slot_checked_at_{};
   pg::SystemInfo system_;      // IDENTIFY_SYSTEM of the current connection
   std::optional<int64_t> own_walsender_pid_;  // the walsender of the last session that started streaming
+  std::optional<int> receive_buffer_logged_;  // the receive buffer last logged: a reconnect logs only a change
   bool slot_checked_ = false;  // a session's slot and gap checks passed
   pg::SlotCheckInput check_input_;  // the last slot check's input (exactly_once checks again after the takeover)
   bool sink_fenced_ = false;         // exactly_once: the producer's init_transactions ran (the next takeover needs a new one)

@@ -107,6 +107,9 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
 // failure do not wait for the fix (they were purged with the producer, unconfirmed, and came again only once the
 // relay ran again). Nothing of the transaction it is in is confirmed: the watermark stays before its open entry.
 void DeliveryCore::StopAtStreamError(absl::Status error) {
+  Log()->error("stopping at an error in the stream{}: what came before it is delivered and confirmed first ({})",
+               in_tx_ ? Cat(", in the transaction committing at ", tx_commit_lsn_.ToString()) : std::string(),
+               error.message());
   if (transactional() && in_tx_ && !halting_) {
     // The open Kafka transaction may hold records of the failed transaction: commit the ones before it, then stop.
     HaltBefore(tx_commit_lsn_, std::move(error));

@@ -118,8 +118,17 @@ TEST(RelayMock, TheReceiveBufferIsSetOnTheReplicationSocket) {
   int rmem_max = 0;
   ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile("/proc/sys/net/core/rmem_max").value_or("")), &rmem_max));
   const std::string granted = std::to_string(2 * std::min(100000, rmem_max));
-  EXPECT_NE(relay->Output().find("the replication socket's receive buffer is " + granted + " bytes"), std::string::npos)
+  const std::string line = "the replication socket's receive buffer is " + granted + " bytes";
+  EXPECT_NE(relay->Output().find(line), std::string::npos) << relay->Output();
+  // A reconnect sets it again, and does not log it again: the same line at every reconnect was noise.
+  m.h.Sql("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + m.h.slot() + "'");
+  ASSERT_TRUE(WaitFor([&] { return MetricValue(m.h.http_port(), "outbox_relay_reconnects_total") >= 1.0; }, 30s,
+                      "the relay reconnects"))
       << relay->Output();
+  m.h.InsertEvent("Buffered", "after", "{}");
+  ASSERT_TRUE((*reader)->ReadUntil(m.h.Topic("Buffered"), 3001, 60s).ok()) << relay->Output();
+  const std::string out = relay->Output();
+  EXPECT_EQ(out.find(line), out.rfind(line)) << "logged again at the reconnect:\n" << out;
   ExpectCleanStop(*relay);
 }
 
