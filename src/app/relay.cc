@@ -385,6 +385,7 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   core_.NoteBounds();
   const bool paused = core_.paused();
   bool busy = false;
+  bool read = false;  // Receive ran: the stream's frame counts are this round's
   if (core_.replaying()) {
     if (absl::Status st = core_.ReplayStep(); !st.ok()) return st;
     busy = core_.replaying() && !paused;
@@ -392,6 +393,7 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
     auto more = stream.Receive(core_, kFramesPerRound);
     if (!more.ok()) return more.status();
     busy = *more;
+    read = true;
   }
   // While the stream is sparse, someone may be waiting for each change: what lingers in the sink goes out as soon as
   // the stream is read dry. While it is dense (a drain, a backlog), librdkafka's linger batches it, and after a round
@@ -399,11 +401,11 @@ absl::Status Relay::Round(pg::ReplicationStream& stream) {
   // server's writes. Dense: many frames in a short spell, or transactions sent long after they committed (a backlog
   // the walsender, short of CPU, sends slowly: read dry at every round, it would otherwise go out a few events per
   // request, and the broker's work per request would take the CPU the walsender lacks).
-  const int frames = stream.frames_received();
+  const int frames = read ? stream.frames_received() : 0;
   // Only while changes come: the lag is the last transaction's, and a lone transaction sent late must not hold what
   // lingers once the stream is read dry. Keepalives are no changes: the walsender sends one whenever it waits for
   // WAL while the relay's flush is behind what it sent, so while other writes go on they come in every round.
-  const bool backlog = stream.changes_received() > 0 && core_.SourceLagUs() > kBacklogLagUs;
+  const bool backlog = read && stream.changes_received() > 0 && core_.SourceLagUs() > kBacklogLagUs;
   const bool dense = NoteFrames(frames) || backlog;
   if (!busy && !dense) sink_->SendHeld();
   core_.OpenReportBurst();

@@ -102,13 +102,16 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
   return absl::OkStatus();
 }
 
-// An error in the stream itself (a layout the relay refuses, the outbox table renamed, an undecodable message) ends
-// the relay as a halt does: what came before it is delivered and confirmed first, so that the events before the
-// failure do not wait for the fix (they were purged with the producer, unconfirmed, and came again only once the
-// relay ran again). Nothing of the transaction it is in is confirmed: the watermark stays before its open entry.
+// An error in the stream itself (a layout the relay refuses, the outbox table renamed, an undecodable message, a
+// dead letter that could not be written) ends the relay as a halt does: what came before it is delivered, and
+// confirmed as far as the publication check at the stop allows, so that the events before the failure do not wait
+// for the fix (they were purged with the producer, unconfirmed, and came again only once the relay ran again).
+// Nothing of the transaction it is in is confirmed: the watermark stays before its open entry. Under a
+// transactional sink an error outside a transaction (in a streamed transaction's chunk) halts at once: the open
+// Kafka transaction is aborted, and what it held comes again at the next start.
 void DeliveryCore::StopAtStreamError(absl::Status error) {
-  Log()->error("stopping at an error in the stream{}: what came before it is delivered and confirmed first ({})",
-               in_tx_ ? Cat(", in the transaction committing at ", tx_commit_lsn_.ToString()) : std::string(),
+  Log()->error("stopping at an error{}: what came before it is delivered first ({})",
+               in_tx_ ? Cat(" in the transaction committing at ", tx_commit_lsn_.ToString()) : std::string(),
                error.message());
   if (transactional() && in_tx_ && !halting_) {
     // The open Kafka transaction may hold records of the failed transaction: commit the ones before it, then stop.
@@ -207,7 +210,7 @@ absl::Status DeliveryCore::OnBegin(Lsn final_lsn, int64_t commit_time) {
 
 absl::Status DeliveryCore::OnRelation(const pg::Relation& m) {
   // The outbox table renamed (or moved to another schema) while running: its rows would no longer be recognized
-  // and the slot would be confirmed past them. Fatal, like a missing column.
+  // and the slot would be confirmed past them. The relay stops, like at a missing column (StopAtStreamError).
   if (outbox_oid_ && *outbox_oid_ == m.oid && !mapper_.IsOutbox(m)) {
     return absl::FailedPreconditionError(Cat("the outbox table ", config_.outbox.table, " (OID ", m.oid, ") is now \"",
                                              m.nspname, ".", m.relname,
@@ -349,6 +352,13 @@ absl::Status DeliveryCore::BufferStreamed(uint32_t subxid, absl::StatusOr<outbox
 }
 
 absl::Status DeliveryCore::ReplayStep() {
+  absl::Status st = ReplayEvents();
+  if (st.ok() || absl::IsUnavailable(st)) return st;
+  StopAtStreamError(std::move(st));  // a streamed transaction's event, as at its frame
+  return absl::OkStatus();
+}
+
+absl::Status DeliveryCore::ReplayEvents() {
   if (!replay_ || paused()) return absl::OkStatus();
   for (int i = 0; i < kEventsPerReplayStep && !paused(); ++i) {
     auto next = replay_->Next();

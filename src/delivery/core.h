@@ -75,7 +75,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
 
   // Work not tied to input, each loop round: held records first, then a committed streamed transaction's events.
   absl::Status ProduceHeld();
-  absl::Status ReplayStep();
+  absl::Status ReplayStep();  // an error of an event it replays stops as at a frame (StopAtStreamError)
   bool replaying() const { return replay_ != nullptr; }
   // Nothing more is read from the stream (records are held, the bounds are reached, a transactional commit waits).
   bool paused() const;
@@ -233,6 +233,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   void HaltBefore(Lsn commit_lsn, absl::Status halt);
   // An error a frame raised other than a rewind: the stream stops as at a halt (what came before is confirmed).
   void StopAtStreamError(absl::Status error);
+  absl::Status ReplayEvents();  // ReplayStep's work
   // The replay reached the halted transaction and everything before it is committed: raise the halt.
   void MaybeHaltBefore();
   // The Kafka transaction has been open half its transaction timeout: commit it even inside a PostgreSQL transaction.

@@ -601,6 +601,28 @@ TEST_F(CoreTest, RolledBackStreamedTransactionsAndSubtransactionsProduceNothing)
 }
 
 // ---- Permanent errors ----
+// A streamed transaction's replay that cannot go on (here: an event the broker refuses, and its dead letter refused
+// too) stops as an error at a frame does: the transaction before it is confirmed, nothing of the streamed one.
+TEST_F(CoreTest, AnErrorReplayingAStreamedTransactionStopsAsAHaltAfterWhatCameBefore) {
+  config_.source.streaming = true;
+  config_.delivery.on_error = config::OnError::kDeadLetter;
+  Start(nullptr, nullptr, 2);
+  const Lsn before = Tx(0x2000, {"a"});
+  ASSERT_TRUE(Send(pg::StreamStart{800, 0}).ok());
+  ASSERT_TRUE(Send(Row(Id(++next_id_), "b", 800)).ok());
+  ASSERT_TRUE(Send(pg::StreamStop{}).ok());
+  ASSERT_TRUE(Send(pg::StreamCommit{800, 0, Lsn(0x5000), Lsn(0x5010), kPgTime}).ok());
+  sink_.answer = ProduceResult::Code::kRejected;  // the event and then its dead letter
+  EXPECT_TRUE(core_->ReplayStep().ok()) << "the error is raised as a halt, not returned";
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_NE(core_->halt()->message().find("could not write a dead letter"), std::string::npos)
+      << core_->halt()->message();
+  sink_.answer = ProduceResult::Code::kOk;
+  sink_.AckAll();
+  Poll();
+  EXPECT_EQ(Confirm(), before);
+}
+
 
 TEST_F(CoreTest, UnderHaltARefusedEventStopsBeforeItsTransaction) {
   Start();
