@@ -232,17 +232,17 @@ absl::Status Relay::Session() {
       if (absl::IsUnavailable(granted.status())) return granted.status();
       return absl::FailedPreconditionError(Cat("source.receive_buffer_bytes: ", granted.status().message()));
     }
-    if (receive_buffer_logged_ == *granted) {
-      // logged at an earlier session's start: every reconnect would repeat it
-    } else if (*granted < 2 * config_.source.receive_buffer_bytes) {
-      Log()->warn("source.receive_buffer_bytes: asked for {} bytes, but the replication socket's receive buffer is {} "
-                  "bytes (the kernel doubles what it grants, within net.core.rmem_max)",
-                  config_.source.receive_buffer_bytes, *granted);
-    } else {
-      Log()->info("source.receive_buffer_bytes: the replication socket's receive buffer is {} bytes (the kernel "
-                  "doubles the {} asked for)", *granted, config_.source.receive_buffer_bytes);
+    if (receive_buffer_logged_ != *granted) {  // once, and again only if it changes: not at every reconnect
+      if (*granted < 2 * config_.source.receive_buffer_bytes) {
+        Log()->warn("source.receive_buffer_bytes: asked for {} bytes, but the replication socket's receive buffer is "
+                    "{} bytes (the kernel doubles what it grants, within net.core.rmem_max)",
+                    config_.source.receive_buffer_bytes, *granted);
+      } else {
+        Log()->info("source.receive_buffer_bytes: the replication socket's receive buffer is {} bytes (the kernel "
+                    "doubles the {} asked for)", *granted, config_.source.receive_buffer_bytes);
+      }
+      receive_buffer_logged_ = *granted;
     }
-    receive_buffer_logged_ = *granted;
   }
   if (absl::Status st = (*conn)->StartReplication(start); !st.ok()) return st;
   own_walsender_pid_ = (*conn)->backend_pid();

@@ -106,16 +106,22 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
 // dead letter that could not be written) ends the relay as a halt does: what came before it is delivered, and
 // confirmed as far as the publication check at the stop allows, so that the events before the failure do not wait
 // for the fix (they were purged with the producer, unconfirmed, and came again only once the relay ran again).
-// Nothing of the transaction it is in is confirmed: the watermark stays before its open entry. Under a
-// transactional sink an error outside a transaction (in a streamed transaction's chunk) halts at once: the open
-// Kafka transaction is aborted, and what it held comes again at the next start.
+// Nothing of the transaction it is in is confirmed: the watermark stays before its open entry.
 void DeliveryCore::StopAtStreamError(absl::Status error) {
   Log()->error("stopping at an error{}: what came before it is delivered first ({})",
                in_tx_ ? Cat(" in the transaction committing at ", tx_commit_lsn_.ToString()) : std::string(),
                error.message());
-  if (transactional() && in_tx_ && !halting_) {
-    // The open Kafka transaction may hold records of the failed transaction: commit the ones before it, then stop.
-    HaltBefore(tx_commit_lsn_, std::move(error));
+  if (transactional() && !halting_ && !halt_) {
+    if (in_tx_) {
+      // The open Kafka transaction may hold records of the failed transaction: commit the ones before it, then stop.
+      HaltBefore(tx_commit_lsn_, std::move(error));
+      return;
+    }
+    // Between transactions (an undecodable Begin, a Commit with no Begin) the open Kafka transaction holds whole
+    // transactions only: nothing more is read, it commits, then the halt (MaybeHaltBefore).
+    halt_after_commit_ = std::move(error);
+    halting_ = true;
+    commit_due_ = true;
     return;
   }
   if (!halt_) halt_ = std::move(error);
@@ -428,7 +434,7 @@ void DeliveryCore::HaltBefore(Lsn commit_lsn, absl::Status halt) {
 void DeliveryCore::MaybeHaltBefore() {
   if (!halting_ || checkpoint_in_flight() || tracker_.pending_records() > 0 || !held_.empty()) return;
   halting_ = false;
-  halt_ = halt_before_->halt;
+  halt_ = halt_after_commit_ ? *halt_after_commit_ : halt_before_->halt;
 }
 
 // ---- Producing ----
@@ -932,6 +938,7 @@ void DeliveryCore::Rewind(std::string_view why) {
   tx_events_ = 0;
   tx_skip_ = 0;
   halting_ = false;
+  halt_after_commit_.reset();  // the stream comes again, and with it the error
   if (halt_before_) batch_rejection_.reset();  // the replay commits before the halted transaction, then halts
   relations_.Clear();
   decoder_ = pg::DecoderState{};

@@ -231,7 +231,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // transaction, so it is aborted (a rewind); the replay commits every transaction before the halted one, then halts
   // with `halt`, so that the --start-lsn the halt names skips that transaction alone.
   void HaltBefore(Lsn commit_lsn, absl::Status halt);
-  // An error a frame raised other than a rewind: the stream stops as at a halt (what came before is confirmed).
+  // An error a frame or a replayed event raised other than a rewind: the stream stops as at a halt (what came before
+  // is delivered and confirmed, nothing of the transaction it is in).
   void StopAtStreamError(absl::Status error);
   absl::Status ReplayEvents();  // ReplayStep's work
   // The replay reached the halted transaction and everything before it is committed: raise the halt.
@@ -287,6 +288,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   };
   std::optional<HaltBeforeTransaction> halt_before_;  // kept across rewinds
   bool halting_ = false;  // the replay is at halt_before_'s Begin: commit what came before, read nothing more
+  // A stream error outside a transaction under a transactional sink: raised once the open Kafka transaction commits.
+  std::optional<absl::Status> halt_after_commit_;
   bool split_allowed_ = false;  // AllowSplit
   Clock::time_point last_commit_{};  // when the last commit started
 

@@ -1037,6 +1037,31 @@ TEST_F(TransactionalCoreTest, AnErrorInTheStreamAbortsCommitsWhatCameBeforeOnThe
   EXPECT_EQ(Confirm(), good);
 }
 
+// The same error between transactions (an undecodable message): the open Kafka transaction holds whole transactions
+// only, so nothing more is read, it commits, and then the relay halts.
+TEST_F(TransactionalCoreTest, AnErrorBetweenTransactionsCommitsTheOpenTransactionThenHalts) {
+  StartTx();
+  const Lsn good = Tx(0x2000, {"a"});
+  ASSERT_TRUE(core_->OnFrame(pg::XLogData{Lsn(0x2500), Lsn(0x2500), 0, "?"}).ok())
+      << "a stream error is raised as a halt, not returned";
+  EXPECT_FALSE(core_->rewind_reason().has_value()) << "nothing of the open Kafka transaction needs aborting";
+  EXPECT_FALSE(core_->halt().has_value()) << "not before the commit";
+  EXPECT_TRUE(core_->paused());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kStop);
+  ASSERT_TRUE(core_->StatusDue().has_value());
+  Confirm();
+  ASSERT_EQ(tx_.commits.size(), 1u);
+  EXPECT_EQ(tx_.commits[0].lsn, good);
+  tx_.CompleteCommit();
+  Poll();
+  ASSERT_TRUE(core_->halt().has_value());
+  EXPECT_NE(core_->halt()->message().find("undecodable pgoutput message at LSN 0/2500"), std::string::npos)
+      << core_->halt()->message();
+  ASSERT_EQ(tx_.committed.size(), 1u);
+  EXPECT_EQ(tx_.committed[0].key, "a");
+  EXPECT_EQ(Confirm(), good);
+}
+
 TEST_F(TransactionalCoreTest, TwoRefusedTransactionsInOneKafkaTransactionHaltBeforeTheFirst) {
   StartTx();
   const Lsn before = Tx(0x1000, {"ok"});
