@@ -94,12 +94,10 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
   if (x.wal_end > stream_position_) stream_position_ = x.wal_end;
   frame_send_time_ = x.send_time;
   auto message = pg::Decode(x.payload, decoder_);
-  absl::Status st = message.ok() ? OnMessage(*message)
-                                 : absl::DataLossError(Cat("undecodable pgoutput message at LSN ",
-                                                           x.data_start.ToString(), ": ", message.status().message()));
-  if (st.ok() || absl::IsUnavailable(st)) return st;  // UNAVAILABLE: a rewind (a spill file that failed)
-  StopAtStreamError(std::move(st));
-  return absl::OkStatus();
+  return StopAtStreamError(message.ok() ? OnMessage(*message)
+                                        : absl::DataLossError(Cat("undecodable pgoutput message at LSN ",
+                                                                  x.data_start.ToString(), ": ",
+                                                                  message.status().message())));
 }
 
 // An error in the stream itself (a layout the relay refuses, the outbox table renamed, an undecodable message, a
@@ -107,7 +105,8 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
 // confirmed as far as the publication check at the stop allows, so that the events before the failure do not wait
 // for the fix (they were purged with the producer, unconfirmed, and came again only once the relay ran again).
 // Nothing of the transaction it is in is confirmed: the watermark stays before its open entry.
-void DeliveryCore::StopAtStreamError(absl::Status error) {
+absl::Status DeliveryCore::StopAtStreamError(absl::Status error) {
+  if (error.ok() || absl::IsUnavailable(error)) return error;  // UNAVAILABLE: a rewind (a spill file that failed)
   Log()->error("stopping at an error{}: what came before it is delivered first ({})",
                in_tx_ ? Cat(" in the transaction committing at ", tx_commit_lsn_.ToString()) : std::string(),
                error.message());
@@ -115,16 +114,17 @@ void DeliveryCore::StopAtStreamError(absl::Status error) {
     if (in_tx_) {
       // The open Kafka transaction may hold records of the failed transaction: commit the ones before it, then stop.
       HaltBefore(tx_commit_lsn_, std::move(error));
-      return;
+      return absl::OkStatus();
     }
     // Between transactions (an undecodable Begin, a Commit with no Begin) the open Kafka transaction holds whole
     // transactions only: nothing more is read, it commits, then the halt (MaybeHaltBefore).
     halt_after_commit_ = std::move(error);
     halting_ = true;
     commit_due_ = true;
-    return;
+    return absl::OkStatus();
   }
   if (!halt_) halt_ = std::move(error);
+  return absl::OkStatus();
 }
 
 pg::ReadControl DeliveryCore::AfterFrame() const {
@@ -358,10 +358,7 @@ absl::Status DeliveryCore::BufferStreamed(uint32_t subxid, absl::StatusOr<outbox
 }
 
 absl::Status DeliveryCore::ReplayStep() {
-  absl::Status st = ReplayEvents();
-  if (st.ok() || absl::IsUnavailable(st)) return st;
-  StopAtStreamError(std::move(st));  // a streamed transaction's event, as at its frame
-  return absl::OkStatus();
+  return StopAtStreamError(ReplayEvents());  // a streamed transaction's event, as at its frame
 }
 
 absl::Status DeliveryCore::ReplayEvents() {

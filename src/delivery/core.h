@@ -231,9 +231,10 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // transaction, so it is aborted (a rewind); the replay commits every transaction before the halted one, then halts
   // with `halt`, so that the --start-lsn the halt names skips that transaction alone.
   void HaltBefore(Lsn commit_lsn, absl::Status halt);
-  // An error a frame or a replayed event raised other than a rewind: the stream stops as at a halt (what came before
-  // is delivered and confirmed, nothing of the transaction it is in).
-  void StopAtStreamError(absl::Status error);
+  // What a frame or a replayed event returned: an error other than a rewind stops the stream as at a halt (what came
+  // before is delivered and confirmed, nothing of the transaction it is in) and OK is returned; OK and UNAVAILABLE
+  // pass through.
+  absl::Status StopAtStreamError(absl::Status error);
   absl::Status ReplayEvents();  // ReplayStep's work
   // The replay reached the halted transaction and everything before it is committed: raise the halt.
   void MaybeHaltBefore();
@@ -287,7 +288,8 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
     absl::Status halt;
   };
   std::optional<HaltBeforeTransaction> halt_before_;  // kept across rewinds
-  bool halting_ = false;  // the replay is at halt_before_'s Begin: commit what came before, read nothing more
+  // The replay is at halt_before_'s Begin, or halt_after_commit_ waits: commit what came before, read nothing more.
+  bool halting_ = false;
   // A stream error outside a transaction under a transactional sink: raised once the open Kafka transaction commits.
   std::optional<absl::Status> halt_after_commit_;
   bool split_allowed_ = false;  // AllowSplit

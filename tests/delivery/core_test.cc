@@ -780,6 +780,12 @@ class TransactionalCoreTest : public CoreTest {
     next_id_ = 0;
     Tx(before, keys);
     Begin(halted);
+    ASSERT_NO_FATAL_FAILURE(CommitWhatCameBefore(good));
+  }
+
+  // The stream is paused before a halt: the open Kafka transaction, ending at `good`, commits in whole; returns once
+  // that commit completed.
+  void CommitWhatCameBefore(Lsn good) {
     EXPECT_TRUE(core_->paused());
     EXPECT_FALSE(core_->halt().has_value());
     ASSERT_TRUE(core_->StatusDue().has_value());
@@ -789,6 +795,15 @@ class TransactionalCoreTest : public CoreTest {
     EXPECT_FALSE(tx_.commits[0].partial.has_value());
     tx_.CompleteCommit();
     Poll();
+  }
+
+  // After that commit: the halt names `named`, the one committed record is `key`'s, and the slot is at `good`.
+  void ExpectHaltAfterCommitting(const std::string& named, const std::string& key, Lsn good) {
+    ASSERT_TRUE(core_->halt().has_value());
+    EXPECT_NE(core_->halt()->message().find(named), std::string::npos) << core_->halt()->message();
+    ASSERT_EQ(tx_.committed.size(), 1u);
+    EXPECT_EQ(tx_.committed[0].key, key);
+    EXPECT_EQ(Confirm(), good);
   }
 
   FakeTransactionalSink tx_;
@@ -1011,11 +1026,8 @@ TEST_F(TransactionalCoreTest, AHaltAbortsTheKafkaTransactionCommitsWhatCameBefor
   EXPECT_TRUE(tx_.commits.empty());
   // The halted transaction: nothing more is read, what came before commits.
   ASSERT_NO_FATAL_FAILURE(ReplayToTheHalt(0x2000, {"a"}, 0x3000, good));
-  ASSERT_TRUE(core_->halt().has_value());  // then the halt, naming the --start-lsn that skips that transaction alone
-  EXPECT_NE(core_->halt()->message().find("--start-lsn 0/3010"), std::string::npos) << core_->halt()->message();
-  ASSERT_EQ(tx_.committed.size(), 1u);
-  EXPECT_EQ(tx_.committed[0].key, "a");
-  EXPECT_EQ(Confirm(), good);
+  // Then the halt, naming the --start-lsn that skips that transaction alone.
+  ExpectHaltAfterCommitting("--start-lsn 0/3010", "a", good);
 }
 
 // The same stream error under a transactional sink: the open Kafka transaction may hold the failed transaction's
@@ -1029,12 +1041,7 @@ TEST_F(TransactionalCoreTest, AnErrorInTheStreamAbortsCommitsWhatCameBeforeOnThe
   renamed.relname = "outbox_renamed";
   ASSERT_TRUE(Send(renamed).ok());
   ASSERT_NO_FATAL_FAILURE(ReplayToTheHalt(0x2000, {"a"}, 0x3000, good));
-  ASSERT_TRUE(core_->halt().has_value());
-  EXPECT_NE(core_->halt()->message().find("is now \"public.outbox_renamed\""), std::string::npos)
-      << core_->halt()->message();
-  ASSERT_EQ(tx_.committed.size(), 1u);
-  EXPECT_EQ(tx_.committed[0].key, "a");
-  EXPECT_EQ(Confirm(), good);
+  ExpectHaltAfterCommitting("is now \"public.outbox_renamed\"", "a", good);
 }
 
 // The same error between transactions (an undecodable message): the open Kafka transaction holds whole transactions
@@ -1045,21 +1052,9 @@ TEST_F(TransactionalCoreTest, AnErrorBetweenTransactionsCommitsTheOpenTransactio
   ASSERT_TRUE(core_->OnFrame(pg::XLogData{Lsn(0x2500), Lsn(0x2500), 0, "?"}).ok())
       << "a stream error is raised as a halt, not returned";
   EXPECT_FALSE(core_->rewind_reason().has_value()) << "nothing of the open Kafka transaction needs aborting";
-  EXPECT_FALSE(core_->halt().has_value()) << "not before the commit";
-  EXPECT_TRUE(core_->paused());
   EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kStop);
-  ASSERT_TRUE(core_->StatusDue().has_value());
-  Confirm();
-  ASSERT_EQ(tx_.commits.size(), 1u);
-  EXPECT_EQ(tx_.commits[0].lsn, good);
-  tx_.CompleteCommit();
-  Poll();
-  ASSERT_TRUE(core_->halt().has_value());
-  EXPECT_NE(core_->halt()->message().find("undecodable pgoutput message at LSN 0/2500"), std::string::npos)
-      << core_->halt()->message();
-  ASSERT_EQ(tx_.committed.size(), 1u);
-  EXPECT_EQ(tx_.committed[0].key, "a");
-  EXPECT_EQ(Confirm(), good);
+  ASSERT_NO_FATAL_FAILURE(CommitWhatCameBefore(good));  // not halted before the commit
+  ExpectHaltAfterCommitting("undecodable pgoutput message at LSN 0/2500", "a", good);
 }
 
 TEST_F(TransactionalCoreTest, TwoRefusedTransactionsInOneKafkaTransactionHaltBeforeTheFirst) {
