@@ -107,6 +107,8 @@ absl::Status DeliveryCore::OnFrame(const pg::ServerFrame& frame) {
 // Nothing of the transaction it is in is confirmed: the watermark stays before its open entry.
 absl::Status DeliveryCore::StopAtStreamError(absl::Status error) {
   if (error.ok() || absl::IsUnavailable(error)) return error;  // UNAVAILABLE: a rewind (a spill file that failed)
+  // Only what was delivered is confirmed at the stop: a keepalive's walEnd may lie inside the failed transaction.
+  idle_wal_end_.reset();
   Log()->error("stopping at an error{}: what came before it is delivered first ({})",
                in_tx_ ? Cat(" in the transaction committing at ", tx_commit_lsn_.ToString()) : std::string(),
                error.message());
