@@ -7,4 +7,8 @@ DEBEZIUM_PLUGIN_DIR="$DEBEZIUM_HOME/plugins/debezium-connector-postgres"
 # connector still loads, so Connect stays on 4.1 while the test broker is newer (scripts/versions.sh).
 DEBEZIUM_CONNECT_VERSION=4.1.1
 DEBEZIUM_CONNECT_LIB="$CACHE_ROOT/kafka-$DEBEZIUM_CONNECT_VERSION/lib"
+# OpenTelemetry's SDK with its autoconfiguration (bench/opentelemetry-pom.xml) on the side-by-side tests' worker's class
+# path: with it, Debezium's Outbox Event Router traces the records whose row has a trace context (tracingspancontext).
+OPENTELEMETRY_VERSION=1.68.0
+OPENTELEMETRY_LIB="$CACHE_ROOT/opentelemetry-$OPENTELEMETRY_VERSION"
 CONNECT_JAVA_HOME="${CONNECT_JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"

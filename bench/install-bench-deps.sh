@@ -5,6 +5,8 @@
 #     debezium-connect-plugins) resolved from Maven Central with mvn into
 #     $CACHE_ROOT/debezium-$DEBEZIUM_VERSION/plugins/debezium-connector-postgres/ (a Kafka Connect plugin.path
 #     entry).
+#   - OpenTelemetry's SDK with its autoconfiguration and logging exporter $OPENTELEMETRY_VERSION (bench/opentelemetry-pom.xml) into
+#     $OPENTELEMETRY_LIB, which the side-by-side tests' worker (scripts/connect-temp.sh) puts on its class path.
 #   - The Kafka Connect runtime it runs in: Kafka $DEBEZIUM_CONNECT_VERSION's jars (bench/bench-versions.sh says why
 #     not the test broker's version) in $DEBEZIUM_CONNECT_LIB, the same way scripts/install-deps.sh resolves the
 #     broker's.
@@ -32,25 +34,37 @@ done
 
 log() { echo "[install-bench-deps] $*"; }
 
+# Resolves bench/<pom> (its @..._VERSION@ placeholder set to <version>) with mvn into <dir>, emptied first, and
+# touches <marker> when done, unless <marker> is there; further arguments go to dependency:copy-dependencies.
+#   resolve_pom <what> <pom> <version> <dir> <marker> [mvn arguments...]
+resolve_pom() {
+  local what="$1" pom="$2" version="$3" out="$4" marker="$5" pomdir
+  shift 5
+  if [ -f "$marker" ]; then
+    log "$what present in $out"
+    return 0
+  fi
+  log "resolving $what into $out"
+  pomdir="$(mktemp -d)"
+  sed -e "s/@[A-Z_]*_VERSION@/$version/g" "$HERE/$pom" > "$pomdir/pom.xml"
+  rm -rf "$out"
+  mkdir -p "$out"
+  (cd "$pomdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$out" -DincludeScope=runtime "$@")
+  touch "$marker"
+  rm -rf "$pomdir"
+}
+
 DEB_PACKAGES=(python3 python3-psycopg2 python3-matplotlib openjdk-17-jre-headless maven postgresql-client-15 curl)
 apt_install_missing install-bench-deps "${DEB_PACKAGES[@]}"
 
 if [ "$want_debezium" = 1 ]; then
   resolve_kafka_jars "$DEBEZIUM_CONNECT_VERSION" "$DEBEZIUM_CONNECT_LIB" | sed 's/^/[install-bench-deps] /'
-  if [ ! -f "$DEBEZIUM_HOME/.resolved-$DEBEZIUM_VERSION" ]; then
-    log "resolving io.debezium:debezium-connector-postgres:$DEBEZIUM_VERSION into $DEBEZIUM_PLUGIN_DIR"
-    pomdir="$(mktemp -d)"
-    sed -e "s/@DEBEZIUM_VERSION@/$DEBEZIUM_VERSION/g" "$HERE/debezium-pom.xml" > "$pomdir/pom.xml"
-    rm -rf "$DEBEZIUM_PLUGIN_DIR"
-    mkdir -p "$DEBEZIUM_PLUGIN_DIR"
-    # Kafka's own jars (connect-api, kafka-clients and their compression libraries) come from the Connect
-    # runtime's class path, as in a Debezium plugin archive.
-    (cd "$pomdir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$DEBEZIUM_PLUGIN_DIR" \
-        -DincludeScope=runtime -DexcludeGroupIds=org.apache.kafka,com.github.luben,org.xerial.snappy,at.yawk.lz4,jakarta.ws.rs,org.slf4j)
-    touch "$DEBEZIUM_HOME/.resolved-$DEBEZIUM_VERSION"
-    rm -rf "$pomdir"
-  else
-    log "Debezium $DEBEZIUM_VERSION present in $DEBEZIUM_PLUGIN_DIR"
-  fi
+  # Kafka's own jars (connect-api, kafka-clients and their compression libraries) come from the Connect runtime's
+  # class path, as in a Debezium plugin archive.
+  resolve_pom "Debezium's Postgres connector $DEBEZIUM_VERSION" debezium-pom.xml "$DEBEZIUM_VERSION" \
+    "$DEBEZIUM_PLUGIN_DIR" "$DEBEZIUM_HOME/.resolved-$DEBEZIUM_VERSION" \
+    -DexcludeGroupIds=org.apache.kafka,com.github.luben,org.xerial.snappy,at.yawk.lz4,jakarta.ws.rs,org.slf4j
+  resolve_pom "OpenTelemetry's SDK $OPENTELEMETRY_VERSION" opentelemetry-pom.xml "$OPENTELEMETRY_VERSION" \
+    "$OPENTELEMETRY_LIB" "$OPENTELEMETRY_LIB/.resolved"
 fi
 log "done"

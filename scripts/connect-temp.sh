@@ -7,7 +7,8 @@
 #                                                 connector, print CONNECT_URL=http://127.0.0.1:<port>
 #   scripts/connect-temp.sh stop DIR              SIGTERM, wait 30 s, then SIGKILL
 #
-# Jars come from $DEBEZIUM_CONNECT_LIB (Kafka Connect) and $DEBEZIUM_HOME/plugins (bench/bench-versions.sh, filled by
+# Jars come from $DEBEZIUM_CONNECT_LIB (Kafka Connect), $DEBEZIUM_HOME/plugins and $OPENTELEMETRY_LIB (OpenTelemetry's
+# SDK, so that Debezium traces as it does with OpenTelemetry) (bench/bench-versions.sh, filled by
 # bench/install-bench-deps.sh). Files in DIR: worker.properties, connect.log (the JVM's output, log4j at INFO: what
 # each task did, and a thread dump after SIGQUIT), connect.pid, port, connect.offsets (the source offsets, by
 # connector name). Environment:
@@ -53,9 +54,14 @@ plugin.path=$DEBEZIUM_HOME/plugins
 listeners=http://127.0.0.1:$port
 EOF
   [ -f "$DIR/connect.log" ] && logsize="$(stat -c %s "$DIR/connect.log")"
+  # OpenTelemetry's SDK on the class path, configured from system properties when Debezium first asks for it
+  # (GlobalOpenTelemetry.get()): W3C trace context (its default propagators); spans go to the log (the logging
+  # exporter), as a deployment's go to its collector.
   # setsid: its own session; in a non-interactive shell it execs without forking, so $! is the JVM's pid.
   setsid "$JAVA" -Xms128m -Xmx512m -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true -Dconnect.temp.dir="$DIR" \
-    -Dorg.apache.logging.log4j.level=INFO -cp "$DEBEZIUM_CONNECT_LIB/*" \
+    -Dorg.apache.logging.log4j.level=INFO -cp "$DEBEZIUM_CONNECT_LIB/*:$OPENTELEMETRY_LIB/*" \
+    -Dotel.java.global-autoconfigure.enabled=true -Dotel.traces.exporter=logging -Dotel.metrics.exporter=none \
+    -Dotel.logs.exporter=none \
     org.apache.kafka.connect.cli.ConnectStandalone "$DIR/worker.properties" </dev/null >>"$DIR/connect.log" 2>&1 &
   pid=$!
   echo "$pid" > "$DIR/connect.pid"
@@ -83,7 +89,8 @@ EOF
 cmd_start() {
   local bootstrap="${1:-}" port attempt rc
   [ -n "$bootstrap" ] || usage
-  [ -d "$DEBEZIUM_CONNECT_LIB" ] && [ -d "$DEBEZIUM_HOME/plugins/debezium-connector-postgres" ] ||
+  [ -d "$DEBEZIUM_CONNECT_LIB" ] && [ -d "$DEBEZIUM_HOME/plugins/debezium-connector-postgres" ] &&
+    [ -d "$OPENTELEMETRY_LIB" ] ||
     die "no Kafka Connect or Debezium jars: run bench/install-bench-deps.sh"
   if running; then echo "CONNECT_URL=http://127.0.0.1:$(cat "$DIR/port")"; return 0; fi
   for attempt in 1 2 3; do

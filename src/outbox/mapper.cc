@@ -12,6 +12,7 @@
 #include "config/java_properties.h"
 #include "absl/strings/numbers.h"
 #include "outbox/source_type.h"
+#include "outbox/trace_context.h"
 #include "outbox/v1/envelope.pb.h"
 #include "pg/type_oids.h"
 
@@ -1115,6 +1116,8 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
       r.headers.push_back(Header{config::kDebeziumContextHeaders[i], value});
     }
   }
+  // Debezium's tracing adds its headers to the change event, before the router adds the id.
+  AddTraceHeaders(r);
   r.headers.push_back(Header{"id", std::string_view(JsonHeaders() ? s_.id_header : s_.id.text)});
   r.partition.reset();
   for (size_t i = 0; i < config_.fields.additional.size(); ++i) {
@@ -1135,7 +1138,6 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
     r.headers.push_back(Header{config_.fields.additional[i].name,
                                f.null ? std::nullopt : std::optional<std::string_view>(f.text)});
   }
-  AddTraceHeaders(r);
   r.headers.push_back(Header{"source_lsn", std::string_view(s_.source_lsn)});
   if (config_.format == config::Format::kCloudEvents) AddCloudEventsHeaders(r);
   if (config_.format == config::Format::kProtobuf) {
@@ -1241,13 +1243,12 @@ void OutboxMapper::AddTraceHeaders(Record& r) {
   absl::StatusOr<std::vector<config::internal::PropertyEntry>> entries =
       config::internal::ParseJavaProperties(s_.tracing.text);
   if (!entries.ok()) return;
-  s_.traceparent.clear();
-  s_.tracestate.clear();
+  std::string_view traceparent, tracestate;
   for (const config::internal::PropertyEntry& e : *entries) {
-    if (e.key == "traceparent") s_.traceparent = e.value;
-    if (e.key == "tracestate") s_.tracestate = e.value;
+    if (e.key == "traceparent") traceparent = e.value;
+    if (e.key == "tracestate") tracestate = e.value;
   }
-  if (s_.traceparent.empty()) return;
+  if (!PropagateTraceContext(traceparent, tracestate, &s_.traceparent, &s_.tracestate)) return;
   if (JsonHeaders()) {
     SetJsonStringHeader(std::string(s_.traceparent), &s_.traceparent);
     if (!s_.tracestate.empty()) SetJsonStringHeader(std::string(s_.tracestate), &s_.tracestate);

@@ -269,7 +269,8 @@ class OutboxMapper {
   // outbox.expand_json_payload: whether Debezium expands this record's payload (a String: not NULL, not bytea), and
   // if so the expansion, into s_.expanded. The one place both ExpandPayload and WriteEnvelope expand.
   bool ExpandsPayload(const Record& r);
-  // outbox.fields.tracing_span_context: the traceparent and tracestate headers of the row's trace context.
+  // outbox.fields.tracing_span_context: the traceparent and tracestate headers of the row's trace context, as
+  // Debezium's tracing writes them (trace_context.h), ahead of the id as it adds them.
   void AddTraceHeaders(Record& r);
   void AddCloudEventsHeaders(Record& r);
   // outbox.format: protobuf: replaces the record's value (the payload as the raw format carries it) by the

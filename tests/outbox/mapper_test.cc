@@ -1354,15 +1354,27 @@ TEST_F(MapperTest, TraceContextColumnGivesTraceparentAndTracestateHeaders) {
   config_.fields.tracing_span_context = "tracingspancontext";
   auto r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "traceparent", "tracestate", "source_lsn"}));
+  // Ahead of the id, where Debezium's tracing adds them.
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"traceparent", "tracestate", "id", "source_lsn"}));
   EXPECT_EQ(HeaderValue(*r, "traceparent"), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
   EXPECT_EQ(HeaderValue(*r, "tracestate"), "congo=t61rcWkgMzE");
-  // NULL, or text without a traceparent: no trace headers.
+  // As OpenTelemetry's W3C propagator writes them back (trace_context_test.cc has the cases).
+  Set("tracingspancontext", "traceparent=01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-ff-x\n"
+                            "tracestate=a\\=1 , b\\=2\n");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderValue(*r, "traceparent"), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-03");
+  EXPECT_EQ(HeaderValue(*r, "tracestate"), "a=1,b=2");
+  // NULL, text without a traceparent, or one the propagator refuses: no trace headers.
   Set("tracingspancontext", std::nullopt);
   r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
   Set("tracingspancontext", "tracestate=a");
+  r = Map();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
+  Set("tracingspancontext", "traceparent=00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01\n");
   r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(HeaderNames(*r), (std::vector<std::string>{"id", "source_lsn"}));
@@ -1374,7 +1386,7 @@ TEST_F(MapperTest, TraceContextColumnGivesTraceparentAndTracestateHeaders) {
 // tracing SMT's traceparent and tracestate) as required strings.
 TEST_F(MapperTest, JsonHeaderValuesAreWhatJsonConverterWritesAsHeaders) {
   relation_.columns.push_back({.flags = 0, .name = "tracingspancontext", .type_oid = kText});
-  values_.push_back("traceparent=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\ntracestate=a\n");
+  values_.push_back("traceparent=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\ntracestate=a\\=1\n");
   config_.fields.tracing_span_context = "tracingspancontext";
   config_.fields.additional = {{.column = "created_at", .placement = "header", .name = "at"}};
   config_.debezium_context_logical_name = "shop";
@@ -1391,7 +1403,7 @@ TEST_F(MapperTest, JsonHeaderValuesAreWhatJsonConverterWritesAsHeaders) {
                                    R"("io.debezium.time.ZonedTimestamp","version":1},"payload":)"
                                    R"("2024-05-01T12:00:00.123456Z"})");
   EXPECT_EQ(HeaderValue(*r, "traceparent"), str + R"("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})");
-  EXPECT_EQ(HeaderValue(*r, "tracestate"), str + R"("a"})");
+  EXPECT_EQ(HeaderValue(*r, "tracestate"), str + R"("a=1"})");
   Set("created_at", std::nullopt);
   r = Map();
   ASSERT_TRUE(r.ok()) << r.status();
@@ -1403,7 +1415,7 @@ TEST_F(MapperTest, JsonHeaderValuesAreWhatJsonConverterWritesAsHeaders) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(HeaderValue(*r, "id"), "\"" + std::string(kEventId) + "\"");
   EXPECT_EQ(HeaderValue(*r, "at"), "null");
-  EXPECT_EQ(HeaderValue(*r, "tracestate"), R"("a")");
+  EXPECT_EQ(HeaderValue(*r, "tracestate"), R"("a=1")");
 }
 
 // An enum column (a type OID of its own) in a header or the envelope is Debezium's io.debezium.data.Enum: its label

@@ -844,8 +844,13 @@ class DebeziumMapper {
     const Prop* tracing = router_.Take("tracing.span.context.field");
     Put("outbox.fields.tracing_span_context", tracing != nullptr ? tracing->value : std::string("tracingspancontext"));
     Put("outbox.fields.tracing_span_context_if_present", "true");
-    for (std::string_view key : {"tracing.operation.name", "tracing.with.context.field.only"}) {
-      if (const Prop* prop = router_.Take(std::string(key))) Warn(*prop, "no effect on the records");
+    // Both shape Debezium's own span, which the relay does not make (docs/debezium.md): the name, and whether rows
+    // without a context start a new trace.
+    if (const Prop* prop = router_.Take("tracing.operation.name")) {
+      Warn(*prop, "no effect on the records (it names Debezium's span; the relay writes the writer's span id)");
+    }
+    if (const Prop* prop = router_.Take("tracing.with.context.field.only")) {
+      Warn(*prop, "no effect on the records (the relay starts no trace for a row without a context)");
     }
     MapRouting();
     for (const auto& [key, prop] : router_.Rest()) {

@@ -182,6 +182,15 @@ TEST(DebeziumProperties, TracingSpanContextColumnIsReadWhenPresent) {
   c = Load(std::string(kConnect) + "transforms.outbox.tracing.span.context.field=trace_ctx\n", brokers);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->outbox.fields.tracing_span_context, "trace_ctx");
+  // What shapes Debezium's own span is accepted with a warning saying why it changes nothing.
+  c = Load(std::string(kConnect) + "transforms.outbox.tracing.operation.name=relay\n"
+                                   "transforms.outbox.tracing.with.context.field.only=false\n",
+           brokers);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->warnings, IsSupersetOf({HasSubstr("tracing.operation.name: no effect on the records (it names "
+                                                   "Debezium's span"),
+                                         HasSubstr("tracing.with.context.field.only: no effect on the records (the "
+                                                   "relay starts no trace")}));
 }
 
 TEST(DebeziumProperties, AdditionalMissingIgnoreLeavesMissingColumnsOut) {
