@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/strings.h"
@@ -21,6 +24,40 @@ namespace {
 bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) { return IsAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsOctalDigit(char c) { return c >= '0' && c <= '7'; }
+bool IsAsciiLetterCode(uint32_t c) { return c < 0x80 && IsAsciiLetter(static_cast<char>(c)); }
+// The other ASCII case of an ASCII letter.
+char OtherCase(uint32_t c) { return static_cast<char>(c ^ 0x20); }
+bool IsSurrogate(uint32_t c) { return c >= 0xD800 && c <= 0xDFFF; }
+
+uint32_t HexValue(std::string_view hex) {
+  uint32_t v = 0;
+  for (char c : hex) v = v * 16 + static_cast<uint32_t>(IsAsciiDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+  return v;
+}
+
+// PCRE2's spelling of one character, inside or outside a class.
+std::string CodeText(uint32_t c) {
+  if (c < 0x80 && (IsAsciiLetter(static_cast<char>(c)) || IsAsciiDigit(static_cast<char>(c)))) {
+    return std::string(1, static_cast<char>(c));
+  }
+  return Cat("\\x{", absl::StrFormat("%x", c), "}");
+}
+
+// The code point of the UTF-8 sequence at `text[*pos]`, advancing past it; nullopt for bytes that are not UTF-8.
+std::optional<uint32_t> DecodeUtf8(std::string_view text, size_t* pos) {
+  const auto lead = static_cast<unsigned char>(text[*pos]);
+  const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || *pos + length > text.size()) return std::nullopt;
+  uint32_t c = length == 1 ? lead : lead & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) {
+    const auto next = static_cast<unsigned char>(text[*pos + i]);
+    if ((next & 0xC0) != 0x80) return std::nullopt;
+    c = (c << 6) | (next & 0x3F);
+  }
+  *pos += length;
+  return c;
+}
 
 // Java's `.` (no DOTALL): anything but its line terminators.
 constexpr std::string_view kJavaDot = "[^\\n\\r\\x{85}\\x{2028}\\x{2029}]";
@@ -38,9 +75,16 @@ absl::Status Differs(std::string_view what, size_t at) {
 }
 
 // Checks a Java pattern left to right and writes the PCRE2 pattern with the same meaning. One use.
+//
+// Case-insensitive parts ((?i), (?i:X), or the whole pattern for Case::kIgnoreAsciiCase) are Java's
+// CASE_INSENSITIVE without UNICODE_CASE: ASCII letters match either case, nothing else folds. PCRE2's caseless mode
+// folds by Unicode's rules (k matches the Kelvin sign), so it is not used: each ASCII letter is written as both
+// (a -> [aA], a class's letters and the letters of its ranges doubled), and what would fold some other way under
+// (?i) in Java (back references, \p{..}) is refused there. Flags are scoped as in Java: (?i) holds to the end of
+// the group it is in, (?i:X) for X.
 class Translator {
  public:
-  explicit Translator(std::string_view java) : in_(java) {}
+  Translator(std::string_view java, bool ignore_case) : in_(java), ci_(ignore_case) {}
 
   absl::Status Run() {
     while (pos_ < in_.size()) {
@@ -53,13 +97,31 @@ class Translator {
   const std::map<std::string, int>& names() const { return names_; }
 
  private:
+  // One item of a class, or an escape outside one: a single character (`literal`), or something already written
+  // (a class escape such as \d, an anchor).
+  struct Item {
+    std::optional<uint32_t> literal;
+  };
+
   absl::Status Step() {
     const size_t at = pos_;
     const char c = in_[pos_++];
     switch (c) {
-      case '\\': return Escape(at, /*in_class=*/false);
+      case '\\': {
+        absl::StatusOr<Item> item = Escape(at, /*in_class=*/false);
+        if (!item.ok()) return item.status();
+        if (item->literal) WriteLiteral(*item->literal);
+        return absl::OkStatus();
+      }
       case '[': return Class(at);
       case '(': return Group(at);
+      case ')':
+        if (!scopes_.empty()) {
+          ci_ = scopes_.back();
+          scopes_.pop_back();
+        }
+        out_.push_back(c);
+        return absl::OkStatus();
       case '.': out_.append(kJavaDot); return absl::OkStatus();
       case '$': out_.append(kJavaDollar); return absl::OkStatus();
       case '{': {
@@ -80,46 +142,128 @@ class Translator {
         out_.push_back(c);
         return absl::OkStatus();
       default:
-        out_.push_back(c);
+        if (ci_ && IsAsciiLetter(c)) {
+          WriteLiteral(static_cast<unsigned char>(c));
+        } else {
+          out_.push_back(c);
+        }
         return absl::OkStatus();
     }
   }
 
-  absl::Status Escape(size_t at, bool in_class) {
+  // A single character outside a class: under (?i) an ASCII letter as both cases.
+  void WriteLiteral(uint32_t c) {
+    if (ci_ && IsAsciiLetterCode(c)) {
+      out_.append({'[', static_cast<char>(c), OtherCase(c), ']'});
+    } else {
+      out_.append(CodeText(c));
+    }
+  }
+
+  // The escape at `at` (its backslash; pos_ is past it). A single character is returned, not written (the caller
+  // writes it, or makes it a range's end); anything else is written.
+  absl::StatusOr<Item> Escape(size_t at, bool in_class) {
     if (pos_ >= in_.size()) return absl::InvalidArgumentError(Cat("a trailing '\\' at index ", at));
     const char c = in_[pos_++];
-    const auto copy = [&] {
+    const auto copy = [&]() -> absl::StatusOr<Item> {
       out_.append(in_.substr(at, pos_ - at));
-      return absl::OkStatus();
+      return Item{};
     };
+    const auto literal = [](uint32_t code) -> absl::StatusOr<Item> { return Item{code}; };
     if (static_cast<unsigned char>(c) >= 0x80) return Differs("'\\' before a non-ASCII character", at);
-    if (!IsAsciiLetter(c) && !IsAsciiDigit(c)) return copy();  // an escaped symbol is itself in both
+    if (!IsAsciiLetter(c) && !IsAsciiDigit(c)) return literal(static_cast<unsigned char>(c));  // an escaped symbol
     switch (c) {
-      case 'd': case 'D': case 'w': case 'W': case 's': case 'S': case 't': case 'n': case 'r': case 'f':
-      case 'e': case 'a': case 'h': case 'H': case 'v': case 'V':
+      case 'd': case 'D': case 'w': case 'W': case 's': case 'S': case 'h': case 'H': case 'v': case 'V':
         return copy();
+      case 't': return literal('\t');
+      case 'n': return literal('\n');
+      case 'r': return literal('\r');
+      case 'f': return literal('\f');
+      case 'e': return literal(0x1B);
+      case 'a': return literal(0x07);
       case 'R': case 'A': case 'z': case 'G':
         if (in_class) return Differs(Cat("\\", std::string(1, c), " inside a class"), at);
         return copy();
+      case 'Z':
+        // Java's \Z is its $ (without MULTILINE): the end, or before a final line terminator.
+        if (in_class) return Differs("\\Z inside a class", at);
+        out_.append(kJavaDollar);
+        return Item{};
       case 'Q': {
         const size_t end = in_.find("\\E", pos_);
+        const std::string_view quoted = in_.substr(pos_, end == std::string_view::npos ? std::string_view::npos
+                                                                                        : end - pos_);
         pos_ = end == std::string_view::npos ? in_.size() : end + 2;
-        return copy();
+        if (!ci_ && !in_class) return copy();
+        // Each character on its own: letters folded, the rest as themselves.
+        for (size_t i = 0; i < quoted.size();) {
+          const std::optional<uint32_t> code = DecodeUtf8(quoted, &i);
+          if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 after index ", at));
+          if (in_class) {
+            WriteClassLiteral(*code);
+          } else {
+            WriteLiteral(*code);
+          }
+        }
+        return Item{};
       }
-      case 'x':
+      case 'x': {
         if (pos_ + 2 <= in_.size() && IsHexDigit(in_[pos_]) && IsHexDigit(in_[pos_ + 1])) {
           pos_ += 2;
-          return copy();
+          return literal(HexValue(in_.substr(pos_ - 2, 2)));
         }
         if (pos_ < in_.size() && in_[pos_] == '{') {
           const size_t close = in_.find('}', pos_);
           if (close != std::string_view::npos && close > pos_ + 1 && close - pos_ <= 7 &&
               std::all_of(in_.begin() + pos_ + 1, in_.begin() + close, IsHexDigit)) {
+            const uint32_t code = HexValue(in_.substr(pos_ + 1, close - pos_ - 1));
             pos_ = close + 1;
-            return copy();
+            if (code > 0x10FFFF || IsSurrogate(code)) return Differs("\\x{..} of a surrogate or past U+10FFFF", at);
+            return literal(code);
           }
         }
         return Differs("\\x without two hex digits or {hex}", at);
+      }
+      case '0': {
+        // Java's octal escape: \0n, \0nn, \0mnn with m at most 3.
+        size_t digits = 0;
+        while (digits < 3 && pos_ + digits < in_.size() && IsOctalDigit(in_[pos_ + digits])) ++digits;
+        if (digits == 3 && in_[pos_] > '3') digits = 2;
+        if (digits == 0) return absl::InvalidArgumentError(Cat("an illegal octal escape \\0 at index ", at));
+        uint32_t code = 0;
+        for (size_t i = 0; i < digits; ++i) code = code * 8 + static_cast<uint32_t>(in_[pos_ + i] - '0');
+        pos_ += digits;
+        return literal(code);
+      }
+      case 'u': {
+        // Java's \uhhhh: four hex digits; a high surrogate then \u and a low one make one character.
+        const auto four = [&](size_t from) -> std::optional<uint32_t> {
+          if (from + 4 > in_.size() || !std::all_of(in_.begin() + from, in_.begin() + from + 4, IsHexDigit)) {
+            return std::nullopt;
+          }
+          return HexValue(in_.substr(from, 4));
+        };
+        const std::optional<uint32_t> high = four(pos_);
+        if (!high) return absl::InvalidArgumentError(Cat("an illegal Unicode escape \\u at index ", at));
+        pos_ += 4;
+        if (*high >= 0xD800 && *high <= 0xDBFF && in_.substr(pos_, 2) == "\\u") {
+          const std::optional<uint32_t> low = four(pos_ + 2);
+          if (low && *low >= 0xDC00 && *low <= 0xDFFF) {
+            pos_ += 6;
+            return literal(0x10000 + ((*high - 0xD800) << 10) + (*low - 0xDC00));
+          }
+        }
+        if (IsSurrogate(*high)) return Differs("\\u of a lone surrogate", at);
+        return literal(*high);
+      }
+      case 'c': {
+        // Java's \cX: X with bit 6 flipped.
+        if (pos_ >= in_.size()) return absl::InvalidArgumentError(Cat("an illegal control escape \\c at index ", at));
+        const auto x = static_cast<unsigned char>(in_[pos_]);
+        if (x >= 0x80) return Differs("\\c before a non-ASCII character", at);
+        ++pos_;
+        return literal(x ^ 0x40u);
+      }
       case 'p':
       case 'P': {
         std::string_view name;
@@ -136,10 +280,12 @@ class Translator {
           return Differs(Cat("\\", std::string(1, c), "{", name, "} (only Unicode general categories such as \\p{Lu})"),
                          at);
         }
+        if (ci_) return Differs(Cat("\\", std::string(1, c), "{", name, "} under (?i)"), at);
         return copy();
       }
       case 'k': {
         if (in_class) return Differs("\\k inside a class", at);
+        if (ci_) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
         const size_t close = in_.find('>', pos_);
         if (pos_ >= in_.size() || in_[pos_] != '<' || close == std::string_view::npos) {
           return absl::InvalidArgumentError(Cat("\\k at index ", at, " without a <name>"));
@@ -153,38 +299,70 @@ class Translator {
       }
       case 'b': case 'B':
         return Differs(Cat("\\", std::string(1, c), " (Java's word boundary knows Unicode letters)"), at);
-      case 'Z': return Differs("\\Z (use \\z or $)", at);
-      case '0': return Differs("an octal escape \\0", at);
-      case 'u': return Differs("\\u (write \\x{hhhh})", at);
       default:
         if (IsAsciiDigit(c)) {
           if (in_class) return Differs("a back reference inside a class", at);
           if (pos_ < in_.size() && IsAsciiDigit(in_[pos_])) return Differs("a back reference of two or more digits", at);
           if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
+          if (ci_) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
           return copy();
         }
         return Differs(Cat("\\", std::string(1, c)), at);
     }
   }
 
+  // A single character in a class: under (?i) an ASCII letter and its other case.
+  void WriteClassLiteral(uint32_t c) {
+    out_.append(CodeText(c));
+    if (ci_ && IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
+  }
+
+  // The class item at pos_: a single character (returned, not written) or a class escape (written).
+  absl::StatusOr<Item> ClassItem() {
+    const size_t here = pos_;
+    if (in_[pos_] == '\\') {
+      ++pos_;
+      return Escape(here, /*in_class=*/true);
+    }
+    if (in_[pos_] == '[') return Differs("a class inside a class (a union in Java)", here);
+    if (in_[pos_] == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') return Differs("a class intersection &&", here);
+    const std::optional<uint32_t> code = DecodeUtf8(in_, &pos_);
+    if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 at index ", here));
+    return Item{code};
+  }
+
   absl::Status Class(size_t at) {
     out_.push_back('[');
     if (pos_ < in_.size() && in_[pos_] == '^') out_.push_back(in_[pos_++]);
-    if (pos_ < in_.size() && in_[pos_] == ']') out_.push_back(in_[pos_++]);  // first in a class: literal in both
+    bool first = true;  // a ']' first in a class is itself in both
     while (pos_ < in_.size()) {
-      const size_t here = pos_;
-      const char c = in_[pos_++];
-      if (c == ']') {
-        out_.push_back(c);
+      if (in_[pos_] == ']' && !first) {
+        ++pos_;
+        out_.push_back(']');
         return absl::OkStatus();
       }
-      if (c == '\\') {
-        if (absl::Status st = Escape(here, /*in_class=*/true); !st.ok()) return st;
+      first = false;
+      const size_t here = pos_;
+      absl::StatusOr<Item> item = ClassItem();
+      if (!item.ok()) return item.status();
+      if (!item->literal) continue;
+      // A range: a character, '-', then another, unless the '-' is last in the class.
+      if (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']') {
+        ++pos_;
+        absl::StatusOr<Item> end = ClassItem();
+        if (!end.ok()) return end.status();
+        if (!end->literal) return Differs("a range that ends in a class escape", here);
+        const uint32_t low = *item->literal, high = *end->literal;
+        if (low > high) return absl::InvalidArgumentError(Cat("an illegal character range at index ", here));
+        out_.append(Cat(CodeText(low), "-", CodeText(high)));
+        if (ci_) {
+          for (uint32_t c = low; c <= std::min<uint32_t>(high, 0x7F); ++c) {
+            if (IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
+          }
+        }
         continue;
       }
-      if (c == '[') return Differs("a class inside a class (a union in Java)", here);
-      if (c == '&' && pos_ < in_.size() && in_[pos_] == '&') return Differs("a class intersection &&", here);
-      out_.push_back(c);
+      WriteClassLiteral(*item->literal);
     }
     return absl::InvalidArgumentError(Cat("an unclosed character class at index ", at));
   }
@@ -193,12 +371,35 @@ class Translator {
     if (pos_ < in_.size() && in_[pos_] == '*') return Differs("(*", at);
     if (pos_ >= in_.size() || in_[pos_] != '?') {
       ++groups_;
+      OpenScope();
       out_.push_back('(');
       return absl::OkStatus();
     }
     const std::string_view rest = in_.substr(pos_);
+    // The case flag alone: (?i) and (?-i) to the end of the enclosing group, (?i:X) and (?-i:X) for X.
+    for (const auto& [form, on] : {std::pair<std::string_view, bool>{"?i)", true}, {"?-i)", false}}) {
+      if (rest.starts_with(form)) {
+        pos_ += form.size();
+        ci_ = on;
+        // Java reads a quantifier right after it as dangling; PCRE2 would apply it to what came before.
+        if (pos_ < in_.size() && std::string_view("*+?{").find(in_[pos_]) != std::string_view::npos) {
+          return absl::InvalidArgumentError(Cat("a quantifier at index ", pos_, " after an inline flag"));
+        }
+        return absl::OkStatus();
+      }
+    }
+    for (const auto& [form, on] : {std::pair<std::string_view, bool>{"?i:", true}, {"?-i:", false}}) {
+      if (rest.starts_with(form)) {
+        pos_ += form.size();
+        OpenScope();
+        ci_ = on;
+        out_.append("(?:");
+        return absl::OkStatus();
+      }
+    }
     for (std::string_view plain : {"?:", "?=", "?!", "?>", "?<=", "?<!"}) {
       if (rest.starts_with(plain)) {
+        OpenScope();
         out_.push_back('(');
         out_.append(plain);
         pos_ += plain.size();
@@ -216,15 +417,23 @@ class Translator {
       if (!names_.emplace(std::string(name), ++groups_).second) {
         return absl::InvalidArgumentError(Cat("the group name ", name, " at index ", at, " is used twice"));
       }
+      OpenScope();
       out_.push_back('(');
       out_.append(rest.substr(0, close + 1));
       pos_ += close + 1;
       return absl::OkStatus();
     }
-    return Differs("an inline flag or a (? construct other than (?:, (?=, (?!, (?<=, (?<!, (?> and (?<name>", at);
+    return Differs("an inline flag other than (?i) and (?-i), or a (? construct other than (?:, (?=, (?!, (?<=, (?<!, "
+                   "(?> and (?<name>",
+                   at);
   }
 
+  // A group opens: its end restores the case flag it opened with.
+  void OpenScope() { scopes_.push_back(ci_); }
+
   std::string_view in_;
+  bool ci_ = false;                   // in a case-insensitive part
+  std::vector<bool> scopes_;          // the case flag of each open group at its start
   int groups_ = 0;                    // capturing groups opened so far
   std::map<std::string, int> names_;  // named group -> its number
   size_t pos_ = 0;
@@ -304,13 +513,13 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
       }
     }
   }
-  Translator t(java_pattern);
+  Translator t(java_pattern, ignore_case);
   if (absl::Status st = t.Run(); !st.ok()) return st;
   int error = 0;
   PCRE2_SIZE offset = 0;
   auto code = std::make_shared<Code>();
   code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(),
-                             PCRE2_UTF | (ignore_case ? PCRE2_CASELESS : 0u), &error, &offset, nullptr);
+                             PCRE2_UTF, &error, &offset, nullptr);
   if (code->code == nullptr) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(error, message.data(), message.size());

@@ -4,14 +4,18 @@
 // the pattern does not match whole routes to itself.
 //
 // PCRE2 and java.util.regex read some patterns differently. RouteRegex::Compile refuses, naming the construct,
-// every form whose meaning would differ, and rewrites the two whose Java meaning PCRE2 can spell:
+// every form whose meaning would differ, and rewrites those whose Java meaning PCRE2 can spell:
 //   `.` -> [^\n\r\x{85}\x{2028}\x{2029}] (Java's line terminators; PCRE2's `.` stops at \n only),
-//   `$` -> Java's "end, or before a final line terminator" (PCRE2's `$` knows \n only).
-// Refused: inline flags (i folds Unicode case in PCRE2 and ASCII in Java; s, m, x, u, U, d, n differ or do not
-// exist on one side), class intersection (&&) and nested classes (a union in Java, literal text in PCRE2),
-// \b and \B (Unicode-aware in Java), \Z, octal \0, \u, \c, \N, \X, \p{..} other than a Unicode
-// general category, escapes of letters Java does not know, back references of more than one digit, a `{` that is
-// not a quantifier, group names Java would refuse. tests/config/java_route_differential_test.cc runs a corpus
+//   `$` and \Z -> Java's "end, or before a final line terminator" (PCRE2's `$` knows \n only),
+//   \0 octal, \uhhhh (a surrogate pair as one character), \cX, \x.. -> \x{..},
+//   (?i), (?-i), (?i:X), (?-i:X) -> Java's CASE_INSENSITIVE without UNICODE_CASE: each ASCII letter as both cases
+//   (a -> [aA], a class's letters and those of its ranges doubled), scoped to the group as in Java; PCRE2's caseless
+//   mode is not used, as it folds by Unicode's rules (k would match the Kelvin sign).
+// Refused: other inline flags (s, m, x, u, U, d, n differ or do not exist on one side), back references and \p{..}
+// under (?i) (Java folds them its own way), class intersection (&&) and nested classes (a union in Java, literal
+// text in PCRE2), \b and \B (Unicode-aware in Java), \N, \X, \p{..} other than a Unicode general category,
+// escapes of letters Java does not know, back references of more than one digit, a `{` that is not a quantifier,
+// group names Java would refuse. tests/config/java_route_differential_test.cc runs a corpus and random patterns
 // through this class and through java.util.regex and asserts that every accepted pattern routes every value alike.
 #pragma once
 
@@ -54,8 +58,8 @@ class RouteRegex {
   // Compiles a Java pattern. INVALID_ARGUMENT (without the key: the caller names it) for a pattern Java or PCRE2
   // refuses, or whose meaning would differ.
   // kIgnoreAsciiCase: Pattern.CASE_INSENSITIVE (ASCII letters only, as Debezium's lists of column and type names
-  // are compiled); a pattern with characters beyond ASCII, or with \p{..}, is then refused, since PCRE2 folds their
-  // case by Unicode's rules. Matches() must then be given ASCII values (PCRE2 would fold K to the Kelvin sign).
+  // are compiled): the whole pattern as under (?i); a pattern with characters beyond ASCII, or with \p{..}, is
+  // refused.
   enum class Case : uint8_t { kSensitive, kIgnoreAsciiCase };
   static absl::StatusOr<RouteRegex> Compile(std::string_view java_pattern, Case letter_case = Case::kSensitive);
 

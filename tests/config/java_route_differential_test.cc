@@ -79,6 +79,33 @@ const std::vector<Route>& Corpus() {
       {"[a-c&&b]", "intersection"},
       {"[a[b]]", "union"},
       {"(?i)order", "i"},
+      {"(?i)(?<t>order)_(?<e>[a-z]+)", "${t}.${e}"},
+      {"(?i:a)b", "i-group"},
+      {"a(?i)b|c", "i-alternatives"},
+      {"(x(?i)y)z", "i-scope"},
+      {"(?i)a(?-i)b", "i-off"},
+      {"(?i)[a-c]+", "i-range"},
+      {"(?i)[^a]", "i-negated"},
+      {"(?i)[Y-c]+", "i-range-across"},
+      {"(?i)[\\x41-\\x43k]+", "i-hex-range"},
+      {"(?i)\\Qa.B\\E(.*)", "i-quoted.$1"},
+      {"(?i)k", "kelvin"},
+      {"(?i)\\x4b", "i-hex"},
+      {"(?i)\\u004B", "i-u"},
+      {"(?i)\\p{Lu}", "i-property"},
+      {"(?i)(a)\\1", "i-backref"},
+      {"(?i)(?<=a)b", "i-lookbehind"},
+      {"a(?i)*", "dangling"},
+      {"(?i)(?:order|k)ed", "i-alternation"},
+      {"(?i)\\u00e9", "i-non-ascii"},
+      {"\\uD83D\\uDE00(.*)", "pair.$1"},
+      {"\\uD83D(.*)", "lone"},
+      {"\\cA(.*)", "c.$1"},
+      {"\\c(.*)", "c-paren.$1"},
+      {"[\\0141-\\x63]+", "octal-range"},
+      {"\\0(.*)", "bad-octal"},
+      {"\\0400", "octal-400"},
+      {"\\u12(.*)", "short-u"},
       {"(?s)(.*)", "s.$1"},
       {"(?m)(.*)$", "m.$1"},
       {"(?x) a b", "x"},
@@ -108,6 +135,9 @@ const std::vector<Route>& Corpus() {
       {"(a)$\\x{85}", "nel.$1"},
       {"(a)$\\x{2028}", "ls.$1"},
       {"(a)$\\x0b", "vt.$1"},
+      {"(a)\\Z\\r\\n", "Z-rn.$1"},
+      {"(a)\\Z\\n", "Z-n.$1"},
+      {"(a)\\Z\\x{85}", "Z-nel.$1"},
   };
   return corpus;
 }
@@ -118,7 +148,8 @@ const std::vector<std::string>& Values() {
       "OrderCreated", "Order", "order.v2", "order.v1", "orderXv1", "word", "a b", " x ", "xx", "\t",
       "a\nb", "a\n", "a\r\n", "a\r", "\r", "\n", "a\rb", "x\xc2\x85", "\xe2\x80\xa8", "a\xe2\x80\xa9", "a\x0b", "\x0c",
       "\xc3\xa9", "\xc3\xa9" "a", "\xe2\x84\xaa", "K", "k", "\xce\xa3\xcf\x83", "\xf0\x9f\x98\x80" "a", "A1", "_",
-      "\x1b" "x", "a\xc2\xa0", "\xe3\x80\x80" "b",
+      "\x1b" "x", "a\xc2\xa0", "\xe3\x80\x80" "b", "xyz", "xYz", "xyZ", "XYZ", "aB", "Ab", "AB", "ORDERED", "kED",
+      "Y", "c", "C", "[", "`", "a.b", "A.B", "a.bc", "\xc3\x89", "\x01", "k\xe2\x84\xaa",
   };
   return values;
 }
@@ -126,12 +157,32 @@ const std::vector<std::string>& Values() {
 // Random short patterns over the characters that carry syntax in either engine.
 std::vector<Route> RandomRoutes(int n) {
   std::mt19937 rng(13);
-  const std::string alphabet = "ab.*+?()[]{}|^$\\<>:=!kQEdswxnrpL0123,-&";
+  const std::string alphabet = "ab.*+?()[]{}|^$\\<>:=!kQEdswxnrpL0123,-&iKZuc7";
   const std::vector<std::string> replacements = {"t.$0", "t.$1", "$0$0", "x"};
   std::vector<Route> routes;
   for (int i = 0; i < n; ++i) {
     std::string pattern(1 + rng() % 8, ' ');
     for (char& c : pattern) c = alphabet[rng() % alphabet.size()];
+    routes.push_back({pattern, replacements[rng() % replacements.size()]});
+  }
+  return routes;
+}
+
+// Random patterns of tokens: the case flags and the escapes that spell one character among classes, ranges,
+// groups and letters of both cases (the values hold K, k, the Kelvin sign, é and more).
+std::vector<Route> RandomTokenRoutes(int n) {
+  std::mt19937 rng(22);
+  const std::vector<std::string> tokens = {
+      "(?i)", "(?-i)", "(?i:", "(?-i:", "(", "(?:", "(?<g>", "(?=", "(?<=", ")", "[", "[^", "]", "-", "a", "b",
+      "A", "k", "K", "O", "r", "d", "e", "_", ".", "*", "+", "?", "|", "{2}", "\\Z", "\\0101", "\\0153", "\\u004B",
+      "\\u00e9", "\\x6b", "\\x{4B}", "\\cA", "\\t", "\\Q", "\\E", "\\-", "\\]", "\\d", "\\w", "\\1",
+      "\\k<g>", "$", "^", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa"};
+  const std::vector<std::string> replacements = {"t.$0", "t.$1", "x"};
+  std::vector<Route> routes;
+  for (int i = 0; i < n; ++i) {
+    // Half of them case-insensitive from the start, so that more of them match a value whole.
+    std::string pattern = rng() % 2 == 0 ? "(?i)" : "";
+    for (size_t k = 1 + rng() % 5; k > 0; --k) pattern += tokens[rng() % tokens.size()];
     routes.push_back({pattern, replacements[rng() % replacements.size()]});
   }
   return routes;
@@ -165,8 +216,7 @@ struct Outcome {
 };
 
 // Runs `routes` through both engines and checks every accepted one value by value.
-Outcome Compare(const std::vector<Route>& routes) {
-  const std::vector<std::string>& values = Values();
+Outcome Compare(const std::vector<Route>& routes, const std::vector<std::string>& values = Values()) {
   const std::vector<std::string> java = RunJava(routes, values);
   EXPECT_EQ(java.size(), routes.size() * (values.size() + 1));
   Outcome outcome;
@@ -178,6 +228,10 @@ Outcome Compare(const std::vector<Route>& routes) {
     const bool relay_accepts = relay.ok() && relay->SetReplacement(r.replacement).ok();
     if (!relay_accepts) {
       outcome.refused_by_relay_only += compiled == "OK";
+      if (compiled == "OK" && std::getenv("OUTBOX_TEST_SHOW_REFUSED") != nullptr) {
+        std::printf("refused by the relay only: %s (%s)\n", r.pattern.c_str(),
+                    std::string(relay.ok() ? "its replacement" : relay.status().message()).c_str());
+      }
       line += values.size();
       continue;
     }
@@ -211,6 +265,29 @@ TEST(JavaRouteDifferential, RandomPatternsRouteAsJavaRoutesThem) {
   const Outcome outcome = Compare(RandomRoutes(3000));
   EXPECT_GT(outcome.accepted, 300);
   std::printf("random patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
+              outcome.refused_by_relay_only);
+}
+
+// Every string of up to two characters over the tokens' letters (both cases, the Kelvin sign, e-acute in both
+// cases) and a few separators, so that short random patterns match some of them whole.
+std::vector<std::string> TokenValues() {
+  const std::vector<std::string> chars = {"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "-", "\n", "]",
+                                          "b", "_"};
+  std::vector<std::string> values = {""};
+  for (const std::string& c : chars) values.push_back(c);
+  for (const std::string& c : chars) {
+    for (const std::string& d : chars) values.push_back(c + d);
+  }
+  for (const char* v : {"aK", "Order", "ORDERED", "kED", "\x01a", "\x0bk", "AAA", "a\n", "a\r\n", "ab\n"}) {
+    values.push_back(v);
+  }
+  return values;
+}
+
+TEST(JavaRouteDifferential, RandomCaseFlagsAndCharacterEscapesRouteAsJavaRoutesThem) {
+  const Outcome outcome = Compare(RandomTokenRoutes(2000), TokenValues());
+  EXPECT_GT(outcome.accepted, 400);
+  std::printf("random token patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
               outcome.refused_by_relay_only);
 }
 

@@ -1533,6 +1533,13 @@ TEST(DebeziumRouting, GivesTheTopicsDebeziumGives) {
       // value (Java and the relay alike).
       {"ab", "a|ab", "X", "Xb"},
       {"order42", "(?<head>.*?)(?<tail>[0-9]*)", "$${head}", "order42"},
+      // (?i) folds ASCII letters only, as Java's CASE_INSENSITIVE without UNICODE_CASE: not k to the Kelvin sign.
+      {"Order_Created", "(?i)(?<agg>[a-z]+)_(?<event>[a-z]+)", "$${agg}.$${event}", "Order.Created"},
+      {"ORDER_created", "(?i:order)_(?<e>[A-Z]+)", "o.$${e}", "ORDER_created"},  // (?i:..) ends with its group
+      {"ORDER_CREATED", "(?i:order)_(?<e>[A-Z]+)", "o.$${e}", "o.CREATED"},
+      {"\xe2\x84\xaa", "(?i)(?<v>k)", "x", "\xe2\x84\xaa"},
+      {"K", "(?i)(?<v>k)", "x.$${v}", "x.K"},
+      {"\xc3\x89", "(?i)\\u00e9", "x", "\xc3\x89"},  // no case beyond ASCII
   };
   for (const RouteCase& rc : cases) {
     EXPECT_EQ(RouteThroughTheConfig(rc), rc.topic)
@@ -1545,7 +1552,9 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?<x", "route.topic.regex: \"(?<x\": a group name at index 0"},
       {"debezium.transforms.outbox.route.topic.regex=(a", "route.topic.regex: \"(a\": not a valid regular expression"},
       {"debezium.transforms.outbox.route.topic.regex=(?x)a b", "an inline flag"},
-      {"debezium.transforms.outbox.route.topic.regex=(?i)order", "an inline flag"},
+      {"debezium.transforms.outbox.route.topic.regex=(?iu)order", "an inline flag other than (?i) and (?-i)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{Lu}", "\\p{Lu} under (?i)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>a)\\\\1", "a back reference under (?i)"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{Alpha}+", "\\p{Alpha} (only Unicode general categories"},
       {"debezium.transforms.outbox.route.topic.regex=[a-z&&[^x]]", "a class intersection && at index 4 is refused"},
       {"debezium.transforms.outbox.route.topic.replacement=$${type}", "route.topic.replacement: "
