@@ -331,7 +331,59 @@ class Translator {
     return Item{code};
   }
 
+  // One class member at pos_: a character, a range or a class escape, written.
+  absl::Status ClassMember() {
+    const size_t here = pos_;
+    absl::StatusOr<Item> item = ClassItem();
+    if (!item.ok()) return item.status();
+    if (!item->literal) return absl::OkStatus();
+    // A range: a character, '-', then another, unless the '-' is last in the class.
+    if (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']') {
+      ++pos_;
+      absl::StatusOr<Item> end = ClassItem();
+      if (!end.ok()) return end.status();
+      if (!end->literal) return Differs("a range that ends in a class escape", here);
+      const uint32_t low = *item->literal, high = *end->literal;
+      if (low > high) return absl::InvalidArgumentError(Cat("an illegal character range at index ", here));
+      out_.append(Cat(CodeText(low), "-", CodeText(high)));
+      if (ci_) {
+        for (uint32_t c = low; c <= std::min<uint32_t>(high, 0x7F); ++c) {
+          if (IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
+        }
+      }
+      return absl::OkStatus();
+    }
+    WriteClassLiteral(*item->literal);
+    return absl::OkStatus();
+  }
+
+  // Whether the class whose contents start at pos_ (after its '[') nests a class or has an intersection (&&).
+  bool ClassIsCompound() const {
+    size_t i = pos_;
+    if (i < in_.size() && in_[i] == '^') ++i;
+    if (i < in_.size() && in_[i] == ']') ++i;  // first: itself
+    while (i < in_.size()) {
+      const char c = in_[i];
+      if (c == ']') return false;
+      if (c == '[' || (c == '&' && i + 1 < in_.size() && in_[i + 1] == '&')) return true;
+      if (c == '\\' && i + 1 < in_.size() && in_[i + 1] == 'Q') {
+        const size_t end = in_.find("\\E", i + 2);
+        if (end == std::string_view::npos) return false;
+        i = end + 2;
+        continue;
+      }
+      i += c == '\\' ? 2 : 1;
+    }
+    return false;
+  }
+
   absl::Status Class(size_t at) {
+    if (ClassIsCompound()) {
+      absl::StatusOr<std::string> matcher = CompoundClass(at);
+      if (!matcher.ok()) return matcher.status();
+      out_.append(*matcher);
+      return absl::OkStatus();
+    }
     out_.push_back('[');
     if (pos_ < in_.size() && in_[pos_] == '^') out_.push_back(in_[pos_++]);
     bool first = true;  // a ']' first in a class is itself in both
@@ -342,27 +394,82 @@ class Translator {
         return absl::OkStatus();
       }
       first = false;
+      if (absl::Status st = ClassMember(); !st.ok()) return st;
+    }
+    return absl::InvalidArgumentError(Cat("an unclosed character class at index ", at));
+  }
+
+  // Java's compound classes, pos_ after the '[' at `at`: the members of a class and the classes nested in it are a
+  // union; `&&` intersects the unions on either side (of lower precedence); a '^' first negates the whole. PCRE2's
+  // classes have neither, so the class becomes a pattern that matches one character the same way: a union of
+  // alternatives (?:[members]|nested...), an intersection of lookaheads (?:(?=A)B), a negation (?:(?!A)any).
+  // Empty operands of && (which Java reads in ways of its own) are refused.
+  absl::StatusOr<std::string> CompoundClass(size_t at) {
+    constexpr std::string_view kAnyCharacter = "[\\x{0}-\\x{10ffff}]";
+    bool negate = false;
+    if (pos_ < in_.size() && in_[pos_] == '^') {
+      negate = true;
+      ++pos_;
+    }
+    std::vector<std::string> operands;  // of the intersection, each one character's pattern
+    std::string members;                // the current union's members, as a PCRE2 class's contents
+    std::vector<std::string> nested;    // the current union's nested classes
+    const auto close_union = [&]() -> absl::Status {
+      if (members.empty() && nested.empty()) return Differs("an empty operand of &&", at);
+      std::vector<std::string> alternatives;
+      if (!members.empty()) alternatives.push_back(Cat("[", members, "]"));
+      for (std::string& n : nested) alternatives.push_back(std::move(n));
+      operands.push_back(alternatives.size() == 1 ? alternatives[0]
+                                                  : Cat("(?:", absl::StrJoin(alternatives, "|"), ")"));
+      members.clear();
+      nested.clear();
+      return absl::OkStatus();
+    };
+    bool first = true;  // a ']' first in the class is itself, as in a simple class
+    while (pos_ < in_.size()) {
       const size_t here = pos_;
-      absl::StatusOr<Item> item = ClassItem();
-      if (!item.ok()) return item.status();
-      if (!item->literal) continue;
-      // A range: a character, '-', then another, unless the '-' is last in the class.
-      if (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']') {
+      const char c = in_[pos_];
+      if (c == ']' && !first) {
         ++pos_;
-        absl::StatusOr<Item> end = ClassItem();
-        if (!end.ok()) return end.status();
-        if (!end->literal) return Differs("a range that ends in a class escape", here);
-        const uint32_t low = *item->literal, high = *end->literal;
-        if (low > high) return absl::InvalidArgumentError(Cat("an illegal character range at index ", here));
-        out_.append(Cat(CodeText(low), "-", CodeText(high)));
-        if (ci_) {
-          for (uint32_t c = low; c <= std::min<uint32_t>(high, 0x7F); ++c) {
-            if (IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
-          }
+        if (absl::Status st = close_union(); !st.ok()) return st;
+        std::string matcher = operands.back();
+        if (operands.size() > 1) {
+          matcher = "(?:";
+          for (size_t i = 0; i + 1 < operands.size(); ++i) matcher += Cat("(?=", operands[i], ")");
+          matcher += Cat(operands.back(), ")");
+        }
+        if (!negate) return matcher;
+        if (operands.size() == 1 && matcher.front() == '[' && matcher[1] != '^' &&
+            matcher.find('[', 1) == std::string::npos) {
+          return Cat("[^", matcher.substr(1));  // a plain class: its complement
+        }
+        return Cat("(?:(?!", matcher, ")", kAnyCharacter, ")");
+      }
+      first = false;
+      if (c == '[') {
+        ++pos_;
+        if (ClassIsCompound()) {
+          absl::StatusOr<std::string> inner = CompoundClass(here);
+          if (!inner.ok()) return inner.status();
+          nested.push_back(*std::move(inner));
+        } else {
+          std::string saved = std::exchange(out_, std::string());
+          absl::Status st = Class(here);
+          nested.push_back(std::exchange(out_, std::move(saved)));
+          if (!st.ok()) return st;
         }
         continue;
       }
-      WriteClassLiteral(*item->literal);
+      if (c == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') {
+        pos_ += 2;
+        if (pos_ < in_.size() && (in_[pos_] == '&' || in_[pos_] == ']')) return Differs("an empty operand of &&", here);
+        if (absl::Status st = close_union(); !st.ok()) return st;
+        continue;
+      }
+      std::string saved = std::exchange(out_, std::string());
+      absl::Status st = ClassMember();
+      members += std::exchange(out_, std::move(saved));
+      if (!st.ok()) return st;
     }
     return absl::InvalidArgumentError(Cat("an unclosed character class at index ", at));
   }

@@ -10,10 +10,12 @@
 //   \0 octal, \uhhhh (a surrogate pair as one character), \cX, \x.. -> \x{..},
 //   (?i), (?-i), (?i:X), (?-i:X) -> Java's CASE_INSENSITIVE without UNICODE_CASE: each ASCII letter as both cases
 //   (a -> [aA], a class's letters and those of its ranges doubled), scoped to the group as in Java; PCRE2's caseless
-//   mode is not used, as it folds by Unicode's rules (k would match the Kelvin sign).
+//   mode is not used, as it folds by Unicode's rules (k would match the Kelvin sign),
+//   nested classes and intersections ([a-z&&[^aeiou]], [a[b-c]]: unions and && in Java, literal text in PCRE2) ->
+//   a pattern of one character: alternatives for a union, lookaheads for &&, a negative lookahead for [^..].
 // Refused: other inline flags (s, m, x, u, U, d, n differ or do not exist on one side), back references and \p{..}
-// under (?i) (Java folds them its own way), class intersection (&&) and nested classes (a union in Java, literal
-// text in PCRE2), \b and \B (Unicode-aware in Java), \N, \X, \p{..} other than a Unicode general category,
+// under (?i) (Java folds them its own way), an empty operand of &&, \b and \B (Unicode-aware in Java), \N, \X,
+// \p{..} other than a Unicode general category,
 // escapes of letters Java does not know, back references of more than one digit, a `{` that is not a quantifier,
 // group names Java would refuse. tests/config/java_route_differential_test.cc runs a corpus and random patterns
 // through this class and through java.util.regex and asserts that every accepted pattern routes every value alike.

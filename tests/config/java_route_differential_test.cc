@@ -106,6 +106,22 @@ const std::vector<Route>& Corpus() {
       {"\\0(.*)", "bad-octal"},
       {"\\0400", "octal-400"},
       {"\\u12(.*)", "short-u"},
+      {"(?<v>[a-z&&[^aeiou]]+)", "consonants.${v}"},
+      {"[^a[b]]+", "neg-union"},
+      {"[^[ab]]+", "neg-nested"},
+      {"(?i)[^[a-c]x]+", "i-neg-nested"},
+      {"[a[^b]]+", "union-neg"},
+      {"(?<w>[\\w&&[^\\d]]+)(.*)", "w.${w}"},
+      {"(?i)[a-z&&[^k]]+", "i-intersection"},
+      {"[[a-c][x-z]]+", "unions"},
+      {"[^[ab]&&[bc]]+", "neg-intersection"},
+      {"[a-z&&b-y&&c-x]+", "three"},
+      {"[a-z&&&b]", "triple-amp"},
+      {"[&&a]", "empty-left"},
+      {"[a&&]", "empty-right"},
+      {"[]a&&[\\]a]]+", "bracket-first"},
+      {"[a&b]+", "single-amp"},
+      {"(?<=[a-c&&b])(.*)", "lookbehind.$1"},
       {"(?s)(.*)", "s.$1"},
       {"(?m)(.*)$", "m.$1"},
       {"(?x) a b", "x"},
@@ -176,7 +192,7 @@ std::vector<Route> RandomTokenRoutes(int n) {
       "(?i)", "(?-i)", "(?i:", "(?-i:", "(", "(?:", "(?<g>", "(?=", "(?<=", ")", "[", "[^", "]", "-", "a", "b",
       "A", "k", "K", "O", "r", "d", "e", "_", ".", "*", "+", "?", "|", "{2}", "\\Z", "\\0101", "\\0153", "\\u004B",
       "\\u00e9", "\\x6b", "\\x{4B}", "\\cA", "\\t", "\\Q", "\\E", "\\-", "\\]", "\\d", "\\w", "\\1",
-      "\\k<g>", "$", "^", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa"};
+      "\\k<g>", "$", "^", "&&", "[[", "]]", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa"};
   const std::vector<std::string> replacements = {"t.$0", "t.$1", "x"};
   std::vector<Route> routes;
   for (int i = 0; i < n; ++i) {
@@ -256,7 +272,11 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
   EXPECT_GE(outcome.accepted, 30) << "the common route patterns are accepted";
   // The common forms must stay accepted (a relay that refused everything would pass the comparison).
   for (const char* common : {"(?<routedByValue>.*)", "(.*)Created", "(?<agg>[a-z]+)_(?<event>[a-z]+)",
-                             "(?<t>[^.]+)(?:\\.v(?<v>\\d+))?", "(\\p{Lu})(\\p{Ll}*)", "(.*)$"}) {
+                             "(?<t>[^.]+)(?:\\.v(?<v>\\d+))?", "(\\p{Lu})(\\p{Ll}*)", "(.*)$",
+                             // and the Java forms the relay spells for PCRE2
+                             "(?i)order", "(?i:a)b", "(?i)[Y-c]+", "(.*)\\Z", "\\0101(.*)", "\\u00e9(.*)",
+                             "\\uD83D\\uDE00(.*)", "\\cA(.*)", "(?<v>[a-z&&[^aeiou]]+)", "[^a[b]]+",
+                             "[^[ab]&&[bc]]+", "[a-z&&b-y&&c-x]+"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }

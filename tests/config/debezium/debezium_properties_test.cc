@@ -1540,6 +1540,10 @@ TEST(DebeziumRouting, GivesTheTopicsDebeziumGives) {
       {"\xe2\x84\xaa", "(?i)(?<v>k)", "x", "\xe2\x84\xaa"},
       {"K", "(?i)(?<v>k)", "x.$${v}", "x.K"},
       {"\xc3\x89", "(?i)\\u00e9", "x", "\xc3\x89"},  // no case beyond ASCII
+      // Java's compound classes: a union with a nested class, an intersection, a negation of the whole.
+      {"order", "(?<c>[a-z&&[^aeiou]]+)", "c.$${c}", "order"},
+      {"rdr", "(?<c>[a-z&&[^aeiou]]+)", "c.$${c}", "c.rdr"},
+      {"x9", "(?<c>[^a-w[0-8]]+)", "n.$${c}", "n.x9"},
   };
   for (const RouteCase& rc : cases) {
     EXPECT_EQ(RouteThroughTheConfig(rc), rc.topic)
@@ -1556,7 +1560,7 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{Lu}", "\\p{Lu} under (?i)"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>a)\\\\1", "a back reference under (?i)"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{Alpha}+", "\\p{Alpha} (only Unicode general categories"},
-      {"debezium.transforms.outbox.route.topic.regex=[a-z&&[^x]]", "a class intersection && at index 4 is refused"},
+      {"debezium.transforms.outbox.route.topic.regex=[a-z&&]", "an empty operand of && at index 4 is refused"},
       {"debezium.transforms.outbox.route.topic.replacement=$${type}", "route.topic.replacement: "
                                                                       "\"${type}\": no group with name {type}"},
       {"debezium.transforms.outbox.route.topic.replacement=$2", "no group 2"},
