@@ -63,6 +63,10 @@ std::optional<uint32_t> DecodeUtf8(std::string_view text, size_t* pos) {
 constexpr std::string_view kJavaDot = "[^\\n\\r\\x{85}\\x{2028}\\x{2029}]";
 // Java's `$` (no MULTILINE): the end, or before a final line terminator (\r\n counts as one; not between them).
 constexpr std::string_view kJavaDollar = "(?=\\r\\n\\z|(?<!\\r)\\n\\z|[\\r\\x{85}\\x{2028}\\x{2029}]\\z|\\z)";
+// Java's `$` under MULTILINE: the end, or before any line terminator (not between \r and \n).
+constexpr std::string_view kJavaDollarMultiline = "(?=\\z|(?<!\\r)\\n|[\\r\\x{85}\\x{2028}\\x{2029}])";
+// Any one character (Java's `.` under DOTALL).
+constexpr std::string_view kAnyCharacter = "[\\x{0}-\\x{10ffff}]";
 
 // Unicode general categories: the \p{..} names both engines read the same way.
 constexpr std::array<std::string_view, 38> kCategories = {
@@ -84,7 +88,7 @@ absl::Status Differs(std::string_view what, size_t at) {
 // the group it is in, (?i:X) for X.
 class Translator {
  public:
-  Translator(std::string_view java, bool ignore_case) : in_(java), ci_(ignore_case) {}
+  Translator(std::string_view java, bool ignore_case) : in_(java) { flags_.i = ignore_case; }
 
   absl::Status Run() {
     while (pos_ < in_.size()) {
@@ -117,13 +121,26 @@ class Translator {
       case '(': return Group(at);
       case ')':
         if (!scopes_.empty()) {
-          ci_ = scopes_.back();
+          flags_ = scopes_.back();
           scopes_.pop_back();
         }
         out_.push_back(c);
         return absl::OkStatus();
-      case '.': out_.append(kJavaDot); return absl::OkStatus();
-      case '$': out_.append(kJavaDollar); return absl::OkStatus();
+      case '.':
+        out_.append(flags_.s ? kAnyCharacter : flags_.d ? std::string_view("[^\\n]") : kJavaDot);
+        return absl::OkStatus();
+      case '$': out_.append(Dollar(flags_.m)); return absl::OkStatus();
+      case '^':
+        // Java's ^ under MULTILINE: at the start or after a line terminator (not between \r and \n), never at the
+        // end of the input; without it the start only, as PCRE2's.
+        if (!flags_.m) {
+          out_.push_back('^');
+        } else if (flags_.d) {
+          out_.append("(?!\\z)(?:\\A|(?<=\\n))");
+        } else {
+          out_.append("(?!\\z)(?:\\A|(?<=[\\n\\x{85}\\x{2028}\\x{2029}])|(?<=\\r)(?!\\n))");
+        }
+        return absl::OkStatus();
       case '{': {
         const size_t close = in_.find('}', pos_);
         const std::string_view body = close == std::string_view::npos ? "" : in_.substr(pos_, close - pos_);
@@ -142,7 +159,7 @@ class Translator {
         out_.push_back(c);
         return absl::OkStatus();
       default:
-        if (ci_ && IsAsciiLetter(c)) {
+        if (flags_.i && IsAsciiLetter(c)) {
           WriteLiteral(static_cast<unsigned char>(c));
         } else {
           out_.push_back(c);
@@ -153,7 +170,7 @@ class Translator {
 
   // A single character outside a class: under (?i) an ASCII letter as both cases.
   void WriteLiteral(uint32_t c) {
-    if (ci_ && IsAsciiLetterCode(c)) {
+    if (flags_.i && IsAsciiLetterCode(c)) {
       out_.append({'[', static_cast<char>(c), OtherCase(c), ']'});
     } else {
       out_.append(CodeText(c));
@@ -185,16 +202,16 @@ class Translator {
         if (in_class) return Differs(Cat("\\", std::string(1, c), " inside a class"), at);
         return copy();
       case 'Z':
-        // Java's \Z is its $ (without MULTILINE): the end, or before a final line terminator.
+        // Java's \Z is its $ without MULTILINE: the end, or before a final line terminator.
         if (in_class) return Differs("\\Z inside a class", at);
-        out_.append(kJavaDollar);
+        out_.append(Dollar(/*multiline=*/false));
         return Item{};
       case 'Q': {
         const size_t end = in_.find("\\E", pos_);
         const std::string_view quoted = in_.substr(pos_, end == std::string_view::npos ? std::string_view::npos
                                                                                         : end - pos_);
         pos_ = end == std::string_view::npos ? in_.size() : end + 2;
-        if (!ci_ && !in_class) return copy();
+        if (!flags_.i && !in_class) return copy();
         // Each character on its own: letters folded, the rest as themselves.
         for (size_t i = 0; i < quoted.size();) {
           const std::optional<uint32_t> code = DecodeUtf8(quoted, &i);
@@ -280,12 +297,12 @@ class Translator {
           return Differs(Cat("\\", std::string(1, c), "{", name, "} (only Unicode general categories such as \\p{Lu})"),
                          at);
         }
-        if (ci_) return Differs(Cat("\\", std::string(1, c), "{", name, "} under (?i)"), at);
+        if (flags_.i) return Differs(Cat("\\", std::string(1, c), "{", name, "} under (?i)"), at);
         return copy();
       }
       case 'k': {
         if (in_class) return Differs("\\k inside a class", at);
-        if (ci_) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
+        if (flags_.i) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
         const size_t close = in_.find('>', pos_);
         if (pos_ >= in_.size() || in_[pos_] != '<' || close == std::string_view::npos) {
           return absl::InvalidArgumentError(Cat("\\k at index ", at, " without a <name>"));
@@ -304,7 +321,7 @@ class Translator {
           if (in_class) return Differs("a back reference inside a class", at);
           if (pos_ < in_.size() && IsAsciiDigit(in_[pos_])) return Differs("a back reference of two or more digits", at);
           if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
-          if (ci_) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
+          if (flags_.i) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
           return copy();
         }
         return Differs(Cat("\\", std::string(1, c)), at);
@@ -314,7 +331,7 @@ class Translator {
   // A single character in a class: under (?i) an ASCII letter and its other case.
   void WriteClassLiteral(uint32_t c) {
     out_.append(CodeText(c));
-    if (ci_ && IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
+    if (flags_.i && IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
   }
 
   // The class item at pos_: a single character (returned, not written) or a class escape (written).
@@ -346,7 +363,7 @@ class Translator {
       const uint32_t low = *item->literal, high = *end->literal;
       if (low > high) return absl::InvalidArgumentError(Cat("an illegal character range at index ", here));
       out_.append(Cat(CodeText(low), "-", CodeText(high)));
-      if (ci_) {
+      if (flags_.i) {
         for (uint32_t c = low; c <= std::min<uint32_t>(high, 0x7F); ++c) {
           if (IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
         }
@@ -405,7 +422,6 @@ class Translator {
   // alternatives (?:[members]|nested...), an intersection of lookaheads (?:(?=A)B), a negation (?:(?!A)any).
   // Empty operands of && (which Java reads in ways of its own) are refused.
   absl::StatusOr<std::string> CompoundClass(size_t at) {
-    constexpr std::string_view kAnyCharacter = "[\\x{0}-\\x{10ffff}]";
     bool negate = false;
     if (pos_ < in_.size() && in_[pos_] == '^') {
       negate = true;
@@ -483,26 +499,38 @@ class Translator {
       return absl::OkStatus();
     }
     const std::string_view rest = in_.substr(pos_);
-    // The case flag alone: (?i) and (?-i) to the end of the enclosing group, (?i:X) and (?-i:X) for X.
-    for (const auto& [form, on] : {std::pair<std::string_view, bool>{"?i)", true}, {"?-i)", false}}) {
-      if (rest.starts_with(form)) {
-        pos_ += form.size();
-        ci_ = on;
-        // Java reads a quantifier right after it as dangling; PCRE2 would apply it to what came before.
-        if (pos_ < in_.size() && std::string_view("*+?{").find(in_[pos_]) != std::string_view::npos) {
-          return absl::InvalidArgumentError(Cat("a quantifier at index ", pos_, " after an inline flag"));
+    // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m and d;
+    // u, U, x and c are refused.
+    if (rest.size() > 1 && (IsAsciiLetter(rest[1]) || rest[1] == '-')) {
+      Flags flags = flags_;
+      bool on = true;
+      size_t i = 1;
+      for (; i < rest.size() && rest[i] != ')' && rest[i] != ':'; ++i) {
+        const char f = rest[i];
+        if (f == '-' && on) {
+          on = false;
+          continue;
         }
-        return absl::OkStatus();
+        bool* flag = f == 'i' ? &flags.i : f == 's' ? &flags.s : f == 'm' ? &flags.m : f == 'd' ? &flags.d : nullptr;
+        if (flag == nullptr) {
+          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m and d)"), at);
+        }
+        *flag = on;
       }
-    }
-    for (const auto& [form, on] : {std::pair<std::string_view, bool>{"?i:", true}, {"?-i:", false}}) {
-      if (rest.starts_with(form)) {
-        pos_ += form.size();
+      if (i >= rest.size() || i == 1) return absl::InvalidArgumentError(Cat("an unclosed inline flag at index ", at));
+      pos_ += i + 1;
+      if (rest[i] == ':') {
         OpenScope();
-        ci_ = on;
+        flags_ = flags;
         out_.append("(?:");
         return absl::OkStatus();
       }
+      flags_ = flags;
+      // Java reads a quantifier right after it as dangling; PCRE2 would apply it to what came before.
+      if (pos_ < in_.size() && std::string_view("*+?{").find(in_[pos_]) != std::string_view::npos) {
+        return absl::InvalidArgumentError(Cat("a quantifier at index ", pos_, " after an inline flag"));
+      }
+      return absl::OkStatus();
     }
     for (std::string_view plain : {"?:", "?=", "?!", "?>", "?<=", "?<!"}) {
       if (rest.starts_with(plain)) {
@@ -530,17 +558,26 @@ class Translator {
       pos_ += close + 1;
       return absl::OkStatus();
     }
-    return Differs("an inline flag other than (?i) and (?-i), or a (? construct other than (?:, (?=, (?!, (?<=, (?<!, "
-                   "(?> and (?<name>",
-                   at);
+    return Differs("a (? construct other than (?:, (?=, (?!, (?<=, (?<!, (?>, (?<name> and the flags i, s, m, d", at);
   }
 
-  // A group opens: its end restores the case flag it opened with.
-  void OpenScope() { scopes_.push_back(ci_); }
+  // Java's $ (and \Z, multiline false) under the flags in force.
+  std::string_view Dollar(bool multiline) const {
+    if (flags_.d) return multiline ? "(?=\\n|\\z)" : "(?=\\n?\\z)";  // UNIX_LINES: \n is the only terminator
+    return multiline ? kJavaDollarMultiline : kJavaDollar;
+  }
+
+  // A group opens: its end restores the flags it opened with.
+  void OpenScope() { scopes_.push_back(flags_); }
+
+  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES.
+  struct Flags {
+    bool i = false, s = false, m = false, d = false;
+  };
 
   std::string_view in_;
-  bool ci_ = false;                   // in a case-insensitive part
-  std::vector<bool> scopes_;          // the case flag of each open group at its start
+  Flags flags_;                       // in force at pos_
+  std::vector<Flags> scopes_;         // the flags of each open group at its start
   int groups_ = 0;                    // capturing groups opened so far
   std::map<std::string, int> names_;  // named group -> its number
   size_t pos_ = 0;

@@ -8,14 +8,16 @@
 //   `.` -> [^\n\r\x{85}\x{2028}\x{2029}] (Java's line terminators; PCRE2's `.` stops at \n only),
 //   `$` and \Z -> Java's "end, or before a final line terminator" (PCRE2's `$` knows \n only),
 //   \0 octal, \uhhhh (a surrogate pair as one character), \cX, \x.. -> \x{..},
-//   (?i), (?-i), (?i:X), (?-i:X) -> Java's CASE_INSENSITIVE without UNICODE_CASE: each ASCII letter as both cases
-//   (a -> [aA], a class's letters and those of its ranges doubled), scoped to the group as in Java; PCRE2's caseless
-//   mode is not used, as it folds by Unicode's rules (k would match the Kelvin sign),
+//   the inline flags i, s, m and d ((?is-m), (?d:X)), scoped to their group as in Java: i is CASE_INSENSITIVE
+//   without UNICODE_CASE, each ASCII letter written as both cases (a -> [aA], a class's letters and those of its
+//   ranges doubled; PCRE2's caseless mode folds by Unicode's rules, k would match the Kelvin sign); s (DOTALL), m
+//   (MULTILINE: Java's ^ never matches at the end of the input) and d (UNIX_LINES: \n the only terminator) change
+//   what `.`, `^`, `$` and \Z are written as,
 //   nested classes and intersections ([a-z&&[^aeiou]], [a[b-c]]: unions and && in Java, literal text in PCRE2) ->
 //   a pattern of one character: alternatives for a union, lookaheads for &&, a negative lookahead for [^..].
-// Refused: other inline flags (s, m, x, u, U, d, n differ or do not exist on one side), back references and \p{..}
-// under (?i) (Java folds them its own way), an empty operand of &&, \b and \B (Unicode-aware in Java), \N, \X,
-// \p{..} other than a Unicode general category,
+// Refused: the flags u, U, x and c (UNICODE_CASE folds as neither engine's other mode does; the others differ or
+// do not exist on one side), back references and \p{..} under (?i) (Java folds them its own way), an empty operand
+// of &&, \b and \B (Unicode-aware in Java), \N, \X, \p{..} other than a Unicode general category,
 // escapes of letters Java does not know, back references of more than one digit, a `{` that is not a quantifier,
 // group names Java would refuse. tests/config/java_route_differential_test.cc runs a corpus and random patterns
 // through this class and through java.util.regex and asserts that every accepted pattern routes every value alike.

@@ -122,6 +122,33 @@ const std::vector<Route>& Corpus() {
       {"[]a&&[\\]a]]+", "bracket-first"},
       {"[a&b]+", "single-amp"},
       {"(?<=[a-c&&b])(.*)", "lookbehind.$1"},
+      // DOTALL, MULTILINE, UNIX_LINES: . ^ $ \Z over Java's line terminators.
+      {"(?s)a.b", "s-dot"},
+      {"(?m)(a)$\\n(b)", "m-dollar.$1$2"},
+      {"(?m)(a)$\\r\\n^(b)", "m-crlf.$1$2"},
+      {"(?m)(a)\\r$\\n(b)", "m-between"},
+      {"(?m)(.*)\\n^", "m-caret-end.$1"},
+      {"(?m)a\\x{85}^b", "m-nel"},
+      {"(?m)a\\x{2029}^b", "m-ps"},
+      {"(?m)a\\r^b", "m-cr"},
+      {"(?m)^", "m-empty"},
+      {"(?d)(.*)", "d-dot.$1"},
+      {"(?d)(a)$\\r", "d-dollar-cr.$1"},
+      {"(?d)(a)$\\n", "d-dollar-n.$1"},
+      {"(?d)(a)\\Z\\n", "d-Z.$1"},
+      {"(?md)(a)$\\r\\n^(b)", "md-crlf.$1$2"},
+      {"(?md)(a)\\n^(b)", "md-n.$1$2"},
+      {"(?md)a\\r^b", "md-cr"},
+      {"(?md)(.*)\\n^", "md-caret-end.$1"},
+      {"(?md)^", "md-empty"},
+      {"(?sm-d:(.)$)(.*)", "flags-group.$1.$2"},
+      {"(?s)(?-s:.)(.)", "s-off.$1"},
+      {"(?is)A.B", "is"},
+      {"(?u)a", "u"},
+      {"(?x)a b", "x"},
+      {"(?c)a", "c"},
+      {"(?)a", "empty-flags"},
+      {"(?i-)a", "dash-only"},
       {"(?s)(.*)", "s.$1"},
       {"(?m)(.*)$", "m.$1"},
       {"(?x) a b", "x"},
@@ -189,7 +216,7 @@ std::vector<Route> RandomRoutes(int n) {
 std::vector<Route> RandomTokenRoutes(int n) {
   std::mt19937 rng(22);
   const std::vector<std::string> tokens = {
-      "(?i)", "(?-i)", "(?i:", "(?-i:", "(", "(?:", "(?<g>", "(?=", "(?<=", ")", "[", "[^", "]", "-", "a", "b",
+      "(?i)", "(?-i)", "(?i:", "(?-i:", "(?s)", "(?m)", "(?d)", "(?-m)", "(?sm:", "(?md)", "(?s-d)", "\\r", "\\n", "(", "(?:", "(?<g>", "(?=", "(?<=", ")", "[", "[^", "]", "-", "a", "b",
       "A", "k", "K", "O", "r", "d", "e", "_", ".", "*", "+", "?", "|", "{2}", "\\Z", "\\0101", "\\0153", "\\u004B",
       "\\u00e9", "\\x6b", "\\x{4B}", "\\cA", "\\t", "\\Q", "\\E", "\\-", "\\]", "\\d", "\\w", "\\1",
       "\\k<g>", "$", "^", "&&", "[[", "]]", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa"};
@@ -276,7 +303,8 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              // and the Java forms the relay spells for PCRE2
                              "(?i)order", "(?i:a)b", "(?i)[Y-c]+", "(.*)\\Z", "\\0101(.*)", "\\u00e9(.*)",
                              "\\uD83D\\uDE00(.*)", "\\cA(.*)", "(?<v>[a-z&&[^aeiou]]+)", "[^a[b]]+",
-                             "[^[ab]&&[bc]]+", "[a-z&&b-y&&c-x]+"}) {
+                             "[^[ab]&&[bc]]+", "[a-z&&b-y&&c-x]+", "(?s)a.b", "(?m)(a)$\\n(b)", "(?d)(.*)",
+                             "(?sm-d:(.)$)(.*)"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }
@@ -292,13 +320,14 @@ TEST(JavaRouteDifferential, RandomPatternsRouteAsJavaRoutesThem) {
 // cases) and a few separators, so that short random patterns match some of them whole.
 std::vector<std::string> TokenValues() {
   const std::vector<std::string> chars = {"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "-", "\n", "]",
-                                          "b", "_"};
+                                          "b", "_", "\r", "\xc2\x85", "\xe2\x80\xa8"};
   std::vector<std::string> values = {""};
   for (const std::string& c : chars) values.push_back(c);
   for (const std::string& c : chars) {
     for (const std::string& d : chars) values.push_back(c + d);
   }
-  for (const char* v : {"aK", "Order", "ORDERED", "kED", "\x01a", "\x0bk", "AAA", "a\n", "a\r\n", "ab\n"}) {
+  for (const char* v : {"aK", "Order", "ORDERED", "kED", "\x01a", "\x0bk", "AAA", "a\n", "a\r\n", "ab\n", "a\r\nb",
+                        "a\nb\n", "a\r\n\n", "\r\n"}) {
     values.push_back(v);
   }
   return values;

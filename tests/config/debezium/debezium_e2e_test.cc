@@ -3194,5 +3194,26 @@ TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeaders) {
   ExpectSameRecords(relayed, debezium);
 }
 
+// route.topic.regex with the Java forms the relay spells for PCRE2: (?i) (ASCII letters only), a class intersection
+// with a nested negated class, and \Z. Aggregate types in three cases route to the order topic in both; an upper-case
+// one that (?i) did not fold would route to a topic of its own, and the relay's records would be missing here.
+TEST_F(DebeziumSideBySide, RouteRegexesWithCaseFlagsAndIntersectionsRouteAsDebeziumRoutes) {
+  const std::string suffix = order_type_.substr(std::string("order_").size());
+  SideBySide side(*this,
+                  "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
+                  "transforms.outbox.route.topic.regex=(?i)(?<kind>[a-z&&[^x]]+)_(?<rest>[0-9a-f_]+)\\\\Z\n"
+                  "transforms.outbox.route.topic.replacement=outbox.event.order_${rest}\n");
+  ASSERT_TRUE(side.Init());
+  ASSERT_TRUE(side.StartDebezium());
+  std::string values;
+  for (const std::string& type : {"order_" + suffix, "ORDER_" + suffix, "Order_" + suffix, "OrDeR_" + suffix}) {
+    values += std::string(values.empty() ? "" : ", ") + "(gen_random_uuid(), '" + type + "', 'k', 'Routed', '{}')";
+  }
+  ASSERT_TRUE(pg_->Exec("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES " + values, db_).ok());
+  const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 4);
+  ASSERT_EQ(debezium.size(), 4u);
+  ExpectSameRecords(relayed, debezium);
+}
+
 }  // namespace
 }  // namespace outbox::testing
