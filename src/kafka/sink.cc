@@ -158,7 +158,7 @@ absl::StatusOr<std::unique_ptr<KafkaSink>> KafkaSink::Create(const std::map<std:
   for (const char* key : {"queue.buffering.max.ms", "linger.ms"}) {
     int64_t ms = 0;
     if (auto it = conf.find(key); it != conf.end() && absl::SimpleAtoi(it->second, &ms)) {
-      sink->linger_ = std::chrono::milliseconds(ms);
+      sink->send_held_ = SendHeldPolicy(std::chrono::milliseconds(ms));
     }
   }
   char errstr[512];
@@ -268,7 +268,7 @@ sinks::ProduceResult KafkaSink::Produce(const ::outbox::Record& record, uint64_t
       RD_KAFKA_V_TIMESTAMP(record.timestamp_ms), RD_KAFKA_V_HEADERS(headers),
       RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(opaque))), RD_KAFKA_V_END);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if (send_held_when_idle_) ++unsent_;
+    if (send_held_when_idle_) send_held_.Produced();
     return ProduceResult::Ok();
   }
   rd_kafka_headers_destroy(headers);
@@ -317,27 +317,10 @@ int KafkaSink::Poll(int timeout_ms) {
 void KafkaSink::SendHeld() {
   if (!send_held_when_idle_) return;
   rd_kafka_poll(rk_, 0);  // reports already in: what is still outstanding is then queued or on its way
-  const int outstanding = rd_kafka_outq_len(rk_);
-  if (outstanding <= 0) {
-    unsent_ = 0;
-    return;
+  if (std::optional<int> wait_ms = send_held_.Decide(rd_kafka_outq_len(rk_), std::chrono::steady_clock::now())) {
+    rd_kafka_flush(rk_, *wait_ms);
+    CollectTopicLimits();
   }
-  const auto now = std::chrono::steady_clock::now();
-  if (unsent_ > 0) {
-    // Records sent earlier are not all acknowledged: the new ones wait for them (or for the linger) and go out
-    // together, one request per partition rather than one per record.
-    if (outstanding > unsent_) return;
-  } else if (now - sent_at_ > linger_) {
-    return;  // nothing new since the last send; within the linger it is repeated, in case librdkafka missed it
-  }
-  // A repeat for records sent long ago and still outstanding gets a longer window: a flush of 1 ms can end before
-  // librdkafka's broker thread wakes (the CPU busy elsewhere), and what it missed would wait out the linger.
-  const bool repeat = unsent_ == 0;
-  if (!repeat) send_started_ = now;
-  unsent_ = 0;
-  sent_at_ = now;
-  rd_kafka_flush(rk_, repeat && now - send_started_ > kSendHeldSlowAfter ? kSendHeldRepeatWaitMs : kSendHeldWaitMs);
-  CollectTopicLimits();
 }
 
 void KafkaSink::DrainWakeup() {

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/record.h"
+#include "kafka/send_held.h"
 #include "sinks/checkpoint_store.h"
 #include "sinks/sink.h"
 
@@ -79,16 +80,14 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   // Serves delivery reports and error events; returns how many events were served.
   int Poll(int timeout_ms) override;
   // Sends the records lingering in librdkafka's queues now (rd_kafka_flush for at most kSendHeldWaitMs: while it
-  // runs librdkafka takes linger.ms as over), unless records sent earlier are still unacknowledged: then the new
-  // ones wait for those, or for the linger, and go out together (as Nagle's algorithm holds small segments). So a
+  // runs librdkafka takes linger.ms as over), unless records sent earlier, and recently, are still unacknowledged:
+  // then the new ones wait for those and go out together (as Nagle's algorithm holds small segments). So a
   // lone record goes out at once, and a busy stream keeps librdkafka's batches. The flush returns once everything
   // is acknowledged or the wait is over, serving reports as Poll does; the wait lets librdkafka's threads see it (a
   // flush of 0 ms ends before they wake), and within the linger a later idle round repeats it.
+  // When, and for how long: SendHeldPolicy (send_held.h).
   void SendHeld() override;
-  static constexpr int kSendHeldWaitMs = 1;
-  // A repeat for records still outstanding kSendHeldSlowAfter after their send flushes for kSendHeldRepeatWaitMs.
-  static constexpr std::chrono::milliseconds kSendHeldSlowAfter{100};
-  static constexpr int kSendHeldRepeatWaitMs = 10;
+  static constexpr int kSendHeldWaitMs = SendHeldPolicy::kWaitMs;
   // Readable when the main queue has events; drain it with DrainWakeup() then Poll(0).
   int wakeup_fd() const override { return wake_read_; }
   void DrainWakeup() override;
@@ -164,10 +163,7 @@ class KafkaSink final : public ::outbox::sinks::Sink {
   std::string last_error_;
   int64_t message_max_bytes_ = 1000000;
   bool send_held_when_idle_ = false;
-  int unsent_ = 0;  // records produced since the last send (SendHeld's flush)
-  std::chrono::steady_clock::time_point sent_at_;
-  std::chrono::steady_clock::time_point send_started_;  // the last send of new records (not a repeat)
-  std::chrono::milliseconds linger_{5};  // linger.ms (queue.buffering.max.ms) as configured
+  SendHeldPolicy send_held_{std::chrono::milliseconds(5)};  // with linger.ms (queue.buffering.max.ms) as configured
   // Transactions.
   bool transactional_ = false;
   bool initialized_ = false;

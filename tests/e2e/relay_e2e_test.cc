@@ -324,10 +324,22 @@ TEST_F(RelayE2E, ARecordIsSentAsSoonAsTheStreamIsDrainedNotWhenTheLingerEnds) {
   h.Init();
   auto relay = h.StartRelay({}, true, {{"OUTBOX_RELAY_TEST_HOOKS", "1"}, {"OUTBOX_RELAY_TEST_LINGER_MS", "120000"}});
   ASSERT_NE(relay, nullptr);
+  // Where a record the reader did not see stood, from the relay's metrics: not received yet (its commit past the
+  // received position), waiting for the broker (in flight), or acknowledged (published), where the reader missed it.
+  const auto where = [&](Lsn commit) {
+    const auto metric = [&](const std::string& series) {
+      const std::optional<double> v = Scrape(h.http_port(), series);
+      return v ? std::to_string(static_cast<int64_t>(*v)) : std::string("(none)");
+    };
+    return "commit position " + std::to_string(commit.value()) + ", received " +
+           metric("outbox_relay_received_lsn") + ", in flight " + metric("outbox_relay_inflight_events") +
+           ", published " + metric("outbox_relay_events_total{result=\"published\"}");
+  };
   for (int i = 1; i <= 3; ++i) {
     h.InsertEvent("Lone", "k", "{\"n\": " + std::to_string(i) + "}");
+    const Lsn commit = h.CurrentWal();
     ASSERT_EQ(Read(h.Topic("Lone"), static_cast<size_t>(i), 30s).size(), static_cast<size_t>(i))
-        << "event " << i << " waited for the 120 s linger\n" << relay->Output();
+        << "event " << i << " waited for the 120 s linger (" << where(commit) << ")\n" << relay->Output();
   }
   const Lsn end = h.CurrentWal();
   ASSERT_TRUE(WaitFor([&] { return h.ConfirmedFlush() >= end; }, 30s, "the lone events are confirmed"))
