@@ -84,8 +84,8 @@ absl::Status Differs(std::string_view what, size_t at) {
 // CASE_INSENSITIVE without UNICODE_CASE: ASCII letters match either case, nothing else folds. PCRE2's caseless mode
 // folds by Unicode's rules (k matches the Kelvin sign), so it is not used: each ASCII letter is written as both
 // (a -> [aA], a class's letters and the letters of its ranges doubled), and what would fold some other way under
-// (?i) in Java (back references, \p{..}) is refused there. Flags are scoped as in Java: (?i) holds to the end of
-// the group it is in, (?i:X) for X.
+// (?i) in Java (back references, \p{..}) is refused there. The inline flags i, s, m and d are scoped as in Java:
+// (?i) holds to the end of the group it is in, (?i:X) for X.
 class Translator {
  public:
   Translator(std::string_view java, bool ignore_case) : in_(java) { flags_.i = ignore_case; }
@@ -341,8 +341,9 @@ class Translator {
       ++pos_;
       return Escape(here, /*in_class=*/true);
     }
-    if (in_[pos_] == '[') return Differs("a class inside a class (a union in Java)", here);
-    if (in_[pos_] == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') return Differs("a class intersection &&", here);
+    // A nested class and && are read by the class itself (CompoundClass); here they would end a range.
+    if (in_[pos_] == '[') return Differs("a class as a range's end", here);
+    if (in_[pos_] == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') return Differs("&& as a range's end", here);
     const std::optional<uint32_t> code = DecodeUtf8(in_, &pos_);
     if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 at index ", here));
     return Item{code};
