@@ -211,11 +211,19 @@ absl::Status Relay::Session() {
 
   if (core_.NeedsCatalog()) {
     // Debezium reads whether a column is nullable, and its default, from the catalog at each Relation message; the
-    // relay reads them once per session, before streaming.
+    // relay reads them once per session, before streaming. On the plain connection, as Debezium reads them on its
+    // JDBC one: SQL on the replication connection before START_REPLICATION leaves relcache entries built from the
+    // current catalog (pg_get_expr opens the table), which the walsender, unlike SQL-level decoding, does not
+    // invalidate before decoding. Rows written before an ALTER TABLE were then decoded with the new layout.
     const auto [schema, table] = config::SplitTableName(config_.outbox.table);
-    auto columns = (*conn)->ReadColumnCatalog(schema, table);
-    if (!columns.ok()) return columns.status();
-    core_.SetCatalog(*std::move(columns));
+    auto plain = PlainConnection();
+    if (!plain.ok()) return plain.status();
+    auto rows = (*plain)->Exec(pg::ColumnCatalogSql(schema, table), WatchTimeoutMs());
+    if (!rows.ok()) {
+      watch_.reset();
+      return absl::Status(rows.status().code(), Cat("reading the outbox table's columns: ", rows.status().message()));
+    }
+    core_.SetCatalog(pg::ParseColumnCatalog(*rows));
   }
   pg::StartOptions start;
   start.slot = config_.source.slot;
@@ -476,14 +484,10 @@ absl::Status Relay::CheckPublication(bool now) {
   if (!now && Clock::now() - watched_at_ < std::chrono::milliseconds(every)) return absl::OkStatus();
   watched_at_ = Clock::now();
   const Lsn through = core_.received_through();  // what was received before the check starts
-  if (!watch_) {
-    auto conn = pg::SqlConnection::Connect(
-        config_.source.conninfo, config_.pipeline.empty() ? "outbox-relay watch" : Cat("outbox-relay.", config_.pipeline, " watch"));
-    if (!conn.ok()) return conn.status();
-    watch_ = std::move(*conn);
-  }
+  auto plain = PlainConnection();
+  if (!plain.ok()) return plain.status();
   const auto [schema, table] = config::SplitTableName(config_.outbox.table);
-  auto rows = watch_->Exec(pg::PublicationCoverageSql(config_.source.publication, schema, table), WatchTimeoutMs());
+  auto rows = (*plain)->Exec(pg::PublicationCoverageSql(config_.source.publication, schema, table), WatchTimeoutMs());
   if (!rows.ok()) {
     watch_.reset();
     return absl::Status(rows.status().code(), Cat("the publication watch's connection: ", rows.status().message()));
@@ -495,6 +499,16 @@ absl::Status Relay::CheckPublication(bool now) {
   core_.PublicationVerified(through);
   CheckSlotHealth();
   return absl::OkStatus();
+}
+
+absl::StatusOr<pg::SqlConnection*> Relay::PlainConnection() {
+  if (!watch_) {
+    auto conn = pg::SqlConnection::Connect(
+        config_.source.conninfo, config_.pipeline.empty() ? "outbox-relay watch" : Cat("outbox-relay.", config_.pipeline, " watch"));
+    if (!conn.ok()) return conn.status();
+    watch_ = std::move(*conn);
+  }
+  return watch_.get();
 }
 
 // The plain connection's queries run on the loop thread: a silent connection must not hold the loop longer than

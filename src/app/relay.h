@@ -67,6 +67,9 @@ class Relay {
   // connection, and wait briefly for the slot to be released. Returns whether it was ended.
   bool EndOwnOldWalsender(int64_t pid);
   int WatchTimeoutMs() const;
+  // The plain (non-replication) connection of the publication watch and the catalog read, made on first use; a
+  // query that fails resets watch_, and the next use connects again.
+  absl::StatusOr<pg::SqlConnection*> PlainConnection();
   // Writes the checkpoint `lsn` and waits for it to be durable (start and stop only).
   absl::Status WriteCheckpointNow(Lsn lsn, int timeout_ms);
   absl::Status Shutdown(pg::ReplicationStream* stream);
@@ -95,7 +98,7 @@ class Relay {
   std::unique_ptr<sinks::CheckpointStore> store_;
   std::unique_ptr<sinks::Sink> sink_;  // made by MakeSink (app/sinks.h), remade after a fatal error
 
-  std::unique_ptr<pg::SqlConnection> watch_;  // the publication watch's plain connection (made on first use)
+  std::unique_ptr<pg::SqlConnection> watch_;  // PlainConnection's
   std::chrono::steady_clock::time_point watched_at_{};
   std::chrono::microseconds read_batch_;  // source.read_batch_us
   // How dense the stream is (NoteFrames): the frames of the spell that began at spell_start_.

@@ -787,14 +787,19 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
                                                        std::string_view key) const {
   const auto where = [&] { return Cat(key, ": json_schema: column \"", name, "\" of ", schema_, ".", table_); };
   if (!catalog_.has_value()) return absl::InternalError(Cat(where(), ": the table's catalog was not read"));
+  // A column of the relation the catalog no longer has (dropped or renamed since the row was written, and the
+  // catalog read again after that: a replay, a restart): Debezium's Relation handler, which reads the catalog too,
+  // gives it no default and, its "optionality could not be determined", an optional schema. A propagated source
+  // type and a column mapper would need its declared type, which only the catalog had.
   const pg::ColumnCatalog* column = CatalogColumn(name);
-  if (column == nullptr) {
+  if (column == nullptr && (!propagate_columns_.empty() || !propagate_datatypes_.empty() || !column_mappers_.empty())) {
     return absl::FailedPreconditionError(
-        Cat(where(), " is not in the catalog as read when streaming started (renamed or dropped since)"));
+        Cat(where(), " is not in the catalog as read when streaming started (renamed or dropped since), so its "
+                     "declared type, which outbox.propagate_source_type and outbox.column_mappers read, is unknown"));
   }
   // Debezium's schema carries the column's default (JsonConverter writes it, and writes it for a NULL).
-  const ConnectDefault dflt = DefaultUnderModes(*column, type, type_modifier);
-  if (DebeziumReadsDefault(*column) &&
+  const ConnectDefault dflt = column != nullptr ? DefaultUnderModes(*column, type, type_modifier) : ConnectDefault{};
+  if (column != nullptr && DebeziumReadsDefault(*column) &&
       (!config_.null_as_column_default || dflt.kind == ConnectDefault::Kind::kNotReproduced)) {
     return absl::FailedPreconditionError(Cat(
         where(), " has a default: Debezium's schema then carries it, and JsonConverter writes it for a NULL; ",
@@ -806,12 +811,16 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
   if (!form.ok()) {
     return absl::FailedPreconditionError(Cat(where(), ": type OID ", type, " has no schema the relay reproduces"));
   }
+  std::string schema;
+  if (column == nullptr) {
+    AppendConnectJsonSchema(*form, type, type_modifier, /*optional=*/true, &schema);
+    return schema;
+  }
   absl::StatusOr<std::string> source_type = SourceTypeOf(*column);
   if (!source_type.ok()) return absl::FailedPreconditionError(Cat(key, ": ", source_type.status().message()));
   // A column mapper that Debezium picks over the propagation adds its own parameter instead.
   absl::StatusOr<ColumnValueMap> map = ColumnMapOf(name, type, type_modifier);
   if (!map.ok()) return map.status();
-  std::string schema;
   AppendConnectJsonSchema(*form, type, type_modifier, !column->not_null, &schema,
                           map->chosen ? map->schema_parameters : *source_type);
   if (dflt.kind == ConnectDefault::Kind::kValue) {

@@ -51,9 +51,9 @@ bool PublicationPublishesUpdates(const std::vector<Row>& rows);
 // The live columns of schema.table in order, each as (attname, attnotnull, atthasdef, default expression, generated,
 // type OID, type modifier, type name, enum labels, for a domain its root type's OID and the type modifier the
 // domain gives it, else NULL and NULL, and for an array of an enum the enum's labels): what `check` looks for and what
-// ReplicationConnection::ReadColumnCatalog reads. No rows when there is no such table.
+// the relay reads on its plain connection before each session streams. No rows when there is no such table.
 std::string ColumnCatalogSql(std::string_view schema, std::string_view table);
-// ColumnCatalogSql's rows as columns (pure: both the replication session and `check` read them through it).
+// ColumnCatalogSql's rows as columns (pure: both the relay's session and `check` read them through it).
 std::vector<ColumnCatalog> ParseColumnCatalog(const std::vector<Row>& rows);
 
 // Ends this relay's own previous walsender when it still holds `slot` (a dead connection the server has not

@@ -61,7 +61,8 @@ struct Relation {
 };
 
 // What a Relation message leaves out of a column and Debezium's connector reads from the catalog at each Relation
-// (its schema's `optional` and default): read with ReplicationConnection::ReadColumnCatalog.
+// (its schema's `optional` and default): ColumnCatalogSql's rows, read on a plain connection (never on the
+// replication one, whose walsender would decode with the relcache entries the query leaves: app/relay.cc).
 struct ColumnCatalog {
   std::string name;
   bool not_null = false;     // pg_attribute.attnotnull

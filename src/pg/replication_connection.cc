@@ -250,17 +250,6 @@ absl::StatusOr<std::optional<SlotInfo>> ReplicationConnection::ReadSlot(const st
   return std::optional<SlotInfo>(std::move(s));
 }
 
-absl::StatusOr<std::vector<ColumnCatalog>> ReplicationConnection::ReadColumnCatalog(std::string_view schema,
-                                                                                    std::string_view table) {
-  auto sent = SendAndWait(conn_, ColumnCatalogSql(schema, table), limits_.answer, limits_, "reading the outbox table's columns");
-  if (!sent.ok()) return sent.status();
-  const Result& res = *sent;
-  if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
-    return ResultError(res.get(), conn_, "reading the outbox table's columns");
-  }
-  return ParseColumnCatalog(RowsOf(res.get()));
-}
-
 absl::StatusOr<Lsn> ReplicationConnection::CreateSlot(const std::string& slot, bool failover) {
   if (failover) {
     if (absl::Status st = CheckFailoverSupported(server_version()); !st.ok()) return st;

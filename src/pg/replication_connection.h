@@ -93,8 +93,6 @@ class ReplicationConnection : public StreamConnection {
   absl::StatusOr<SystemInfo> IdentifySystem();
   // nullopt when the slot does not exist.
   absl::StatusOr<std::optional<SlotInfo>> ReadSlot(const std::string& slot);
-  // The live columns of schema.table as the catalog has them now (none when there is no such table).
-  absl::StatusOr<std::vector<ColumnCatalog>> ReadColumnCatalog(std::string_view schema, std::string_view table);
   // CREATE_REPLICATION_SLOT (CreateSlotCommand); returns the consistent point.
   absl::StatusOr<Lsn> CreateSlot(const std::string& slot, bool failover = false);
   // ALTER_REPLICATION_SLOT slot (FAILOVER true): PostgreSQL 17+.

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "e2e/fault_util.h"
 #include "e2e/harness.h"
@@ -502,26 +503,47 @@ TEST(ExactlyOnce, APoisonEventUnderHaltCommitsWhatCameBeforeItsTransactionThenHa
 
 // An error in the stream (a configured column dropped) with a good transaction before it in the same open Kafka
 // transaction, and an event of the failed transaction already produced into it: that Kafka transaction is aborted,
-// the replay commits the good transaction alone, and the relay exits 1 naming the column. Catches a stop that
-// commits the open transaction (the failed transaction's first event would show) and one that commits nothing
-// (the good event would wait for the fix).
-TEST(ExactlyOnce, AStreamErrorCommitsWhatCameBeforeItsTransactionThenStops) {
+// the replay commits the good transaction alone, and the relay exits 1 naming the column. Returns the committed
+// records of `type`'s topic, for the callers to check what else they expect of them.
+std::vector<KafkaRecord> ExpectAStreamErrorCommitsWhatCameBeforeIt(const std::string& type,
+                                                                   std::vector<std::string> relay_args) {
   PgServer* pg = PgServer::Shared();
   KafkaBroker* broker = KafkaBroker::Shared();
-  ASSERT_TRUE(pg && broker);
-  EoHarness h(pg, broker->bootstrap(), "EoDropped");
-  auto relay = h.Start({"--set", "delivery.transaction_interval_ms=60000"});  // one Kafka transaction for all below
-  ASSERT_NE(relay, nullptr);
-  const std::string before = h.InsertEvent("Dropped", "k", R"({"n":1})");
-  h.Sql("BEGIN; INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
-        "('00000000-0000-0000-0000-00000000d001', 'p', 'k', 'Dropped', '{\"n\":2}'); "
-        "ALTER TABLE outbox DROP COLUMN aggregateid; "
-        "INSERT INTO outbox (id, aggregatetype, type, payload) VALUES "
-        "('00000000-0000-0000-0000-00000000d002', 'p', 'Dropped', '{\"n\":3}'); COMMIT;");
-  ASSERT_TRUE(relay->Wait(60s).has_value()) << "the relay did not stop: " << relay->Output();
+  EXPECT_TRUE(pg && broker);
+  if (!pg || !broker) return {};
+  EoHarness h(pg, broker->bootstrap(), "Eo" + type);
+  relay_args.insert(relay_args.end(), {"--set", "delivery.transaction_interval_ms=60000"});  // one Kafka transaction
+  auto relay = h.Start(std::move(relay_args));
+  EXPECT_NE(relay, nullptr);
+  if (relay == nullptr) return {};
+  const std::string before = h.InsertEvent(type, "k", R"({"n":1})");
+  h.Sql(absl::StrCat("BEGIN; INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+                     "('00000000-0000-0000-0000-00000000d001', 'p', 'k', '", type, "', '{\"n\":2}'); "
+                     "ALTER TABLE outbox DROP COLUMN aggregateid; "
+                     "INSERT INTO outbox (id, aggregatetype, type, payload) VALUES "
+                     "('00000000-0000-0000-0000-00000000d002', 'p', '", type, "', '{\"n\":3}'); COMMIT;"));
+  EXPECT_TRUE(relay->Wait(60s).has_value()) << "the relay did not stop: " << relay->Output();
   EXPECT_EQ(relay->exit_code(), 1) << relay->Output();
   EXPECT_NE(relay->Output().find("column \"aggregateid\""), std::string::npos) << relay->Output();
-  ExpectEachEventOnce(broker->bootstrap(), h.Topic("Dropped"), {before}, {}, "exactly_once stream error");
+  return ExpectEachEventOnce(broker->bootstrap(), h.Topic(type), {before}, {}, "exactly_once stream error " + type,
+                             30s);
+}
+
+// Catches a stop that commits the open transaction (the failed transaction's first event would show) and one that
+// commits nothing (the good event would wait for the fix).
+TEST(ExactlyOnce, AStreamErrorCommitsWhatCameBeforeItsTransactionThenStops) {
+  ExpectAStreamErrorCommitsWhatCameBeforeIt("Dropped", {});
+}
+
+// The same under a json_schema key converter, whose schema reads the catalog: the replay reads it again, without
+// the dropped column, and the good transaction's key (written before the drop) gets the optional schema Debezium's
+// Relation handler gives a column the catalog does not have. Catches the replay refusing that key (the relay then
+// stopped at the good transaction, and it waited for the fix), and the key written with the schema of before.
+TEST(ExactlyOnce, AStreamErrorUnderJsonSchemaConvertersCommitsWhatCameBeforeItsTransaction) {
+  const std::vector<KafkaRecord> records = ExpectAStreamErrorCommitsWhatCameBeforeIt(
+      "DroppedSchema", {"--set", "outbox.format=raw", "--set", "outbox.key_converter=json_schema"});
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].key, R"({"schema":{"type":"string","optional":true},"payload":"k"})");
 }
 
 TEST(ExactlyOnce, APoisonEventUnderDeadLetterIsDeadLetteredInsideTheTransaction) {

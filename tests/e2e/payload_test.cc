@@ -66,6 +66,37 @@ TEST_F(Payloads, NonUtf8ByteaPayloadArrivesByteIdenticalUnderHaltAndDeadLetter) 
   EXPECT_FALSE(AnyDeadLetter());
 }
 
+// The outbox's payload column changed type (a rewrite: jsonb to text) while an event written before the change
+// waited in the slot, the relay stopped. A relay that reads the table's catalog (outbox.null_as_column_default, as
+// Debezium files set; json_schema converters, placements other than header) once read it on its replication
+// connection, before START_REPLICATION: the walsender opened the table for pg_get_expr, and kept that relcache entry,
+// built from the current catalog, for decoding (SQL-level decoding invalidates such entries; START_REPLICATION does
+// not). The event before the change was decoded with the new layout: its jsonb bytes read as text. The relay now
+// reads the catalog on a plain connection. Catches the catalog read moved back to the replication connection.
+TEST_F(Payloads, AnEventWrittenBeforeTheOutboxsLayoutChangedArrivesAsWrittenAfterARestart) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  const std::string before =
+      h.Value("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'a', "
+              "'k', 'Layout', '{\"n\": 1, \"s\": \"before\"}') RETURNING id")
+          .value_or("");
+  h.Sql("ALTER TABLE outbox ALTER COLUMN payload TYPE text USING payload::text");
+  const std::string after =
+      h.Value("INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload) VALUES (gen_random_uuid(), 'a', "
+              "'k', 'Layout', 'after, as text') RETURNING id")
+          .value_or("");
+  auto relay = h.StartRelay({"--set", "outbox.null_as_column_default=true"});
+  ASSERT_NE(relay, nullptr);
+  auto records = reader_->ReadUntil(h.Topic("Layout"), 2, 30s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  ASSERT_EQ(records->size(), 2u) << relay->Output();
+  EXPECT_EQ(HeaderValue((*records)[0], "id"), before);
+  EXPECT_EQ((*records)[0].value, R"({"n": 1, "s": "before"})") << relay->Output();
+  EXPECT_EQ(HeaderValue((*records)[1], "id"), after);
+  EXPECT_EQ((*records)[1].value, "after, as text");
+  ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
+}
+
 // A text payload that is not UTF-8 can only exist in a SQL_ASCII database (a UTF8 one refuses it on input). The
 // relay asks for client_encoding UTF8, so the walsender itself fails to send the row ("invalid byte sequence for
 // encoding "UTF8"", SQLSTATE 22021) on every start: the row never reaches the relay, which can neither halt on it nor
