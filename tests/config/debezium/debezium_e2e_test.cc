@@ -920,6 +920,7 @@ class DebeziumSideBySide : public DebeziumE2E {
   }
 
   void CompareTextPayloadUnderByteArrayConverter(bool same_transaction);
+  void CompareTraceHeaders(const std::string& header_converter);
   void CompareUnroutableEvent(const std::string& route, const std::string& debezium_error,
                               const std::string& relay_error);
 
@@ -3146,9 +3147,11 @@ TEST_F(DebeziumExpandSideBySide, AvroUnicodeAdjustedFieldNamesAreDebeziums) {
 // context ahead of the id. The relay writes the same headers in the same place, but with the writer's span id where
 // Debezium's has its own span's (the relay has no span); where the column holds no context the propagator takes,
 // Debezium starts a new trace and the relay writes none (docs/debezium.md says both). Each row's context is one
-// case of trace_context_test.cc.
-TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeaders) {
-  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
+// case of trace_context_test.cc. `header_converter`: the worker's header.converter lines (none: Kafka Connect's
+// SimpleHeaderConverter); under JsonConverter the trace headers are JSON strings, with or without the schema.
+void DebeziumSideBySide::CompareTraceHeaders(const std::string& header_converter) {
+  SideBySide side(*this, "transforms.outbox.table.fields.additional.placement=type:header:eventType\n",
+                  std::string(SideBySide::kStringConverters) + header_converter);
   ASSERT_TRUE(side.Init());
   ASSERT_TRUE(pg_->Exec("ALTER TABLE outbox ADD COLUMN tracingspancontext varchar(400)", db_).ok());
   ASSERT_TRUE(side.StartDebezium());
@@ -3187,13 +3190,21 @@ TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeaders) {
     // Debezium traces every row whose column is not NULL: its traceparent comes first.
     ASSERT_FALSE(r.headers.empty()) << r;
     ASSERT_EQ(r.headers[0].name, "traceparent") << r;
-    std::string& traceparent = *r.headers[0].value;
+    std::string& header = *r.headers[0].value;
+    // The traceparent's text: the header itself, or the JSON string JsonConverter wrote of it.
+    std::string traceparent = header;
+    if (!header_converter.empty()) {
+      const nlohmann::json json = nlohmann::json::parse(header, nullptr, false);
+      const nlohmann::json& text = json.is_object() && json.contains("payload") ? json["payload"] : json;
+      ASSERT_TRUE(text.is_string()) << r;
+      traceparent = text.get<std::string>();
+    }
     ASSERT_EQ(traceparent.size(), 55u) << r;
     if (std::get<2>(*row)) {
       // The premise: its span is its own, under the writer's trace. The relay's is the writer's span id.
       EXPECT_EQ(traceparent.substr(3, 32), trace_id) << r;
       own_spans += traceparent.substr(36, 16) != span_id;
-      traceparent.replace(36, 16, span_id);
+      header.replace(header.find(traceparent) + 36, 16, span_id);
     } else {
       // A new trace of Debezium's, which the relay does not start.
       new_traces += traceparent.substr(3, 32) != trace_id;
@@ -3204,6 +3215,17 @@ TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeaders) {
   EXPECT_EQ(own_spans, 8u) << "Debezium wrote the writer's span id: OpenTelemetry's SDK made no span of its own";
   EXPECT_EQ(new_traces, 4u);
   ExpectSameRecords(relayed, debezium);
+}
+
+TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeaders) { CompareTraceHeaders(""); }
+
+TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeadersUnderAJsonHeaderConverter) {
+  CompareTraceHeaders("header.converter=org.apache.kafka.connect.json.JsonConverter\n");
+}
+
+TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeadersUnderAJsonHeaderConverterWithoutSchemas) {
+  CompareTraceHeaders("header.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                      "header.converter.schemas.enable=false\n");
 }
 
 // route.topic.regex with the Java forms the relay spells for PCRE2: (?i) (ASCII letters only), a class intersection
