@@ -84,8 +84,10 @@ absl::Status Differs(std::string_view what, size_t at) {
 // CASE_INSENSITIVE without UNICODE_CASE: ASCII letters match either case, nothing else folds. PCRE2's caseless mode
 // folds by Unicode's rules (k matches the Kelvin sign), so it is not used: each ASCII letter is written as both
 // (a -> [aA], a class's letters and the letters of its ranges doubled), and what would fold some other way under
-// (?i) in Java (back references, \p{..}) is refused there. The inline flags i, s, m and d are scoped as in Java:
-// (?i) holds to the end of the group it is in, (?i:X) for X.
+// (?i) in Java (back references, \p{..}) is refused there. The inline flags i, s, m, d and x are scoped as in Java:
+// (?i) holds to the end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between
+// items are left out; inside a construct, where Java skips them in some places and not in others, they are
+// refused.
 class Translator {
  public:
   Translator(std::string_view java, bool ignore_case) : in_(java) { flags_.i = ignore_case; }
@@ -109,6 +111,15 @@ class Translator {
 
   absl::Status Step() {
     const size_t at = pos_;
+    if (flags_.x && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#')) {
+      // COMMENTS: whitespace and comments between items are not part of the pattern. Written without them, the
+      // items that Java reads as separate stay separate in PCRE2 (the places where they would not are refused: a
+      // digit after a back reference, '?' or '*' after '(', whitespace inside a construct).
+      const size_t past = PastSpace(pos_);
+      if (past == std::string_view::npos) return Differs("a NUL inside a comment under (?x)", at);
+      pos_ = past;
+      return absl::OkStatus();
+    }
     const char c = in_[pos_++];
     switch (c) {
       case '\\': {
@@ -166,6 +177,45 @@ class Translator {
         }
         return absl::OkStatus();
     }
+  }
+
+  // Java's ASCII.isSpace, the whitespace COMMENTS skips.
+  static bool IsJavaSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\x0B' || c == '\f' || c == '\r'; }
+
+  // Under x, the index of the first character at or after `from` that is neither whitespace nor in a comment (# to
+  // a line terminator, which Java reads as the next character unless it is whitespace too: U+0085, U+2028 and
+  // U+2029 end a comment and are themselves); `from` itself without x. npos for a NUL inside a comment, which
+  // Java's parser reads as the pattern's end.
+  size_t PastSpace(size_t from) const {
+    if (!flags_.x) return from;
+    size_t p = from;
+    while (p < in_.size()) {
+      if (IsJavaSpace(in_[p])) {
+        ++p;
+        continue;
+      }
+      if (in_[p] != '#') break;
+      while (p < in_.size()) {
+        const std::string_view rest = in_.substr(p);
+        if (rest[0] == '\0') return std::string_view::npos;
+        if (rest[0] == '\n' ||
+            (!flags_.d && (rest[0] == '\r' || rest.starts_with("\xC2\x85") || rest.starts_with("\xE2\x80\xA8") ||
+                           rest.starts_with("\xE2\x80\xA9")))) {
+          break;
+        }
+        ++p;
+      }
+    }
+    return p;
+  }
+
+  // Under x, whitespace or a comment right after an escape that Java reads on past them (\0 octal digits, \cX, a
+  // back reference's next digit): refused.
+  absl::Status NoSpaceAfterEscape(std::string_view what, size_t at) const {
+    if (flags_.x && pos_ < in_.size() && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#')) {
+      return Differs(Cat(what, " followed by whitespace or a comment under (?x)"), at);
+    }
+    return absl::OkStatus();
   }
 
   // A single character outside a class: under (?i) an ASCII letter as both cases.
@@ -246,10 +296,14 @@ class Translator {
         size_t digits = 0;
         while (digits < 3 && pos_ + digits < in_.size() && IsOctalDigit(in_[pos_ + digits])) ++digits;
         if (digits == 3 && in_[pos_] > '3') digits = 2;
-        if (digits == 0) return absl::InvalidArgumentError(Cat("an illegal octal escape \\0 at index ", at));
+        if (digits == 0) {
+          if (absl::Status st = NoSpaceAfterEscape("\\0", at); !st.ok()) return st;
+          return absl::InvalidArgumentError(Cat("an illegal octal escape \\0 at index ", at));
+        }
         uint32_t code = 0;
         for (size_t i = 0; i < digits; ++i) code = code * 8 + static_cast<uint32_t>(in_[pos_ + i] - '0');
         pos_ += digits;
+        if (absl::Status st = NoSpaceAfterEscape("an octal escape", at); !st.ok()) return st;
         return literal(code);
       }
       case 'u': {
@@ -276,6 +330,7 @@ class Translator {
       case 'c': {
         // Java's \cX: X with bit 6 flipped.
         if (pos_ >= in_.size()) return absl::InvalidArgumentError(Cat("an illegal control escape \\c at index ", at));
+        if (absl::Status st = NoSpaceAfterEscape("\\c", at); !st.ok()) return st;
         const auto x = static_cast<unsigned char>(in_[pos_]);
         if (x >= 0x80) return Differs("\\c before a non-ASCII character", at);
         ++pos_;
@@ -319,7 +374,9 @@ class Translator {
       default:
         if (IsAsciiDigit(c)) {
           if (in_class) return Differs("a back reference inside a class", at);
-          if (pos_ < in_.size() && IsAsciiDigit(in_[pos_])) return Differs("a back reference of two or more digits", at);
+          if (const size_t next = PastSpace(pos_); next < in_.size() && IsAsciiDigit(in_[next])) {
+            return Differs("a back reference of two or more digits", at);
+          }
           if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
           if (flags_.i) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
           return copy();
@@ -337,6 +394,10 @@ class Translator {
   // The class item at pos_: a single character (returned, not written) or a class escape (written).
   absl::StatusOr<Item> ClassItem() {
     const size_t here = pos_;
+    // Java skips whitespace and comments inside a class too, also between a range's ends: refused.
+    if (flags_.x && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#')) {
+      return Differs("whitespace or a comment inside a class under (?x)", here);
+    }
     if (in_[pos_] == '\\') {
       ++pos_;
       return Escape(here, /*in_class=*/true);
@@ -493,6 +554,11 @@ class Translator {
 
   absl::Status Group(size_t at) {
     if (pos_ < in_.size() && in_[pos_] == '*') return Differs("(*", at);
+    // Under x Java reads "( ?:" as "(?:" (and "( *" as a dangling '*'); written without the space, PCRE2 would read
+    // "(*" as a verb.
+    if (const size_t next = PastSpace(pos_); next != pos_ && next < in_.size() && (in_[next] == '?' || in_[next] == '*')) {
+      return Differs("whitespace or a comment between '(' and '?' or '*' under (?x)", at);
+    }
     if (pos_ >= in_.size() || in_[pos_] != '?') {
       ++groups_;
       OpenScope();
@@ -500,8 +566,8 @@ class Translator {
       return absl::OkStatus();
     }
     const std::string_view rest = in_.substr(pos_);
-    // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m and d;
-    // u, U, x and c are refused.
+    // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m, d and
+    // x; u, U and c are refused. Java reads whitespace inside the flags once x is on ((?x i) sets i): refused.
     if (rest.size() > 1 && (IsAsciiLetter(rest[1]) || rest[1] == '-')) {
       Flags flags = flags_;
       bool on = true;
@@ -512,9 +578,14 @@ class Translator {
           on = false;
           continue;
         }
-        bool* flag = f == 'i' ? &flags.i : f == 's' ? &flags.s : f == 'm' ? &flags.m : f == 'd' ? &flags.d : nullptr;
+        bool* flag = f == 'i'   ? &flags.i
+                     : f == 's' ? &flags.s
+                     : f == 'm' ? &flags.m
+                     : f == 'd' ? &flags.d
+                     : f == 'x' ? &flags.x
+                                : nullptr;
         if (flag == nullptr) {
-          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m and d)"), at);
+          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m, d and x)"), at);
         }
         *flag = on;
       }
@@ -527,9 +598,11 @@ class Translator {
         return absl::OkStatus();
       }
       flags_ = flags;
-      // Java reads a quantifier right after it as dangling; PCRE2 would apply it to what came before.
-      if (pos_ < in_.size() && std::string_view("*+?{").find(in_[pos_]) != std::string_view::npos) {
-        return absl::InvalidArgumentError(Cat("a quantifier at index ", pos_, " after an inline flag"));
+      // Java reads a quantifier right after it (under x, after whitespace and comments too) as dangling; PCRE2
+      // would apply it to what came before.
+      if (const size_t next = PastSpace(pos_);
+          next < in_.size() && std::string_view("*+?{").find(in_[next]) != std::string_view::npos) {
+        return absl::InvalidArgumentError(Cat("a quantifier at index ", next, " after an inline flag"));
       }
       return absl::OkStatus();
     }
@@ -559,7 +632,8 @@ class Translator {
       pos_ += close + 1;
       return absl::OkStatus();
     }
-    return Differs("a (? construct other than (?:, (?=, (?!, (?<=, (?<!, (?>, (?<name> and the flags i, s, m, d", at);
+    return Differs("a (? construct other than (?:, (?=, (?!, (?<=, (?<!, (?>, (?<name> and the flags i, s, m, d, x",
+                   at);
   }
 
   // Java's $ (and \Z, multiline false) under the flags in force.
@@ -571,9 +645,9 @@ class Translator {
   // A group opens: its end restores the flags it opened with.
   void OpenScope() { scopes_.push_back(flags_); }
 
-  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES.
+  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS.
   struct Flags {
-    bool i = false, s = false, m = false, d = false;
+    bool i = false, s = false, m = false, d = false, x = false;
   };
 
   std::string_view in_;

@@ -181,6 +181,36 @@ const std::vector<Route>& Corpus() {
       {"(a)\\Z\\r\\n", "Z-rn.$1"},
       {"(a)\\Z\\n", "Z-n.$1"},
       {"(a)\\Z\\x{85}", "Z-nel.$1"},
+      // COMMENTS: whitespace and comments between items left out, the flag scoped, line terminators ending a comment.
+      {"(?x) (?<agg> [a-z]+ ) _ (?<event> [a-z]+ )  # aggregate_event", "${agg}.${event}"},
+      {"(?x)a b # a comment\n c", "x-comment"},
+      {"(?x:a b)c d", "x-scoped"},
+      {"((?x) a b ) c", "x-group"},
+      {"(?x)a(?-x) b", "x-off"},
+      {"(?x)\\ a\\#(.*)", "x-escaped.$1"},
+      {"(?x)a #c\xe2\x80\xa8" "b", "x-ls"},
+      {"(?x)a #c\xc2\x85(.*)", "x-nel.$1"},
+      {"(?x)a #c\rb", "x-cr"},
+      {"(?xd)a #c\rb\n(.*)", "x-d-cr.$1"},
+      {"(?x)(a) * (b) +? (.*)", "x-q.$1$2$3"},
+      {"(?x)a {2} (.*)", "x-brace.$1"},
+      {"(?x)a\t\x0b\x0c\r\nb", "x-spaces"},
+      {"(?x)a#", "x-trailing"},
+      {"(?x)(a)\\1 0", "x-backref"},
+      {"(?x)( ?:a)", "x-paren"},
+      {"(?x)( ?:a)(b)", "x-paren.$2"},
+      {"(?x)( *a)", "x-paren-star"},
+      {"(?x)( *ACCEPT)a", "x-verb"},
+      {"(?x)(a)\\1 0(.*)", "x-backref.$2"},
+      {"(?x)[a b]", "x-class"},
+      {"(?x)[a b]+", "x-class-plus"},
+      {"(?x)\\0 12", "x-octal"},
+      {"(?x)\\c A", "x-control"},
+      {"(?x) * a", "x-dangling"},
+      {"(?x i)a", "x-flags-space"},
+      {"(?x)(?i) *a", "x-flag-dangling"},
+      {"(?x)b(?i) #c\n*a", "x-flag-dangling-after"},
+      {"(?x)a{2 }", "x-brace-space"},
   };
   return corpus;
 }
@@ -192,7 +222,7 @@ const std::vector<std::string>& Values() {
       "a\nb", "a\n", "a\r\n", "a\r", "\r", "\n", "a\rb", "x\xc2\x85", "\xe2\x80\xa8", "a\xe2\x80\xa9", "a\x0b", "\x0c",
       "\xc3\xa9", "\xc3\xa9" "a", "\xe2\x84\xaa", "K", "k", "\xce\xa3\xcf\x83", "\xf0\x9f\x98\x80" "a", "A1", "_",
       "\x1b" "x", "a\xc2\xa0", "\xe3\x80\x80" "b", "xyz", "xYz", "xyZ", "XYZ", "aB", "Ab", "AB", "ORDERED", "kED",
-      "Y", "c", "C", "[", "`", "a.b", "A.B", "a.bc", "\xc3\x89", "\x01", "k\xe2\x84\xaa",
+      "Y", "c", "C", "[", "`", "a.b", "A.B", "a.bc", "\xc3\x89", "\x01", "k\xe2\x84\xaa", "aa0", "aa\b", "aa\b0",
   };
   return values;
 }
@@ -213,19 +243,23 @@ std::vector<Route> RandomRoutes(int n) {
 
 // Random patterns of tokens: the case flags and the escapes that spell one character among classes, ranges,
 // groups and letters of both cases (the values hold K, k, the Kelvin sign, é and more).
-std::vector<Route> RandomTokenRoutes(int n) {
-  std::mt19937 rng(22);
+// With `comments`, each pattern starts under (?x) (half of them (?xi)).
+std::vector<Route> RandomTokenRoutes(int n, bool comments = false) {
+  std::mt19937 rng(comments ? 23 : 22);
   const std::vector<std::string> tokens = {
       "(?i)", "(?-i)", "(?i:", "(?-i:", "(?s)", "(?m)", "(?d)", "(?-m)", "(?sm:", "(?md)", "(?s-d)", "\\r", "\\n", "(", "(?:", "(?<g>", "(?=", "(?<=", ")", "[", "[^", "]", "-", "a", "b",
       "A", "k", "K", "O", "r", "d", "e", "_", ".", "*", "+", "?", "|", "{2}", "\\Z", "\\0101", "\\0153", "\\u004B",
       "\\u00e9", "\\x6b", "\\x{4B}", "\\cA", "\\t", "\\Q", "\\E", "\\-", "\\]", "\\d", "\\w", "\\1",
-      "\\k<g>", "$", "^", "&&", "[[", "]]", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa"};
+      "\\k<g>", "$", "^", "&&", "[[", "]]", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa",
+      // COMMENTS, and the whitespace, comments and line terminators it reads
+      "(?x)", "(?-x)", "(?x:", "(?-x:", " ", "#", "\n", "\r", "\t", "\\ ", "\\#", "\xe2\x80\xa8"};
   const std::vector<std::string> replacements = {"t.$0", "t.$1", "x"};
   std::vector<Route> routes;
   for (int i = 0; i < n; ++i) {
     // Half of them case-insensitive from the start, so that more of them match a value whole.
     std::string pattern = rng() % 2 == 0 ? "(?i)" : "";
-    for (size_t k = 1 + rng() % 5; k > 0; --k) pattern += tokens[rng() % tokens.size()];
+    if (comments) pattern = pattern.empty() ? "(?x)" : "(?xi)";
+    for (size_t k = 1 + rng() % (comments ? 7 : 5); k > 0; --k) pattern += tokens[rng() % tokens.size()];
     routes.push_back({pattern, replacements[rng() % replacements.size()]});
   }
   return routes;
@@ -304,7 +338,8 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              "(?i)order", "(?i:a)b", "(?i)[Y-c]+", "(.*)\\Z", "\\0101(.*)", "\\u00e9(.*)",
                              "\\uD83D\\uDE00(.*)", "\\cA(.*)", "(?<v>[a-z&&[^aeiou]]+)", "[^a[b]]+",
                              "[^[ab]&&[bc]]+", "[a-z&&b-y&&c-x]+", "(?s)a.b", "(?m)(a)$\\n(b)", "(?d)(.*)",
-                             "(?sm-d:(.)$)(.*)"}) {
+                             "(?sm-d:(.)$)(.*)",
+                             "(?x) (?<agg> [a-z]+ ) _ (?<event> [a-z]+ )  # aggregate_event"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }
@@ -320,7 +355,7 @@ TEST(JavaRouteDifferential, RandomPatternsRouteAsJavaRoutesThem) {
 // cases) and a few separators, so that short random patterns match some of them whole.
 std::vector<std::string> TokenValues() {
   const std::vector<std::string> chars = {"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "-", "\n", "]",
-                                          "b", "_", "\r", "\xc2\x85", "\xe2\x80\xa8"};
+                                          "b", "_", "\r", "\xc2\x85", "\xe2\x80\xa8", " ", "#"};
   std::vector<std::string> values = {""};
   for (const std::string& c : chars) values.push_back(c);
   for (const std::string& c : chars) {
@@ -337,6 +372,14 @@ TEST(JavaRouteDifferential, RandomCaseFlagsAndCharacterEscapesRouteAsJavaRoutesT
   const Outcome outcome = Compare(RandomTokenRoutes(2000), TokenValues());
   EXPECT_GT(outcome.accepted, 400);
   std::printf("random token patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
+              outcome.refused_by_relay_only);
+}
+
+// The same tokens under COMMENTS: whitespace, comments and line terminators among them.
+TEST(JavaRouteDifferential, RandomPatternsUnderCommentsRouteAsJavaRoutesThem) {
+  const Outcome outcome = Compare(RandomTokenRoutes(2000, /*comments=*/true), TokenValues());
+  EXPECT_GT(outcome.accepted, 300);
+  std::printf("random patterns under (?x): %d accepted by both, %d refused by the relay only\n", outcome.accepted,
               outcome.refused_by_relay_only);
 }
 

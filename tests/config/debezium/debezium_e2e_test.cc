@@ -921,6 +921,7 @@ class DebeziumSideBySide : public DebeziumE2E {
 
   void CompareTextPayloadUnderByteArrayConverter(bool same_transaction);
   void CompareTraceHeaders(const std::string& header_converter);
+  void CompareRoutes(const std::string& regex);
   void CompareUnroutableEvent(const std::string& route, const std::string& debezium_error,
                               const std::string& relay_error);
 
@@ -3228,14 +3229,14 @@ TEST_F(DebeziumSideBySide, TheTraceContextColumnGivesDebeziumsTraceHeadersUnderA
                       "header.converter.schemas.enable=false\n");
 }
 
-// route.topic.regex with the Java forms the relay spells for PCRE2: (?i) (ASCII letters only), a class intersection
-// with a nested negated class, and \Z. Aggregate types in three cases route to the order topic in both; an upper-case
-// one that (?i) did not fold would route to a topic of its own, and the relay's records would be missing here.
-TEST_F(DebeziumSideBySide, RouteRegexesWithCaseFlagsAndIntersectionsRouteAsDebeziumRoutes) {
+// route.topic.regex with the Java forms the relay spells for PCRE2, `regex` as the connector file writes it, with
+// groups kind and rest: aggregate types in four cases route to the order topic in both; an upper-case one that (?i)
+// did not fold would route to a topic of its own, and the relay's records would be missing here.
+void DebeziumSideBySide::CompareRoutes(const std::string& regex) {
   const std::string suffix = order_type_.substr(std::string("order_").size());
   SideBySide side(*this,
                   "transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
-                  "transforms.outbox.route.topic.regex=(?i)(?<kind>[a-z&&[^x]]+)_(?<rest>[0-9a-f_]+)\\\\Z\n"
+                  "transforms.outbox.route.topic.regex=" + regex + "\n"
                   "transforms.outbox.route.topic.replacement=outbox.event.order_${rest}\n");
   ASSERT_TRUE(side.Init());
   ASSERT_TRUE(side.StartDebezium());
@@ -3247,6 +3248,16 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithCaseFlagsAndIntersectionsRouteAsDebez
   const auto [debezium, relayed] = DebeziumThenRelay(side, OrderTopic(), 4);
   ASSERT_EQ(debezium.size(), 4u);
   ExpectSameRecords(relayed, debezium);
+}
+
+// (?i) (ASCII letters only), a class intersection with a nested negated class, and \Z.
+TEST_F(DebeziumSideBySide, RouteRegexesWithCaseFlagsAndIntersectionsRouteAsDebeziumRoutes) {
+  CompareRoutes("(?i)(?<kind>[a-z&&[^x]]+)_(?<rest>[0-9a-f_]+)\\\\Z");
+}
+
+// (?x), with (?i) in the same flags: whitespace and a trailing comment left out, an escaped space kept.
+TEST_F(DebeziumSideBySide, RouteRegexesWithCommentsRouteAsDebeziumRoutes) {
+  CompareRoutes("(?xi) (?<kind> [a-z]+ ) _ (?<rest> [0-9a-f_]+ ) (?:\\\\ x)?  # aggregate type, then its suffix");
 }
 
 }  // namespace

@@ -1555,7 +1555,8 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"debezium.transforms.outbox.route.topic.regex=(?<x", "route.topic.regex: \"(?<x\": a group name at index 0"},
       {"debezium.transforms.outbox.route.topic.regex=(a", "route.topic.regex: \"(a\": not a valid regular expression"},
-      {"debezium.transforms.outbox.route.topic.regex=(?x)a b", "the inline flag x (the relay reads i, s, m and d)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?x)[a b]", "whitespace or a comment inside a class under (?x)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?U)a", "the inline flag U (the relay reads i, s, m, d and x)"},
       {"debezium.transforms.outbox.route.topic.regex=(?iu)order", "the inline flag u"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{Lu}", "\\p{Lu} under (?i)"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>a)\\\\1", "a back reference under (?i)"},
