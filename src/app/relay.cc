@@ -216,11 +216,16 @@ absl::Status Relay::Session() {
     // current catalog (pg_get_expr opens the table), which the walsender, unlike SQL-level decoding, does not
     // invalidate before decoding. Rows written before an ALTER TABLE were then decoded with the new layout.
     const auto [schema, table] = config::SplitTableName(config_.outbox.table);
-    auto plain = PlainConnection();
-    if (!plain.ok()) return plain.status();
-    auto rows = (*plain)->Exec(pg::ColumnCatalogSql(schema, table), WatchTimeoutMs());
+    absl::StatusOr<std::vector<pg::Row>> rows = absl::UnavailableError("not read");
+    // The plain connection outlives sessions: after an outage it is likely dead, so one that fails is made again
+    // once before the session gives up.
+    for (int attempt = 0; attempt < 2 && absl::IsUnavailable(rows.status()); ++attempt) {
+      auto plain = PlainConnection();
+      if (!plain.ok()) return plain.status();
+      rows = (*plain)->Exec(pg::ColumnCatalogSql(schema, table), WatchTimeoutMs());
+      if (!rows.ok()) watch_.reset();
+    }
     if (!rows.ok()) {
-      watch_.reset();
       return absl::Status(rows.status().code(), Cat("reading the outbox table's columns: ", rows.status().message()));
     }
     core_.SetCatalog(pg::ParseColumnCatalog(*rows));

@@ -97,6 +97,32 @@ TEST_F(Payloads, AnEventWrittenBeforeTheOutboxsLayoutChangedArrivesAsWrittenAfte
   ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
 }
 
+// The catalog's plain connection outlives a session: after an outage that ended it too, the next session makes it
+// again instead of failing once on it (and waiting out a backoff). Both backends are ended, the plain one first; the
+// relay must stream again without a failed catalog read in its log. Catches the retry removed (the session then
+// fails with "reading the outbox table's columns" and the next one streams).
+TEST_F(Payloads, TheCatalogIsReadAgainOnAFreshConnectionAfterAnOutage) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "outbox.null_as_column_default=true"});
+  ASSERT_NE(relay, nullptr);
+  const std::string first = h.InsertEvent("Outage", "k", R"({"n":1})");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Outage"), 1, 30s).ok()) << relay->Output();
+  EXPECT_EQ(h.Value("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+                    "current_database() AND application_name = 'outbox-relay watch'").value_or("0"),
+            "1")
+      << "the relay's plain connection";
+  EXPECT_EQ(h.Value("SELECT count(pg_terminate_backend(active_pid)) FROM pg_replication_slots WHERE slot_name = '" +
+                    h.slot() + "'").value_or("0"),
+            "1")
+      << "the relay's walsender";
+  const std::string second = h.InsertEvent("Outage", "k", R"({"n":2})");
+  auto records = reader_->ReadUntil(h.Topic("Outage"), 2, 60s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  EXPECT_EQ(relay->Output().find("reading the outbox table's columns"), std::string::npos) << relay->Output();
+  ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
+}
+
 // A text payload that is not UTF-8 can only exist in a SQL_ASCII database (a UTF8 one refuses it on input). The
 // relay asks for client_encoding UTF8, so the walsender itself fails to send the row ("invalid byte sequence for
 // encoding "UTF8"", SQLSTATE 22021) on every start: the row never reaches the relay, which can neither halt on it nor
