@@ -209,8 +209,8 @@ class Translator {
     return p;
   }
 
-  // Under x, whitespace or a comment right after an escape that Java reads on past them (\0 octal digits, \cX, a
-  // back reference's next digit): refused.
+  // Under x, whitespace or a comment right after an escape that Java reads on past them (\0's octal digits, \cX's
+  // letter): refused. (A back reference's next digit is looked for past them, with PastSpace.)
   absl::Status NoSpaceAfterEscape(std::string_view what, size_t at) const {
     if (flags_.x && pos_ < in_.size() && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#')) {
       return Differs(Cat(what, " followed by whitespace or a comment under (?x)"), at);
