@@ -209,27 +209,6 @@ absl::Status Relay::Session() {
   auto decision = PrepareSlot(**conn, *system);
   if (!decision.ok()) return decision.status();
 
-  if (core_.NeedsCatalog()) {
-    // Debezium reads whether a column is nullable, and its default, from the catalog at each Relation message; the
-    // relay reads them once per session, before streaming. On the plain connection, as Debezium reads them on its
-    // JDBC one: SQL on the replication connection before START_REPLICATION leaves relcache entries built from the
-    // current catalog (pg_get_expr opens the table), which the walsender, unlike SQL-level decoding, does not
-    // invalidate before decoding. Rows written before an ALTER TABLE were then decoded with the new layout.
-    const auto [schema, table] = config::SplitTableName(config_.outbox.table);
-    absl::StatusOr<std::vector<pg::Row>> rows = absl::UnavailableError("not read");
-    // The plain connection outlives sessions: after an outage it is likely dead, so one that fails is made again
-    // once before the session gives up.
-    for (int attempt = 0; attempt < 2 && absl::IsUnavailable(rows.status()); ++attempt) {
-      auto plain = PlainConnection();
-      if (!plain.ok()) return plain.status();
-      rows = (*plain)->Exec(pg::ColumnCatalogSql(schema, table), WatchTimeoutMs());
-      if (!rows.ok()) watch_.reset();
-    }
-    if (!rows.ok()) {
-      return absl::Status(rows.status().code(), Cat("reading the outbox table's columns: ", rows.status().message()));
-    }
-    core_.SetCatalog(pg::ParseColumnCatalog(*rows));
-  }
   pg::StartOptions start;
   start.slot = config_.source.slot;
   start.publication = config_.source.publication;
@@ -391,6 +370,9 @@ absl::Status Relay::Stream(pg::ReplicationStream& stream) {
 }
 
 absl::Status Relay::Round(pg::ReplicationStream& stream) {
+  if (core_.catalog_due()) {
+    if (absl::Status st = ReadCatalog(); !st.ok()) return st;
+  }
   // Held records first (the producer's queue was full), then what libpq has buffered, unless records are still
   // held or the delivery bounds are reached.
   if (absl::Status st = core_.ProduceHeld(); !st.ok()) return st;
@@ -503,6 +485,29 @@ absl::Status Relay::CheckPublication(bool now) {
   }
   core_.PublicationVerified(through);
   CheckSlotHealth();
+  return absl::OkStatus();
+}
+
+// Debezium reads whether a column is nullable, and its default, from the catalog at each Relation message of the
+// outbox, on its JDBC connection; so does the relay (DeliveryCore::catalog_due), on its plain connection. Never on the
+// replication connection: SQL there leaves relcache entries built from the current catalog (pg_get_expr opens the
+// table), which the walsender, unlike SQL-level decoding, does not invalidate before decoding, so rows written
+// before an ALTER TABLE were decoded with the new layout.
+absl::Status Relay::ReadCatalog() {
+  const auto [schema, table] = config::SplitTableName(config_.outbox.table);
+  absl::StatusOr<std::vector<pg::Row>> rows = absl::UnavailableError("not read");
+  // The plain connection outlives sessions: after an outage it is likely dead, so one that fails is made again
+  // once before the session gives up.
+  for (int attempt = 0; attempt < 2 && absl::IsUnavailable(rows.status()); ++attempt) {
+    auto plain = PlainConnection();
+    if (!plain.ok()) return plain.status();
+    rows = (*plain)->Exec(pg::ColumnCatalogSql(schema, table), WatchTimeoutMs());
+    if (!rows.ok()) watch_.reset();
+  }
+  if (!rows.ok()) {
+    return absl::Status(rows.status().code(), Cat("reading the outbox table's columns: ", rows.status().message()));
+  }
+  core_.SetCatalog(pg::ParseColumnCatalog(*rows));
   return absl::OkStatus();
 }
 

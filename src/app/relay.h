@@ -70,6 +70,8 @@ class Relay {
   // The plain (non-replication) connection of the publication watch and the catalog read, made on first use; a
   // query that fails resets watch_, and the next use connects again.
   absl::StatusOr<pg::SqlConnection*> PlainConnection();
+  // Reads the outbox table's columns (DeliveryCore::catalog_due) and gives them to the core.
+  absl::Status ReadCatalog();
   // Writes the checkpoint `lsn` and waits for it to be durable (start and stop only).
   absl::Status WriteCheckpointNow(Lsn lsn, int timeout_ms);
   absl::Status Shutdown(pg::ReplicationStream* stream);

@@ -59,6 +59,7 @@ void DeliveryCore::StartSession(const pg::SystemInfo& system, int proto_version,
   metrics_->confirmed_lsn = confirmed_.value();
   decoder_ = pg::DecoderState{};
   decoder_.proto_version = proto_version;
+  catalog_due_ = false;  // the session's first Relation of the outbox asks for it
   const auto now = clock_->Now();
   last_status_ = now;
   last_keepalive_ = now;
@@ -131,6 +132,7 @@ absl::Status DeliveryCore::StopAtStreamError(absl::Status error) {
 
 pg::ReadControl DeliveryCore::AfterFrame() const {
   if (interrupted() || paused()) return pg::ReadControl::kStop;
+  if (catalog_due_) return pg::ReadControl::kStopBusy;  // the catalog is read before the rows after the Relation
   if (replay_) return pg::ReadControl::kStopBusy;  // a streamed transaction committed: produce it before reading on
   return pg::ReadControl::kGoOn;
 }
@@ -229,6 +231,7 @@ absl::Status DeliveryCore::OnRelation(const pg::Relation& m) {
   if (mapper_.IsOutbox(m)) {
     outbox_oid_ = m.oid;
     WarnOfUnexpandedPayload(m);
+    catalog_due_ = mapper_.NeedsCatalog();
   }
   mapper_.OnRelation(m.oid);
   relations_.Put(m);
@@ -941,6 +944,7 @@ void DeliveryCore::Rewind(std::string_view why) {
   if (halt_before_) batch_rejection_.reset();  // the replay commits before the halted transaction, then halts
   relations_.Clear();
   decoder_ = pg::DecoderState{};
+  catalog_due_ = false;  // the next session's Relation asks for it again
   rewind_reason_.reset();
   reply_now_ = false;
   UpdateGauges();

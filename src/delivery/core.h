@@ -58,10 +58,16 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   // the transaction committing at committed.partial->commit_lsn).
   void SkipCommitted(const Checkpoint& committed);
 
-  // outbox.key_converter / value_converter json_schema: the outbox table's columns as the catalog has them, read by
-  // the loop before each session streams (OutboxMapper::SetCatalog).
+  // The outbox table's columns as the catalog has them (Debezium's schemas and defaults: OutboxMapper::NeedsCatalog),
+  // read as Debezium reads them, at each Relation message of the outbox: when one arrives, catalog_due() holds and
+  // AfterFrame stops the read there, so that the loop reads the catalog (on its plain connection) and gives it to
+  // SetCatalog before the rows that follow the Relation are mapped.
   bool NeedsCatalog() const { return mapper_.NeedsCatalog(); }
-  void SetCatalog(std::vector<pg::ColumnCatalog> columns) { mapper_.SetCatalog(std::move(columns)); }
+  bool catalog_due() const { return catalog_due_; }
+  void SetCatalog(std::vector<pg::ColumnCatalog> columns) {
+    mapper_.SetCatalog(std::move(columns));
+    catalog_due_ = false;
+  }
 
   // The stream's input.
   absl::Status OnFrame(const pg::ServerFrame& frame) override;
@@ -266,6 +272,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   pg::SystemInfo system_;  // the server streamed from (checkpoints carry its identity)
 
   // The current transaction.
+  bool catalog_due_ = false;  // the outbox's Relation arrived; the catalog is read before the next frame
   bool in_tx_ = false;
   EntryHandle tx_entry_;
   Lsn tx_commit_lsn_;

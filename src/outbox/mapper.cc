@@ -794,8 +794,9 @@ absl::StatusOr<std::string> OutboxMapper::ColumnSchema(const std::string& name, 
   const pg::ColumnCatalog* column = CatalogColumn(name);
   if (column == nullptr && (!propagate_columns_.empty() || !propagate_datatypes_.empty() || !column_mappers_.empty())) {
     return absl::FailedPreconditionError(
-        Cat(where(), " is not in the catalog as read when streaming started (renamed or dropped since), so its "
-                     "declared type, which outbox.propagate_source_type and outbox.column_mappers read, is unknown"));
+        Cat(where(), " is not in the catalog as read at the table's Relation message (renamed or dropped since), "
+                     "so its declared type, which outbox.propagate_source_type and outbox.column_mappers read, is "
+                     "unknown"));
   }
   // Debezium's schema carries the column's default (JsonConverter writes it, and writes it for a NULL).
   const ConnectDefault dflt = column != nullptr ? DefaultUnderModes(*column, type, type_modifier) : ConnectDefault{};
@@ -847,8 +848,8 @@ absl::StatusOr<ColumnValueMap> OutboxMapper::ColumnMapOf(const std::string& name
   const pg::ColumnCatalog* c = CatalogColumn(name);
   if (c == nullptr) {
     return absl::FailedPreconditionError(Cat("outbox.column_mappers: column \"", name, "\" of ", schema_, ".", table_,
-                                             " is not in the catalog as read when streaming started (renamed or "
-                                             "dropped since)"));
+                                             " is not in the catalog as read at the table's Relation message "
+                                             "(renamed or dropped since)"));
   }
   absl::StatusOr<bool> propagated = Propagates(*c);
   if (!propagated.ok()) return propagated.status();

@@ -105,8 +105,8 @@ class OutboxMapper {
   // outbox.key_converter / value_converter json_schema: the schema Debezium gives the key and payload columns says
   // whether each is optional (nullable) and carries its default, which a Relation message leaves out; an enum
   // column's header or envelope value has the type's labels in its schema (io.debezium.data.Enum). The caller
-  // reads the outbox table's columns from the catalog (each replication session, before streaming) when NeedsCatalog,
-  // and gives them here; Map refuses a json_schema column until then.
+  // reads the outbox table's columns from the catalog at each Relation message of the outbox, as Debezium does
+  // (DeliveryCore::catalog_due), when NeedsCatalog, and gives them here; Map refuses a json_schema column until then.
   bool NeedsCatalog() const;
   void SetCatalog(std::vector<pg::ColumnCatalog> columns);
 

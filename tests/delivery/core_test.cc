@@ -572,6 +572,44 @@ TEST_F(CoreTest, AQuietOutboxsCheckpointCountsTowardTheRelease) {
   EXPECT_TRUE(core_->ReleaseDue());
 }
 
+// ---- The catalog ----
+
+// Debezium reads the outbox's catalog at each Relation message of it. With a mapper that reads the catalog, the
+// core stops the read right after the outbox's Relation (kStopBusy, catalog_due) until the loop gives it the catalog;
+// without one, or for another table's Relation, it reads on. Catches the flag never set (the rows after the Relation
+// would be mapped with the catalog of before) and never cleared (the stream would stop at every frame).
+TEST_F(CoreTest, TheOutboxsRelationAsksForTheCatalogBeforeTheRowsAfterIt) {
+  config_.outbox.null_as_column_default = true;
+  Start();
+  ASSERT_TRUE(core_->NeedsCatalog());
+  ASSERT_TRUE(Send(pg::Begin{Lsn(0x2000), kPgTime, xid_++}).ok());
+  EXPECT_FALSE(core_->catalog_due());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kGoOn);
+  pg::Relation other = Outbox();
+  other.oid = kOtherOid;
+  other.relname = "other";
+  ASSERT_TRUE(Send(other).ok());
+  EXPECT_FALSE(core_->catalog_due()) << "another table's Relation";
+  ASSERT_TRUE(Send(Outbox()).ok());
+  EXPECT_TRUE(core_->catalog_due());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kStopBusy);
+  core_->SetCatalog({{.name = "id", .not_null = true}});
+  EXPECT_FALSE(core_->catalog_due());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kGoOn);
+  relation_sent_ = true;
+  ASSERT_TRUE(Send(Row(Id(1), "a")).ok());
+  Commit(0x2000);
+  ASSERT_EQ(sink_.produced.size(), 1u);
+  // A mapper that does not read the catalog never asks for it.
+  config_.outbox.null_as_column_default = false;
+  Start();
+  ASSERT_FALSE(core_->NeedsCatalog());
+  ASSERT_TRUE(Send(pg::Begin{Lsn(0x3000), kPgTime, xid_++}).ok());
+  ASSERT_TRUE(Send(Outbox()).ok());
+  EXPECT_FALSE(core_->catalog_due());
+  EXPECT_EQ(core_->AfterFrame(), pg::ReadControl::kGoOn);
+}
+
 // ---- Streamed transactions ----
 
 TEST_F(CoreTest, RolledBackStreamedTransactionsAndSubtransactionsProduceNothing) {

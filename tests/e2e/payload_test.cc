@@ -97,6 +97,26 @@ TEST_F(Payloads, AnEventWrittenBeforeTheOutboxsLayoutChangedArrivesAsWrittenAfte
   ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
 }
 
+// Debezium reads a column's nullability from the catalog at each Relation message; so does the relay. A NOT NULL
+// dropped while the relay streams is in the schema of the next record's key (pgoutput sends the table's Relation
+// again after the change). Catches the catalog read once per session (the second key stayed "optional":false).
+TEST_F(Payloads, ANullabilityChangedWhileStreamingIsInTheNextRecordsSchema) {
+  RelayHarness h(pg_, broker_->bootstrap());
+  h.Init();
+  auto relay = h.StartRelay({"--set", "outbox.format=raw", "--set", "outbox.key_converter=json_schema"});
+  ASSERT_NE(relay, nullptr);
+  h.InsertEvent("Nullable", "k", R"({"n":1})");
+  ASSERT_TRUE(reader_->ReadUntil(h.Topic("Nullable"), 1, 30s).ok()) << relay->Output();
+  h.Sql("ALTER TABLE outbox ALTER COLUMN aggregateid DROP NOT NULL");
+  h.InsertEvent("Nullable", "k", R"({"n":2})");
+  auto records = reader_->ReadUntil(h.Topic("Nullable"), 2, 30s);
+  ASSERT_TRUE(records.ok()) << records.status() << relay->Output();
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].key, R"({"schema":{"type":"string","optional":false},"payload":"k"})");
+  EXPECT_EQ((*records)[1].key, R"({"schema":{"type":"string","optional":true},"payload":"k"})");
+  ASSERT_NO_FATAL_FAILURE(ExpectStopsCleanly(*relay));
+}
+
 // The catalog's plain connection outlives a session: after an outage that ended it too, the next session makes it
 // again instead of failing once on it (and waiting out a backoff). Both backends are ended, the plain one first; the
 // relay must stream again without a failed catalog read in its log. Catches the retry removed (the session then
