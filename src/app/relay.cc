@@ -471,14 +471,10 @@ absl::Status Relay::CheckPublication(bool now) {
   if (!now && Clock::now() - watched_at_ < std::chrono::milliseconds(every)) return absl::OkStatus();
   watched_at_ = Clock::now();
   const Lsn through = core_.received_through();  // what was received before the check starts
-  auto plain = PlainConnection();
-  if (!plain.ok()) return plain.status();
   const auto [schema, table] = config::SplitTableName(config_.outbox.table);
-  auto rows = (*plain)->Exec(pg::PublicationCoverageSql(config_.source.publication, schema, table), WatchTimeoutMs());
-  if (!rows.ok()) {
-    watch_.reset();
-    return absl::Status(rows.status().code(), Cat("the publication watch's connection: ", rows.status().message()));
-  }
+  auto rows = QueryPlain(pg::PublicationCoverageSql(config_.source.publication, schema, table),
+                         "the publication watch's connection", /*attempts=*/1);
+  if (!rows.ok()) return rows.status();
   if (absl::Status st = pg::PublicationCoverage(*rows, config_.source.publication, Cat(schema, ".", table), true);
       !st.ok()) {
     return st;
@@ -495,30 +491,29 @@ absl::Status Relay::CheckPublication(bool now) {
 // before an ALTER TABLE were decoded with the new layout.
 absl::Status Relay::ReadCatalog() {
   const auto [schema, table] = config::SplitTableName(config_.outbox.table);
-  absl::StatusOr<std::vector<pg::Row>> rows = absl::UnavailableError("not read");
   // The plain connection outlives sessions: after an outage it is likely dead, so one that fails is made again
   // once before the session gives up.
-  for (int attempt = 0; attempt < 2 && absl::IsUnavailable(rows.status()); ++attempt) {
-    auto plain = PlainConnection();
-    if (!plain.ok()) return plain.status();
-    rows = (*plain)->Exec(pg::ColumnCatalogSql(schema, table), WatchTimeoutMs());
-    if (!rows.ok()) watch_.reset();
-  }
-  if (!rows.ok()) {
-    return absl::Status(rows.status().code(), Cat("reading the outbox table's columns: ", rows.status().message()));
-  }
+  auto rows = QueryPlain(pg::ColumnCatalogSql(schema, table), "reading the outbox table's columns", /*attempts=*/2);
+  if (!rows.ok()) return rows.status();
   core_.SetCatalog(pg::ParseColumnCatalog(*rows));
   return absl::OkStatus();
 }
 
-absl::StatusOr<pg::SqlConnection*> Relay::PlainConnection() {
-  if (!watch_) {
-    auto conn = pg::SqlConnection::Connect(
-        config_.source.conninfo, config_.pipeline.empty() ? "outbox-relay watch" : Cat("outbox-relay.", config_.pipeline, " watch"));
-    if (!conn.ok()) return conn.status();
-    watch_ = std::move(*conn);
+absl::StatusOr<std::vector<pg::Row>> Relay::QueryPlain(const std::string& sql, std::string_view what, int attempts) {
+  absl::StatusOr<std::vector<pg::Row>> rows = absl::UnavailableError("not run");
+  for (int attempt = 0; attempt < attempts && absl::IsUnavailable(rows.status()); ++attempt) {
+    if (!watch_) {
+      auto conn = pg::SqlConnection::Connect(config_.source.conninfo, config_.pipeline.empty()
+                                                                          ? "outbox-relay watch"
+                                                                          : Cat("outbox-relay.", config_.pipeline, " watch"));
+      if (!conn.ok()) return conn.status();
+      watch_ = std::move(*conn);
+    }
+    rows = watch_->Exec(sql, WatchTimeoutMs());
+    if (!rows.ok()) watch_.reset();
   }
-  return watch_.get();
+  if (!rows.ok()) return absl::Status(rows.status().code(), Cat(what, ": ", rows.status().message()));
+  return rows;
 }
 
 // The plain connection's queries run on the loop thread: a silent connection must not hold the loop longer than

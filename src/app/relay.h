@@ -67,9 +67,10 @@ class Relay {
   // connection, and wait briefly for the slot to be released. Returns whether it was ended.
   bool EndOwnOldWalsender(int64_t pid);
   int WatchTimeoutMs() const;
-  // The plain (non-replication) connection of the publication watch and the catalog read, made on first use; a
-  // query that fails resets watch_, and the next use connects again.
-  absl::StatusOr<pg::SqlConnection*> PlainConnection();
+  // `sql` on the plain (non-replication) connection of the publication watch and the catalog read (watch_, made on
+  // first use): a query that fails drops the connection, and while it fails UNAVAILABLE it is run again, on a new
+  // one, up to `attempts` runs in all; an error then names `what`.
+  absl::StatusOr<std::vector<pg::Row>> QueryPlain(const std::string& sql, std::string_view what, int attempts);
   // Reads the outbox table's columns (DeliveryCore::catalog_due) and gives them to the core.
   absl::Status ReadCatalog();
   // Writes the checkpoint `lsn` and waits for it to be durable (start and stop only).
@@ -100,7 +101,7 @@ class Relay {
   std::unique_ptr<sinks::CheckpointStore> store_;
   std::unique_ptr<sinks::Sink> sink_;  // made by MakeSink (app/sinks.h), remade after a fatal error
 
-  std::unique_ptr<pg::SqlConnection> watch_;  // PlainConnection's
+  std::unique_ptr<pg::SqlConnection> watch_;  // QueryPlain's
   std::chrono::steady_clock::time_point watched_at_{};
   std::chrono::microseconds read_batch_;  // source.read_batch_us
   // How dense the stream is (NoteFrames): the frames of the spell that began at spell_start_.

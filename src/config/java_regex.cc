@@ -111,7 +111,7 @@ class Translator {
 
   absl::Status Step() {
     const size_t at = pos_;
-    if (flags_.x && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#')) {
+    if (AtSpaceOrComment()) {
       // COMMENTS: whitespace and comments between items are not part of the pattern. Written without them, the
       // items that Java reads as separate stay separate in PCRE2 (the places where they would not are refused: a
       // digit after a back reference, '?' or '*' after '(', whitespace inside a construct).
@@ -182,6 +182,11 @@ class Translator {
   // Java's ASCII.isSpace, the whitespace COMMENTS skips.
   static bool IsJavaSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\x0B' || c == '\f' || c == '\r'; }
 
+  // Under x, whether whitespace or a comment starts at pos_.
+  bool AtSpaceOrComment() const {
+    return flags_.x && pos_ < in_.size() && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#');
+  }
+
   // Under x, the index of the first character at or after `from` that is neither whitespace nor in a comment (# to
   // a line terminator, which Java reads as the next character unless it is whitespace too: U+0085, U+2028 and
   // U+2029 end a comment and are themselves); `from` itself without x. npos for a NUL inside a comment, which
@@ -212,7 +217,7 @@ class Translator {
   // Under x, whitespace or a comment right after an escape that Java reads on past them (\0's octal digits, \cX's
   // letter): refused. (A back reference's next digit is looked for past them, with PastSpace.)
   absl::Status NoSpaceAfterEscape(std::string_view what, size_t at) const {
-    if (flags_.x && pos_ < in_.size() && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#')) {
+    if (AtSpaceOrComment()) {
       return Differs(Cat(what, " followed by whitespace or a comment under (?x)"), at);
     }
     return absl::OkStatus();
@@ -395,7 +400,7 @@ class Translator {
   absl::StatusOr<Item> ClassItem() {
     const size_t here = pos_;
     // Java skips whitespace and comments inside a class too, also between a range's ends: refused.
-    if (flags_.x && (IsJavaSpace(in_[pos_]) || in_[pos_] == '#')) {
+    if (AtSpaceOrComment()) {
       return Differs("whitespace or a comment inside a class under (?x)", here);
     }
     if (in_[pos_] == '\\') {

@@ -259,6 +259,7 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   AckTracker tracker_;
   pg::RelationCache relations_;
   pg::DecoderState decoder_;
+  bool catalog_due_ = false;  // the outbox's Relation arrived; the catalog is read before the next frame
   outbox::OutboxMapper mapper_;
   StreamBuffers streams_;
   std::optional<uint32_t> stream_xid_;           // the top-level xid of the open Stream Start block
@@ -272,7 +273,6 @@ class DeliveryCore final : public sinks::ReportHandler, public pg::FrameHandler 
   pg::SystemInfo system_;  // the server streamed from (checkpoints carry its identity)
 
   // The current transaction.
-  bool catalog_due_ = false;  // the outbox's Relation arrived; the catalog is read before the next frame
   bool in_tx_ = false;
   EntryHandle tx_entry_;
   Lsn tx_commit_lsn_;
