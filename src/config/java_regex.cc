@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -68,10 +69,123 @@ constexpr std::string_view kJavaDollarMultiline = "(?=\\z|(?<!\\r)\\n|[\\r\\x{85
 // Any one character (Java's `.` under DOTALL).
 constexpr std::string_view kAnyCharacter = "[\\x{0}-\\x{10ffff}]";
 
-// Unicode general categories: the \p{..} names both engines read the same way.
-constexpr std::array<std::string_view, 38> kCategories = {
+// Unicode general categories: the \p{..} names both engines read the same way (Java's LC is PCRE2's L&).
+constexpr std::array<std::string_view, 37> kCategories = {
     "L",  "Lu", "Ll", "Lt", "Lm", "Lo", "M",  "Mn", "Mc", "Me", "N",  "Nd", "Nl", "No", "P",  "Pc", "Pd", "Ps", "Pe",
-    "Pi", "Pf", "Po", "S",  "Sm", "Sc", "Sk", "So", "Z",  "Zs", "Zl", "Zp", "C",  "Cc", "Cf", "Co", "Cs", "Cn", "Lc"};
+    "Pi", "Pf", "Po", "S",  "Sm", "Sc", "Sk", "So", "Z",  "Zs", "Zl", "Zp", "C",  "Cc", "Cf", "Co", "Cs", "Cn"};
+
+struct CodeRange {
+  uint32_t low, high;
+};
+
+// Java's \p{..} names for fixed sets of code points: the POSIX classes (US-ASCII, as Java reads them without
+// UNICODE_CHARACTER_CLASS), ASCII, L1 and all. Under CASE_INSENSITIVE Java reads Lower and Upper as Alpha.
+struct FixedSet {
+  std::string_view name;
+  std::vector<CodeRange> ranges;
+  std::string_view ignoring_case;  // the set read under (?i) instead, if another
+};
+const std::vector<FixedSet>& FixedSets() {
+  static const std::vector<FixedSet> sets = {
+      {"ASCII", {{0x00, 0x7F}}, {}},
+      {"Alnum", {{'0', '9'}, {'A', 'Z'}, {'a', 'z'}}, {}},
+      {"Alpha", {{'A', 'Z'}, {'a', 'z'}}, {}},
+      {"Blank", {{'\t', '\t'}, {' ', ' '}}, {}},
+      {"Cntrl", {{0x00, 0x1F}, {0x7F, 0x7F}}, {}},
+      {"Digit", {{'0', '9'}}, {}},
+      {"Graph", {{0x21, 0x7E}}, {}},
+      {"Lower", {{'a', 'z'}}, "Alpha"},
+      {"Print", {{0x20, 0x7E}}, {}},
+      {"Punct", {{0x21, 0x2F}, {0x3A, 0x40}, {0x5B, 0x60}, {0x7B, 0x7E}}, {}},
+      {"Space", {{'\t', '\r'}, {' ', ' '}}, {}},
+      {"Upper", {{'A', 'Z'}}, "Alpha"},
+      {"XDigit", {{'0', '9'}, {'A', 'F'}, {'a', 'f'}}, {}},
+      {"L1", {{0x00, 0xFF}}, {}},
+      {"all", {{0x00, 0x10FFFF}}, {}},
+  };
+  return sets;
+}
+
+// PCRE2 class members for ranges (sorted, apart), or for every code point outside them.
+std::string RangeMembers(const std::vector<CodeRange>& ranges, bool complement) {
+  std::vector<CodeRange> out;
+  if (!complement) {
+    out = ranges;
+  } else {
+    uint32_t next = 0;
+    for (const CodeRange& r : ranges) {
+      if (r.low > next) out.push_back({next, r.low - 1});
+      next = r.high + 1;
+    }
+    if (next <= 0x10FFFF) out.push_back({next, 0x10FFFF});
+  }
+  std::string members;
+  for (const CodeRange& r : out) {
+    members += r.low == r.high ? CodeText(r.low) : Cat(CodeText(r.low), "-", CodeText(r.high));
+  }
+  return members;
+}
+
+// The names Java's \p{IsX} reads as Unicode binary properties (CharPredicates.forUnicodeProperty, upper-cased): X
+// is one of these, else one of the plain names below, else a script.
+constexpr std::array<std::string_view, 32> kJavaBinaryProperties = {
+    "ALPHABETIC", "ASSIGNED", "CONTROL", "EMOJI", "EMOJI_PRESENTATION", "EMOJI_MODIFIER", "EMOJI_MODIFIER_BASE",
+    "EMOJI_COMPONENT", "EXTENDED_PICTOGRAPHIC", "HEXDIGIT", "HEX_DIGIT", "IDEOGRAPHIC", "JOINCONTROL",
+    "JOIN_CONTROL", "LETTER", "LOWERCASE", "NONCHARACTERCODEPOINT", "NONCHARACTER_CODE_POINT", "TITLECASE",
+    "PUNCTUATION", "UPPERCASE", "WHITESPACE", "WHITE_SPACE", "WORD", "ALPHA", "LOWER", "UPPER", "SPACE", "PUNCT",
+    "XDIGIT", "ALNUM", "CNTRL"};
+constexpr std::array<std::string_view, 4> kJavaPosixUnicode = {"DIGIT", "BLANK", "GRAPH", "PRINT"};
+
+// What Java's \p{name} (or \P{name}, `negate`) matches, as PCRE2 class members (`in_class`) or a PCRE2 class,
+// following Pattern.family and CharPredicates of JDK 17 to 25. kInvalidArgument: a name Java refuses (it throws at
+// compile); kUnimplemented: a name Java reads in a way the relay does not spell here (scripts, blocks, binary
+// properties, the java* methods of java.lang.Character: their Unicode versions differ from PCRE2's), with why.
+absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool in_class) {
+  if (name.empty()) return absl::InvalidArgumentError("an empty character family");
+  std::string_view plain = name;  // the name CharPredicates.forProperty reads
+  if (const size_t eq = name.find('='); eq != std::string_view::npos) {
+    const std::string key = absl::AsciiStrToLower(std::string(name.substr(0, eq)));
+    if (key == "sc" || key == "script" || key == "blk" || key == "block") {
+      return absl::UnimplementedError("a Unicode script or block");
+    }
+    if (key != "gc" && key != "general_category") return absl::InvalidArgumentError("an unknown Unicode property");
+    plain = name.substr(eq + 1);
+  } else if (name.starts_with("In")) {
+    return absl::UnimplementedError("a Unicode block");
+  } else if (name.starts_with("Is")) {
+    plain = name.substr(2);
+    const std::string upper = absl::AsciiStrToUpper(std::string(plain));
+    if (std::find(kJavaBinaryProperties.begin(), kJavaBinaryProperties.end(), upper) != kJavaBinaryProperties.end() ||
+        std::find(kJavaPosixUnicode.begin(), kJavaPosixUnicode.end(), upper) != kJavaPosixUnicode.end()) {
+      return absl::UnimplementedError("a Unicode binary property");
+    }
+  }
+  // Under (?i) Java reads Lu, Ll and Lt as all three (PCRE2's L&), and Lower and Upper as Alpha.
+  const bool cased = plain == "LC" || (ignore_case && (plain == "Lu" || plain == "Ll" || plain == "Lt"));
+  if (cased || std::find(kCategories.begin(), kCategories.end(), plain) != kCategories.end()) {
+    const std::string property = Cat(negate ? "\\P{" : "\\p{", cased ? "L&" : plain, "}");
+    return in_class ? property : Cat("[", property, "]");
+  }
+  if (plain == "LD") {
+    if (negate && in_class) return absl::UnimplementedError("\\P{LD} inside a class");
+    return in_class ? std::string("\\p{L}\\p{Nd}") : Cat(negate ? "[^" : "[", "\\p{L}\\p{Nd}]");
+  }
+  for (const FixedSet& set : FixedSets()) {
+    if (set.name != plain) continue;
+    if (ignore_case && !set.ignoring_case.empty()) return JavaProperty(set.ignoring_case, negate, false, in_class);
+    const std::string members = RangeMembers(set.ranges, negate);
+    if (members.empty()) {  // \P{all}: nothing
+      if (in_class) return absl::UnimplementedError("\\P{all} inside a class");
+      return std::string("(?:(?!))");
+    }
+    return in_class ? members : Cat("[", members, "]");
+  }
+  if (plain.starts_with("java")) return absl::UnimplementedError("a java.lang.Character method");
+  if (name.starts_with("Is") && name.find('=') == std::string_view::npos) {
+    return absl::UnimplementedError("a Unicode script");
+  }
+  return absl::InvalidArgumentError("an unknown character property name");
+}
 
 absl::Status Differs(std::string_view what, size_t at) {
   return absl::InvalidArgumentError(
@@ -83,11 +197,11 @@ absl::Status Differs(std::string_view what, size_t at) {
 // Case-insensitive parts ((?i), (?i:X), or the whole pattern for Case::kIgnoreAsciiCase) are Java's
 // CASE_INSENSITIVE without UNICODE_CASE: ASCII letters match either case, nothing else folds. PCRE2's caseless mode
 // folds by Unicode's rules (k matches the Kelvin sign), so it is not used: each ASCII letter is written as both
-// (a -> [aA], a class's letters and the letters of its ranges doubled), and what would fold some other way under
-// (?i) in Java (back references, \p{..}) is refused there. The inline flags i, s, m, d and x are scoped as in Java:
-// (?i) holds to the end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between
-// items are left out; inside a construct, where Java skips them in some places and not in others, they are
-// refused.
+// (a -> [aA], a class's letters and the letters of its ranges doubled); a \p{..} is the set Java reads under
+// (?i) (JavaProperty), not folded further; a back reference, which Java compares ignoring ASCII case, is refused
+// there. The inline flags i, s, m, d and x are scoped as in Java: (?i) holds to the end of the group it is in,
+// (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left out; inside a construct, where
+// Java skips them in some places and not in others, they are refused.
 class Translator {
  public:
   Translator(std::string_view java, bool ignore_case) : in_(java) { flags_.i = ignore_case; }
@@ -346,19 +460,26 @@ class Translator {
         std::string_view name;
         if (pos_ < in_.size() && in_[pos_] == '{') {
           const size_t close = in_.find('}', pos_);
-          if (close != std::string_view::npos) {
-            name = in_.substr(pos_ + 1, close - pos_ - 1);
-            pos_ = close + 1;
+          if (close == std::string_view::npos) {
+            return absl::InvalidArgumentError(Cat("an unclosed character family at index ", at));
           }
+          name = in_.substr(pos_ + 1, close - pos_ - 1);
+          pos_ = close + 1;
         } else if (pos_ < in_.size()) {
           name = in_.substr(pos_++, 1);
         }
-        if (std::find(kCategories.begin(), kCategories.end(), name) == kCategories.end()) {
-          return Differs(Cat("\\", std::string(1, c), "{", name, "} (only Unicode general categories such as \\p{Lu})"),
+        absl::StatusOr<std::string> property = JavaProperty(name, c == 'P', flags_.i, in_class);
+        if (absl::IsUnimplemented(property.status())) {
+          return Differs(Cat("\\", std::string(1, c), "{", name, "} (", property.status().message(),
+                             "; general categories, POSIX classes, ASCII, L1 and all are read)"),
                          at);
         }
-        if (flags_.i) return Differs(Cat("\\", std::string(1, c), "{", name, "} under (?i)"), at);
-        return copy();
+        if (!property.ok()) {
+          return absl::InvalidArgumentError(
+              Cat(property.status().message(), " \\", std::string(1, c), "{", name, "} at index ", at));
+        }
+        out_.append(*property);
+        return Item{};
       }
       case 'k': {
         if (in_class) return Differs("\\k inside a class", at);
@@ -725,17 +846,6 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   const bool ignore_case = letter_case == Case::kIgnoreAsciiCase;
   if (ignore_case && !IsAscii(java_pattern)) {
     return absl::InvalidArgumentError("has characters beyond ASCII, whose case Java and PCRE2 fold differently");
-  }
-  if (ignore_case) {
-    for (size_t i = 0; i < java_pattern.size(); ++i) {
-      const char c = java_pattern[i];
-      if (c == '\\' && i + 1 < java_pattern.size()) {
-        const char escaped = java_pattern[++i];
-        if (escaped == 'p' || escaped == 'P') {
-          return absl::InvalidArgumentError("uses \\p{..}, which case-insensitive Java and PCRE2 read differently");
-        }
-      }
-    }
   }
   Translator t(java_pattern, ignore_case);
   if (absl::Status st = t.Run(); !st.ok()) return st;

@@ -211,6 +211,59 @@ const std::vector<Route>& Corpus() {
       {"(?x)(?i) *a", "x-flag-dangling"},
       {"(?x)b(?i) #c\n*a", "x-flag-dangling-after"},
       {"(?x)a{2 }", "x-brace-space"},
+      // \p{..}: POSIX classes (US-ASCII), ASCII, L1, all, LC, LD, the Is and gc= spellings, under (?i), negated,
+      // inside classes; and the names Java refuses or reads by tables the relay does not spell.
+      {"(\\p{Alpha}+)(.*)", "alpha.$1"},
+      {"(\\p{Alnum}*)\\P{Alnum}(.*)", "alnum.$1.$2"},
+      {"(\\p{Punct})(.*)", "punct.$1"},
+      {"[\\p{Lower}\\p{Digit}_]+", "lower-digit"},
+      {"[^\\p{Upper}]+", "not-upper"},
+      {"[\\P{Lower}x]+", "not-lower-x"},
+      {"(?i)\\p{Lower}+", "i-lower"},
+      {"(?i)\\P{Upper}+", "i-not-upper"},
+      {"(?i)[\\p{Upper}0-9]+", "i-upper-class"},
+      {"(?i)\\p{Lu}+", "i-lu"},
+      {"(?i)\\P{Ll}(.*)", "i-not-ll.$1"},
+      {"(?i)[\\P{Lt}]+", "i-not-lt-class"},
+      {"\\p{LC}+", "lc"},
+      {"\\p{Lc}", "lc-refused"},
+      {"\\P{LC}+", "not-lc"},
+      {"\\p{LD}+", "ld"},
+      {"\\P{LD}+", "not-ld"},
+      {"[\\P{LD}]", "not-ld-class"},
+      {"\\p{IsLu}+", "is-lu"},
+      {"\\p{IsL}(.*)", "is-l.$1"},
+      {"\\p{IsAlpha}+", "is-alpha"},
+      {"\\p{IsASCII}+", "is-ascii"},
+      {"\\p{IsPunct}+", "is-punct"},
+      {"\\p{IsDigit}+", "is-digit"},
+      {"\\p{gc=Nd}+", "gc-nd"},
+      {"\\p{GC=Lu}+", "gc-upper-key"},
+      {"\\p{general_category=Punct}+", "gc-punct"},
+      {"\\p{gc=Lc}", "gc-lc-refused"},
+      {"\\p{sc=Latin}+", "sc"},
+      {"\\p{InBasicLatin}+", "block"},
+      {"\\p{javaLowerCase}+", "java-method"},
+      {"\\p{Cntrl}(.*)", "cntrl.$1"},
+      {"\\p{Space}+|\\p{Blank}", "space"},
+      {"\\p{Graph}+\\p{Print}", "graph"},
+      {"\\p{XDigit}+", "xdigit"},
+      {"\\p{ASCII}+", "ascii"},
+      {"\\P{ASCII}(.*)", "not-ascii.$1"},
+      {"\\p{L1}+", "l1"},
+      {"\\P{L1}+", "not-l1"},
+      {"\\p{all}+", "all"},
+      {"a\\P{all}*", "not-all"},
+      {"[\\P{all}a]", "not-all-class"},
+      {"[\\p{Alpha}&&[^aeiou]]+", "alpha-and"},
+      {"[\\p{L}&&\\P{Alpha}]+", "l-not-alpha"},
+      {"\\pL\\PL", "single-letter"},
+      {"\\p{ Alpha}", "space-in-name"},
+      {"\\p{}", "empty-name"},
+      {"\\p{Alpha", "unclosed"},
+      {"\\p{Bogus}", "unknown"},
+      {"\\p{IsBogus}", "unknown-is"},
+      {"\\p{foo=Lu}", "unknown-key"},
   };
   return corpus;
 }
@@ -223,6 +276,8 @@ const std::vector<std::string>& Values() {
       "\xc3\xa9", "\xc3\xa9" "a", "\xe2\x84\xaa", "K", "k", "\xce\xa3\xcf\x83", "\xf0\x9f\x98\x80" "a", "A1", "_",
       "\x1b" "x", "a\xc2\xa0", "\xe3\x80\x80" "b", "xyz", "xYz", "xyZ", "XYZ", "aB", "Ab", "AB", "ORDERED", "kED",
       "Y", "c", "C", "[", "`", "a.b", "A.B", "a.bc", "\xc3\x89", "\x01", "k\xe2\x84\xaa", "aa0", "aa\b", "aa\b0",
+      // for \p{..}: a titlecase letter, an ASCII symbol, DEL, y-diaeresis, an Arabic-Indic digit, an ordinal
+      "\xc7\x85", "~", "a!", "\x7f", "\xc3\xbf", "\xd9\xa3", "\xc2\xaa" "a",
   };
   return values;
 }
@@ -260,6 +315,26 @@ std::vector<Route> RandomTokenRoutes(int n, bool comments = false) {
     std::string pattern = rng() % 2 == 0 ? "(?i)" : "";
     if (comments) pattern = pattern.empty() ? "(?x)" : "(?xi)";
     for (size_t k = 1 + rng() % (comments ? 7 : 5); k > 0; --k) pattern += tokens[rng() % tokens.size()];
+    routes.push_back({pattern, replacements[rng() % replacements.size()]});
+  }
+  return routes;
+}
+
+// Random patterns of \p{..} and \P{..} (each spelling Java reads, and some it refuses) in and out of classes, with
+// the case flags, negation and intersection.
+std::vector<Route> RandomPropertyRoutes(int n) {
+  std::mt19937 rng(24);
+  const std::vector<std::string> tokens = {
+      "\\p{Lower}", "\\P{Lower}", "\\p{Upper}", "\\P{Upper}", "\\p{Alpha}", "\\p{Punct}", "\\P{Alnum}",
+      "\\p{Lu}", "\\P{Lu}", "\\p{Ll}", "\\p{Lt}", "\\P{Lt}", "\\pL", "\\PL", "\\p{LC}", "\\p{LD}",
+      "\\P{LD}", "\\p{IsLu}", "\\p{IsLl}", "\\p{gc=Lu}", "\\p{gc=Lower}", "\\p{IsLower}", "\\p{ASCII}",
+      "\\P{ASCII}", "\\p{L1}", "\\p{Nd}", "\\p{Digit}", "\\p{Space}", "\\p{Cntrl}", "\\p{Lo}", "\\p{all}",
+      "(?i)", "(?-i)", "(?i:", "(", ")", "[", "[^", "]", "&&", "a", "K", "k", "\xc3\xa9", "-", "+", "*", ".", "|"};
+  const std::vector<std::string> replacements = {"t.$0", "x"};
+  std::vector<Route> routes;
+  for (int i = 0; i < n; ++i) {
+    std::string pattern = rng() % 2 == 0 ? "(?i)" : "";
+    for (size_t k = 1 + rng() % 5; k > 0; --k) pattern += tokens[rng() % tokens.size()];
     routes.push_back({pattern, replacements[rng() % replacements.size()]});
   }
   return routes;
@@ -338,7 +413,7 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              "(?i)order", "(?i:a)b", "(?i)[Y-c]+", "(.*)\\Z", "\\0101(.*)", "\\u00e9(.*)",
                              "\\uD83D\\uDE00(.*)", "\\cA(.*)", "(?<v>[a-z&&[^aeiou]]+)", "[^a[b]]+",
                              "[^[ab]&&[bc]]+", "[a-z&&b-y&&c-x]+", "(?s)a.b", "(?m)(a)$\\n(b)", "(?d)(.*)",
-                             "(?sm-d:(.)$)(.*)",
+                             "(?sm-d:(.)$)(.*)", "(\\p{Alpha}+)(.*)", "(?i)\\p{Lu}+", "[^\\p{Upper}]+",
                              "(?x) (?<agg> [a-z]+ ) _ (?<event> [a-z]+ )  # aggregate_event"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
@@ -351,16 +426,22 @@ TEST(JavaRouteDifferential, RandomPatternsRouteAsJavaRoutesThem) {
               outcome.refused_by_relay_only);
 }
 
-// Every string of up to two characters over the tokens' letters (both cases, the Kelvin sign, e-acute in both
-// cases) and a few separators, so that short random patterns match some of them whole.
-std::vector<std::string> TokenValues() {
-  const std::vector<std::string> chars = {"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "-", "\n", "]",
-                                          "b", "_", "\r", "\xc2\x85", "\xe2\x80\xa8", " ", "#"};
+// Every string of up to two of `chars`.
+std::vector<std::string> ShortStrings(const std::vector<std::string>& chars) {
   std::vector<std::string> values = {""};
   for (const std::string& c : chars) values.push_back(c);
   for (const std::string& c : chars) {
     for (const std::string& d : chars) values.push_back(c + d);
   }
+  return values;
+}
+
+// Every string of up to two characters over the tokens' letters (both cases, the Kelvin sign, e-acute in both
+// cases) and a few separators, so that short random patterns match some of them whole.
+std::vector<std::string> TokenValues() {
+  std::vector<std::string> values =
+      ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "-", "\n", "]", "b", "_", "\r",
+                    "\xc2\x85", "\xe2\x80\xa8", " ", "#"});
   for (const char* v : {"aK", "Order", "ORDERED", "kED", "\x01a", "\x0bk", "AAA", "a\n", "a\r\n", "ab\n", "a\r\nb",
                         "a\nb\n", "a\r\n\n", "\r\n"}) {
     values.push_back(v);
@@ -372,6 +453,20 @@ TEST(JavaRouteDifferential, RandomCaseFlagsAndCharacterEscapesRouteAsJavaRoutesT
   const Outcome outcome = Compare(RandomTokenRoutes(2000), TokenValues());
   EXPECT_GT(outcome.accepted, 400);
   std::printf("random token patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
+              outcome.refused_by_relay_only);
+}
+
+// One or two characters over letters of each case, the titlecase ǅ, é, the Kelvin sign, digits, punctuation and
+// controls, so that the random \p{..} patterns match some whole.
+std::vector<std::string> PropertyValues() {
+  return ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "\xc7\x85", "1", "\xd9\xa3", "-",
+                       "!", "~", " ", "\t", "\x7f", "\xc3\xbf", "\xc2\xaa"});
+}
+
+TEST(JavaRouteDifferential, RandomPropertyPatternsRouteAsJavaRoutesThem) {
+  const Outcome outcome = Compare(RandomPropertyRoutes(1500), PropertyValues());
+  EXPECT_GT(outcome.accepted, 300);
+  std::printf("random \\p{..} patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
               outcome.refused_by_relay_only);
 }
 

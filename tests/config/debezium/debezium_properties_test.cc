@@ -323,8 +323,8 @@ TEST(DebeziumProperties, KeysThatAddTheSourceTypeToColumnSchemasMapToTheRelaysKe
   EXPECT_THAT(WarnedKeys(*mapped), Contains("include.schema.comments"));
   EXPECT_THAT(ErrorOf(Load(with_schema + "column.propagate.source.type=public\\.outbox\\.(payload\n", brokers)),
               AllOf(HasSubstr("column.propagate.source.type: "), HasSubstr("(payload")));
-  EXPECT_THAT(ErrorOf(Load(with_schema + "datatype.propagate.source.type=.+\\\\.\\\\p{Lu}+\n", brokers)),
-              AllOf(HasSubstr("datatype.propagate.source.type: "), HasSubstr("\\p{..}")));
+  EXPECT_THAT(ErrorOf(Load(with_schema + "datatype.propagate.source.type=.+\\\\.\\\\p{IsAlphabetic}+\n", brokers)),
+              AllOf(HasSubstr("datatype.propagate.source.type: "), HasSubstr("\\p{IsAlphabetic}")));
   for (const std::string line : {"column.propagate.source.type=public.outbox.payload",
                                  "datatype.propagate.source.type=.+\\.JSONB", "include.schema.comments=true"}) {
     const std::string key = line.substr(0, line.find('='));
@@ -1544,6 +1544,8 @@ TEST(DebeziumRouting, GivesTheTopicsDebeziumGives) {
       {"order", "(?<c>[a-z&&[^aeiou]]+)", "c.$${c}", "order"},
       {"rdr", "(?<c>[a-z&&[^aeiou]]+)", "c.$${c}", "c.rdr"},
       {"x9", "(?<c>[^a-w[0-8]]+)", "n.$${c}", "n.x9"},
+      {"Order!", "(?<c>\\\\p{Alpha}+)\\\\p{Punct}", "p.$${c}", "p.Order"},
+      {"kÉ", "(?i)(?<c>\\\\p{Lu}+)", "i.$${c}", "i.kÉ"},
   };
   for (const RouteCase& rc : cases) {
     EXPECT_EQ(RouteThroughTheConfig(rc), rc.topic)
@@ -1558,9 +1560,10 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?x)[a b]", "whitespace or a comment inside a class under (?x)"},
       {"debezium.transforms.outbox.route.topic.regex=(?U)a", "the inline flag U (the relay reads i, s, m, d and x)"},
       {"debezium.transforms.outbox.route.topic.regex=(?iu)order", "the inline flag u"},
-      {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{Lu}", "\\p{Lu} under (?i)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaLowerCase}", "a java.lang.Character method"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>a)\\\\1", "a back reference under (?i)"},
-      {"debezium.transforms.outbox.route.topic.regex=\\\\p{Alpha}+", "\\p{Alpha} (only Unicode general categories"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsAlphabetic}+", "\\p{IsAlphabetic} (a Unicode binary property"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{Lc}+", "an unknown character property name \\p{Lc} at index 0"},
       {"debezium.transforms.outbox.route.topic.regex=[a-z&&]", "an empty operand of && at index 4 is refused"},
       {"debezium.transforms.outbox.route.topic.replacement=$${type}", "route.topic.replacement: "
                                                                       "\"${type}\": no group with name {type}"},
