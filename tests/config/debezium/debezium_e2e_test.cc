@@ -3260,5 +3260,11 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithCommentsRouteAsDebeziumRoutes) {
   CompareRoutes("(?xi) (?<kind> [a-z]+ ) _ (?<rest> [0-9a-f_]+ ) (?:\\\\ x)?  # aggregate type, then its suffix");
 }
 
+// \p{..} as Java reads it: under (?i) \p{Lu} is any cased letter and \p{Lower} is \p{Alpha}; POSIX classes are
+// US-ASCII, in a class with && and a negated one.
+TEST_F(DebeziumSideBySide, RouteRegexesWithPropertiesUnderCaseFlagsRouteAsDebeziumRoutes) {
+  CompareRoutes("(?i)(?<kind>\\\\p{Lu}\\\\p{Lower}+)_(?<rest>[\\\\p{XDigit}\\\\p{Punct}&&\\\\P{Space}]+)");
+}
+
 }  // namespace
 }  // namespace outbox::testing
