@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -215,6 +216,7 @@ class Translator {
   const std::string& pattern() const { return out_; }
   int groups() const { return groups_; }
   const std::map<std::string, int>& names() const { return names_; }
+  bool boundaries() const { return boundaries_; }
 
  private:
   // One item of a class, or an escape outside one: a single character (`literal`), or something already written
@@ -496,7 +498,12 @@ class Translator {
         return copy();
       }
       case 'b': case 'B':
-        return Differs(Cat("\\", std::string(1, c), " (Java's word boundary knows Unicode letters)"), at);
+        // Java's word boundary, checked by a callout (WordBoundary) as Java checks it.
+        if (in_class) return absl::InvalidArgumentError(Cat("\\", std::string(1, c), " inside a class at index ", at));
+        if (pos_ < in_.size() && in_[pos_] == '{') return Differs(Cat("\\", std::string(1, c), "{..}"), at);
+        out_.append(c == 'b' ? "(?:(?C1))" : "(?:(?C2))");
+        boundaries_ = true;
+        return Item{};
       default:
         if (IsAsciiDigit(c)) {
           if (in_class) return Differs("a back reference inside a class", at);
@@ -783,17 +790,160 @@ class Translator {
   std::map<std::string, int> names_;  // named group -> its number
   size_t pos_ = 0;
   std::string out_;
+  bool boundaries_ = false;  // a \b or \B was written (as a callout)
 };
 
 // A match runs out after this many backtracking steps (PCRE2's default is 10,000,000): a pattern such as (a*)*b
 // on a long value gives no topic instead of holding the loop thread.
 constexpr uint32_t kMatchLimit = 1'000'000;
 
+// Which Java's \b is checked. Java 17 and 18 count '_' and every letter or decimal digit (Character.isLetterOrDigit)
+// as a word character; Java 19 and later count [a-zA-Z0-9_] only, as their \w (JDK-8264160). Both count a
+// non-spacing mark that follows a letter or digit (through other non-spacing marks).
+enum class Boundary : uint8_t { kJava17, kJava19 };
+
+// A one-character PCRE2 class, for what Java asks of Character (PCRE2's Unicode tables).
+class UnicodeClass {
+ public:
+  explicit UnicodeClass(std::string_view pattern) {
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), PCRE2_UTF, &error, &offset,
+                          nullptr);
+  }
+  UnicodeClass(const UnicodeClass&) = delete;
+  UnicodeClass& operator=(const UnicodeClass&) = delete;
+  ~UnicodeClass() { pcre2_code_free(code_); }
+
+  bool Has(uint32_t c) const {
+    std::string text;
+    AppendUtf8(c, &text);
+    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(pcre2_match_data_create(1, nullptr),
+                                                                              &pcre2_match_data_free);
+    return pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+                       PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NO_UTF_CHECK, data.get(), nullptr) >= 0;
+  }
+
+ private:
+  pcre2_code* code_ = nullptr;
+};
+
+bool IsLetterOrDigit(uint32_t c) {
+  static const UnicodeClass letter_or_digit("[\\p{L}\\p{Nd}]");
+  return letter_or_digit.Has(c);
+}
+bool IsNonSpacingMark(uint32_t c) {
+  static const UnicodeClass mark("\\p{Mn}");
+  return mark.Has(c);
+}
+
+// Where the UTF-8 character that ends at `end` (> 0) begins.
+size_t CharacterBefore(std::string_view s, size_t end) {
+  size_t begin = end - 1;
+  while (begin > 0 && (static_cast<unsigned char>(s[begin]) & 0xC0) == 0x80) --begin;
+  return begin;
+}
+
+// Java's hasBaseCharacter for the non-spacing mark `c` at `begin`: back over non-spacing marks to a letter or digit.
+// Java steps back one UTF-16 unit at a time, so a character beyond the BMP met on the way is read as its low
+// surrogate, which ends the walk.
+bool HasBaseCharacter(std::string_view s, size_t begin, uint32_t c) {
+  while (!IsLetterOrDigit(c)) {
+    if (!IsNonSpacingMark(c) || begin == 0) return false;
+    begin = CharacterBefore(s, begin);
+    size_t next = begin;
+    const std::optional<uint32_t> previous = DecodeUtf8(s, &next);
+    if (!previous || *previous > 0xFFFF) return false;
+    c = *previous;
+  }
+  return true;
+}
+
+// Whether Java's Bound counts the character `c` at `begin` as part of a word, on the `left` of the position or on
+// its right.
+bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Boundary java) {
+  const bool word = java == Boundary::kJava17
+                        ? c == '_' || IsLetterOrDigit(c)
+                        : c < 0x80 && (IsAsciiLetter(static_cast<char>(c)) || IsAsciiDigit(static_cast<char>(c)) ||
+                                       c == '_');
+  if (word) return true;
+  if (!IsNonSpacingMark(c)) return false;
+  if (left && c > 0xFFFF) return false;  // Java's walk starts at i-1: the mark's low surrogate
+  return HasBaseCharacter(s, begin, c);
+}
+
+// The callout that \b (1) and \B (2) are written as: Java's Bound.check at the current position, the region being
+// the whole value (matches() and replaceFirst() on a fresh Matcher). 0 goes on, 1 fails here.
+int WordBoundary(pcre2_callout_block* block, void* data) {
+  const Boundary java = *static_cast<const Boundary*>(data);
+  const std::string_view s(reinterpret_cast<const char*>(block->subject), block->subject_length);
+  const size_t i = block->current_position;
+  bool left = false;
+  bool right = false;
+  if (i > 0) {
+    const size_t begin = CharacterBefore(s, i);
+    size_t next = begin;
+    const std::optional<uint32_t> c = DecodeUtf8(s, &next);
+    left = c && CountsAsWord(s, begin, *c, /*left=*/true, java);
+  }
+  if (i < s.size()) {
+    size_t next = i;
+    const std::optional<uint32_t> c = DecodeUtf8(s, &next);
+    right = c && CountsAsWord(s, i, *c, /*left=*/false, java);
+  }
+  const bool boundary = left != right;
+  return boundary == (block->callout_number == 1) ? 0 : 1;
+}
+
+std::string MatchError(int rc) {
+  std::array<PCRE2_UCHAR, 256> message{};
+  pcre2_get_error_message(rc, message.data(), message.size());
+  return Cat("could not be matched (", reinterpret_cast<char*>(message.data()), ")");
+}
+
+// Java's matches() then replaceFirst() under one match context.
+absl::StatusOr<std::string> RouteOnce(const pcre2_code* code, pcre2_match_context* context,
+                                      const std::vector<ReplacementPiece>& pieces, std::string_view value) {
+  const auto subject = reinterpret_cast<PCRE2_SPTR>(value.data());
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
+      pcre2_match_data_create_from_pattern(code, nullptr), &pcre2_match_data_free);
+  // Matcher.matches(): the whole value.
+  int rc = pcre2_match(code, subject, value.size(), 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), context);
+  if (rc == PCRE2_ERROR_NOMATCH) return std::string(value);
+  if (rc < 0) return absl::InvalidArgumentError(MatchError(rc));
+  // replaceFirst(): the first match a search finds.
+  rc = pcre2_match(code, subject, value.size(), 0, PCRE2_NO_UTF_CHECK, data.get(), context);
+  if (rc < 0) return absl::InvalidArgumentError(MatchError(rc));
+  const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data.get());
+  const uint32_t pairs = pcre2_get_ovector_count(data.get());
+  std::string out(value.substr(0, ov[0]));
+  for (const ReplacementPiece& piece : pieces) {
+    if (!piece.is_group) {
+      out.append(piece.literal);
+      continue;
+    }
+    const auto g = static_cast<uint32_t>(piece.group);
+    if (g < pairs && ov[2 * g] != PCRE2_UNSET) out.append(value.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g]));
+  }
+  out.append(value.substr(ov[1]));
+  return out;
+}
+
+// A copy of `base` whose callouts check \b as `java` reads it (`java` must outlive it).
+std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> BoundaryContext(
+    const pcre2_match_context* base, const Boundary* java) {
+  std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(
+      pcre2_match_context_copy(const_cast<pcre2_match_context*>(base)), &pcre2_match_context_free);
+  pcre2_set_callout(context.get(), &WordBoundary, const_cast<Boundary*>(java));
+  return context;
+}
+
 }  // namespace
 
 struct RouteRegex::Code {
   pcre2_code* code = nullptr;
   pcre2_match_context* context = nullptr;
+  bool boundaries = false;  // \b or \B: matched as Java 17 and as Java 19 read them
   ~Code() {
     pcre2_match_context_free(context);
     pcre2_code_free(code);
@@ -849,6 +999,9 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   }
   Translator t(java_pattern, ignore_case);
   if (absl::Status st = t.Run(); !st.ok()) return st;
+  if (ignore_case && t.boundaries()) {
+    return absl::InvalidArgumentError("uses \\b or \\B, which Java 17 and Java 19 read differently beyond ASCII");
+  }
   int error = 0;
   PCRE2_SIZE offset = 0;
   auto code = std::make_shared<Code>();
@@ -867,6 +1020,7 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   }
   code->context = pcre2_match_context_create(nullptr);
   pcre2_set_match_limit(code->context, kMatchLimit);
+  code->boundaries = t.boundaries();
   RouteRegex regex;
   regex.code_ = std::move(code);
   regex.groups_ = t.groups();
@@ -886,36 +1040,32 @@ bool RouteRegex::Matches(std::string_view value) const {
   if (code_ == nullptr) return false;
   std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
       pcre2_match_data_create_from_pattern(code_->code, nullptr), &pcre2_match_data_free);
-  return pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(value.data()), value.size(), 0,
-                     PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), code_->context) >= 0;
+  const auto matches = [&](pcre2_match_context* context) {
+    return pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(value.data()), value.size(), 0,
+                       PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), context) >= 0;
+  };
+  if (!code_->boundaries) return matches(code_->context);
+  const Boundary java17 = Boundary::kJava17, java19 = Boundary::kJava19;
+  return matches(BoundaryContext(code_->context, &java17).get()) &&
+         matches(BoundaryContext(code_->context, &java19).get());
 }
 
-std::string RouteRegex::Route(std::string_view value) const {
-  if (code_ == nullptr) return std::string();
-  const auto subject = reinterpret_cast<PCRE2_SPTR>(value.data());
-  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
-      pcre2_match_data_create_from_pattern(code_->code, nullptr), &pcre2_match_data_free);
-  // Matcher.matches(): the whole value.
-  int rc = pcre2_match(code_->code, subject, value.size(), 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(),
-                       code_->context);
-  if (rc == PCRE2_ERROR_NOMATCH) return std::string(value);
-  if (rc < 0) return std::string();
-  // replaceFirst(): the first match a search finds.
-  rc = pcre2_match(code_->code, subject, value.size(), 0, PCRE2_NO_UTF_CHECK, data.get(), code_->context);
-  if (rc < 0) return std::string();
-  const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data.get());
-  const uint32_t pairs = pcre2_get_ovector_count(data.get());
-  std::string out(value.substr(0, ov[0]));
-  for (const ReplacementPiece& piece : pieces_) {
-    if (!piece.is_group) {
-      out.append(piece.literal);
-      continue;
-    }
-    const auto g = static_cast<uint32_t>(piece.group);
-    if (g < pairs && ov[2 * g] != PCRE2_UNSET) out.append(value.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g]));
+absl::StatusOr<std::string> RouteRegex::Route(std::string_view value) const {
+  if (code_ == nullptr) return absl::FailedPreconditionError("no pattern");
+  if (!code_->boundaries) return RouteOnce(code_->code, code_->context, pieces_, value);
+  const Boundary java17 = Boundary::kJava17, java19 = Boundary::kJava19;
+  absl::StatusOr<std::string> old_java = RouteOnce(code_->code, BoundaryContext(code_->context, &java17).get(),
+                                                   pieces_, value);
+  absl::StatusOr<std::string> new_java = RouteOnce(code_->code, BoundaryContext(code_->context, &java19).get(),
+                                                   pieces_, value);
+  if (!old_java.ok()) return old_java.status();
+  if (!new_java.ok()) return new_java.status();
+  if (*old_java != *new_java) {
+    return absl::InvalidArgumentError(Cat("routes to \"", *old_java, "\" on Java 17 and 18 and to \"", *new_java,
+                                          "\" on Java 19 and later, whose \\b counts only ASCII letters and digits "
+                                          "as word characters"));
   }
-  out.append(value.substr(ov[1]));
-  return out;
+  return old_java;
 }
 
 absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_view replacement, int groups,

@@ -152,18 +152,18 @@ TopicRouter::TopicRouter(const config::OutboxConfig& config) : template_(config.
   regex_ = *std::move(regex);
 }
 
-std::string TopicRouter::Route(std::string_view value) const {
-  if (regex_broken_) return std::string();
+absl::StatusOr<std::string> TopicRouter::Route(std::string_view value) const {
+  if (regex_broken_) return absl::InvalidArgumentError("the route regex or its replacement does not compile");
   if (!regex_.has_value()) return ReplaceAll(template_, "${routedByValue}", value);
   return regex_->Route(value);
 }
 
 std::string RouteTopic(const TopicRouter& router, std::string_view routed_by_value) {
-  return router.Route(routed_by_value);
+  return router.Route(routed_by_value).value_or(std::string());
 }
 
 std::string RouteTopic(const config::OutboxConfig& config, std::string_view routed_by_value) {
-  return TopicRouter(config).Route(routed_by_value);
+  return RouteTopic(TopicRouter(config), routed_by_value);
 }
 
 absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text, bool with_zone) {
@@ -1044,8 +1044,13 @@ absl::StatusOr<Record> OutboxMapper::Build(Lsn commit_lsn, int64_t commit_time_m
   }
   // Events of one type mostly come in runs: route a repeated value once.
   if (s_.route.text != s_.routed_value || s_.topic.empty()) {
+    absl::StatusOr<std::string> topic = router_.Route(s_.route.text);
+    if (!topic.ok()) {
+      return absl::InvalidArgumentError(Cat("the route value \"", s_.route.text, "\" of ", where(), ": ",
+                                             topic.status().message()));
+    }
     s_.routed_value = s_.route.text;
-    s_.topic = router_.Route(s_.route.text);
+    s_.topic = *std::move(topic);
   }
   if (!IsLegalTopicName(s_.topic)) {
     return absl::InvalidArgumentError(Cat("illegal topic name \"", s_.topic,

@@ -54,12 +54,13 @@ bool IsLegalTopicName(std::string_view name);
 // (`outbox.route.topic`: every "${routedByValue}" replaced by the value), or Debezium's RegexRouter form when
 // `route_topic_regex` is set (a Java pattern and replacement, run on PCRE2 by config::RouteRegex): the pattern must
 // match the whole value, then the first match is replaced, else the bare value is the topic. Never throws, and the
-// caller checks the result like any topic: a pattern that does not compile (the config layer refuses those) or a
-// match PCRE2 gives up on gives "" (no legal topic). Immutable after construction.
+// caller checks the result like any topic. INVALID_ARGUMENT when the pattern does not compile (the config layer
+// refuses those) or RouteRegex::Route gives no topic (a match PCRE2 gives up on, a route that depends on the
+// JDK). Immutable after construction.
 class TopicRouter {
  public:
   explicit TopicRouter(const config::OutboxConfig& config);
-  std::string Route(std::string_view routed_by_value) const;
+  absl::StatusOr<std::string> Route(std::string_view routed_by_value) const;
 
  private:
   std::string template_;
@@ -67,8 +68,8 @@ class TopicRouter {
   bool regex_broken_ = false;                // a pattern or replacement that did not compile: no topic
 };
 
-// Formats the topic for one value (compiles the regex on every call: for tests and one-off use; the mapper keeps
-// a TopicRouter).
+// Formats the topic for one value, "" where TopicRouter::Route gives an error (compiles the regex on every call:
+// for tests and one-off use; the mapper keeps a TopicRouter).
 std::string RouteTopic(const config::OutboxConfig& config, std::string_view routed_by_value);
 std::string RouteTopic(const TopicRouter& router, std::string_view routed_by_value);
 

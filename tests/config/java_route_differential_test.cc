@@ -4,6 +4,7 @@
 // installs). Every pattern the relay accepts must be one Java accepts, and must route every value to the same topic
 // (or to the same "no match": the value itself). The relay may refuse what Java accepts (a construct the two read
 // differently), never the reverse.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -264,6 +265,13 @@ const std::vector<Route>& Corpus() {
       {"\\p{Bogus}", "unknown"},
       {"\\p{IsBogus}", "unknown-is"},
       {"\\p{foo=Lu}", "unknown-key"},
+      // \b and \B, as Java 17 and Java 19 read them (a value they route apart gets no topic)
+      {"(?<w>\\w+)\\b(.*)", "w.${w}"},
+      {"(.*)\\B(.*)", "B.$1.$2"},
+      {"\\b(.)(.*)\\b", "both.$1"},
+      {"a\\b+(.*)", "quantified.$1"},
+      {"[\\b]", "class"},
+      {"\\b{g}", "grapheme"},
   };
   return corpus;
 }
@@ -340,8 +348,10 @@ std::vector<Route> RandomPropertyRoutes(int n) {
   return routes;
 }
 
-// Every route through java.util.regex: for each route, its compile answer and one answer per value.
-std::vector<std::string> RunJava(const std::vector<Route>& routes, const std::vector<std::string>& values) {
+// Every route through java.util.regex under `java` (a java command): for each route, its compile answer and one
+// answer per value.
+std::vector<std::string> RunJava(const std::vector<Route>& routes, const std::vector<std::string>& values,
+                                 const std::string& java = "java") {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("outbox-java-route-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -352,7 +362,7 @@ std::vector<std::string> RunJava(const std::vector<Route>& routes, const std::ve
       for (const std::string& v : values) in << "V " << Hex(v) << "\n";
     }
   }
-  const std::string command = std::string("java ") + OUTBOX_JAVA_ROUTE + " < " + (dir / "in.txt").string() + " > " +
+  const std::string command = java + " " + OUTBOX_JAVA_ROUTE + " < " + (dir / "in.txt").string() + " > " +
                               (dir / "out.txt").string();
   EXPECT_EQ(std::system(command.c_str()), 0) << command << " (the JDK comes from scripts/install-deps.sh)";
   std::vector<std::string> lines;
@@ -365,12 +375,39 @@ std::vector<std::string> RunJava(const std::vector<Route>& routes, const std::ve
 struct Outcome {
   int accepted = 0;
   int refused_by_relay_only = 0;
+  int jdk_dependent = 0;  // values the relay gives no topic for: Java 17 and Java 19 route them apart (\b)
 };
 
-// Runs `routes` through both engines and checks every accepted one value by value.
+// A java command of version 19 or later, whose \b differs from Java 17's: OUTBOX_TEST_NEWER_JAVA, else the first
+// such JDK under /usr/lib/jvm (by its `release` file); "" when there is none. The JDK that scripts/install-deps.sh
+// installs is 17.
+std::string NewerJava() {
+  if (const char* set = std::getenv("OUTBOX_TEST_NEWER_JAVA")) return set;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/lib/jvm", ec)) {
+    std::ifstream release(entry.path() / "release");
+    for (std::string line; std::getline(release, line);) {
+      if (!line.starts_with("JAVA_VERSION=\"")) continue;
+      const int major = std::atoi(line.c_str() + std::string_view("JAVA_VERSION=\"").size());
+      if (major >= 19 && std::filesystem::exists(entry.path() / "bin" / "java")) return (entry.path() / "bin" / "java");
+    }
+  }
+  return "";
+}
+
+bool IsAscii(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// Runs `routes` through both engines and checks every accepted one value by value. A value the relay gives no
+// topic for must be one that Java 17 and Java 19 route apart: it has a character beyond ASCII, and where a newer
+// JDK is at hand (NewerJava), the two JDKs' topics differ; every other value routes as that JDK routes it too.
 Outcome Compare(const std::vector<Route>& routes, const std::vector<std::string>& values = Values()) {
   const std::vector<std::string> java = RunJava(routes, values);
   EXPECT_EQ(java.size(), routes.size() * (values.size() + 1));
+  static const std::string newer_command = NewerJava();
+  const std::vector<std::string> newer = newer_command.empty() ? std::vector<std::string>()
+                                                               : RunJava(routes, values, newer_command);
   Outcome outcome;
   size_t line = 0;
   for (const Route& r : routes) {
@@ -391,13 +428,27 @@ Outcome Compare(const std::vector<Route>& routes, const std::vector<std::string>
     EXPECT_EQ(compiled, "OK") << "the relay accepts " << r.pattern << ", which Java refuses: "
                               << (compiled.size() > 8 ? Unhex(compiled.substr(8)) : compiled);
     for (const std::string& value : values) {
+      const std::string* newer_answer = newer.size() == java.size() ? &newer[line] : nullptr;
       const std::string& answer = java[line++];
       if (compiled != "OK") continue;
-      EXPECT_EQ(answer, "R " + Hex(relay->Route(value)))
-          << "pattern " << r.pattern << ", replacement " << r.replacement << ", value \"" << value << "\" (hex "
-          << Hex(value) << "): Java gives "
-          << (answer.starts_with("R ") ? "\"" + Unhex(answer.substr(2)) + "\"" : answer) << ", the relay \""
-          << relay->Route(value) << "\"";
+      const absl::StatusOr<std::string> routed = relay->Route(value);
+      const std::string where = "pattern " + r.pattern + ", replacement " + r.replacement + ", value \"" + value +
+                                "\" (hex " + Hex(value) + ")";
+      if (!routed.ok()) {
+        ++outcome.jdk_dependent;
+        EXPECT_FALSE(IsAscii(value)) << where << ": " << routed.status();
+        EXPECT_NE(routed.status().message().find("Java 19"), std::string_view::npos) << where << ": " << routed.status();
+        if (newer_answer != nullptr) {
+          EXPECT_NE(*newer_answer, answer) << where << ": both JDKs agree";
+        }
+        continue;
+      }
+      EXPECT_EQ(answer, "R " + Hex(*routed))
+          << where << ": Java gives " << (answer.starts_with("R ") ? "\"" + Unhex(answer.substr(2)) + "\"" : answer)
+          << ", the relay \"" << *routed << "\"";
+      if (newer_answer != nullptr) {
+        EXPECT_EQ(*newer_answer, answer) << where << " under " << newer_command;
+      }
     }
   }
   return outcome;
@@ -468,6 +519,32 @@ TEST(JavaRouteDifferential, RandomPropertyPatternsRouteAsJavaRoutesThem) {
   EXPECT_GT(outcome.accepted, 300);
   std::printf("random \\p{..} patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
               outcome.refused_by_relay_only);
+}
+
+// Random patterns around \b and \B, over values with letters and digits beyond ASCII, non-spacing marks after a
+// letter, alone, and beyond the BMP (where Java's walk back to a base character reads a lone surrogate).
+TEST(JavaRouteDifferential, RandomWordBoundariesRouteAsJavaRoutesThem) {
+  std::mt19937 rng(25);
+  const std::vector<std::string> tokens = {"\\b", "\\B", "\\b", "\\B", "a", "_", "1", "\xc3\xa9", "\xcc\x81", "-",
+                                           ".", "*", "+", "?", "(", ")", "|", "\\w", "\\W", "(.*)", "[a-z]"};
+  std::vector<Route> routes;
+  for (int i = 0; i < 1500; ++i) {
+    std::string pattern;
+    for (size_t k = 1 + rng() % 6; k > 0; --k) pattern += tokens[rng() % tokens.size()];
+    routes.push_back({pattern, i % 2 == 0 ? "t.$0" : "x"});
+  }
+  std::vector<std::string> values = ShortStrings({"a", "_", "1", "\xc3\xa9", "\xcc\x81", "\xf0\x9d\x85\xa7",
+                                                  "\xf0\x9d\x90\x80", "\xd9\xa3", " ", "-"});
+  for (const char* v : {"a\xcc\x81\xcc\x81-", "-\xcc\x81" "a", "\xf0\x9d\x90\x80\xcc\x81-", "\xc3\xa9\xcc\x81", "_\xcc\x81"}) {
+    values.push_back(v);
+  }
+  const Outcome outcome = Compare(routes, values);
+  EXPECT_GT(outcome.accepted, 600);
+  EXPECT_GT(outcome.jdk_dependent, 0) << "values beyond ASCII that Java 17 and 19 route apart";
+  std::printf("random \\b patterns: %d accepted by both, %d refused by the relay only, %d values routed apart by "
+              "Java 17 and 19 (no topic)%s\n",
+              outcome.accepted, outcome.refused_by_relay_only, outcome.jdk_dependent,
+              NewerJava().empty() ? "" : (", checked against " + NewerJava()).c_str());
 }
 
 // The same tokens under COMMENTS: whitespace, comments and line terminators among them.

@@ -490,6 +490,28 @@ TEST_F(MapperTest, IllegalTopicNamesArePerEventErrorsNamingTheEvent) {
   }
 }
 
+// With \b in route.topic.regex, a value Java 17 and Java 19 route to different topics (their \b differs beyond
+// ASCII) is a per-event error naming the event, the value and both topics; an ASCII value routes as both do, and
+// the next event of the same value is judged again (the failed route is not cached).
+TEST_F(MapperTest, ARouteThatDependsOnTheJavaVersionIsAPerEventErrorNamingTheEvent) {
+  config_.route_topic_regex = "(.*)\\b(.*)";
+  config_.route_topic_replacement = "t.$1.$2";
+  Set("type", "order");
+  auto ascii = Map();
+  ASSERT_TRUE(ascii.ok()) << ascii.status();
+  EXPECT_EQ(ascii->topic, "t.order.");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Set("type", "ord\xC3\xA9");  // ordé: a word character up to Java 18, not since
+    auto r = Map();
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(IsPerEventError(r.status()));
+    EXPECT_THAT(Message(r.status()), HasSubstr(kEventId));
+    EXPECT_THAT(Message(r.status()), HasSubstr("the route value \"ord\xC3\xA9\""));
+    EXPECT_THAT(Message(r.status()),
+                HasSubstr("routes to \"t.ord\xC3\xA9.\" on Java 17 and 18 and to \"t.ord.\xC3\xA9\" on Java 19"));
+  }
+}
+
 TEST_F(MapperTest, LongestLegalTopicNameIsAccepted) {
   config_.route_topic = "${routedByValue}";
   Set("type", std::string(249, 'a'));

@@ -3266,5 +3266,10 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithPropertiesUnderCaseFlagsRouteAsDebezi
   CompareRoutes("(?i)(?<kind>\\\\p{Lu}\\\\p{Lower}+)_(?<rest>[\\\\p{XDigit}\\\\p{Punct}&&\\\\P{Space}]+)");
 }
 
+// \b, which the relay checks as Java 17 and Java 19 both read it (the values here are ASCII, where they agree).
+TEST_F(DebeziumSideBySide, RouteRegexesWithWordBoundariesRouteAsDebeziumRoutes) {
+  CompareRoutes("(?i)\\\\b(?<kind>\\\\w+?)_(?<rest>[0-9a-f_]+)\\\\b");
+}
+
 }  // namespace
 }  // namespace outbox::testing
