@@ -216,7 +216,7 @@ class Translator {
   const std::string& pattern() const { return out_; }
   int groups() const { return groups_; }
   const std::map<std::string, int>& names() const { return names_; }
-  bool boundaries() const { return boundaries_; }
+  bool callouts() const { return callouts_; }
 
  private:
   // One item of a class, or an escape outside one: a single character (`literal`), or something already written
@@ -485,7 +485,6 @@ class Translator {
       }
       case 'k': {
         if (in_class) return Differs("\\k inside a class", at);
-        if (flags_.i) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
         const size_t close = in_.find('>', pos_);
         if (pos_ >= in_.size() || in_[pos_] != '<' || close == std::string_view::npos) {
           return absl::InvalidArgumentError(Cat("\\k at index ", at, " without a <name>"));
@@ -495,14 +494,15 @@ class Translator {
           return absl::InvalidArgumentError(Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
         }
         pos_ = close + 1;
+        if (flags_.i) return CaseInsensitiveBackReference(names_.at(name));
         return copy();
       }
       case 'b': case 'B':
-        // Java's word boundary, checked by a callout (WordBoundary) as Java checks it.
+        // Java's word boundary, checked by a callout (JavaCallout) as Java checks it.
         if (in_class) return absl::InvalidArgumentError(Cat("\\", std::string(1, c), " inside a class at index ", at));
         if (pos_ < in_.size() && in_[pos_] == '{') return Differs(Cat("\\", std::string(1, c), "{..}"), at);
         out_.append(c == 'b' ? "(?:(?C1))" : "(?:(?C2))");
-        boundaries_ = true;
+        callouts_ = true;
         return Item{};
       default:
         if (IsAsciiDigit(c)) {
@@ -511,11 +511,20 @@ class Translator {
             return Differs("a back reference of two or more digits", at);
           }
           if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
-          if (flags_.i) return Differs("a back reference under (?i) (Java compares it ignoring ASCII case)", at);
+          if (flags_.i) return CaseInsensitiveBackReference(c - '0');
           return copy();
         }
         return Differs(Cat("\\", std::string(1, c)), at);
     }
+  }
+
+  // Java's back reference under CASE_INSENSITIVE (CIBackRef): the group's text again, ignoring ASCII case. A string
+  // callout (JavaBackReference) checks it as Java does; PCRE2's caseless back reference then takes the same
+  // characters (they equal the group's but for the case of ASCII letters, so Unicode's folding takes them too).
+  absl::StatusOr<Item> CaseInsensitiveBackReference(int group) {
+    out_.append(Cat("(?:(?C'", group, "')(?i:\\g{", group, "}))"));
+    callouts_ = true;
+    return Item{};
   }
 
   // A single character in a class: under (?i) an ASCII letter and its other case.
@@ -790,17 +799,19 @@ class Translator {
   std::map<std::string, int> names_;  // named group -> its number
   size_t pos_ = 0;
   std::string out_;
-  bool boundaries_ = false;  // a \b or \B was written (as a callout)
+  bool callouts_ = false;  // a callout was written: \b, \B, a back reference under (?i)
 };
 
 // A match runs out after this many backtracking steps (PCRE2's default is 10,000,000): a pattern such as (a*)*b
 // on a long value gives no topic instead of holding the loop thread.
 constexpr uint32_t kMatchLimit = 1'000'000;
 
-// Which Java's \b is checked. Java 17 and 18 count '_' and every letter or decimal digit (Character.isLetterOrDigit)
-// as a word character; Java 19 and later count [a-zA-Z0-9_] only, as their \w (JDK-8264160). Both count a
-// non-spacing mark that follows a letter or digit (through other non-spacing marks).
-enum class Boundary : uint8_t { kJava17, kJava19 };
+// Which JDK's java.util.regex a callout checks as: the oldest Debezium 3 runs on (17) and the newest (25). They
+// read \b apart: Java 17 and 18 count '_' and every letter or decimal digit (Character.isLetterOrDigit) as a word
+// character, Java 19 and later [a-zA-Z0-9_] only, as their \w (JDK-8264160); both count a non-spacing mark that
+// follows a letter or digit (through other non-spacing marks). And a back reference under (?i) to text beyond the
+// BMP, which Java 17 reads past (JavaBackReference).
+enum class Jdk : uint8_t { k17, k25 };
 
 // A one-character PCRE2 class, for what Java asks of Character (PCRE2's Unicode tables).
 class UnicodeClass {
@@ -861,8 +872,8 @@ bool HasBaseCharacter(std::string_view s, size_t begin, uint32_t c) {
 
 // Whether Java's Bound counts the character `c` at `begin` as part of a word, on the `left` of the position or on
 // its right.
-bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Boundary java) {
-  const bool word = java == Boundary::kJava17
+bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Jdk java) {
+  const bool word = java == Jdk::k17
                         ? c == '_' || IsLetterOrDigit(c)
                         : c < 0x80 && (IsAsciiLetter(static_cast<char>(c)) || IsAsciiDigit(static_cast<char>(c)) ||
                                        c == '_');
@@ -872,11 +883,51 @@ bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Bound
   return HasBaseCharacter(s, begin, c);
 }
 
-// The callout that \b (1) and \B (2) are written as: Java's Bound.check at the current position, the region being
-// the whole value (matches() and replaceFirst() on a fresh Matcher). 0 goes on, 1 fails here.
-int WordBoundary(pcre2_callout_block* block, void* data) {
-  const Boundary java = *static_cast<const Boundary*>(data);
+// The callout a back reference under (?i) is written with (its group's number as the callout string): Java's
+// CIBackRef without UNICODE_CASE at the current position. Java takes the group's length in UTF-16 units and
+// compares, in Java 17, that many code points, each ignoring ASCII case, stepping over each by its own length: past a
+// character beyond the BMP it compares the characters after the group too, and throws when that runs past the value's
+// end
+// (PCRE2_ERROR_CALLOUT); Java 25 compares the group's code points. 0 goes on, 1 fails here.
+int JavaBackReference(const pcre2_callout_block* block, std::string_view s, Jdk java) {
+  int group = 0;
+  for (PCRE2_SIZE k = 0; k < block->callout_string_length; ++k) group = group * 10 + (block->callout_string[k] - '0');
+  const PCRE2_SIZE* ov = block->offset_vector;
+  if (static_cast<uint32_t>(group) >= block->capture_top || ov[2 * group] == PCRE2_UNSET) return 1;
+  const std::string_view text = s.substr(ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
+  const auto utf16_units = [](std::string_view utf8) {
+    size_t units = 0;
+    for (size_t k = 0; k < utf8.size();) {
+      const std::optional<uint32_t> c = DecodeUtf8(utf8, &k);
+      if (!c) return units;
+      units += *c > 0xFFFF ? 2 : 1;
+    }
+    return units;
+  };
+  const size_t units = utf16_units(text);
+  if (utf16_units(s.substr(block->current_position)) < units) return 1;
+  const auto lower = [](uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 0x20 : c; };
+  size_t x = block->current_position;
+  size_t j = ov[2 * group];
+  size_t compares = units;
+  for (size_t index = 0; index < compares; ++index) {
+    if (x >= s.size() || j >= s.size()) return PCRE2_ERROR_CALLOUT;
+    const std::optional<uint32_t> c1 = DecodeUtf8(s, &x);
+    const std::optional<uint32_t> c2 = DecodeUtf8(s, &j);
+    if (!c1 || !c2) return PCRE2_ERROR_CALLOUT;
+    if (*c1 != *c2 && lower(*c1) != lower(*c2)) return 1;
+    if (java == Jdk::k25 && *c1 > 0xFFFF) --compares;
+  }
+  return 0;
+}
+
+// Every callout a translated pattern has, checked as `data` (a Jdk) reads it: a string one is a back reference under
+// (?i) (JavaBackReference); 1 and 2 are \b and \B: Java's Bound.check at the current position, the region being the
+// whole value (matches() and replaceFirst() on a fresh Matcher). 0 goes on, 1 fails here.
+int JavaCallout(pcre2_callout_block* block, void* data) {
+  const Jdk java = *static_cast<const Jdk*>(data);
   const std::string_view s(reinterpret_cast<const char*>(block->subject), block->subject_length);
+  if (block->callout_string != nullptr) return JavaBackReference(block, s, java);
   const size_t i = block->current_position;
   bool left = false;
   bool right = false;
@@ -895,6 +946,9 @@ int WordBoundary(pcre2_callout_block* block, void* data) {
   return boundary == (block->callout_number == 1) ? 0 : 1;
 }
 
+constexpr char kJavaThrows[] =
+    "makes Java's matcher throw (a back reference under (?i) to text beyond the BMP reads past the value's end)";
+
 std::string MatchError(int rc) {
   std::array<PCRE2_UCHAR, 256> message{};
   pcre2_get_error_message(rc, message.data(), message.size());
@@ -910,9 +964,11 @@ absl::StatusOr<std::string> RouteOnce(const pcre2_code* code, pcre2_match_contex
   // Matcher.matches(): the whole value.
   int rc = pcre2_match(code, subject, value.size(), 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), context);
   if (rc == PCRE2_ERROR_NOMATCH) return std::string(value);
+  if (rc == PCRE2_ERROR_CALLOUT) return absl::InvalidArgumentError(kJavaThrows);
   if (rc < 0) return absl::InvalidArgumentError(MatchError(rc));
   // replaceFirst(): the first match a search finds.
   rc = pcre2_match(code, subject, value.size(), 0, PCRE2_NO_UTF_CHECK, data.get(), context);
+  if (rc == PCRE2_ERROR_CALLOUT) return absl::InvalidArgumentError(kJavaThrows);
   if (rc < 0) return absl::InvalidArgumentError(MatchError(rc));
   const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data.get());
   const uint32_t pairs = pcre2_get_ovector_count(data.get());
@@ -929,12 +985,12 @@ absl::StatusOr<std::string> RouteOnce(const pcre2_code* code, pcre2_match_contex
   return out;
 }
 
-// A copy of `base` whose callouts check \b as `java` reads it (`java` must outlive it).
-std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> BoundaryContext(
-    const pcre2_match_context* base, const Boundary* java) {
+// A copy of `base` whose callouts check as `java` reads (`java` must outlive it).
+std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> JdkContext(const pcre2_match_context* base,
+                                                                                     const Jdk* java) {
   std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(
       pcre2_match_context_copy(const_cast<pcre2_match_context*>(base)), &pcre2_match_context_free);
-  pcre2_set_callout(context.get(), &WordBoundary, const_cast<Boundary*>(java));
+  pcre2_set_callout(context.get(), &JavaCallout, const_cast<Jdk*>(java));
   return context;
 }
 
@@ -943,7 +999,7 @@ std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> Bounda
 struct RouteRegex::Code {
   pcre2_code* code = nullptr;
   pcre2_match_context* context = nullptr;
-  bool boundaries = false;  // \b or \B: matched as Java 17 and as Java 19 read them
+  bool callouts = false;  // \b, \B or a back reference under (?i): matched as Java 17 and as Java 25 read them
   ~Code() {
     pcre2_match_context_free(context);
     pcre2_code_free(code);
@@ -999,8 +1055,9 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   }
   Translator t(java_pattern, ignore_case);
   if (absl::Status st = t.Run(); !st.ok()) return st;
-  if (ignore_case && t.boundaries()) {
-    return absl::InvalidArgumentError("uses \\b or \\B, which Java 17 and Java 19 read differently beyond ASCII");
+  if (ignore_case && t.callouts()) {
+    return absl::InvalidArgumentError(
+        "uses \\b, \\B or a back reference, which Java 17 and Java 25 read differently beyond ASCII");
   }
   int error = 0;
   PCRE2_SIZE offset = 0;
@@ -1020,7 +1077,7 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   }
   code->context = pcre2_match_context_create(nullptr);
   pcre2_set_match_limit(code->context, kMatchLimit);
-  code->boundaries = t.boundaries();
+  code->callouts = t.callouts();
   RouteRegex regex;
   regex.code_ = std::move(code);
   regex.groups_ = t.groups();
@@ -1044,28 +1101,33 @@ bool RouteRegex::Matches(std::string_view value) const {
     return pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(value.data()), value.size(), 0,
                        PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), context) >= 0;
   };
-  if (!code_->boundaries) return matches(code_->context);
-  const Boundary java17 = Boundary::kJava17, java19 = Boundary::kJava19;
-  return matches(BoundaryContext(code_->context, &java17).get()) &&
-         matches(BoundaryContext(code_->context, &java19).get());
+  if (!code_->callouts) return matches(code_->context);
+  const Jdk java17 = Jdk::k17, java25 = Jdk::k25;
+  return matches(JdkContext(code_->context, &java17).get()) && matches(JdkContext(code_->context, &java25).get());
 }
 
 absl::StatusOr<std::string> RouteRegex::Route(std::string_view value) const {
   if (code_ == nullptr) return absl::FailedPreconditionError("no pattern");
-  if (!code_->boundaries) return RouteOnce(code_->code, code_->context, pieces_, value);
-  const Boundary java17 = Boundary::kJava17, java19 = Boundary::kJava19;
-  absl::StatusOr<std::string> old_java = RouteOnce(code_->code, BoundaryContext(code_->context, &java17).get(),
-                                                   pieces_, value);
-  absl::StatusOr<std::string> new_java = RouteOnce(code_->code, BoundaryContext(code_->context, &java19).get(),
-                                                   pieces_, value);
-  if (!old_java.ok()) return old_java.status();
-  if (!new_java.ok()) return new_java.status();
-  if (*old_java != *new_java) {
-    return absl::InvalidArgumentError(Cat("routes to \"", *old_java, "\" on Java 17 and 18 and to \"", *new_java,
-                                          "\" on Java 19 and later, whose \\b counts only ASCII letters and digits "
-                                          "as word characters"));
+  if (!code_->callouts) return RouteOnce(code_->code, code_->context, pieces_, value);
+  const Jdk java17 = Jdk::k17, java25 = Jdk::k25;
+  absl::StatusOr<std::string> old_java = RouteOnce(code_->code, JdkContext(code_->context, &java17).get(), pieces_,
+                                                   value);
+  absl::StatusOr<std::string> new_java = RouteOnce(code_->code, JdkContext(code_->context, &java25).get(), pieces_,
+                                                   value);
+  const auto throws = [](const absl::StatusOr<std::string>& route) {
+    return !route.ok() && route.status().message() == kJavaThrows;
+  };
+  if ((!old_java.ok() && !throws(old_java)) || (!new_java.ok() && !throws(new_java))) {
+    return !old_java.ok() ? old_java.status() : new_java.status();
   }
-  return old_java;
+  if (old_java.ok() && new_java.ok() && *old_java == *new_java) return old_java;
+  if (!old_java.ok() && !new_java.ok()) return old_java.status();
+  const auto says = [&](const absl::StatusOr<std::string>& route) {
+    return route.ok() ? Cat("routes it to \"", *route, "\"") : std::string("throws on it");
+  };
+  return absl::InvalidArgumentError(Cat("Java 17 ", says(old_java), " and Java 25 ", says(new_java),
+                                        " (their \\b, and their back references under (?i), read characters beyond "
+                                        "ASCII differently)"));
 }
 
 absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_view replacement, int groups,

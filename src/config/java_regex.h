@@ -18,11 +18,11 @@
 //   the flag x (COMMENTS): whitespace and comments between items left out,
 //   \p{..} and \P{..}: general categories, POSIX classes (US-ASCII), ASCII, L1, all, LC, LD, with the Is and gc=
 //   spellings, as Java reads them (also under (?i)),
-//   \b and \B -> a callout that checks Java's word boundary, once as Java 17 reads it and once as Java 19 does; a
-//   value the two route apart gets no topic (Route's error).
+//   \b, \B and back references under (?i) (compared ignoring ASCII case) -> callouts that check them as Java
+//   does, once as Java 17 reads them and once as Java 25 does; a value the two route apart gets no topic (Route's
+//   error).
 // Refused: the flags u, U and c (UNICODE_CASE folds as neither engine's other mode does; the others differ or do
-// not exist on one side), whitespace inside a construct under x, back references under (?i) (Java compares them
-// ignoring ASCII case), an empty operand of &&, \b{g}, \N, \X, \p{..} of scripts, blocks, binary properties and
+// not exist on one side), whitespace inside a construct under x, an empty operand of &&, \b{g}, \N, \X, \p{..} of scripts, blocks, binary properties and
 // java.lang.Character methods, escapes of letters Java does not know, back references of more than one digit, a
 // `{` that is not a quantifier, group names Java would refuse. tests/config/java_route_differential_test.cc runs a
 // corpus and random patterns through this class and through java.util.regex and asserts that every accepted
@@ -68,8 +68,8 @@ class RouteRegex {
   // Compiles a Java pattern. INVALID_ARGUMENT (without the key: the caller names it) for a pattern Java or PCRE2
   // refuses, or whose meaning would differ.
   // kIgnoreAsciiCase: Pattern.CASE_INSENSITIVE (ASCII letters only, as Debezium's lists of column and type names
-  // are compiled): the whole pattern as under (?i); a pattern with characters beyond ASCII, or with \b or \B, is
-  // refused.
+  // are compiled): the whole pattern as under (?i); a pattern with characters beyond ASCII, or with \b, \B or a back
+  // reference, is refused.
   enum class Case : uint8_t { kSensitive, kIgnoreAsciiCase };
   static absl::StatusOr<RouteRegex> Compile(std::string_view java_pattern, Case letter_case = Case::kSensitive);
 
@@ -78,11 +78,12 @@ class RouteRegex {
 
   // The topic for `value`: Java's matches() then replaceFirst(); the value itself when the pattern does not match
   // it whole. INVALID_ARGUMENT (a per-event error) when PCRE2 gives up (its match limit), the value is not UTF-8,
-  // or, with \b or \B, Java 17 and Java 19 would route it to different topics (their \b differs beyond ASCII).
+  // or, with \b, \B or a back reference under (?i), Java 17 and Java 25 would route it apart (they read those
+  // differently beyond ASCII).
   absl::StatusOr<std::string> Route(std::string_view value) const;
 
   // Java's Matcher.matches(): whether the pattern matches `value` whole (PCRE2 giving up counts as no match; with
-  // \b or \B, whether it matches as both Java 17 and Java 19 read it).
+  // callouts, whether it matches as both Java 17 and Java 25 read it).
   bool Matches(std::string_view value) const;
 
   int groups() const { return groups_; }

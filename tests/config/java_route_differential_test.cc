@@ -265,13 +265,22 @@ const std::vector<Route>& Corpus() {
       {"\\p{Bogus}", "unknown"},
       {"\\p{IsBogus}", "unknown-is"},
       {"\\p{foo=Lu}", "unknown-key"},
-      // \b and \B, as Java 17 and Java 19 read them (a value they route apart gets no topic)
+      // \b and \B, as Java 17 and Java 25 read them (a value they route apart gets no topic)
       {"(?<w>\\w+)\\b(.*)", "w.${w}"},
       {"(.*)\\B(.*)", "B.$1.$2"},
       {"\\b(.)(.*)\\b", "both.$1"},
       {"a\\b+(.*)", "quantified.$1"},
       {"[\\b]", "class"},
       {"\\b{g}", "grapheme"},
+      // back references under (?i): ASCII case ignored, nothing else folded; past a character beyond the BMP Java
+      // compares the characters after the group too, and throws at the value's end
+      {"(?i)(a+)\\1", "ci-backref"},
+      {"(?i)(?<w>[a-z]+)-\\k<w>", "w.${w}"},
+      {"(?i)(.)\\1(.*)", "ci-any.$1.$2"},
+      {"(?i)(.+)\\1", "ci-twice.$1"},
+      {"(?i)(.)(?-i)\\1(.*)", "ci-off.$2"},
+      {"((?i)(k))\\2", "ci-scoped"},
+      {"(?i)(a)?b\\1", "ci-unset"},
   };
   return corpus;
 }
@@ -286,6 +295,9 @@ const std::vector<std::string>& Values() {
       "Y", "c", "C", "[", "`", "a.b", "A.B", "a.bc", "\xc3\x89", "\x01", "k\xe2\x84\xaa", "aa0", "aa\b", "aa\b0",
       // for \p{..}: a titlecase letter, an ASCII symbol, DEL, y-diaeresis, an Arabic-Indic digit, an ordinal
       "\xc7\x85", "~", "a!", "\x7f", "\xc3\xbf", "\xd9\xa3", "\xc2\xaa" "a",
+      // for back references under (?i)
+      "aA", "Aa", "kK", "\xc3\xa9\xc3\x89", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b",
+      "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A", "order-ORDER", "b", "ab", "bA", "abA", "kk\xe2\x84\xaa",
   };
   return values;
 }
@@ -328,24 +340,31 @@ std::vector<Route> RandomTokenRoutes(int n, bool comments = false) {
   return routes;
 }
 
+// `n` random patterns of 1 to `most` of `tokens`, from `seed`; half of them start with `head` (if any), and
+// they take turns at the replacements t.$0 and x.
+std::vector<Route> RandomRoutesOf(unsigned seed, const std::vector<std::string>& tokens, int n, size_t most,
+                                  const std::string& head = "") {
+  std::mt19937 rng(seed);
+  std::vector<Route> routes;
+  for (int i = 0; i < n; ++i) {
+    std::string pattern = rng() % 2 == 0 ? head : "";
+    for (size_t k = 1 + rng() % most; k > 0; --k) pattern += tokens[rng() % tokens.size()];
+    routes.push_back({pattern, i % 2 == 0 ? "t.$0" : "x"});
+  }
+  return routes;
+}
+
 // Random patterns of \p{..} and \P{..} (each spelling Java reads, and some it refuses) in and out of classes, with
 // the case flags, negation and intersection.
 std::vector<Route> RandomPropertyRoutes(int n) {
-  std::mt19937 rng(24);
-  const std::vector<std::string> tokens = {
-      "\\p{Lower}", "\\P{Lower}", "\\p{Upper}", "\\P{Upper}", "\\p{Alpha}", "\\p{Punct}", "\\P{Alnum}",
-      "\\p{Lu}", "\\P{Lu}", "\\p{Ll}", "\\p{Lt}", "\\P{Lt}", "\\pL", "\\PL", "\\p{LC}", "\\p{LD}",
-      "\\P{LD}", "\\p{IsLu}", "\\p{IsLl}", "\\p{gc=Lu}", "\\p{gc=Lower}", "\\p{IsLower}", "\\p{ASCII}",
-      "\\P{ASCII}", "\\p{L1}", "\\p{Nd}", "\\p{Digit}", "\\p{Space}", "\\p{Cntrl}", "\\p{Lo}", "\\p{all}",
-      "(?i)", "(?-i)", "(?i:", "(", ")", "[", "[^", "]", "&&", "a", "K", "k", "\xc3\xa9", "-", "+", "*", ".", "|"};
-  const std::vector<std::string> replacements = {"t.$0", "x"};
-  std::vector<Route> routes;
-  for (int i = 0; i < n; ++i) {
-    std::string pattern = rng() % 2 == 0 ? "(?i)" : "";
-    for (size_t k = 1 + rng() % 5; k > 0; --k) pattern += tokens[rng() % tokens.size()];
-    routes.push_back({pattern, replacements[rng() % replacements.size()]});
-  }
-  return routes;
+  return RandomRoutesOf(24,
+                        {"\\p{Lower}", "\\P{Lower}", "\\p{Upper}", "\\P{Upper}", "\\p{Alpha}", "\\p{Punct}",
+                         "\\P{Alnum}", "\\p{Lu}", "\\P{Lu}", "\\p{Ll}", "\\p{Lt}", "\\P{Lt}", "\\pL", "\\PL",
+                         "\\p{LC}", "\\p{LD}", "\\P{LD}", "\\p{IsLu}", "\\p{IsLl}", "\\p{gc=Lu}", "\\p{gc=Lower}",
+                         "\\p{IsLower}", "\\p{ASCII}", "\\P{ASCII}", "\\p{L1}", "\\p{Nd}", "\\p{Digit}",
+                         "\\p{Space}", "\\p{Cntrl}", "\\p{Lo}", "\\p{all}", "(?i)", "(?-i)", "(?i:", "(", ")", "[",
+                         "[^", "]", "&&", "a", "K", "k", "\xc3\xa9", "-", "+", "*", ".", "|"},
+                        n, 5, "(?i)");
 }
 
 // Every route through java.util.regex under `java` (a java command): for each route, its compile answer and one
@@ -375,10 +394,11 @@ std::vector<std::string> RunJava(const std::vector<Route>& routes, const std::ve
 struct Outcome {
   int accepted = 0;
   int refused_by_relay_only = 0;
-  int jdk_dependent = 0;  // values the relay gives no topic for: Java 17 and Java 19 route them apart (\b)
+  int jdk_dependent = 0;  // values the relay gives no topic for: Java 17 and Java 25 route them apart
 };
 
-// A java command of version 19 or later, whose \b differs from Java 17's: OUTBOX_TEST_NEWER_JAVA, else the first
+// A java command of version 25 or later, which reads \b and back references under (?i) apart from Java 17 (the
+// relay checks both readings): OUTBOX_TEST_NEWER_JAVA, else the first
 // such JDK under /usr/lib/jvm (by its `release` file); "" when there is none. The JDK that scripts/install-deps.sh
 // installs is 17.
 std::string NewerJava() {
@@ -389,7 +409,7 @@ std::string NewerJava() {
     for (std::string line; std::getline(release, line);) {
       if (!line.starts_with("JAVA_VERSION=\"")) continue;
       const int major = std::atoi(line.c_str() + std::string_view("JAVA_VERSION=\"").size());
-      if (major >= 19 && std::filesystem::exists(entry.path() / "bin" / "java")) return (entry.path() / "bin" / "java");
+      if (major >= 25 && std::filesystem::exists(entry.path() / "bin" / "java")) return (entry.path() / "bin" / "java");
     }
   }
   return "";
@@ -400,7 +420,7 @@ bool IsAscii(const std::string& text) {
 }
 
 // Runs `routes` through both engines and checks every accepted one value by value. A value the relay gives no
-// topic for must be one that Java 17 and Java 19 route apart: it has a character beyond ASCII, and where a newer
+// topic for must be one that Java 17 and Java 25 route apart: it has a character beyond ASCII, and where a newer
 // JDK is at hand (NewerJava), the two JDKs' topics differ; every other value routes as that JDK routes it too.
 Outcome Compare(const std::vector<Route>& routes, const std::vector<std::string>& values = Values()) {
   const std::vector<std::string> java = RunJava(routes, values);
@@ -437,7 +457,7 @@ Outcome Compare(const std::vector<Route>& routes, const std::vector<std::string>
       if (!routed.ok()) {
         ++outcome.jdk_dependent;
         EXPECT_FALSE(IsAscii(value)) << where << ": " << routed.status();
-        EXPECT_NE(routed.status().message().find("Java 19"), std::string_view::npos) << where << ": " << routed.status();
+        EXPECT_NE(routed.status().message().find("Java 17 "), std::string_view::npos) << where << ": " << routed.status();
         if (newer_answer != nullptr) {
           EXPECT_NE(*newer_answer, answer) << where << ": both JDKs agree";
         }
@@ -521,30 +541,47 @@ TEST(JavaRouteDifferential, RandomPropertyPatternsRouteAsJavaRoutesThem) {
               outcome.refused_by_relay_only);
 }
 
+// Compare() for random patterns of `what`, some values of which Java 17 and 25 route apart.
+void CompareWithJdkDependentValues(const char* what, const std::vector<Route>& routes,
+                                   const std::vector<std::string>& values, int least_accepted) {
+  const Outcome outcome = Compare(routes, values);
+  EXPECT_GT(outcome.accepted, least_accepted);
+  EXPECT_GT(outcome.jdk_dependent, 0) << "values beyond ASCII that Java 17 and 25 route apart";
+  std::printf("random %s patterns: %d accepted by both, %d refused by the relay only, %d values routed apart by "
+              "Java 17 and 25 (no topic)%s\n",
+              what, outcome.accepted, outcome.refused_by_relay_only, outcome.jdk_dependent,
+              NewerJava().empty() ? "" : (", checked against " + NewerJava()).c_str());
+}
+
 // Random patterns around \b and \B, over values with letters and digits beyond ASCII, non-spacing marks after a
 // letter, alone, and beyond the BMP (where Java's walk back to a base character reads a lone surrogate).
 TEST(JavaRouteDifferential, RandomWordBoundariesRouteAsJavaRoutesThem) {
-  std::mt19937 rng(25);
-  const std::vector<std::string> tokens = {"\\b", "\\B", "\\b", "\\B", "a", "_", "1", "\xc3\xa9", "\xcc\x81", "-",
-                                           ".", "*", "+", "?", "(", ")", "|", "\\w", "\\W", "(.*)", "[a-z]"};
-  std::vector<Route> routes;
-  for (int i = 0; i < 1500; ++i) {
-    std::string pattern;
-    for (size_t k = 1 + rng() % 6; k > 0; --k) pattern += tokens[rng() % tokens.size()];
-    routes.push_back({pattern, i % 2 == 0 ? "t.$0" : "x"});
-  }
+  const std::vector<Route> routes =
+      RandomRoutesOf(25, {"\\b", "\\B", "\\b", "\\B", "a", "_", "1", "\xc3\xa9", "\xcc\x81", "-", ".", "*", "+", "?", "(",
+                          ")", "|", "\\w", "\\W", "(.*)", "[a-z]"},
+                     1500, 6);
   std::vector<std::string> values = ShortStrings({"a", "_", "1", "\xc3\xa9", "\xcc\x81", "\xf0\x9d\x85\xa7",
                                                   "\xf0\x9d\x90\x80", "\xd9\xa3", " ", "-"});
   for (const char* v : {"a\xcc\x81\xcc\x81-", "-\xcc\x81" "a", "\xf0\x9d\x90\x80\xcc\x81-", "\xc3\xa9\xcc\x81", "_\xcc\x81"}) {
     values.push_back(v);
   }
-  const Outcome outcome = Compare(routes, values);
-  EXPECT_GT(outcome.accepted, 600);
-  EXPECT_GT(outcome.jdk_dependent, 0) << "values beyond ASCII that Java 17 and 19 route apart";
-  std::printf("random \\b patterns: %d accepted by both, %d refused by the relay only, %d values routed apart by "
-              "Java 17 and 19 (no topic)%s\n",
-              outcome.accepted, outcome.refused_by_relay_only, outcome.jdk_dependent,
-              NewerJava().empty() ? "" : (", checked against " + NewerJava()).c_str());
+  CompareWithJdkDependentValues("\\b", routes, values, 600);
+}
+
+// Random patterns with back references under (?i), which Java compares ignoring ASCII case, over values of letters
+// in both cases, the Kelvin sign, é and É, and characters beyond the BMP (past which Java 17 reads on).
+TEST(JavaRouteDifferential, RandomCaseInsensitiveBackReferencesRouteAsJavaRoutesThem) {
+  const std::vector<Route> routes =
+      RandomRoutesOf(26, {"(.)", "(..)", "(.+)", "(a|K)", "(?<g>[a-z]+)", "\\1", "\\1", "\\k<g>", "(?i)", "(?-i)", "(?i:",
+                          ")", "a", "K", ".", "*", "?", "(.*)"},
+                     1500, 5, "(?i)");
+  std::vector<std::string> values = ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89",
+                                                  "\xf0\x9f\x98\x80", "b"});
+  for (const char* v : {"aAaA", "kKk", "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b",
+                        "abcABC", "AbAb"}) {
+    values.push_back(v);
+  }
+  CompareWithJdkDependentValues("(?i) back reference", routes, values, 500);
 }
 
 // The same tokens under COMMENTS: whitespace, comments and line terminators among them.

@@ -3271,5 +3271,11 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithWordBoundariesRouteAsDebeziumRoutes) 
   CompareRoutes("(?i)\\\\b(?<kind>\\\\w+?)_(?<rest>[0-9a-f_]+)\\\\b");
 }
 
+// A back reference under (?i), which Java compares ignoring ASCII case: the r of OrDeR's second letter again as its
+// last.
+TEST_F(DebeziumSideBySide, RouteRegexesWithCaseInsensitiveBackReferencesRouteAsDebeziumRoutes) {
+  CompareRoutes("(?i)(?<kind>o(?<r>r)de\\\\k<r>)_(?<rest>[0-9a-f_]+)");
+}
+
 }  // namespace
 }  // namespace outbox::testing
