@@ -127,65 +127,185 @@ std::string RangeMembers(const std::vector<CodeRange>& ranges, bool complement) 
   return members;
 }
 
-// The names Java's \p{IsX} reads as Unicode binary properties (CharPredicates.forUnicodeProperty, upper-cased): X
-// is one of these, else one of the plain names below, else a script.
-constexpr std::array<std::string_view, 32> kJavaBinaryProperties = {
-    "ALPHABETIC", "ASSIGNED", "CONTROL", "EMOJI", "EMOJI_PRESENTATION", "EMOJI_MODIFIER", "EMOJI_MODIFIER_BASE",
-    "EMOJI_COMPONENT", "EXTENDED_PICTOGRAPHIC", "HEXDIGIT", "HEX_DIGIT", "IDEOGRAPHIC", "JOINCONTROL",
-    "JOIN_CONTROL", "LETTER", "LOWERCASE", "NONCHARACTERCODEPOINT", "NONCHARACTER_CODE_POINT", "TITLECASE",
-    "PUNCTUATION", "UPPERCASE", "WHITESPACE", "WHITE_SPACE", "WORD", "ALPHA", "LOWER", "UPPER", "SPACE", "PUNCT",
-    "XDIGIT", "ALNUM", "CNTRL"};
-constexpr std::array<std::string_view, 4> kJavaPosixUnicode = {"DIGIT", "BLANK", "GRAPH", "PRINT"};
+// A set of characters as PCRE2 class members: `members`, or (complement) every character not in them. `ranges`,
+// when set, are the members as code point ranges, whose complement can be written inside a class too.
+struct ClassSet {
+  std::string members;
+  bool complement = false;
+  std::optional<std::vector<CodeRange>> ranges;
+};
+ClassSet Members(std::string members, bool complement = false) {
+  return ClassSet{.members = std::move(members), .complement = complement, .ranges = std::nullopt};
+}
 
-// What Java's \p{name} (or \P{name}, `negate`) matches, as PCRE2 class members (`in_class`) or a PCRE2 class,
-// following Pattern.family and CharPredicates of JDK 17 to 25. kInvalidArgument: a name Java refuses (it throws at
-// compile); kUnimplemented: a name Java reads in a way the relay does not spell here (scripts, blocks, binary
-// properties, the java* methods of java.lang.Character: their Unicode versions differ from PCRE2's), with why.
-absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool in_class) {
-  if (name.empty()) return absl::InvalidArgumentError("an empty character family");
-  std::string_view plain = name;  // the name CharPredicates.forProperty reads
-  if (const size_t eq = name.find('='); eq != std::string_view::npos) {
-    const std::string key = absl::AsciiStrToLower(std::string(name.substr(0, eq)));
-    if (key == "sc" || key == "script" || key == "blk" || key == "block") {
-      return absl::UnimplementedError("a Unicode script or block");
-    }
-    if (key != "gc" && key != "general_category") return absl::InvalidArgumentError("an unknown Unicode property");
-    plain = name.substr(eq + 1);
-  } else if (name.starts_with("In")) {
-    return absl::UnimplementedError("a Unicode block");
-  } else if (name.starts_with("Is")) {
-    plain = name.substr(2);
-    const std::string upper = absl::AsciiStrToUpper(std::string(plain));
-    if (std::find(kJavaBinaryProperties.begin(), kJavaBinaryProperties.end(), upper) != kJavaBinaryProperties.end() ||
-        std::find(kJavaPosixUnicode.begin(), kJavaPosixUnicode.end(), upper) != kJavaPosixUnicode.end()) {
-      return absl::UnimplementedError("a Unicode binary property");
-    }
-  }
-  // Under (?i) Java reads Lu, Ll and Lt as all three (PCRE2's L&), and Lower and Upper as Alpha.
-  const bool cased = plain == "LC" || (ignore_case && (plain == "Lu" || plain == "Ll" || plain == "Lt"));
-  if (cased || std::find(kCategories.begin(), kCategories.end(), plain) != kCategories.end()) {
-    const std::string property = Cat(negate ? "\\P{" : "\\p{", cased ? "L&" : plain, "}");
-    return in_class ? property : Cat("[", property, "]");
-  }
-  if (plain == "LD") {
-    if (negate && in_class) return absl::UnimplementedError("\\P{LD} inside a class");
-    return in_class ? std::string("\\p{L}\\p{Nd}") : Cat(negate ? "[^" : "[", "\\p{L}\\p{Nd}]");
-  }
-  for (const FixedSet& set : FixedSets()) {
-    if (set.name != plain) continue;
-    if (ignore_case && !set.ignoring_case.empty()) return JavaProperty(set.ignoring_case, negate, false, in_class);
-    const std::string members = RangeMembers(set.ranges, negate);
+// The Unicode binary properties and POSIX names Java reads after \p{Is (CharPredicates.forUnicodeProperty, the
+// name upper-cased), as JDK 17 to 25 define them, in PCRE2's properties (its Unicode tables, as for the general
+// categories). `cased`: under CASE_INSENSITIVE Java reads it as any of Lowercase, Uppercase and Lt.
+struct BinaryProperty {
+  std::string_view names;  // Java's spellings, upper-cased, space-separated
+  std::string_view members;
+  bool complement = false;
+  bool cased = false;
+};
+constexpr std::array<BinaryProperty, 20> kBinaryProperties = {{
+    {"ALPHABETIC ALPHA", "\\p{Alphabetic}"},
+    {"ASSIGNED", "\\P{Cn}"},
+    {"CONTROL CNTRL", "\\p{Cc}"},
+    {"HEXDIGIT HEX_DIGIT XDIGIT", "\\p{Nd}A-Fa-f\\x{ff10}-\\x{ff19}\\x{ff21}-\\x{ff26}\\x{ff41}-\\x{ff46}"},
+    {"IDEOGRAPHIC", "\\p{Ideographic}"},
+    {"JOINCONTROL JOIN_CONTROL", "\\x{200c}\\x{200d}"},
+    {"LETTER", "\\p{L}"},
+    {"LOWERCASE LOWER", "\\p{Lowercase}", false, true},
+    {"UPPERCASE UPPER", "\\p{Uppercase}", false, true},
+    {"TITLECASE", "\\p{Lt}", false, true},
+    {"NONCHARACTERCODEPOINT NONCHARACTER_CODE_POINT", "\\p{Noncharacter_Code_Point}"},
+    {"PUNCTUATION PUNCT", "\\p{P}"},
+    {"WHITESPACE WHITE_SPACE SPACE", "\\p{Z}\\x{9}-\\x{d}\\x{85}"},
+    {"WORD", "\\p{Alphabetic}\\p{Mn}\\p{Me}\\p{Mc}\\p{Nd}\\p{Pc}\\x{200c}\\x{200d}"},
+    {"ALNUM", "\\p{Alphabetic}\\p{Nd}"},
+    {"DIGIT", "\\p{Nd}"},
+    {"BLANK", "\\p{Zs}\\x{9}"},
+    {"GRAPH", "\\p{Z}\\p{Cc}\\p{Cs}\\p{Cn}", true},
+    {"PRINT", "\\p{Zl}\\p{Zp}\\p{Cc}\\p{Cs}\\p{Cn}", true},
+    // Java 21 added these; Java 17 refuses them, so Debezium's start depends on its JDK.
+    {"EMOJI EMOJI_PRESENTATION EMOJI_MODIFIER EMOJI_MODIFIER_BASE EMOJI_COMPONENT EXTENDED_PICTOGRAPHIC", ""},
+}};
+
+// Java 17's Character.UnicodeScript names and their aliases (the 157 scripts of Unicode 13; later JDKs add more,
+// which Java 17 refuses). PCRE2's \p{sc:..} reads each.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 157> kJava17Scripts = {{
+    {"COMMON", "ZYYY"}, {"LATIN", "LATN"}, {"GREEK", "GREK"}, {"CYRILLIC", "CYRL"},
+    {"ARMENIAN", "ARMN"}, {"HEBREW", "HEBR"}, {"ARABIC", "ARAB"}, {"SYRIAC", "SYRC"},
+    {"THAANA", "THAA"}, {"DEVANAGARI", "DEVA"}, {"BENGALI", "BENG"}, {"GURMUKHI", "GURU"},
+    {"GUJARATI", "GUJR"}, {"ORIYA", "ORYA"}, {"TAMIL", "TAML"}, {"TELUGU", "TELU"},
+    {"KANNADA", "KNDA"}, {"MALAYALAM", "MLYM"}, {"SINHALA", "SINH"}, {"THAI", "THAI"},
+    {"LAO", "LAOO"}, {"TIBETAN", "TIBT"}, {"MYANMAR", "MYMR"}, {"GEORGIAN", "GEOR"},
+    {"HANGUL", "HANG"}, {"ETHIOPIC", "ETHI"}, {"CHEROKEE", "CHER"}, {"CANADIAN_ABORIGINAL", "CANS"},
+    {"OGHAM", "OGAM"}, {"RUNIC", "RUNR"}, {"KHMER", "KHMR"}, {"MONGOLIAN", "MONG"},
+    {"HIRAGANA", "HIRA"}, {"KATAKANA", "KANA"}, {"BOPOMOFO", "BOPO"}, {"HAN", "HANI"},
+    {"YI", "YIII"}, {"OLD_ITALIC", "ITAL"}, {"GOTHIC", "GOTH"}, {"DESERET", "DSRT"},
+    {"INHERITED", "ZINH"}, {"TAGALOG", "TGLG"}, {"HANUNOO", "HANO"}, {"BUHID", "BUHD"},
+    {"TAGBANWA", "TAGB"}, {"LIMBU", "LIMB"}, {"TAI_LE", "TALE"}, {"LINEAR_B", "LINB"},
+    {"UGARITIC", "UGAR"}, {"SHAVIAN", "SHAW"}, {"OSMANYA", "OSMA"}, {"CYPRIOT", "CPRT"},
+    {"BRAILLE", "BRAI"}, {"BUGINESE", "BUGI"}, {"COPTIC", "COPT"}, {"NEW_TAI_LUE", "TALU"},
+    {"GLAGOLITIC", "GLAG"}, {"TIFINAGH", "TFNG"}, {"SYLOTI_NAGRI", "SYLO"}, {"OLD_PERSIAN", "XPEO"},
+    {"KHAROSHTHI", "KHAR"}, {"BALINESE", "BALI"}, {"CUNEIFORM", "XSUX"}, {"PHOENICIAN", "PHNX"},
+    {"PHAGS_PA", "PHAG"}, {"NKO", "NKOO"}, {"SUNDANESE", "SUND"}, {"BATAK", "BATK"},
+    {"LEPCHA", "LEPC"}, {"OL_CHIKI", "OLCK"}, {"VAI", "VAII"}, {"SAURASHTRA", "SAUR"},
+    {"KAYAH_LI", "KALI"}, {"REJANG", "RJNG"}, {"LYCIAN", "LYCI"}, {"CARIAN", "CARI"},
+    {"LYDIAN", "LYDI"}, {"CHAM", "CHAM"}, {"TAI_THAM", "LANA"}, {"TAI_VIET", "TAVT"},
+    {"AVESTAN", "AVST"}, {"EGYPTIAN_HIEROGLYPHS", "EGYP"}, {"SAMARITAN", "SAMR"}, {"MANDAIC", "MAND"},
+    {"LISU", "LISU"}, {"BAMUM", "BAMU"}, {"JAVANESE", "JAVA"}, {"MEETEI_MAYEK", "MTEI"},
+    {"IMPERIAL_ARAMAIC", "ARMI"}, {"OLD_SOUTH_ARABIAN", "SARB"}, {"INSCRIPTIONAL_PARTHIAN", "PRTI"}, {"INSCRIPTIONAL_PAHLAVI", "PHLI"},
+    {"OLD_TURKIC", "ORKH"}, {"BRAHMI", "BRAH"}, {"KAITHI", "KTHI"}, {"MEROITIC_HIEROGLYPHS", "MERO"},
+    {"MEROITIC_CURSIVE", "MERC"}, {"SORA_SOMPENG", "SORA"}, {"CHAKMA", "CAKM"}, {"SHARADA", "SHRD"},
+    {"TAKRI", "TAKR"}, {"MIAO", "PLRD"}, {"CAUCASIAN_ALBANIAN", "AGHB"}, {"BASSA_VAH", "BASS"},
+    {"DUPLOYAN", "DUPL"}, {"ELBASAN", "ELBA"}, {"GRANTHA", "GRAN"}, {"PAHAWH_HMONG", "HMNG"},
+    {"KHOJKI", "KHOJ"}, {"LINEAR_A", "LINA"}, {"MAHAJANI", "MAHJ"}, {"MANICHAEAN", "MANI"},
+    {"MENDE_KIKAKUI", "MEND"}, {"MODI", "MODI"}, {"MRO", "MROO"}, {"OLD_NORTH_ARABIAN", "NARB"},
+    {"NABATAEAN", "NBAT"}, {"PALMYRENE", "PALM"}, {"PAU_CIN_HAU", "PAUC"}, {"OLD_PERMIC", "PERM"},
+    {"PSALTER_PAHLAVI", "PHLP"}, {"SIDDHAM", "SIDD"}, {"KHUDAWADI", "SIND"}, {"TIRHUTA", "TIRH"},
+    {"WARANG_CITI", "WARA"}, {"AHOM", "AHOM"}, {"ANATOLIAN_HIEROGLYPHS", "HLUW"}, {"HATRAN", "HATR"},
+    {"MULTANI", "MULT"}, {"OLD_HUNGARIAN", "HUNG"}, {"SIGNWRITING", "SGNW"}, {"ADLAM", "ADLM"},
+    {"BHAIKSUKI", "BHKS"}, {"MARCHEN", "MARC"}, {"NEWA", "NEWA"}, {"OSAGE", "OSGE"},
+    {"TANGUT", "TANG"}, {"MASARAM_GONDI", "GONM"}, {"NUSHU", "NSHU"}, {"SOYOMBO", "SOYO"},
+    {"ZANABAZAR_SQUARE", "ZANB"}, {"HANIFI_ROHINGYA", "ROHG"}, {"OLD_SOGDIAN", "SOGO"}, {"SOGDIAN", "SOGD"},
+    {"DOGRA", "DOGR"}, {"GUNJALA_GONDI", "GONG"}, {"MAKASAR", "MAKA"}, {"MEDEFAIDRIN", "MEDF"},
+    {"ELYMAIC", "ELYM"}, {"NANDINAGARI", "NAND"}, {"NYIAKENG_PUACHUE_HMONG", "HMNP"}, {"WANCHO", "WCHO"},
+    {"YEZIDI", "YEZI"}, {"CHORASMIAN", "CHRS"}, {"DIVES_AKURU", "DIAK"}, {"KHITAN_SMALL_SCRIPT", "KITS"},
+    {"UNKNOWN", "ZZZZ"}
+}};
+
+// The \p{..} or \P{..} (`negate`) that `set` is, as PCRE2 class members (`in_class`) or a PCRE2 class.
+absl::StatusOr<std::string> SpellClassSet(const ClassSet& set, bool negate, bool in_class) {
+  if (negate == set.complement) return in_class ? set.members : Cat("[", set.members, "]");
+  if (set.ranges) {
+    const std::string members = RangeMembers(*set.ranges, true);
     if (members.empty()) {  // \P{all}: nothing
       if (in_class) return absl::UnimplementedError("\\P{all} inside a class");
       return std::string("(?:(?!))");
     }
     return in_class ? members : Cat("[", members, "]");
   }
-  if (plain.starts_with("java")) return absl::UnimplementedError("a java.lang.Character method");
-  if (name.starts_with("Is") && name.find('=') == std::string_view::npos) {
-    return absl::UnimplementedError("a Unicode script");
+  if (!in_class) return Cat("[^", set.members, "]");
+  // Inside a class only a single property's complement can be written: \p{X} <-> \P{X}.
+  const std::string& m = set.members;
+  if (m.size() > 4 && m[0] == '\\' && (m[1] == 'p' || m[1] == 'P') && m.find('\\', 1) == std::string::npos) {
+    return Cat("\\", m[1] == 'p' ? "P" : "p", m.substr(2));
   }
-  return absl::InvalidArgumentError("an unknown character property name");
+  return absl::UnimplementedError("the complement of a union inside a class");
+}
+
+// What Java's \p{name} matches (CharPredicates.forProperty, the name as given): a general category, a POSIX class
+// (US-ASCII), ASCII, L1, all, LC, LD. nullopt for another name; kUnimplemented for java.lang.Character's methods.
+absl::StatusOr<std::optional<ClassSet>> JavaPlainProperty(std::string_view plain, bool ignore_case) {
+  // Under (?i) Java reads Lu, Ll and Lt as all three (PCRE2's L&), and Lower and Upper as Alpha.
+  const bool cased = plain == "LC" || (ignore_case && (plain == "Lu" || plain == "Ll" || plain == "Lt"));
+  if (cased || std::find(kCategories.begin(), kCategories.end(), plain) != kCategories.end()) {
+    return Members(Cat("\\p{", cased ? "L&" : plain, "}"));
+  }
+  if (plain == "LD") return Members("\\p{L}\\p{Nd}");
+  for (const FixedSet& set : FixedSets()) {
+    if (set.name != plain) continue;
+    if (ignore_case && !set.ignoring_case.empty()) return JavaPlainProperty(set.ignoring_case, false);
+    return ClassSet{.members = RangeMembers(set.ranges, false), .complement = false, .ranges = set.ranges};
+  }
+  if (plain.starts_with("java")) return absl::UnimplementedError("a java.lang.Character method");
+  return std::nullopt;
+}
+
+// Java's script names (Character.UnicodeScript.forName: a name or alias in any case) as PCRE2's Script property.
+std::optional<ClassSet> JavaScript(std::string_view name) {
+  const std::string upper = absl::AsciiStrToUpper(std::string(name));
+  for (const auto& [script, alias] : kJava17Scripts) {
+    if (upper == script || upper == alias) return Members(Cat("\\p{sc:", script, "}"));
+  }
+  return std::nullopt;
+}
+
+// What Java's \p{name} (or \P{name}, `negate`) matches, as PCRE2 class members (`in_class`) or a PCRE2 class,
+// following Pattern.family and CharPredicates of JDK 17 to 25. kInvalidArgument: a name Java refuses (it throws at
+// compile); kUnimplemented: a name the relay does not spell here (blocks, which PCRE2 does not have; the
+// java.lang.Character methods; properties Java 17 does not know), with why.
+absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool in_class) {
+  if (name.empty()) return absl::InvalidArgumentError("an empty character family");
+  std::optional<ClassSet> set;
+  if (const size_t eq = name.find('='); eq != std::string_view::npos) {
+    const std::string key = absl::AsciiStrToLower(std::string(name.substr(0, eq)));
+    const std::string_view value = name.substr(eq + 1);
+    if (key == "blk" || key == "block") return absl::UnimplementedError("a Unicode block");
+    if (key == "sc" || key == "script") {
+      set = JavaScript(value);
+    } else if (key == "gc" || key == "general_category") {
+      absl::StatusOr<std::optional<ClassSet>> plain = JavaPlainProperty(value, ignore_case);
+      if (!plain.ok()) return plain.status();
+      set = *plain;
+    }
+    if (!set) return absl::InvalidArgumentError("an unknown Unicode property");
+  } else if (name.starts_with("In")) {
+    return absl::UnimplementedError("a Unicode block");
+  } else if (name.starts_with("Is")) {
+    // \p{IsX}: a binary property or POSIX name (X in any case), else a plain name, else a script.
+    const std::string upper = absl::AsciiStrToUpper(std::string(name.substr(2)));
+    for (const BinaryProperty& property : kBinaryProperties) {
+      if (Cat(" ", property.names, " ").find(Cat(" ", upper, " ")) == std::string::npos) continue;
+      if (property.members.empty()) return absl::UnimplementedError("a property Java 17 does not know");
+      set = Members(ignore_case && property.cased ? "\\p{Lowercase}\\p{Uppercase}\\p{Lt}" : std::string(property.members),
+                    property.complement);
+      break;
+    }
+    if (!set) {
+      absl::StatusOr<std::optional<ClassSet>> plain = JavaPlainProperty(name.substr(2), ignore_case);
+      if (!plain.ok()) return plain.status();
+      set = plain->has_value() ? *plain : JavaScript(name.substr(2));
+    }
+  } else {
+    absl::StatusOr<std::optional<ClassSet>> plain = JavaPlainProperty(name, ignore_case);
+    if (!plain.ok()) return plain.status();
+    set = *plain;
+  }
+  if (!set) return absl::InvalidArgumentError("an unknown character property name");
+  return SpellClassSet(*set, negate, in_class);
 }
 
 absl::Status Differs(std::string_view what, size_t at) {
@@ -473,7 +593,7 @@ class Translator {
         absl::StatusOr<std::string> property = JavaProperty(name, c == 'P', flags_.i, in_class);
         if (absl::IsUnimplemented(property.status())) {
           return Differs(Cat("\\", std::string(1, c), "{", name, "} (", property.status().message(),
-                             "; general categories, POSIX classes, ASCII, L1 and all are read)"),
+                             "; the relay reads categories, POSIX classes, binary properties and scripts)"),
                          at);
         }
         if (!property.ok()) {

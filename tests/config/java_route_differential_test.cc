@@ -265,6 +265,30 @@ const std::vector<Route>& Corpus() {
       {"\\p{Bogus}", "unknown"},
       {"\\p{IsBogus}", "unknown-is"},
       {"\\p{foo=Lu}", "unknown-key"},
+      // Java's binary properties and POSIX names after Is (Unicode, not US-ASCII), and scripts
+      {"\\p{IsAlphabetic}+", "is-alphabetic"},
+      {"(\\p{IsWord}+)\\P{IsWord}(.*)", "is-word.$1.$2"},
+      {"\\p{IsWhite_Space}+|\\p{IsBlank}", "is-space"},
+      {"\\p{IsPrint}+", "is-print"},
+      {"[\\P{IsGraph}a]+", "is-not-graph"},
+      {"[\\P{IsWord}a]", "is-not-word-class"},
+      {"\\p{IsHexDigit}+", "is-hex"},
+      {"\\p{IsJoinControl}", "is-join"},
+      {"\\p{IsNoncharacterCodePoint}", "is-nonchar"},
+      {"\\p{IsAssigned}+", "is-assigned"},
+      {"\\p{IsIdeographic}+", "is-ideographic"},
+      {"(?i)\\p{IsLowercase}+", "i-is-lowercase"},
+      {"(?i)[\\P{IsUpper}]+", "i-is-not-upper"},
+      {"\\p{IsTitlecase}", "is-titlecase"},
+      {"\\p{IsEmoji}", "is-emoji"},
+      {"\\p{IsGREEK}+", "is-greek"},
+      {"\\p{sc=Grek}+", "sc-alias"},
+      {"\\p{script=latin}+", "script-lower"},
+      {"\\P{IsCommon}+", "not-common"},
+      {"\\p{sc=Kawi}", "sc-after-17"},
+      {"\\p{IsHan}\\p{IsHani}", "han"},
+      {"(\\p{IsCommon}+)(.*)", "common.$1"},
+      {"\\p{IsKatakana}+", "katakana"},
       // \b and \B, as Java 17 and Java 25 read them (a value they route apart gets no topic)
       {"(?<w>\\w+)\\b(.*)", "w.${w}"},
       {"(.*)\\B(.*)", "B.$1.$2"},
@@ -296,6 +320,7 @@ const std::vector<std::string>& Values() {
       // for \p{..}: a titlecase letter, an ASCII symbol, DEL, y-diaeresis, an Arabic-Indic digit, an ordinal
       "\xc7\x85", "~", "a!", "\x7f", "\xc3\xbf", "\xd9\xa3", "\xc2\xaa" "a",
       // for back references under (?i)
+      "\xce\xb1\xce\x91", "\xe4\xb8\xad", "\xe2\x85\xa0", "\xef\xbc\x91\xef\xbd\x81", "a\xe2\x80\x8c", "\xef\xb7\x90", "\xe3\x83\xbc", "\xe3\x82\xa2\xe3\x83\xbc",
       "aA", "Aa", "kK", "\xc3\xa9\xc3\x89", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b",
       "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A", "order-ORDER", "b", "ab", "bA", "abA", "kk\xe2\x84\xaa",
   };
@@ -363,7 +388,10 @@ std::vector<Route> RandomPropertyRoutes(int n) {
                          "\\p{LC}", "\\p{LD}", "\\P{LD}", "\\p{IsLu}", "\\p{IsLl}", "\\p{gc=Lu}", "\\p{gc=Lower}",
                          "\\p{IsLower}", "\\p{ASCII}", "\\P{ASCII}", "\\p{L1}", "\\p{Nd}", "\\p{Digit}",
                          "\\p{Space}", "\\p{Cntrl}", "\\p{Lo}", "\\p{all}", "(?i)", "(?-i)", "(?i:", "(", ")", "[",
-                         "[^", "]", "&&", "a", "K", "k", "\xc3\xa9", "-", "+", "*", ".", "|"},
+                         "[^", "]", "&&", "a", "K", "k", "\xc3\xa9", "-", "+", "*", ".", "|", "\\p{IsAlphabetic}",
+                         "\\p{IsWord}", "\\P{IsGraph}", "\\p{IsLowercase}", "\\p{IsUppercase}", "\\p{IsTitlecase}",
+                         "\\p{IsPrint}", "\\p{IsHexDigit}", "\\p{IsWhite_Space}", "\\p{IsLatin}", "\\p{sc=Grek}",
+                         "\\P{IsHan}"},
                         n, 5, "(?i)");
 }
 
@@ -531,7 +559,8 @@ TEST(JavaRouteDifferential, RandomCaseFlagsAndCharacterEscapesRouteAsJavaRoutesT
 // controls, so that the random \p{..} patterns match some whole.
 std::vector<std::string> PropertyValues() {
   return ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "\xc7\x85", "1", "\xd9\xa3", "-",
-                       "!", "~", " ", "\t", "\x7f", "\xc3\xbf", "\xc2\xaa"});
+                       "!", "~", " ", "\t", "\x7f", "\xc3\xbf", "\xc2\xaa", "\xce\xb1", "\xe4\xb8\xad", "\xe2\x85\xa0",
+                       "\xef\xbc\x91", "\xe2\x80\x8c"});
 }
 
 TEST(JavaRouteDifferential, RandomPropertyPatternsRouteAsJavaRoutesThem) {

@@ -3266,6 +3266,11 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithPropertiesUnderCaseFlagsRouteAsDebezi
   CompareRoutes("(?i)(?<kind>\\\\p{Lu}\\\\p{Lower}+)_(?<rest>[\\\\p{XDigit}\\\\p{Punct}&&\\\\P{Space}]+)");
 }
 
+// Java's binary properties after Is (Unicode sets) and a script, in a class.
+TEST_F(DebeziumSideBySide, RouteRegexesWithBinaryPropertiesAndScriptsRouteAsDebeziumRoutes) {
+  CompareRoutes("(?<kind>\\\\p{IsAlphabetic}+)_(?<rest>[\\\\p{IsLatin}\\\\p{IsDigit}\\\\p{IsPunct}]+)");
+}
+
 // \b, which the relay checks as Java 17 and Java 19 both read it (the values here are ASCII, where they agree).
 TEST_F(DebeziumSideBySide, RouteRegexesWithWordBoundariesRouteAsDebeziumRoutes) {
   CompareRoutes("(?i)\\\\b(?<kind>\\\\w+?)_(?<rest>[0-9a-f_]+)\\\\b");

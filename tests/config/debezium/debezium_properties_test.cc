@@ -323,8 +323,8 @@ TEST(DebeziumProperties, KeysThatAddTheSourceTypeToColumnSchemasMapToTheRelaysKe
   EXPECT_THAT(WarnedKeys(*mapped), Contains("include.schema.comments"));
   EXPECT_THAT(ErrorOf(Load(with_schema + "column.propagate.source.type=public\\.outbox\\.(payload\n", brokers)),
               AllOf(HasSubstr("column.propagate.source.type: "), HasSubstr("(payload")));
-  EXPECT_THAT(ErrorOf(Load(with_schema + "datatype.propagate.source.type=.+\\\\.\\\\p{IsAlphabetic}+\n", brokers)),
-              AllOf(HasSubstr("datatype.propagate.source.type: "), HasSubstr("\\p{IsAlphabetic}")));
+  EXPECT_THAT(ErrorOf(Load(with_schema + "datatype.propagate.source.type=.+\\\\.\\\\p{InGreek}+\n", brokers)),
+              AllOf(HasSubstr("datatype.propagate.source.type: "), HasSubstr("\\p{InGreek} (a Unicode block")));
   for (const std::string line : {"column.propagate.source.type=public.outbox.payload",
                                  "datatype.propagate.source.type=.+\\.JSONB", "include.schema.comments=true"}) {
     const std::string key = line.substr(0, line.find('='));
@@ -1545,6 +1545,7 @@ TEST(DebeziumRouting, GivesTheTopicsDebeziumGives) {
       {"x9", "(?<c>[^a-w[0-8]]+)", "n.$${c}", "n.x9"},
       {"Order!", "(?<c>\\\\p{Alpha}+)\\\\p{Punct}", "p.$${c}", "p.Order"},
       {"kÉ", "(?i)(?<c>\\\\p{Lu}+)", "i.$${c}", "i.kÉ"},
+      {"αβ-x", "(?<c>\\\\p{IsGreek}+)\\\\P{IsAlphabetic}.*", "g.$${c}", "g.αβ"},
       {"Order-ORDER", "(?i)(?<c>[a-z]+)-\\\\k<c>", "c.$${c}", "c.Order"},
       {"Order-ORDERS", "(?i)(?<c>[a-z]+)-\\\\k<c>", "c.$${c}", "Order-ORDERS"},
   };
@@ -1562,7 +1563,8 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?U)a", "the inline flag U (the relay reads i, s, m, d and x)"},
       {"debezium.transforms.outbox.route.topic.regex=(?iu)order", "the inline flag u"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaLowerCase}", "a java.lang.Character method"},
-      {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsAlphabetic}+", "\\p{IsAlphabetic} (a Unicode binary property"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{InGreek}+", "\\p{InGreek} (a Unicode block"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsEmoji}+", "\\p{IsEmoji} (a property Java 17 does not know"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{Lc}+", "an unknown character property name \\p{Lc} at index 0"},
       {"debezium.transforms.outbox.route.topic.regex=[a-z&&]", "an empty operand of && at index 4 is refused"},
       {"debezium.transforms.outbox.route.topic.replacement=$${type}", "route.topic.replacement: "
