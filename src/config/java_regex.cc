@@ -829,7 +829,8 @@ class Translator {
     }
     const std::string_view rest = in_.substr(pos_);
     // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m, d and
-    // x; u, U and c are refused. Java reads whitespace inside the flags once x is on ((?x i) sets i): refused.
+    // x; u (UNICODE_CASE) while i is off, where it changes nothing; U and c are refused. Java reads whitespace
+    // inside the flags once x is on ((?x i) sets i): refused.
     if (rest.size() > 1 && (IsAsciiLetter(rest[1]) || rest[1] == '-')) {
       Flags flags = flags_;
       bool on = true;
@@ -845,13 +846,17 @@ class Translator {
                      : f == 'm' ? &flags.m
                      : f == 'd' ? &flags.d
                      : f == 'x' ? &flags.x
+                     : f == 'u' ? &flags.u
                                 : nullptr;
         if (flag == nullptr) {
-          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m, d and x)"), at);
+          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m, d, x and u)"), at);
         }
         *flag = on;
       }
       if (i >= rest.size() || i == 1) return absl::InvalidArgumentError(Cat("an unclosed inline flag at index ", at));
+      if (flags.i && flags.u) {
+        return Differs("the inline flag u with i (UNICODE_CASE folds case by Java's tables, not PCRE2's)", at);
+      }
       pos_ += i + 1;
       if (rest[i] == ':') {
         OpenScope();
@@ -907,9 +912,10 @@ class Translator {
   // A group opens: its end restores the flags it opened with.
   void OpenScope() { scopes_.push_back(flags_); }
 
-  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS.
+  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS, and
+  // UNICODE_CASE (only while CASE_INSENSITIVE is off).
   struct Flags {
-    bool i = false, s = false, m = false, d = false, x = false;
+    bool i = false, s = false, m = false, d = false, x = false, u = false;
   };
 
   std::string_view in_;
@@ -925,6 +931,11 @@ class Translator {
 // A match runs out after this many backtracking steps (PCRE2's default is 10,000,000): a pattern such as (a*)*b
 // on a long value gives no topic instead of holding the loop thread.
 constexpr uint32_t kMatchLimit = 1'000'000;
+
+// With callouts, PCRE2 takes the paths a backtracking matcher takes, as Java's does: its start-of-match
+// optimizations (a character the match needs that the value lacks, a leading .* anchored) and auto-possession would
+// skip callouts, and a callout can throw as Java 17 does (JavaBackReference).
+constexpr uint32_t kWalkEveryPath = PCRE2_NO_START_OPTIMIZE | PCRE2_NO_AUTO_POSSESS | PCRE2_NO_DOTSTAR_ANCHOR;
 
 // Which JDK's java.util.regex a callout checks as: the oldest Debezium 3 runs on (17) and the newest (25). They
 // read \b apart: Java 17 and 18 count '_' and every letter or decimal digit (Character.isLetterOrDigit) as a word
@@ -1183,7 +1194,7 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   PCRE2_SIZE offset = 0;
   auto code = std::make_shared<Code>();
   code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(),
-                             PCRE2_UTF, &error, &offset, nullptr);
+                             PCRE2_UTF | (t.callouts() ? kWalkEveryPath : 0), &error, &offset, nullptr);
   if (code->code == nullptr) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(error, message.data(), message.size());

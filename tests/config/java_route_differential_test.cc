@@ -146,6 +146,12 @@ const std::vector<Route>& Corpus() {
       {"(?s)(?-s:.)(.)", "s-off.$1"},
       {"(?is)A.B", "is"},
       {"(?u)a", "u"},
+      {"(?u)(?<v>[a-z]+)(.*)", "u.${v}"},
+      {"(?u)a(?i)b", "u-then-i"},
+      {"(?i:a)(?u)b", "i-ended-then-u"},
+      {"(?u:a)(?i)b", "u-scoped"},
+      {"(?iu)k", "iu"},
+      {"(?i)a(?-i)(?u)k", "i-off-then-u"},
       {"(?x)a b", "x"},
       {"(?c)a", "c"},
       {"(?)a", "empty-flags"},
@@ -597,12 +603,13 @@ TEST(JavaRouteDifferential, RandomWordBoundariesRouteAsJavaRoutesThem) {
   CompareWithJdkDependentValues("\\b", routes, values, 600);
 }
 
-// Random patterns with back references under (?i), which Java compares ignoring ASCII case, over values of letters
-// in both cases, the Kelvin sign, é and É, and characters beyond the BMP (past which Java 17 reads on).
+// Random patterns with back references under (?i), which Java compares ignoring ASCII case, and the flag u (read
+// while i is off), over values of letters in both cases, the Kelvin sign, é and É, and characters beyond the BMP
+// (past which Java 17 reads on).
 TEST(JavaRouteDifferential, RandomCaseInsensitiveBackReferencesRouteAsJavaRoutesThem) {
   const std::vector<Route> routes =
       RandomRoutesOf(26, {"(.)", "(..)", "(.+)", "(a|K)", "(?<g>[a-z]+)", "\\1", "\\1", "\\k<g>", "(?i)", "(?-i)", "(?i:",
-                          ")", "a", "K", ".", "*", "?", "(.*)"},
+                          ")", "a", "K", ".", "*", "?", "(.*)", "(?u)", "(?u:", "(?-u)"},
                      1500, 5, "(?i)");
   std::vector<std::string> values = ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89",
                                                   "\xf0\x9f\x98\x80", "b"});

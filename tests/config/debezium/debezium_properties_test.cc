@@ -1560,7 +1560,7 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?<x", "route.topic.regex: \"(?<x\": a group name at index 0"},
       {"debezium.transforms.outbox.route.topic.regex=(a", "route.topic.regex: \"(a\": not a valid regular expression"},
       {"debezium.transforms.outbox.route.topic.regex=(?x)[a b]", "whitespace or a comment inside a class under (?x)"},
-      {"debezium.transforms.outbox.route.topic.regex=(?U)a", "the inline flag U (the relay reads i, s, m, d and x)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?U)a", "the inline flag U (the relay reads i, s, m, d, x and u)"},
       {"debezium.transforms.outbox.route.topic.regex=(?iu)order", "the inline flag u"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaLowerCase}", "a java.lang.Character method"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{InGreek}+", "\\p{InGreek} (a Unicode block"},
