@@ -196,7 +196,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 157> kJava17
     {"LYDIAN", "LYDI"}, {"CHAM", "CHAM"}, {"TAI_THAM", "LANA"}, {"TAI_VIET", "TAVT"},
     {"AVESTAN", "AVST"}, {"EGYPTIAN_HIEROGLYPHS", "EGYP"}, {"SAMARITAN", "SAMR"}, {"MANDAIC", "MAND"},
     {"LISU", "LISU"}, {"BAMUM", "BAMU"}, {"JAVANESE", "JAVA"}, {"MEETEI_MAYEK", "MTEI"},
-    {"IMPERIAL_ARAMAIC", "ARMI"}, {"OLD_SOUTH_ARABIAN", "SARB"}, {"INSCRIPTIONAL_PARTHIAN", "PRTI"}, {"INSCRIPTIONAL_PAHLAVI", "PHLI"},
+    {"IMPERIAL_ARAMAIC", "ARMI"}, {"OLD_SOUTH_ARABIAN", "SARB"}, {"INSCRIPTIONAL_PARTHIAN", "PRTI"},
+    {"INSCRIPTIONAL_PAHLAVI", "PHLI"},
     {"OLD_TURKIC", "ORKH"}, {"BRAHMI", "BRAH"}, {"KAITHI", "KTHI"}, {"MEROITIC_HIEROGLYPHS", "MERO"},
     {"MEROITIC_CURSIVE", "MERC"}, {"SORA_SOMPENG", "SORA"}, {"CHAKMA", "CAKM"}, {"SHARADA", "SHRD"},
     {"TAKRI", "TAKR"}, {"MIAO", "PLRD"}, {"CAUCASIAN_ALBANIAN", "AGHB"}, {"BASSA_VAH", "BASS"},
@@ -290,8 +291,8 @@ absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, boo
     for (const BinaryProperty& property : kBinaryProperties) {
       if (Cat(" ", property.names, " ").find(Cat(" ", upper, " ")) == std::string::npos) continue;
       if (property.members.empty()) return absl::UnimplementedError("a property Java 17 does not know");
-      set = Members(ignore_case && property.cased ? "\\p{Lowercase}\\p{Uppercase}\\p{Lt}" : std::string(property.members),
-                    property.complement);
+      const bool cased = ignore_case && property.cased;
+      set = Members(cased ? "\\p{Lowercase}\\p{Uppercase}\\p{Lt}" : std::string(property.members), property.complement);
       break;
     }
     if (!set) {
@@ -319,10 +320,10 @@ absl::Status Differs(std::string_view what, size_t at) {
 // CASE_INSENSITIVE without UNICODE_CASE: ASCII letters match either case, nothing else folds. PCRE2's caseless mode
 // folds by Unicode's rules (k matches the Kelvin sign), so it is not used: each ASCII letter is written as both
 // (a -> [aA], a class's letters and the letters of its ranges doubled); a \p{..} is the set Java reads under
-// (?i) (JavaProperty), not folded further; a back reference, which Java compares ignoring ASCII case, is refused
-// there. The inline flags i, s, m, d and x are scoped as in Java: (?i) holds to the end of the group it is in,
-// (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left out; inside a construct, where
-// Java skips them in some places and not in others, they are refused.
+// (?i) (JavaProperty), not folded further; a back reference is compared ignoring ASCII case by a callout
+// (CaseInsensitiveBackReference). The inline flags i, s, m, d, x and u are scoped as in Java: (?i) holds to the
+// end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left out;
+// inside a construct, where Java skips them in some places and not in others, they are refused.
 class Translator {
  public:
   Translator(std::string_view java, bool ignore_case) : in_(java) { flags_.i = ignore_case; }
@@ -958,6 +959,7 @@ class UnicodeClass {
   ~UnicodeClass() { pcre2_code_free(code_); }
 
   bool Has(uint32_t c) const {
+    if (code_ == nullptr) return false;
     std::string text;
     AppendUtf8(c, &text);
     std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(pcre2_match_data_create(1, nullptr),

@@ -326,7 +326,8 @@ const std::vector<std::string>& Values() {
       // for \p{..}: a titlecase letter, an ASCII symbol, DEL, y-diaeresis, an Arabic-Indic digit, an ordinal
       "\xc7\x85", "~", "a!", "\x7f", "\xc3\xbf", "\xd9\xa3", "\xc2\xaa" "a",
       // for back references under (?i)
-      "\xce\xb1\xce\x91", "\xe4\xb8\xad", "\xe2\x85\xa0", "\xef\xbc\x91\xef\xbd\x81", "a\xe2\x80\x8c", "\xef\xb7\x90", "\xe3\x83\xbc", "\xe3\x82\xa2\xe3\x83\xbc",
+      "\xce\xb1\xce\x91", "\xe4\xb8\xad", "\xe2\x85\xa0", "\xef\xbc\x91\xef\xbd\x81", "a\xe2\x80\x8c", "\xef\xb7\x90",
+      "\xe3\x83\xbc", "\xe3\x82\xa2\xe3\x83\xbc",
       "aA", "Aa", "kK", "\xc3\xa9\xc3\x89", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b",
       "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A", "order-ORDER", "b", "ab", "bA", "abA", "kk\xe2\x84\xaa",
   };
@@ -491,7 +492,8 @@ Outcome Compare(const std::vector<Route>& routes, const std::vector<std::string>
       if (!routed.ok()) {
         ++outcome.jdk_dependent;
         EXPECT_FALSE(IsAscii(value)) << where << ": " << routed.status();
-        EXPECT_NE(routed.status().message().find("Java 17 "), std::string_view::npos) << where << ": " << routed.status();
+        EXPECT_NE(routed.status().message().find("Java 17 "), std::string_view::npos)
+            << where << ": " << routed.status();
         if (newer_answer != nullptr) {
           EXPECT_NE(*newer_answer, answer) << where << ": both JDKs agree";
         }
@@ -592,12 +594,13 @@ void CompareWithJdkDependentValues(const char* what, const std::vector<Route>& r
 // letter, alone, and beyond the BMP (where Java's walk back to a base character reads a lone surrogate).
 TEST(JavaRouteDifferential, RandomWordBoundariesRouteAsJavaRoutesThem) {
   const std::vector<Route> routes =
-      RandomRoutesOf(25, {"\\b", "\\B", "\\b", "\\B", "a", "_", "1", "\xc3\xa9", "\xcc\x81", "-", ".", "*", "+", "?", "(",
-                          ")", "|", "\\w", "\\W", "(.*)", "[a-z]"},
+      RandomRoutesOf(25, {"\\b", "\\B", "\\b", "\\B", "a", "_", "1", "\xc3\xa9", "\xcc\x81", "-", ".", "*", "+",
+                          "?", "(", ")", "|", "\\w", "\\W", "(.*)", "[a-z]"},
                      1500, 6);
   std::vector<std::string> values = ShortStrings({"a", "_", "1", "\xc3\xa9", "\xcc\x81", "\xf0\x9d\x85\xa7",
                                                   "\xf0\x9d\x90\x80", "\xd9\xa3", " ", "-"});
-  for (const char* v : {"a\xcc\x81\xcc\x81-", "-\xcc\x81" "a", "\xf0\x9d\x90\x80\xcc\x81-", "\xc3\xa9\xcc\x81", "_\xcc\x81"}) {
+  for (const char* v :
+       {"a\xcc\x81\xcc\x81-", "-\xcc\x81" "a", "\xf0\x9d\x90\x80\xcc\x81-", "\xc3\xa9\xcc\x81", "_\xcc\x81"}) {
     values.push_back(v);
   }
   CompareWithJdkDependentValues("\\b", routes, values, 600);
@@ -608,13 +611,13 @@ TEST(JavaRouteDifferential, RandomWordBoundariesRouteAsJavaRoutesThem) {
 // (past which Java 17 reads on).
 TEST(JavaRouteDifferential, RandomCaseInsensitiveBackReferencesRouteAsJavaRoutesThem) {
   const std::vector<Route> routes =
-      RandomRoutesOf(26, {"(.)", "(..)", "(.+)", "(a|K)", "(?<g>[a-z]+)", "\\1", "\\1", "\\k<g>", "(?i)", "(?-i)", "(?i:",
-                          ")", "a", "K", ".", "*", "?", "(.*)", "(?u)", "(?u:", "(?-u)"},
+      RandomRoutesOf(26, {"(.)", "(..)", "(.+)", "(a|K)", "(?<g>[a-z]+)", "\\1", "\\1", "\\k<g>", "(?i)", "(?-i)",
+                          "(?i:", ")", "a", "K", ".", "*", "?", "(.*)", "(?u)", "(?u:", "(?-u)"},
                      1500, 5, "(?i)");
   std::vector<std::string> values = ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89",
                                                   "\xf0\x9f\x98\x80", "b"});
-  for (const char* v : {"aAaA", "kKk", "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b",
-                        "abcABC", "AbAb"}) {
+  for (const char* v : {"aAaA", "kKk", "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A",
+                        "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b", "abcABC", "AbAb"}) {
     values.push_back(v);
   }
   CompareWithJdkDependentValues("(?i) back reference", routes, values, 500);

@@ -1564,8 +1564,10 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?iu)order", "the inline flag u"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaLowerCase}", "a java.lang.Character method"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{InGreek}+", "\\p{InGreek} (a Unicode block"},
-      {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsEmoji}+", "\\p{IsEmoji} (a property Java 17 does not know"},
-      {"debezium.transforms.outbox.route.topic.regex=\\\\p{Lc}+", "an unknown character property name \\p{Lc} at index 0"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsEmoji}+",
+       "\\p{IsEmoji} (a property Java 17 does not know"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{Lc}+",
+       "an unknown character property name \\p{Lc} at index 0"},
       {"debezium.transforms.outbox.route.topic.regex=[a-z&&]", "an empty operand of && at index 4 is refused"},
       {"debezium.transforms.outbox.route.topic.replacement=$${type}", "route.topic.replacement: "
                                                                       "\"${type}\": no group with name {type}"},
