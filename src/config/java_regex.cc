@@ -138,6 +138,11 @@ ClassSet Members(std::string members, bool complement = false) {
   return ClassSet{.members = std::move(members), .complement = complement, .ranges = std::nullopt};
 }
 
+// Java's Unicode \w, \d and \s (under U, and \p{IsWord}, \p{IsDigit}, \p{IsWhite_Space}), in PCRE2's properties.
+constexpr std::string_view kUnicodeWord = "\\p{Alphabetic}\\p{Mn}\\p{Me}\\p{Mc}\\p{Nd}\\p{Pc}\\x{200c}\\x{200d}";
+constexpr std::string_view kUnicodeDigit = "\\p{Nd}";
+constexpr std::string_view kUnicodeSpace = "\\p{Z}\\x{9}-\\x{d}\\x{85}";
+
 // The Unicode binary properties and POSIX names Java reads after \p{Is (CharPredicates.forUnicodeProperty, the
 // name upper-cased), as JDK 17 to 25 define them, in PCRE2's properties (its Unicode tables, as for the general
 // categories). `cased`: under CASE_INSENSITIVE Java reads it as any of Lowercase, Uppercase and Lt.
@@ -160,10 +165,10 @@ constexpr std::array<BinaryProperty, 20> kBinaryProperties = {{
     {"TITLECASE", "\\p{Lt}", false, true},
     {"NONCHARACTERCODEPOINT NONCHARACTER_CODE_POINT", "\\p{Noncharacter_Code_Point}"},
     {"PUNCTUATION PUNCT", "\\p{P}"},
-    {"WHITESPACE WHITE_SPACE SPACE", "\\p{Z}\\x{9}-\\x{d}\\x{85}"},
-    {"WORD", "\\p{Alphabetic}\\p{Mn}\\p{Me}\\p{Mc}\\p{Nd}\\p{Pc}\\x{200c}\\x{200d}"},
+    {"WHITESPACE WHITE_SPACE SPACE", kUnicodeSpace},
+    {"WORD", kUnicodeWord},
     {"ALNUM", "\\p{Alphabetic}\\p{Nd}"},
-    {"DIGIT", "\\p{Nd}"},
+    {"DIGIT", kUnicodeDigit},
     {"BLANK", "\\p{Zs}\\x{9}"},
     {"GRAPH", "\\p{Z}\\p{Cc}\\p{Cs}\\p{Cn}", true},
     {"PRINT", "\\p{Zl}\\p{Zp}\\p{Cc}\\p{Cs}\\p{Cn}", true},
@@ -255,6 +260,22 @@ absl::StatusOr<std::optional<ClassSet>> JavaPlainProperty(std::string_view plain
   return std::nullopt;
 }
 
+// Java's binary property or POSIX name `name` (in any case: CharPredicates.forUnicodeProperty, or with
+// `posix_only` forPOSIXName); nullopt for another name.
+absl::StatusOr<std::optional<ClassSet>> BinaryPropertySet(std::string_view name, bool ignore_case, bool posix_only) {
+  static constexpr std::string_view kPosix =
+      " ALPHA LOWER UPPER SPACE PUNCT XDIGIT ALNUM CNTRL DIGIT BLANK GRAPH PRINT ";
+  const std::string upper = absl::AsciiStrToUpper(std::string(name));
+  if (posix_only && kPosix.find(Cat(" ", upper, " ")) == std::string_view::npos) return std::nullopt;
+  for (const BinaryProperty& property : kBinaryProperties) {
+    if (Cat(" ", property.names, " ").find(Cat(" ", upper, " ")) == std::string::npos) continue;
+    if (property.members.empty()) return absl::UnimplementedError("a property Java 17 does not know");
+    const bool cased = ignore_case && property.cased;
+    return Members(cased ? "\\p{Lowercase}\\p{Uppercase}\\p{Lt}" : std::string(property.members), property.complement);
+  }
+  return std::nullopt;
+}
+
 // Java's script names (Character.UnicodeScript.forName: a name or alias in any case) as PCRE2's Script property.
 std::optional<ClassSet> JavaScript(std::string_view name) {
   const std::string upper = absl::AsciiStrToUpper(std::string(name));
@@ -268,7 +289,8 @@ std::optional<ClassSet> JavaScript(std::string_view name) {
 // following Pattern.family and CharPredicates of JDK 17 to 25. kInvalidArgument: a name Java refuses (it throws at
 // compile); kUnimplemented: a name the relay does not spell here (blocks, which PCRE2 does not have; the
 // java.lang.Character methods; properties Java 17 does not know), with why.
-absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool in_class) {
+absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool unicode_classes,
+                                         bool in_class) {
   if (name.empty()) return absl::InvalidArgumentError("an empty character family");
   std::optional<ClassSet> set;
   if (const size_t eq = name.find('='); eq != std::string_view::npos) {
@@ -287,23 +309,26 @@ absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, boo
     return absl::UnimplementedError("a Unicode block");
   } else if (name.starts_with("Is")) {
     // \p{IsX}: a binary property or POSIX name (X in any case), else a plain name, else a script.
-    const std::string upper = absl::AsciiStrToUpper(std::string(name.substr(2)));
-    for (const BinaryProperty& property : kBinaryProperties) {
-      if (Cat(" ", property.names, " ").find(Cat(" ", upper, " ")) == std::string::npos) continue;
-      if (property.members.empty()) return absl::UnimplementedError("a property Java 17 does not know");
-      const bool cased = ignore_case && property.cased;
-      set = Members(cased ? "\\p{Lowercase}\\p{Uppercase}\\p{Lt}" : std::string(property.members), property.complement);
-      break;
-    }
+    absl::StatusOr<std::optional<ClassSet>> binary = BinaryPropertySet(name.substr(2), ignore_case, false);
+    if (!binary.ok()) return binary.status();
+    set = *binary;
     if (!set) {
       absl::StatusOr<std::optional<ClassSet>> plain = JavaPlainProperty(name.substr(2), ignore_case);
       if (!plain.ok()) return plain.status();
       set = plain->has_value() ? *plain : JavaScript(name.substr(2));
     }
   } else {
-    absl::StatusOr<std::optional<ClassSet>> plain = JavaPlainProperty(name, ignore_case);
-    if (!plain.ok()) return plain.status();
-    set = *plain;
+    // Under U a POSIX name (in any case) is Java's Unicode one, as after Is.
+    if (unicode_classes) {
+      absl::StatusOr<std::optional<ClassSet>> posix = BinaryPropertySet(name, ignore_case, true);
+      if (!posix.ok()) return posix.status();
+      set = *posix;
+    }
+    if (!set) {
+      absl::StatusOr<std::optional<ClassSet>> plain = JavaPlainProperty(name, ignore_case);
+      if (!plain.ok()) return plain.status();
+      set = *plain;
+    }
   }
   if (!set) return absl::InvalidArgumentError("an unknown character property name");
   return SpellClassSet(*set, negate, in_class);
@@ -482,7 +507,18 @@ class Translator {
     if (static_cast<unsigned char>(c) >= 0x80) return Differs("'\\' before a non-ASCII character", at);
     if (!IsAsciiLetter(c) && !IsAsciiDigit(c)) return literal(static_cast<unsigned char>(c));  // an escaped symbol
     switch (c) {
-      case 'd': case 'D': case 'w': case 'W': case 's': case 'S': case 'h': case 'H': case 'v': case 'V':
+      case 'd': case 'D': case 'w': case 'W': case 's': case 'S': {
+        // Java's ASCII classes, as PCRE2's without UCP; under U (UNICODE_CHARACTER_CLASS) Java's Unicode ones.
+        if (!flags_.U) return copy();
+        const char lower = static_cast<char>(c | 0x20);
+        absl::StatusOr<std::string> set = SpellClassSet(
+            Members(std::string(lower == 'd' ? kUnicodeDigit : lower == 'w' ? kUnicodeWord : kUnicodeSpace)),
+            c != lower, in_class);
+        if (!set.ok()) return Differs(Cat("\\", std::string(1, c), " under (?U) (", set.status().message(), ")"), at);
+        out_.append(*set);
+        return Item{};
+      }
+      case 'h': case 'H': case 'v': case 'V':
         return copy();
       case 't': return literal('\t');
       case 'n': return literal('\n');
@@ -591,7 +627,7 @@ class Translator {
         } else if (pos_ < in_.size()) {
           name = in_.substr(pos_++, 1);
         }
-        absl::StatusOr<std::string> property = JavaProperty(name, c == 'P', flags_.i, in_class);
+        absl::StatusOr<std::string> property = JavaProperty(name, c == 'P', flags_.i, flags_.U, in_class);
         if (absl::IsUnimplemented(property.status())) {
           return Differs(Cat("\\", std::string(1, c), "{", name, "} (", property.status().message(),
                              "; the relay reads categories, POSIX classes, binary properties and scripts)"),
@@ -622,7 +658,8 @@ class Translator {
         // Java's word boundary, checked by a callout (JavaCallout) as Java checks it.
         if (in_class) return absl::InvalidArgumentError(Cat("\\", std::string(1, c), " inside a class at index ", at));
         if (pos_ < in_.size() && in_[pos_] == '{') return Differs(Cat("\\", std::string(1, c), "{..}"), at);
-        out_.append(c == 'b' ? "(?:(?C1))" : "(?:(?C2))");
+        // 1 and 2; 3 and 4 under U, whose word characters are Unicode's (the same in every JDK).
+        out_.append(Cat("(?:(?C", (c == 'b' ? 1 : 2) + (flags_.U ? 2 : 0), "))"));
         callouts_ = true;
         return Item{};
       default:
@@ -848,15 +885,17 @@ class Translator {
                      : f == 'd' ? &flags.d
                      : f == 'x' ? &flags.x
                      : f == 'u' ? &flags.u
+                     : f == 'U' ? &flags.U
                                 : nullptr;
         if (flag == nullptr) {
-          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m, d, x and u)"), at);
+          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m, d, x, u and U)"), at);
         }
         *flag = on;
+        if (f == 'U') flags.u = on;  // Java's U sets and clears UNICODE_CASE with it
       }
       if (i >= rest.size() || i == 1) return absl::InvalidArgumentError(Cat("an unclosed inline flag at index ", at));
       if (flags.i && flags.u) {
-        return Differs("the inline flag u with i (UNICODE_CASE folds case by Java's tables, not PCRE2's)", at);
+        return Differs("the inline flag u or U with i (UNICODE_CASE folds case by Java's tables, not PCRE2's)", at);
       }
       pos_ += i + 1;
       if (rest[i] == ':') {
@@ -913,10 +952,10 @@ class Translator {
   // A group opens: its end restores the flags it opened with.
   void OpenScope() { scopes_.push_back(flags_); }
 
-  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS, and
-  // UNICODE_CASE (only while CASE_INSENSITIVE is off).
+  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS,
+  // UNICODE_CASE (only while CASE_INSENSITIVE is off) and UNICODE_CHARACTER_CLASS (U, which sets UNICODE_CASE).
   struct Flags {
-    bool i = false, s = false, m = false, d = false, x = false, u = false;
+    bool i = false, s = false, m = false, d = false, x = false, u = false, U = false;
   };
 
   std::string_view in_;
@@ -1005,11 +1044,12 @@ bool HasBaseCharacter(std::string_view s, size_t begin, uint32_t c) {
 
 // Whether Java's Bound counts the character `c` at `begin` as part of a word, on the `left` of the position or on
 // its right.
-bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Jdk java) {
-  const bool word = java == Jdk::k17
-                        ? c == '_' || IsLetterOrDigit(c)
-                        : c < 0x80 && (IsAsciiLetter(static_cast<char>(c)) || IsAsciiDigit(static_cast<char>(c)) ||
-                                       c == '_');
+bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Jdk java, bool unicode_word) {
+  static const UnicodeClass unicode(Cat("[", kUnicodeWord, "]"));
+  const bool word = unicode_word         ? unicode.Has(c)
+                    : java == Jdk::k17 ? c == '_' || IsLetterOrDigit(c)
+                                       : c < 0x80 && (IsAsciiLetter(static_cast<char>(c)) ||
+                                                      IsAsciiDigit(static_cast<char>(c)) || c == '_');
   if (word) return true;
   if (!IsNonSpacingMark(c)) return false;
   if (left && c > 0xFFFF) return false;  // Java's walk starts at i-1: the mark's low surrogate
@@ -1055,12 +1095,14 @@ int JavaBackReference(const pcre2_callout_block* block, std::string_view s, Jdk 
 }
 
 // Every callout a translated pattern has, checked as `data` (a Jdk) reads it: a string one is a back reference under
-// (?i) (JavaBackReference); 1 and 2 are \b and \B: Java's Bound.check at the current position, the region being the
-// whole value (matches() and replaceFirst() on a fresh Matcher). 0 goes on, 1 fails here.
+// (?i) (JavaBackReference); 1 and 2 are \b and \B, 3 and 4 the same under U: Java's Bound.check at the current
+// position, the region being the whole value (matches() and replaceFirst() on a fresh Matcher). 0 goes on, 1 fails
+// here.
 int JavaCallout(pcre2_callout_block* block, void* data) {
   const Jdk java = *static_cast<const Jdk*>(data);
   const std::string_view s(reinterpret_cast<const char*>(block->subject), block->subject_length);
   if (block->callout_string != nullptr) return JavaBackReference(block, s, java);
+  const bool unicode_word = block->callout_number >= 3;  // \b and \B under U
   const size_t i = block->current_position;
   bool left = false;
   bool right = false;
@@ -1068,15 +1110,15 @@ int JavaCallout(pcre2_callout_block* block, void* data) {
     const size_t begin = CharacterBefore(s, i);
     size_t next = begin;
     const std::optional<uint32_t> c = DecodeUtf8(s, &next);
-    left = c && CountsAsWord(s, begin, *c, /*left=*/true, java);
+    left = c && CountsAsWord(s, begin, *c, /*left=*/true, java, unicode_word);
   }
   if (i < s.size()) {
     size_t next = i;
     const std::optional<uint32_t> c = DecodeUtf8(s, &next);
-    right = c && CountsAsWord(s, i, *c, /*left=*/false, java);
+    right = c && CountsAsWord(s, i, *c, /*left=*/false, java, unicode_word);
   }
   const bool boundary = left != right;
-  return boundary == (block->callout_number == 1) ? 0 : 1;
+  return boundary == (block->callout_number % 2 == 1) ? 0 : 1;
 }
 
 constexpr char kJavaThrows[] =

@@ -20,14 +20,15 @@
 //   spellings, Java's binary properties after Is, and Java 17's scripts, as Java reads them (also under (?i)),
 //   \b, \B and back references under (?i) (compared ignoring ASCII case) -> callouts that check them as Java
 //   does, once as Java 17 reads them and once as Java 25 does; a value the two route apart gets no topic (Route's
-//   error).
-// Refused: the flags U and c, and u with i (UNICODE_CASE folds as neither engine's other mode does, but changes
-// nothing while i is off; the others differ or do not exist on one side), whitespace inside a construct under x,
-// an empty operand of &&, \b{g}, \N, \X, \p{..} of blocks, java.lang.Character methods and properties Java 17
-// does not know, escapes of letters Java does not know, back references of more than one digit, a `{` that is not
-// a quantifier, group names Java would refuse. tests/config/java_route_differential_test.cc runs a corpus and
-// random patterns through this class and through java.util.regex and asserts that every accepted pattern routes
-// every value alike.
+//   error),
+//   the flags u (while i is off, where it changes nothing) and U: \w, \d, \s, \b and the POSIX names as Java's
+//   Unicode ones.
+// Refused: the flag c, and u or U with i (UNICODE_CASE folds as neither engine's other mode does), whitespace
+// inside a construct under x, an empty operand of &&, \b{g}, \N, \X, \p{..} of blocks, java.lang.Character
+// methods and properties Java 17 does not know, escapes of letters Java does not know, back references of more
+// than one digit, a `{` that is not a quantifier, group names Java would refuse.
+// tests/config/java_route_differential_test.cc runs a corpus and random patterns through this class and through
+// java.util.regex and asserts that every accepted pattern routes every value alike.
 #pragma once
 
 #include <cstdint>

@@ -146,6 +146,21 @@ const std::vector<Route>& Corpus() {
       {"(?s)(?-s:.)(.)", "s-off.$1"},
       {"(?is)A.B", "is"},
       {"(?u)a", "u"},
+      // U (UNICODE_CHARACTER_CLASS): \w, \d, \s, \b and the POSIX names as Java's Unicode ones; it sets u
+      {"(?U)(\\w+)\\W(.*)", "U-w.$1.$2"},
+      {"(?U)(\\d+)(\\D*)", "U-d.$1"},
+      {"(?U)\\s+|\\S", "U-s"},
+      {"(?U)[\\w-]+", "U-w-class"},
+      {"(?U)[\\W]", "U-W-class"},
+      {"(?U)\\p{Alpha}+\\p{lower}", "U-posix"},
+      {"(?U)\\p{ASCII}+", "U-ascii"},
+      {"(?U)(.*)\\b(.*)", "U-b.$1.$2"},
+      {"(?U:\\w)\\w", "U-scoped"},
+      {"(?U)(?-U)\\w+", "U-off"},
+      {"(?Ui)a", "U-i"},
+      {"(?U)a(?i)b", "U-then-i"},
+      {"(?Ui)k", "U-i-k"},
+      {"(?U)k(?i)k", "U-then-i-k"},
       {"(?u)(?<v>[a-z]+)(.*)", "u.${v}"},
       {"(?u)a(?i)b", "u-then-i"},
       {"(?i:a)(?u)b", "i-ended-then-u"},
@@ -398,7 +413,7 @@ std::vector<Route> RandomPropertyRoutes(int n) {
                          "[^", "]", "&&", "a", "K", "k", "\xc3\xa9", "-", "+", "*", ".", "|", "\\p{IsAlphabetic}",
                          "\\p{IsWord}", "\\P{IsGraph}", "\\p{IsLowercase}", "\\p{IsUppercase}", "\\p{IsTitlecase}",
                          "\\p{IsPrint}", "\\p{IsHexDigit}", "\\p{IsWhite_Space}", "\\p{IsLatin}", "\\p{sc=Grek}",
-                         "\\P{IsHan}"},
+                         "\\P{IsHan}", "(?U)", "(?U:", "\\w", "\\W", "\\d", "\\S"},
                         n, 5, "(?i)");
 }
 
@@ -595,7 +610,7 @@ void CompareWithJdkDependentValues(const char* what, const std::vector<Route>& r
 TEST(JavaRouteDifferential, RandomWordBoundariesRouteAsJavaRoutesThem) {
   const std::vector<Route> routes =
       RandomRoutesOf(25, {"\\b", "\\B", "\\b", "\\B", "a", "_", "1", "\xc3\xa9", "\xcc\x81", "-", ".", "*", "+",
-                          "?", "(", ")", "|", "\\w", "\\W", "(.*)", "[a-z]"},
+                          "?", "(", ")", "|", "\\w", "\\W", "(.*)", "[a-z]", "(?U)", "(?-U)", "\\d", "\\s"},
                      1500, 6);
   std::vector<std::string> values = ShortStrings({"a", "_", "1", "\xc3\xa9", "\xcc\x81", "\xf0\x9d\x85\xa7",
                                                   "\xf0\x9d\x90\x80", "\xd9\xa3", " ", "-"});

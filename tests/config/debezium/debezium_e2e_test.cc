@@ -3271,6 +3271,11 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithBinaryPropertiesAndScriptsRouteAsDebe
   CompareRoutes("(?<kind>\\\\p{IsAlphabetic}+)_(?<rest>[\\\\p{IsLatin}\\\\p{IsDigit}\\\\p{IsPunct}]+)");
 }
 
+// U (UNICODE_CHARACTER_CLASS): \w and the POSIX names as Unicode sets, \b as Unicode's word boundary.
+TEST_F(DebeziumSideBySide, RouteRegexesUnderUnicodeCharacterClassRouteAsDebeziumRoutes) {
+  CompareRoutes("(?U)\\\\b(?<kind>\\\\w+?)_(?<rest>[\\\\p{Alnum}_]+)\\\\b");
+}
+
 // \b, which the relay checks as Java 17 and Java 19 both read it (the values here are ASCII, where they agree).
 TEST_F(DebeziumSideBySide, RouteRegexesWithWordBoundariesRouteAsDebeziumRoutes) {
   CompareRoutes("(?i)\\\\b(?<kind>\\\\w+?)_(?<rest>[0-9a-f_]+)\\\\b");
