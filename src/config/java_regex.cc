@@ -260,15 +260,25 @@ absl::StatusOr<std::optional<ClassSet>> JavaPlainProperty(std::string_view plain
   return std::nullopt;
 }
 
+// Whether `name` is one of the space-separated `spellings`, whole.
+bool IsSpelling(std::string_view spellings, std::string_view name) {
+  for (size_t start = 0; start <= spellings.size();) {
+    size_t end = spellings.find(' ', start);
+    if (end == std::string_view::npos) end = spellings.size();
+    if (spellings.substr(start, end - start) == name) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 // Java's binary property or POSIX name `name` (in any case: CharPredicates.forUnicodeProperty, or with
 // `posix_only` forPOSIXName); nullopt for another name.
 absl::StatusOr<std::optional<ClassSet>> BinaryPropertySet(std::string_view name, bool ignore_case, bool posix_only) {
-  static constexpr std::string_view kPosix =
-      " ALPHA LOWER UPPER SPACE PUNCT XDIGIT ALNUM CNTRL DIGIT BLANK GRAPH PRINT ";
+  static constexpr std::string_view kPosix = "ALPHA LOWER UPPER SPACE PUNCT XDIGIT ALNUM CNTRL DIGIT BLANK GRAPH PRINT";
   const std::string upper = absl::AsciiStrToUpper(std::string(name));
-  if (posix_only && kPosix.find(Cat(" ", upper, " ")) == std::string_view::npos) return std::nullopt;
+  if (posix_only && !IsSpelling(kPosix, upper)) return std::nullopt;
   for (const BinaryProperty& property : kBinaryProperties) {
-    if (Cat(" ", property.names, " ").find(Cat(" ", upper, " ")) == std::string::npos) continue;
+    if (!IsSpelling(property.names, upper)) continue;
     if (property.members.empty()) return absl::UnimplementedError("a property Java 17 does not know");
     const bool cased = ignore_case && property.cased;
     return Members(cased ? "\\p{Lowercase}\\p{Uppercase}\\p{Lt}" : std::string(property.members), property.complement);
@@ -539,6 +549,11 @@ class Translator {
         const std::string_view quoted = in_.substr(pos_, end == std::string_view::npos ? std::string_view::npos
                                                                                         : end - pos_);
         pos_ = end == std::string_view::npos ? in_.size() : end + 2;
+        // Java removes the quoting before it reads the class: an empty \Q\E is nothing there (`[\Q\E^a]` is
+        // [^a]), and the last quoted character can start a range (`[\Qa\E-z]`). Both refused.
+        if (in_class && (quoted.empty() || (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']'))) {
+          return Differs("\\Q..\\E inside a class, empty or before a range's '-'", at);
+        }
         if (!flags_.i && !in_class) return copy();
         // Each character on its own: letters folded, the rest as themselves.
         for (size_t i = 0; i < quoted.size();) {
@@ -658,7 +673,7 @@ class Translator {
         // Java's word boundary, checked by a callout (JavaCallout) as Java checks it.
         if (in_class) return absl::InvalidArgumentError(Cat("\\", std::string(1, c), " inside a class at index ", at));
         if (pos_ < in_.size() && in_[pos_] == '{') return Differs(Cat("\\", std::string(1, c), "{..}"), at);
-        // 1 and 2; 3 and 4 under U, whose word characters are Unicode's (the same in every JDK).
+        // 1 and 2; 3 and 4 under U, whose word characters are Unicode's in every JDK (each by its Unicode version).
         out_.append(Cat("(?:(?C", (c == 'b' ? 1 : 2) + (flags_.U ? 2 : 0), "))"));
         callouts_ = true;
         return Item{};
@@ -670,7 +685,9 @@ class Translator {
           }
           if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
           if (flags_.i) return CaseInsensitiveBackReference(c - '0');
-          return copy();
+          // \g{n}, not \n: a digit written after it (\x32, \062) must not lengthen the number.
+          out_.append(Cat("\\g{", c - '0', "}"));
+          return Item{};
         }
         return Differs(Cat("\\", std::string(1, c)), at);
     }
@@ -1059,26 +1076,26 @@ bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Jdk j
 // The callout a back reference under (?i) is written with (its group's number as the callout string): Java's
 // CIBackRef without UNICODE_CASE at the current position. Java takes the group's length in UTF-16 units and
 // compares, in Java 17, that many code points, each ignoring ASCII case, stepping over each by its own length: past a
-// character beyond the BMP it compares the characters after the group too, and throws when that runs past the value's
-// end
-// (PCRE2_ERROR_CALLOUT); Java 25 compares the group's code points. 0 goes on, 1 fails here.
+// character beyond the BMP it compares the characters after the group too, and throws when that runs past the
+// value's end (PCRE2_ERROR_CALLOUT); Java 25 compares the group's code points. 0 goes on, 1 fails here.
 int JavaBackReference(const pcre2_callout_block* block, std::string_view s, Jdk java) {
   int group = 0;
   for (PCRE2_SIZE k = 0; k < block->callout_string_length; ++k) group = group * 10 + (block->callout_string[k] - '0');
   const PCRE2_SIZE* ov = block->offset_vector;
   if (static_cast<uint32_t>(group) >= block->capture_top || ov[2 * group] == PCRE2_UNSET) return 1;
   const std::string_view text = s.substr(ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
-  const auto utf16_units = [](std::string_view utf8) {
+  // UTF-16 units of `utf8`, counted up to `most`.
+  const auto utf16_units = [](std::string_view utf8, size_t most) {
     size_t units = 0;
-    for (size_t k = 0; k < utf8.size();) {
+    for (size_t k = 0; k < utf8.size() && units < most;) {
       const std::optional<uint32_t> c = DecodeUtf8(utf8, &k);
       if (!c) return units;
       units += *c > 0xFFFF ? 2 : 1;
     }
     return units;
   };
-  const size_t units = utf16_units(text);
-  if (utf16_units(s.substr(block->current_position)) < units) return 1;
+  const size_t units = utf16_units(text, text.size() * 2);
+  if (utf16_units(s.substr(block->current_position), units) < units) return 1;
   const auto lower = [](uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 0x20 : c; };
   size_t x = block->current_position;
   size_t j = ov[2 * group];
@@ -1165,7 +1182,7 @@ std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> JdkCon
                                                                                      const Jdk* java) {
   std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(
       pcre2_match_context_copy(const_cast<pcre2_match_context*>(base)), &pcre2_match_context_free);
-  pcre2_set_callout(context.get(), &JavaCallout, const_cast<Jdk*>(java));
+  if (context != nullptr) pcre2_set_callout(context.get(), &JavaCallout, const_cast<Jdk*>(java));
   return context;
 }
 
@@ -1278,17 +1295,20 @@ bool RouteRegex::Matches(std::string_view value) const {
   };
   if (!code_->callouts) return matches(code_->context);
   const Jdk java17 = Jdk::k17, java25 = Jdk::k25;
-  return matches(JdkContext(code_->context, &java17).get()) && matches(JdkContext(code_->context, &java25).get());
+  const auto old_java = JdkContext(code_->context, &java17);
+  const auto new_java = JdkContext(code_->context, &java25);
+  return old_java != nullptr && new_java != nullptr && matches(old_java.get()) && matches(new_java.get());
 }
 
 absl::StatusOr<std::string> RouteRegex::Route(std::string_view value) const {
   if (code_ == nullptr) return absl::FailedPreconditionError("no pattern");
   if (!code_->callouts) return RouteOnce(code_->code, code_->context, pieces_, value);
   const Jdk java17 = Jdk::k17, java25 = Jdk::k25;
-  absl::StatusOr<std::string> old_java = RouteOnce(code_->code, JdkContext(code_->context, &java17).get(), pieces_,
-                                                   value);
-  absl::StatusOr<std::string> new_java = RouteOnce(code_->code, JdkContext(code_->context, &java25).get(), pieces_,
-                                                   value);
+  const auto context17 = JdkContext(code_->context, &java17);
+  const auto context25 = JdkContext(code_->context, &java25);
+  if (context17 == nullptr || context25 == nullptr) return absl::ResourceExhaustedError("no memory for a match");
+  absl::StatusOr<std::string> old_java = RouteOnce(code_->code, context17.get(), pieces_, value);
+  absl::StatusOr<std::string> new_java = RouteOnce(code_->code, context25.get(), pieces_, value);
   const auto throws = [](const absl::StatusOr<std::string>& route) {
     return !route.ok() && route.status().message() == kJavaThrows;
   };

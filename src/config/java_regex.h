@@ -25,7 +25,8 @@
 //   Unicode ones.
 // Refused: the flag c, and u or U with i (UNICODE_CASE folds as neither engine's other mode does), whitespace
 // inside a construct under x, an empty operand of &&, \b{g}, \N, \X, \p{..} of blocks, java.lang.Character
-// methods and properties Java 17 does not know, escapes of letters Java does not know, back references of more
+// methods and properties Java 17 does not know, \Q..\E inside a class when empty or before a range's '-' (Java
+// removes the quoting before it reads the class), escapes of letters Java does not know, back references of more
 // than one digit, a `{` that is not a quantifier, group names Java would refuse.
 // tests/config/java_route_differential_test.cc runs a corpus and random patterns through this class and through
 // java.util.regex and asserts that every accepted pattern routes every value alike.

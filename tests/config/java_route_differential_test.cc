@@ -308,6 +308,18 @@ const std::vector<Route>& Corpus() {
       {"\\P{IsCommon}+", "not-common"},
       {"\\p{sc=Kawi}", "sc-after-17"},
       {"\\p{IsHan}\\p{IsHani}", "han"},
+      {"\\p{IsAlphabetic Alpha}", "spelling-list"},
+      {"\\p{IsWhite_Space Space}", "spelling-list-2"},
+      // a back reference, then a digit spelled as an escape: the digit must stay a character
+      {"(a)\\1\\x32(.*)", "backref-x.$2"},
+      {"(a)\\1\\062(.*)", "backref-octal.$2"},
+      {"(a)\\1\\u0032(.*)", "backref-u.$2"},
+      {"(a)\\1\\Q2\\E(.*)", "backref-quoted.$2"},
+      // \Q..\E inside a class: Java removes the quoting first
+      {"[\\Qa\\E-z]+", "q-range"},
+      {"[\\Q\\E^a]+", "q-empty"},
+      {"[\\Q.-\\E]+", "q-class"},
+      {"[x\\Q]a\\E]+", "q-bracket"},
       {"(\\p{IsCommon}+)(.*)", "common.$1"},
       {"\\p{IsKatakana}+", "katakana"},
       // \b and \B, as Java 17 and Java 25 read them (a value they route apart gets no topic)
@@ -343,6 +355,7 @@ const std::vector<std::string>& Values() {
       // for back references under (?i)
       "\xce\xb1\xce\x91", "\xe4\xb8\xad", "\xe2\x85\xa0", "\xef\xbc\x91\xef\xbd\x81", "a\xe2\x80\x8c", "\xef\xb7\x90",
       "\xe3\x83\xbc", "\xe3\x82\xa2\xe3\x83\xbc",
+      "aa2", "aa2x", "az", "m", "^", ".-.",
       "aA", "Aa", "kK", "\xc3\xa9\xc3\x89", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b",
       "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A", "order-ORDER", "b", "ab", "bA", "abA", "kk\xe2\x84\xaa",
   };
