@@ -1044,6 +1044,9 @@ size_t CharacterBefore(std::string_view s, size_t end) {
   return begin;
 }
 
+// The code point whose UTF-8 starts at `at`; nullopt for bytes that are not UTF-8.
+std::optional<uint32_t> CodePointAt(std::string_view s, size_t at) { return DecodeUtf8(s, &at); }
+
 // Java's hasBaseCharacter for the non-spacing mark `c` at `begin`: back over non-spacing marks to a letter or digit.
 // Java steps back one UTF-16 unit at a time, so a character beyond the BMP met on the way is read as its low
 // surrogate, which ends the walk.
@@ -1051,8 +1054,7 @@ bool HasBaseCharacter(std::string_view s, size_t begin, uint32_t c) {
   while (!IsLetterOrDigit(c)) {
     if (!IsNonSpacingMark(c) || begin == 0) return false;
     begin = CharacterBefore(s, begin);
-    size_t next = begin;
-    const std::optional<uint32_t> previous = DecodeUtf8(s, &next);
+    const std::optional<uint32_t> previous = CodePointAt(s, begin);
     if (!previous || *previous > 0xFFFF) return false;
     c = *previous;
   }
@@ -1125,13 +1127,11 @@ int JavaCallout(pcre2_callout_block* block, void* data) {
   bool right = false;
   if (i > 0) {
     const size_t begin = CharacterBefore(s, i);
-    size_t next = begin;
-    const std::optional<uint32_t> c = DecodeUtf8(s, &next);
+    const std::optional<uint32_t> c = CodePointAt(s, begin);
     left = c && CountsAsWord(s, begin, *c, /*left=*/true, java, unicode_word);
   }
   if (i < s.size()) {
-    size_t next = i;
-    const std::optional<uint32_t> c = DecodeUtf8(s, &next);
+    const std::optional<uint32_t> c = CodePointAt(s, i);
     right = c && CountsAsWord(s, i, *c, /*left=*/false, java, unicode_word);
   }
   const bool boundary = left != right;
