@@ -222,24 +222,45 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 157> kJava17
     {"UNKNOWN", "ZZZZ"}
 }};
 
+// A set spelled for PCRE2: class members (inside a class), or a pattern that matches one of its characters (outside
+// a class; `alternative`: inside a class too, where the set cannot be written as members, so that the class becomes a
+// union of it and its members).
+struct Spelled {
+  std::string text;
+  bool alternative = false;
+};
+
 // The \p{..} or \P{..} (`negate`) that `set` is, as PCRE2 class members (`in_class`) or a PCRE2 class.
-absl::StatusOr<std::string> SpellClassSet(const ClassSet& set, bool negate, bool in_class) {
-  if (negate == set.complement) return in_class ? set.members : Cat("[", set.members, "]");
+Spelled SpellClassSet(const ClassSet& set, bool negate, bool in_class) {
+  if (negate == set.complement) return {in_class ? set.members : Cat("[", set.members, "]")};
   if (set.ranges) {
     const std::string members = RangeMembers(*set.ranges, true);
-    if (members.empty()) {  // \P{all}: nothing
-      if (in_class) return absl::UnimplementedError("\\P{all} inside a class");
-      return std::string("(?:(?!))");
-    }
-    return in_class ? members : Cat("[", members, "]");
+    if (members.empty()) return {"(?!)", in_class};  // \P{all}: nothing
+    return {in_class ? members : Cat("[", members, "]")};
   }
-  if (!in_class) return Cat("[^", set.members, "]");
-  // Inside a class only a single property's complement can be written: \p{X} <-> \P{X}.
+  if (!in_class) return {Cat("[^", set.members, "]")};
+  // Inside a class only a single property's complement can be written as members: \p{X} <-> \P{X}. The complement
+  // of a union is an alternative.
   const std::string& m = set.members;
   if (m.size() > 4 && m[0] == '\\' && (m[1] == 'p' || m[1] == 'P') && m.find('\\', 1) == std::string::npos) {
-    return Cat("\\", m[1] == 'p' ? "P" : "p", m.substr(2));
+    return {Cat("\\", m[1] == 'p' ? "P" : "p", m.substr(2))};
   }
-  return absl::UnimplementedError("the complement of a union inside a class");
+  return {Cat("[^", set.members, "]"), true};
+}
+
+// A pattern that matches one character of a class's union: its members (a PCRE2 class's contents, may be empty)
+// or one of `alternatives` (each a one-character pattern). At least one of the two is not empty.
+std::string OneOf(const std::string& members, std::vector<std::string> alternatives) {
+  if (!members.empty()) alternatives.insert(alternatives.begin(), Cat("[", members, "]"));
+  return alternatives.size() == 1 ? alternatives[0] : Cat("(?:", absl::StrJoin(alternatives, "|"), ")");
+}
+
+// A pattern that matches one character that the one-character pattern `matcher` does not match.
+std::string NoneOf(const std::string& matcher) {
+  if (matcher.size() > 1 && matcher.front() == '[' && matcher[1] != '^' && matcher.find('[', 1) == std::string::npos) {
+    return Cat("[^", matcher.substr(1));  // a plain class: its complement
+  }
+  return Cat("(?:(?!", matcher, ")", kAnyCharacter, ")");
 }
 
 // What Java's \p{name} matches (CharPredicates.forProperty, the name as given): a general category, a POSIX class
@@ -299,7 +320,7 @@ std::optional<ClassSet> JavaScript(std::string_view name) {
 // following Pattern.family and CharPredicates of JDK 17 to 25. kInvalidArgument: a name Java refuses (it throws at
 // compile); kUnimplemented: a name the relay does not spell here (blocks, which PCRE2 does not have; the
 // java.lang.Character methods; properties Java 17 does not know), with why.
-absl::StatusOr<std::string> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool unicode_classes,
+absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool unicode_classes,
                                          bool in_class) {
   if (name.empty()) return absl::InvalidArgumentError("an empty character family");
   std::optional<ClassSet> set;
@@ -380,6 +401,15 @@ class Translator {
   struct Item {
     std::optional<uint32_t> literal;
   };
+
+  // A set spelled by SpellClassSet: written, or (an alternative) kept for the class being read.
+  void Write(Spelled spelled) {
+    if (spelled.alternative) {
+      class_alternatives_.push_back(std::move(spelled.text));
+    } else {
+      out_.append(spelled.text);
+    }
+  }
 
   absl::Status Step() {
     const size_t at = pos_;
@@ -521,11 +551,9 @@ class Translator {
         // Java's ASCII classes, as PCRE2's without UCP; under U (UNICODE_CHARACTER_CLASS) Java's Unicode ones.
         if (!flags_.U) return copy();
         const char lower = static_cast<char>(c | 0x20);
-        absl::StatusOr<std::string> set = SpellClassSet(
+        Write(SpellClassSet(
             Members(std::string(lower == 'd' ? kUnicodeDigit : lower == 'w' ? kUnicodeWord : kUnicodeSpace)),
-            c != lower, in_class);
-        if (!set.ok()) return Differs(Cat("\\", std::string(1, c), " under (?U) (", set.status().message(), ")"), at);
-        out_.append(*set);
+            c != lower, in_class));
         return Item{};
       }
       case 'h': case 'H': case 'v': case 'V':
@@ -642,7 +670,7 @@ class Translator {
         } else if (pos_ < in_.size()) {
           name = in_.substr(pos_++, 1);
         }
-        absl::StatusOr<std::string> property = JavaProperty(name, c == 'P', flags_.i, flags_.U, in_class);
+        absl::StatusOr<Spelled> property = JavaProperty(name, c == 'P', flags_.i, flags_.U, in_class);
         if (absl::IsUnimplemented(property.status())) {
           return Differs(Cat("\\", std::string(1, c), "{", name, "} (", property.status().message(),
                              "; the relay reads categories, POSIX classes, binary properties and scripts)"),
@@ -652,7 +680,7 @@ class Translator {
           return absl::InvalidArgumentError(
               Cat(property.status().message(), " \\", std::string(1, c), "{", name, "} at index ", at));
         }
-        out_.append(*property);
+        Write(*std::move(property));
         return Item{};
       }
       case 'k': {
@@ -780,13 +808,24 @@ class Translator {
       out_.append(*matcher);
       return absl::OkStatus();
     }
+    std::vector<std::string> enclosing = std::exchange(class_alternatives_, {});
+    const size_t start = out_.size();
     out_.push_back('[');
-    if (pos_ < in_.size() && in_[pos_] == '^') out_.push_back(in_[pos_++]);
+    const bool negate = pos_ < in_.size() && in_[pos_] == '^';
+    if (negate) out_.push_back(in_[pos_++]);
     bool first = true;  // a ']' first in a class is itself in both
     while (pos_ < in_.size()) {
       if (in_[pos_] == ']' && !first) {
         ++pos_;
         out_.push_back(']');
+        if (!class_alternatives_.empty()) {  // a union after all: members and alternatives
+          const size_t from = start + (negate ? 2 : 1);
+          const std::string members = out_.substr(from, out_.size() - 1 - from);
+          out_.resize(start);
+          const std::string matcher = OneOf(members, std::exchange(class_alternatives_, {}));
+          out_.append(negate ? NoneOf(matcher) : matcher);
+        }
+        class_alternatives_ = std::move(enclosing);
         return absl::OkStatus();
       }
       first = false;
@@ -808,16 +847,12 @@ class Translator {
     }
     std::vector<std::string> operands;  // of the intersection, each one character's pattern
     std::string members;                // the current union's members, as a PCRE2 class's contents
-    std::vector<std::string> nested;    // the current union's nested classes
+    std::vector<std::string> nested;    // the current union's nested classes and alternatives
+    std::vector<std::string> enclosing = std::exchange(class_alternatives_, {});
     const auto close_union = [&]() -> absl::Status {
       if (members.empty() && nested.empty()) return Differs("an empty operand of &&", at);
-      std::vector<std::string> alternatives;
-      if (!members.empty()) alternatives.push_back(Cat("[", members, "]"));
-      for (std::string& n : nested) alternatives.push_back(std::move(n));
-      operands.push_back(alternatives.size() == 1 ? alternatives[0]
-                                                  : Cat("(?:", absl::StrJoin(alternatives, "|"), ")"));
+      operands.push_back(OneOf(members, std::exchange(nested, {})));
       members.clear();
-      nested.clear();
       return absl::OkStatus();
     };
     bool first = true;  // a ']' first in the class is itself, as in a simple class
@@ -833,12 +868,8 @@ class Translator {
           for (size_t i = 0; i + 1 < operands.size(); ++i) matcher += Cat("(?=", operands[i], ")");
           matcher += Cat(operands.back(), ")");
         }
-        if (!negate) return matcher;
-        if (operands.size() == 1 && matcher.front() == '[' && matcher[1] != '^' &&
-            matcher.find('[', 1) == std::string::npos) {
-          return Cat("[^", matcher.substr(1));  // a plain class: its complement
-        }
-        return Cat("(?:(?!", matcher, ")", kAnyCharacter, ")");
+        class_alternatives_ = std::move(enclosing);
+        return negate ? NoneOf(matcher) : matcher;
       }
       first = false;
       if (c == '[') {
@@ -865,6 +896,7 @@ class Translator {
       absl::Status st = ClassMember();
       members += std::exchange(out_, std::move(saved));
       if (!st.ok()) return st;
+      for (std::string& alternative : std::exchange(class_alternatives_, {})) nested.push_back(std::move(alternative));
     }
     return absl::InvalidArgumentError(Cat("an unclosed character class at index ", at));
   }
@@ -983,6 +1015,8 @@ class Translator {
   size_t pos_ = 0;
   std::string out_;
   bool callouts_ = false;  // a callout was written: \b, \B, a back reference under (?i)
+  // Of the class being read: sets that are not written as its members (SpellClassSet's alternatives).
+  std::vector<std::string> class_alternatives_;
 };
 
 // A match runs out after this many backtracking steps (PCRE2's default is 10,000,000): a pattern such as (a*)*b

@@ -293,6 +293,17 @@ const std::vector<Route>& Corpus() {
       {"\\p{IsPrint}+", "is-print"},
       {"[\\P{IsGraph}a]+", "is-not-graph"},
       {"[\\P{IsWord}a]", "is-not-word-class"},
+      // the complement of a union inside a class: the class becomes a union of its members and that complement
+      {"[^\\P{IsWord}a]+", "not-is-not-word-class"},
+      {"([\\P{LD}\\d]+)(.*)", "not-ld-or-digit.$1"},
+      {"[^\\P{LD}\\d_]+", "neither"},
+      {"[\\P{IsWord}&&[^-]]+", "not-word-and"},
+      {"[a-c[\\P{IsAlnum}]]+", "nested-complement"},
+      {"[^\\P{all}]+", "not-not-all"},
+      {"(?i)[\\P{IsLowercase}x]+", "i-not-cased"},
+      {"(?U)[\\Wa]+", "U-W-or-a"},
+      {"(?U)[^\\W\\d]+", "U-word-not-digit"},
+      {"(?U)[\\S&&\\W]+", "U-visible-non-word"},
       {"\\p{IsHexDigit}+", "is-hex"},
       {"\\p{IsJoinControl}", "is-join"},
       {"\\p{IsNoncharacterCodePoint}", "is-nonchar"},
@@ -426,7 +437,8 @@ std::vector<Route> RandomPropertyRoutes(int n) {
                          "[^", "]", "&&", "a", "K", "k", "\xc3\xa9", "-", "+", "*", ".", "|", "\\p{IsAlphabetic}",
                          "\\p{IsWord}", "\\P{IsGraph}", "\\p{IsLowercase}", "\\p{IsUppercase}", "\\p{IsTitlecase}",
                          "\\p{IsPrint}", "\\p{IsHexDigit}", "\\p{IsWhite_Space}", "\\p{IsLatin}", "\\p{sc=Grek}",
-                         "\\P{IsHan}", "(?U)", "(?U:", "\\w", "\\W", "\\d", "\\S"},
+                         "\\P{IsHan}", "(?U)", "(?U:", "\\w", "\\W", "\\d", "\\S", "\\P{IsWord}", "\\P{IsAlnum}",
+                         "\\P{all}"},
                         n, 5, "(?i)");
 }
 
