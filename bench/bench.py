@@ -619,22 +619,23 @@ outbox:
                 buckets[float("inf") if m.group(1) == "+Inf" else float(m.group(1))] = float(m.group(2))
         return buckets
 
-    def start_relay(self, name, slot, prefix, sink, dbname="bench"):
+    def start_relay(self, name, slot, prefix, sink, dbname="bench", relay_bin=None):
         """sink: what prepare_sink returns (the relay's sink configuration, where its checkpoint goes, and the
-        command line's --set options: "args")."""
+        command line's --set options: "args"). relay_bin: another build of the relay (the knob runs' baseline)."""
         port = free_port()
         cfg = f"{self.work}/{name}.yaml"
         self.relay_config(cfg, slot, prefix, sink["yaml"], port, dbname, sink.get("checkpoint_file"))
-        p, t0 = self.run_relay(name, cfg, sink.get("args", []))
+        p, t0 = self.run_relay(name, cfg, sink.get("args", []), relay_bin)
         return p, port, t0
 
-    def run_relay(self, name, cfg, sets=()):
+    def run_relay(self, name, cfg, sets=(), relay_bin=None):
         """`outbox-relay init`, then `run` in the background with its log in the work directory: (process, start)."""
-        sh([self.relay_bin, "init", "-c", cfg] + list(sets))
+        relay_bin = relay_bin or self.relay_bin
+        sh([relay_bin, "init", "-c", cfg] + list(sets))
         logf = open(f"{self.work}/{name}.log", "w")
         t0 = time.time()
         sets = list(sets) + [a for kv in self.args.relay_set for a in ("--set", kv)]
-        p = subprocess.Popen([self.relay_bin, "run", "-c", cfg] + sets, stdout=logf, stderr=subprocess.STDOUT)
+        p = subprocess.Popen([relay_bin, "run", "-c", cfg] + sets, stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p, t0
 
@@ -751,8 +752,8 @@ outbox:
                                f"{without_id} without an id header: not exactly once")
         return distinct
 
-    def drain_relay(self, slot, end, n, prefix, sink="kafka", sets=(), **_):
-        """sets: more of the relay's --set options (the knob runs)."""
+    def drain_relay(self, slot, end, n, prefix, sink="kafka", sets=(), relay_bin=None, **_):
+        """sets: more of the relay's --set options (the knob runs); relay_bin: another build (their baseline)."""
         target = self.prepare_sink(sink, prefix, slot, n)
         if sets:
             target = dict(target, args=list(target.get("args", [])) + [a for kv in sets for a in ("--set", kv)])
@@ -761,7 +762,7 @@ outbox:
         k0 = self.offsets([CHECKPOINT_TOPIC]) if sink in ("kafka", "kafka-eager", "kafka-linger", "kafka-eo") else None
         b0 = proc_cpu(target["pid"])
         m0 = machine_cpu()
-        p, port, t0 = self.start_relay(slot, slot, prefix, target)
+        p, port, t0 = self.start_relay(slot, slot, prefix, target, relay_bin=relay_bin)
         acked = {}
 
         def extra():
@@ -1014,25 +1015,30 @@ logger.measure.level = ERROR
         res["other_cpu"] = max(0.0, busy_s - res["cpu"] - res["walsender_cpu"] - (res["broker_cpu"] or 0))
         res["busy_before"] = self.last_quiet
 
-    def knobs(self, n, reps):
-        """The knob runs: one load of n 1-event transactions, drained by the relay into the mock cluster once per
-        KNOBS setting and repetition (its own slot each), the order alternating between repetitions."""
-        names = [k for k, _ in KNOBS]
-        if len(KNOBS) * reps > 60:
-            raise RuntimeError(f"the knob runs need {len(KNOBS) * reps} slots at once, more than the 64 the server has "
-                               f"(max_replication_slots): use --reps {60 // len(KNOBS)} or fewer")
-        log(f"knob runs: {n} events, 1 per transaction, {reps} repetitions: {', '.join(names)}")
-        slots = {(i, r): f"knob{i}_r{r}" for r in range(1, reps + 1) for i in range(len(KNOBS))}
+    def knobs(self, n, reps, per_tx=1):
+        """The knob runs: one load of n events in transactions of per_tx, drained by the relay into the mock cluster
+        once per KNOBS setting (--knobs picks some) and repetition (its own slot each), the order alternating between
+        repetitions; with --baseline-relay, once more per repetition by that build under its defaults."""
+        knobs = [(k, kv, None) for k, kv in KNOBS if not self.args.knobs or k in self.args.knobs.split(",")]
+        if self.args.baseline_relay:
+            knobs.append(("baseline build", None, self.args.baseline_relay))
+        names = [k for k, _, _ in knobs]
+        if len(knobs) * reps > 60:
+            raise RuntimeError(f"the knob runs need {len(knobs) * reps} slots at once, more than the 64 the server has "
+                               f"(max_replication_slots): use --reps {60 // len(knobs)} or fewer")
+        log(f"knob runs: {n} events, {per_tx} per transaction, {reps} repetitions: {', '.join(names)}")
+        slots = {(i, r): f"knob{i}_r{r}" for r in range(1, reps + 1) for i in range(len(knobs))}
         self.create_slots(list(slots.values()))
-        end, _ = self.load(n, 1)
+        end, _ = self.load(n, per_tx)
         for r in range(1, reps + 1):
-            for i in alternating(range(len(KNOBS)), r):
-                name, kv = KNOBS[i]
+            for i in alternating(range(len(knobs)), r):
+                name, kv, relay_bin = knobs[i]
                 slot = slots[(i, r)]
                 self.wait_quiet()
-                res = self.drain_relay(slot, end, n, f"b.knob.r{r}.k{i}", "mock", sets=[kv] if kv else [])
+                res = self.drain_relay(slot, end, n, f"b.knob.r{r}.k{i}", "mock", sets=[kv] if kv else [],
+                                       relay_bin=relay_bin)
                 self.account_machine(res)
-                res.update({"knob": name, "events": n, "per_tx": 1, "rep": r, "rate": n / res["seconds"]})
+                res.update({"knob": name, "events": n, "per_tx": per_tx, "rep": r, "rate": n / res["seconds"]})
                 self.results.setdefault("knobs", []).append(res)
                 log(f"  rep {r}: {name}: {res['seconds']:.2f}s = {res['rate']:,.0f} ev/s, cpu {res['cpu']:.2f}s, "
                     f"walsender cpu {res['walsender_cpu']:.2f}s")
@@ -1501,7 +1507,7 @@ pipelines:
                 if who in a.contenders and a.latency_extra_seconds > 0:
                     self.latency(who, rate, a.latency_extra_seconds, extra=True)
         if "relay-mock" in a.contenders and a.knob_events > 0:
-            self.knobs(a.knob_events, a.reps)
+            self.knobs(a.knob_events, a.reps, a.knob_per_tx)
         if "relay" in a.contenders and a.backlog_events > 0:
             self.backlog(a.backlog_events, a.backlog_per_tx)
         if "relay" in a.contenders and a.pipeline_events > 0:
@@ -1559,6 +1565,11 @@ def main():
     ap.add_argument("--pipeline-per-tx", type=int, default=1, help="events per transaction of the scale runs")
     ap.add_argument("--knob-events", type=int, default=200000,
                     help="events of the knob runs (relay-mock under each KNOBS setting; 0: none)")
+    ap.add_argument("--knob-per-tx", type=int, default=1, help="events per transaction of the knob runs")
+    ap.add_argument("--knobs", default="", help="the KNOBS settings to run, by name (comma-separated; empty: all)")
+    ap.add_argument("--baseline-relay", default="",
+                    help="another build of the relay, run in the knob runs under its defaults (\"baseline build\"): "
+                         "a code change measured against the build before it, in the same run")
     ap.add_argument("--backlog-events", type=int, default=5000000,
                     help="the backlog run: events written while no relay runs, then caught up (0: none)")
     ap.add_argument("--backlog-per-tx", type=int, default=100, help="events per transaction of the backlog")

@@ -666,7 +666,8 @@ def knobs_section(runs):
         n = next(iter(rs.values()))["events"]
         per100k = 100000.0 / n
         rate = med([r["rate"] for r in rs.values()])
-        rows.append([f"`{name}`" if name != "defaults" else "the relay's defaults",
+        rows.append([f"`{name}`" if name != "defaults" else
+                     "the relay's defaults" + (" (this build)" if "baseline build" in by else ""),
                      f"{rate:,.0f} [{min(r['rate'] for r in rs.values()):,.0f}–"
                      f"{max(r['rate'] for r in rs.values()):,.0f}]",
                      fmt(ratio(rs, lambda r: r["rate"]), ".2f"),
@@ -680,8 +681,9 @@ def knobs_section(runs):
                      pct(med([r.get("machine_busy") for r in rs.values()]))])
     n = runs[0]["events"]
     L = ["## What the walsender's cost per event depends on", "",
-         f"The relay into the mock cluster (its own process) draining {n:,} events at 1 per transaction under one "
-         "changed setting each, every setting on its own slot of one load, "
+         f"The relay into the mock cluster (its own process) draining {n:,} events at {runs[0].get('per_tx', 1)} per "
+         "transaction under one changed setting each (\"baseline build\": another build of the relay, under its "
+         "defaults), every setting on its own slot of one load, "
          f"{max(r['rep'] for r in runs)} repetitions in alternating order: read batching "
          "(`source.read_batch_us`, the pause after a round that read the stream dry), the replication socket's "
          "receive buffer (`source.receive_buffer_bytes`, `SO_RCVBUF`) and the standby status interval "

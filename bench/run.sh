@@ -16,7 +16,8 @@
 #   other options are passed to bench/bench.py (--out DIR, --reps N, --events-1 N, --events-100 N,
 #   --contenders limit,discard,relay,relay-eo,relay-mock,relay-rabbitmq,relay-nats,relay-http,debezium, --latency-rate N,
 #   --latency-seconds N, --transaction-interval-ms N (relay-eo's), --pipelines 1,2,4,8, --pipeline-events N,
-#   --pipeline-per-tx N, --knob-events N, --backlog-events N, --backlog-per-tx N, --broker-warm-events N, --keep)
+#   --pipeline-per-tx N, --knob-events N, --knob-per-tx N, --knobs NAMES, --baseline-relay PATH, --backlog-events N,
+#   --backlog-per-tx N, --broker-warm-events N, --keep)
 #
 # Environment: OUTBOX_BUILD_DIR (default build/), the relay is built there when missing or stale.
 set -euo pipefail
