@@ -45,7 +45,7 @@ DEB_PACKAGES=(
   libmimalloc-dev
   libgtest-dev libgmock-dev googletest
   clang libclang-rt-14-dev llvm
-  libpcre2-dev
+  libpcre2-dev libicu-dev
   maven openjdk-17-jdk-headless bc procps iproute2
   dpkg-dev devscripts
   # librdkafka's build dependencies (from its debian/control)

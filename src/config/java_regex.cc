@@ -3,6 +3,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <unicode/uchar.h>
 
 #include <algorithm>
 #include <array>
@@ -126,6 +127,87 @@ std::string RangeMembers(const std::vector<CodeRange>& ranges, bool complement) 
   }
   return members;
 }
+
+// PCRE2 class members for a set of code points (in any order, repeats allowed).
+std::string CodeMembers(std::vector<uint32_t> codes) {
+  std::sort(codes.begin(), codes.end());
+  std::vector<CodeRange> ranges;
+  for (uint32_t c : codes) {
+    if (!ranges.empty() && c <= ranges.back().high + 1) {
+      ranges.back().high = std::max(ranges.back().high, c);
+    } else {
+      ranges.push_back({c, c});
+    }
+  }
+  return RangeMembers(ranges, false);
+}
+
+// Java's Character.toUpperCase and toLowerCase (the simple case mappings, here by ICU's tables), and the characters
+// java.util.regex matches for one under CASE_INSENSITIVE with UNICODE_CASE (Pattern.single, SingleU, SliceU,
+// BitClass.add, CIRangeU of JDK 17 to 25). Built on first use.
+class UnicodeCase {
+ public:
+  static const UnicodeCase& Tables() {
+    static const UnicodeCase tables;
+    return tables;
+  }
+  static uint32_t Upper(uint32_t c) { return static_cast<uint32_t>(u_toupper(static_cast<UChar32>(c))); }
+  static uint32_t Lower(uint32_t c) { return static_cast<uint32_t>(u_tolower(static_cast<UChar32>(c))); }
+  // What Pattern compares: toLowerCase(toUpperCase(c)).
+  static uint32_t Fold(uint32_t c) { return Lower(Upper(c)); }
+
+  // A literal outside a class: Java matches it as a single character (SingleU of its fold, or itself when its upper
+  // case is its fold) or, next to other literals, in a slice (SliceU: its fold, or any character of the same fold).
+  // nullopt where the two differ (only ß of Unicode 15: ẞ folds to it, it does not fold to ẞ).
+  std::optional<std::vector<uint32_t>> Literal(uint32_t c) const {
+    std::vector<uint32_t> slice = SameFold(Fold(c));
+    if (Upper(c) != Fold(c) || (slice.size() == 1 && slice[0] == c)) return slice;
+    return std::nullopt;
+  }
+
+  // A single character in a class (Pattern.bitsOrSingle): one of Latin-1 but for the ten whose case leaves Latin-1
+  // or is shared with one beyond it goes into a BitClass as itself, its lower and its upper case; any other
+  // character is single(c), which the class never reads as a slice.
+  std::vector<uint32_t> ClassLiteral(uint32_t c) const {
+    static constexpr std::array<uint32_t, 10> kSpecial = {0xFF, 0xB5, 'I', 'i', 'S', 's', 'K', 'k', 0xC5, 0xE5};
+    if (c < 256 && std::find(kSpecial.begin(), kSpecial.end(), c) == kSpecial.end()) {
+      if (c < 0x80) return IsAsciiLetterCode(c) ? std::vector<uint32_t>{c, c ^ 0x20} : std::vector<uint32_t>{c};
+      return {c, Lower(c), Upper(c)};
+    }
+    return Upper(c) != Fold(c) ? SameFold(Fold(c)) : std::vector<uint32_t>{c};
+  }
+
+  // The characters outside low..high that CIRangeU takes: those whose upper case, or its lower case, is inside.
+  std::vector<uint32_t> RangeExtras(uint32_t low, uint32_t high) const {
+    std::vector<uint32_t> extras;
+    const auto inside = [&](uint32_t c) { return low <= c && c <= high; };
+    for (const uint32_t x : cased_) {
+      if (!inside(x) && (inside(Upper(x)) || inside(Fold(x)))) extras.push_back(x);
+    }
+    return extras;
+  }
+
+ private:
+  UnicodeCase() {
+    for (uint32_t x = 0; x <= 0x10FFFF; ++x) {
+      const uint32_t upper = Upper(x), fold = Lower(upper);
+      if (upper != x || fold != x) cased_.push_back(x);
+      if (fold != x) by_fold_.push_back({fold, x});
+    }
+    std::sort(by_fold_.begin(), by_fold_.end());
+  }
+
+  // `fold` and every character that folds to it.
+  std::vector<uint32_t> SameFold(uint32_t fold) const {
+    std::vector<uint32_t> out = {fold};
+    auto it = std::lower_bound(by_fold_.begin(), by_fold_.end(), std::pair<uint32_t, uint32_t>{fold, 0});
+    for (; it != by_fold_.end() && it->first == fold; ++it) out.push_back(it->second);
+    return out;
+  }
+
+  std::vector<uint32_t> cased_;                            // characters whose upper case or fold is another
+  std::vector<std::pair<uint32_t, uint32_t>> by_fold_;     // (fold, character) where they differ, sorted
+};
 
 // A set of characters as PCRE2 class members: `members`, or (complement) every character not in them. `ranges`,
 // when set, are the members as code point ranges, whose complement can be written inside a class too.
@@ -377,7 +459,8 @@ absl::Status Differs(std::string_view what, size_t at) {
 // folds by Unicode's rules (k matches the Kelvin sign), so it is not used: each ASCII letter is written as both
 // (a -> [aA], a class's letters and the letters of its ranges doubled); a \p{..} is the set Java reads under
 // (?i) (JavaProperty), not folded further; a back reference is compared ignoring ASCII case by a callout
-// (CaseInsensitiveBackReference). The inline flags i, s, m, d, x and u are scoped as in Java: (?i) holds to the
+// (CaseInsensitiveBackReference). Under (?iu) each character is written as the set Java matches for it by
+// Character's case mappings (UnicodeCase). The inline flags i, s, m, d, x, u and U are scoped as in Java: (?i) holds to the
 // end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left out;
 // inside a construct, where Java skips them in some places and not in others, they are refused.
 class Translator {
@@ -427,7 +510,7 @@ class Translator {
       case '\\': {
         absl::StatusOr<Item> item = Escape(at, /*in_class=*/false);
         if (!item.ok()) return item.status();
-        if (item->literal) WriteLiteral(*item->literal);
+        if (item->literal) return WriteLiteral(*item->literal, at);
         return absl::OkStatus();
       }
       case '[': return Class(at);
@@ -472,11 +555,14 @@ class Translator {
         out_.push_back(c);
         return absl::OkStatus();
       default:
-        if (flags_.i && IsAsciiLetter(c)) {
-          WriteLiteral(static_cast<unsigned char>(c));
-        } else {
-          out_.push_back(c);
+        if (flags_.i && IsAsciiLetter(c)) return WriteLiteral(static_cast<unsigned char>(c), at);
+        if (UnicodeCaseOn() && static_cast<unsigned char>(c) >= 0x80) {
+          pos_ = at;
+          const std::optional<uint32_t> code = DecodeUtf8(in_, &pos_);
+          if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 at index ", at));
+          return WriteLiteral(*code, at);
         }
+        out_.push_back(c);
         return absl::OkStatus();
     }
   }
@@ -525,13 +611,23 @@ class Translator {
     return absl::OkStatus();
   }
 
-  // A single character outside a class: under (?i) an ASCII letter as both cases.
-  void WriteLiteral(uint32_t c) {
-    if (flags_.i && IsAsciiLetterCode(c)) {
+  // Java's CASE_INSENSITIVE with UNICODE_CASE (u, or U, which sets u): case folded by Character's mappings.
+  bool UnicodeCaseOn() const { return flags_.i && flags_.u; }
+
+  // A single character outside a class, at `at`: under (?i) an ASCII letter as both cases; under (?iu) every
+  // character Java matches for it.
+  absl::Status WriteLiteral(uint32_t c, size_t at) {
+    if (UnicodeCaseOn()) {
+      const std::optional<std::vector<uint32_t>> same = UnicodeCase::Tables().Literal(c);
+      if (!same) return Differs(Cat(CodeText(c), " under (?iu), which Java matches in two ways (alone or among other "
+                                    "characters)"), at);
+      out_.append(same->size() == 1 ? CodeText(c) : Cat("[", CodeMembers(*same), "]"));
+    } else if (flags_.i && IsAsciiLetterCode(c)) {
       out_.append({'[', static_cast<char>(c), OtherCase(c), ']'});
     } else {
       out_.append(CodeText(c));
     }
+    return absl::OkStatus();
   }
 
   // The escape at `at` (its backslash; pos_ is past it). A single character is returned, not written (the caller
@@ -589,8 +685,8 @@ class Translator {
           if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 after index ", at));
           if (in_class) {
             WriteClassLiteral(*code);
-          } else {
-            WriteLiteral(*code);
+          } else if (absl::Status st = WriteLiteral(*code, at); !st.ok()) {
+            return st;
           }
         }
         return Item{};
@@ -694,7 +790,7 @@ class Translator {
           return absl::InvalidArgumentError(Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
         }
         pos_ = close + 1;
-        if (flags_.i) return CaseInsensitiveBackReference(names_.at(name));
+        if (flags_.i) return CaseInsensitiveBackReference(names_.at(name), at);
         return copy();
       }
       case 'b': case 'B':
@@ -712,7 +808,7 @@ class Translator {
             return Differs("a back reference of two or more digits", at);
           }
           if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
-          if (flags_.i) return CaseInsensitiveBackReference(c - '0');
+          if (flags_.i) return CaseInsensitiveBackReference(c - '0', at);
           // \g{n}, not \n: a digit written after it (\x32, \062) must not lengthen the number.
           out_.append(Cat("\\g{", c - '0', "}"));
           return Item{};
@@ -724,14 +820,22 @@ class Translator {
   // Java's back reference under CASE_INSENSITIVE (CIBackRef): the group's text again, ignoring ASCII case. A string
   // callout (JavaBackReference) checks it as Java does; PCRE2's caseless back reference then takes the same
   // characters (they equal the group's but for the case of ASCII letters, so Unicode's folding takes them too).
-  absl::StatusOr<Item> CaseInsensitiveBackReference(int group) {
+  // Under (?iu) Java compares the two by Character's case mappings, which PCRE2's caseless back reference does not
+  // follow: refused.
+  absl::StatusOr<Item> CaseInsensitiveBackReference(int group, size_t at) {
+    if (UnicodeCaseOn()) return Differs("a back reference under (?iu)", at);
     out_.append(Cat("(?:(?C'", group, "')(?i:\\g{", group, "}))"));
     callouts_ = true;
     return Item{};
   }
 
-  // A single character in a class: under (?i) an ASCII letter and its other case.
+  // A single character in a class: under (?i) an ASCII letter and its other case; under (?iu) what Java's class
+  // takes for it.
   void WriteClassLiteral(uint32_t c) {
+    if (UnicodeCaseOn()) {
+      out_.append(CodeMembers(UnicodeCase::Tables().ClassLiteral(c)));
+      return;
+    }
     out_.append(CodeText(c));
     if (flags_.i && IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
   }
@@ -770,7 +874,9 @@ class Translator {
       const uint32_t low = *item->literal, high = *end->literal;
       if (low > high) return absl::InvalidArgumentError(Cat("an illegal character range at index ", here));
       out_.append(Cat(CodeText(low), "-", CodeText(high)));
-      if (flags_.i) {
+      if (UnicodeCaseOn()) {
+        out_.append(CodeMembers(UnicodeCase::Tables().RangeExtras(low, high)));
+      } else if (flags_.i) {
         for (uint32_t c = low; c <= std::min<uint32_t>(high, 0x7F); ++c) {
           if (IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
         }
@@ -916,7 +1022,7 @@ class Translator {
     }
     const std::string_view rest = in_.substr(pos_);
     // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m, d and
-    // x; u (UNICODE_CASE) while i is off, where it changes nothing; U and c are refused. Java reads whitespace
+    // x, u (UNICODE_CASE) and U (UNICODE_CHARACTER_CLASS, which sets u); c is refused. Java reads whitespace
     // inside the flags once x is on ((?x i) sets i): refused.
     if (rest.size() > 1 && (IsAsciiLetter(rest[1]) || rest[1] == '-')) {
       Flags flags = flags_;
@@ -943,9 +1049,6 @@ class Translator {
         if (f == 'U') flags.u = on;  // Java's U sets and clears UNICODE_CASE with it
       }
       if (i >= rest.size() || i == 1) return absl::InvalidArgumentError(Cat("an unclosed inline flag at index ", at));
-      if (flags.i && flags.u) {
-        return Differs("the inline flag u or U with i (UNICODE_CASE folds case by Java's tables, not PCRE2's)", at);
-      }
       pos_ += i + 1;
       if (rest[i] == ':') {
         OpenScope();
@@ -1002,7 +1105,7 @@ class Translator {
   void OpenScope() { scopes_.push_back(flags_); }
 
   // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS,
-  // UNICODE_CASE (only while CASE_INSENSITIVE is off) and UNICODE_CHARACTER_CLASS (U, which sets UNICODE_CASE).
+  // UNICODE_CASE (under CASE_INSENSITIVE: UnicodeCase) and UNICODE_CHARACTER_CLASS (U, which sets UNICODE_CASE).
   struct Flags {
     bool i = false, s = false, m = false, d = false, x = false, u = false, U = false;
   };

@@ -166,6 +166,22 @@ const std::vector<Route>& Corpus() {
       {"(?i:a)(?u)b", "i-ended-then-u"},
       {"(?u:a)(?i)b", "u-scoped"},
       {"(?iu)k", "iu"},
+      // (?iu): Character's case mappings (k is the Kelvin sign too, i is the dotless i and the dotted I)
+      {"(?iu)(order)-(.*)", "iu-order.$2"},
+      {"(?iu)[a-z]+", "iu-range"},
+      {"(?iu)[^a-z]+", "iu-not-range"},
+      {"(?iu)[k\\u00e9]+", "iu-class"},
+      {"(?iu)[\\u00b5\\u00ff\\u00e5]", "iu-class-special"},
+      {"(?iu)\\u00b5|\\u00ff|\\u00e5|\\u017f", "iu-single-special"},
+      {"(?iu)\\u03c3+", "iu-sigma"},
+      {"(?iu)[\\u0391-\\u03a9]+", "iu-greek-range"},
+      {"(?iu)\\QK\\E\\x{131}", "iu-quoted"},
+      {"(?iu)\\u00df", "iu-sharp-s-refused"},
+      {"(?iu)(.)\\1", "iu-backref-refused"},
+      {"(?iu)\\u1e9e", "iu-capital-sharp-s"},
+      {"(?U)(?i)i", "U-then-i"},
+      {"(?iU)[\\w&&[^k]]+", "iU-word-not-k"},
+      {"(?i)(?u:k)k", "iu-scoped"},
       {"(?i)a(?-i)(?u)k", "i-off-then-u"},
       {"(?x)a b", "x"},
       {"(?c)a", "c"},
@@ -369,6 +385,10 @@ const std::vector<std::string>& Values() {
       "aa2", "aa2x", "az", "m", "^", ".-.",
       "aA", "Aa", "kK", "\xc3\xa9\xc3\x89", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "b",
       "\xf0\x9f\x98\x80" "a\xf0\x9f\x98\x80" "A", "order-ORDER", "b", "ab", "bA", "abA", "kk\xe2\x84\xaa",
+      // for (?iu): dotless i, dotted I, long s, micro, mu, y-diaeresis and its capital, a-ring, the angstrom sign,
+      // sigma and final sigma, sharp s and its capital, a Deseret letter
+      "\xc4\xb1", "\xc4\xb0", "\xc5\xbf", "\xc2\xb5", "\xce\xbc", "\xc5\xb8", "\xc3\xa5", "\xe2\x84\xab", "\xcf\x82",
+      "\xc3\x9f", "\xe1\xba\x9e", "\xf0\x90\x90\x80", "\xf0\x90\x90\xa8", "ORDER-x", "\xce\xa3", "\xce\xa9",
   };
   return values;
 }
@@ -661,6 +681,32 @@ TEST(JavaRouteDifferential, RandomCaseInsensitiveBackReferencesRouteAsJavaRoutes
     values.push_back(v);
   }
   CompareWithJdkDependentValues("(?i) back reference", routes, values, 500);
+}
+
+// Random patterns under (?iu), which Java folds by Character's case mappings: literals (alone and in slices), class
+// members and ranges over the letters whose case is irregular (the dotless i and the dotted I, the Kelvin and angstrom
+// signs, the long s, the micro sign, y-diaeresis, titlecase dz, the sigmas, theta's symbol and capital forms, Deseret).
+TEST(JavaRouteDifferential, RandomUnicodeCaseRoutesAsJavaRoutesThem) {
+  const std::vector<std::string> letters = {
+      "i", "I", "\xc4\xb1", "\xc4\xb0", "k", "K", "\xe2\x84\xaa", "s", "\xc5\xbf", "\xc3\xa5", "\xc3\x85", "\xe2\x84\xab",
+      "\xc2\xb5", "\xce\xbc", "\xce\x9c", "\xc3\xbf", "\xc5\xb8", "\xc7\x85", "\xc7\x86", "\xcf\x83", "\xcf\x82",
+      "\xce\xa3", "\xce\xb8", "\xcf\x91", "\xcf\xb4", "\xc3\xa9", "\xc3\x89", "\xf0\x90\x90\x80", "\xf0\x90\x90\xa8",
+      "\xe1\xba\x9e", "a"};
+  std::vector<std::string> tokens = letters;
+  for (const char* t : {"[", "[^", "]", "a-z", "A-Z", "\\x{100}-\\x{17f}", "\\u0391-\\u03a9", "\\u00c0-\\u00ff", "+",
+                        "*", "?", ".", "|", "(", ")", "(?i)", "(?-i)", "(?u)", "(?-u)", "(?U)", "(?iu:", "&&", "\\w",
+                        "\\p{Lu}", "\\Q", "\\E", "[a-z]", "[^a-z]", "[\\x{100}-\\x{17f}]", "[\\u0391-\\u03a9]+",
+                        "[H-J]", "[\\u00c0-\\u00ff]", "[r-t]", "[k]", "[\\u00e5\\u00e9]", "[\\u00b5\\u00ff]", "[^\\u00c5]",
+                        "[\\x{10428}]"}) {
+    tokens.push_back(t);
+  }
+  const std::vector<Route> routes = RandomRoutesOf(27, tokens, 1500, 5, "(?iu)");
+  std::vector<std::string> values = ShortStrings(letters);
+  for (const char* v : {"ORDER", "order", "\xc4\xb1\xc4\xb0", "KkK", "\xe1\xba\x9e\xc3\x9f"}) values.push_back(v);
+  const Outcome outcome = Compare(routes, values);
+  EXPECT_GT(outcome.accepted, 700);
+  std::printf("random (?iu) patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
+              outcome.refused_by_relay_only);
 }
 
 // The same tokens under COMMENTS: whitespace, comments and line terminators among them.

@@ -3287,5 +3287,11 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithCaseInsensitiveBackReferencesRouteAsD
   CompareRoutes("(?i)(?<kind>o(?<r>r)de\\\\k<r>)_(?<rest>[0-9a-f_]+)");
 }
 
+// (?iu), where Java folds by Character's case mappings, and inside a class the complement of a union (\P{LD}: neither
+// a letter nor a digit) beside a POSIX class.
+TEST_F(DebeziumSideBySide, RouteRegexesUnderUnicodeCaseRouteAsDebeziumRoutes) {
+  CompareRoutes("(?iu)(?<kind>ordeR)_(?<rest>[\\\\P{LD}\\\\p{XDigit}]+)");
+}
+
 }  // namespace
 }  // namespace outbox::testing

@@ -1548,6 +1548,10 @@ TEST(DebeziumRouting, GivesTheTopicsDebeziumGives) {
       {"αβ-x", "(?<c>\\\\p{IsGreek}+)\\\\P{IsAlphabetic}.*", "g.$${c}", "g.αβ"},
       {"Order-ORDER", "(?i)(?<c>[a-z]+)-\\\\k<c>", "c.$${c}", "c.Order"},
       {"Order-ORDERS", "(?i)(?<c>[a-z]+)-\\\\k<c>", "c.$${c}", "Order-ORDERS"},
+      // (?iu): Character's case mappings
+      {"\xc4\xb1nvoice", "(?iu)(?<c>invoice)", "c.$${c}", "c.\xc4\xb1nvoice"},
+      {"\xe2\x84\xaa", "(?iu)(?<c>k)", "c.$${c}", "c.\xe2\x84\xaa"},
+      {"\xc3\x89t\xc3\xa9", "(?iu)(?<c>[\\u00e9t]+)", "c.$${c}", "c.\xc3\x89t\xc3\xa9"},
   };
   for (const RouteCase& rc : cases) {
     EXPECT_EQ(RouteThroughTheConfig(rc), rc.topic)
@@ -1562,8 +1566,10 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?x)[a b]", "whitespace or a comment inside a class under (?x)"},
       {"debezium.transforms.outbox.route.topic.regex=(?c)a",
        "the inline flag c (the relay reads i, s, m, d, x, u and U)"},
-      {"debezium.transforms.outbox.route.topic.regex=(?Ui)order", "the inline flag u or U with i"},
-      {"debezium.transforms.outbox.route.topic.regex=(?iu)order", "the inline flag u"},
+      {"debezium.transforms.outbox.route.topic.regex=(?Ui)(?<routedByValue>.*)\\\\u00df",
+       "\\x{df} under (?iu), which Java matches in two ways"},
+      {"debezium.transforms.outbox.route.topic.regex=(?iu)(?<routedByValue>.)\\\\k<routedByValue>",
+       "a back reference under (?iu) at index 24 is refused"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaLowerCase}", "a java.lang.Character method"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{InGreek}+", "\\p{InGreek} (a Unicode block"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsEmoji}+",
