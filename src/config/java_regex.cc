@@ -258,6 +258,43 @@ constexpr std::array<BinaryProperty, 20> kBinaryProperties = {{
     {"EMOJI EMOJI_PRESENTATION EMOJI_MODIFIER EMOJI_MODIFIER_BASE EMOJI_COMPONENT EXTENDED_PICTOGRAPHIC", ""},
 }};
 
+// Java's \p{java*} names (CharPredicates.forProperty: java.lang.Character's methods), in PCRE2's properties, as
+// JDK 17 to 25 define them. `cased`: under CASE_INSENSITIVE Java reads it as any of Lowercase, Uppercase and Lt.
+struct JavaMethod {
+  std::string_view name;
+  std::string members;  // empty: refused, Java 17 and Java 25 read it apart
+  bool cased = false;
+};
+constexpr std::string_view kJavaIgnorable = "\\x{0}-\\x{8}\\x{e}-\\x{1b}\\x{7f}-\\x{9f}\\p{Cf}";
+constexpr std::string_view kOtherIdStart = "\\x{1885}\\x{1886}\\x{2118}\\x{212e}\\x{309b}\\x{309c}";
+const std::vector<JavaMethod>& JavaMethods() {
+  static const std::vector<JavaMethod> methods = {
+      {"javaLowerCase", "\\p{Lowercase}", true},  // Ll and Other_Lowercase
+      {"javaUpperCase", "\\p{Uppercase}", true},
+      {"javaTitleCase", "\\p{Lt}", true},
+      {"javaAlphabetic", "\\p{Alphabetic}"},
+      {"javaIdeographic", "\\p{Ideographic}"},
+      {"javaDigit", "\\p{Nd}"},
+      {"javaDefined", "\\P{Cn}"},
+      {"javaLetter", "\\p{L}"},
+      {"javaLetterOrDigit", "\\p{L}\\p{Nd}"},
+      {"javaJavaIdentifierStart", "\\p{L}\\p{Nl}\\p{Sc}\\p{Pc}"},
+      {"javaJavaIdentifierPart", Cat("\\p{L}\\p{Sc}\\p{Pc}\\p{Nd}\\p{Nl}\\p{Mc}\\p{Mn}", kJavaIgnorable)},
+      // isLetter, Nl and Other_ID_Start
+      {"javaUnicodeIdentifierStart", Cat("\\p{L}\\p{Nl}", kOtherIdStart)},
+      // Java 21 added U+30FB and U+FF65 (Unicode 15.1's Other_ID_Continue)
+      {"javaUnicodeIdentifierPart", ""},
+      {"javaIdentifierIgnorable", std::string(kJavaIgnorable)},
+      {"javaSpaceChar", "\\p{Z}"},
+      // Z but the no-break spaces, and the ASCII controls Java counts
+      {"javaWhitespace", "\\x{9}-\\x{d}\\x{1c}-\\x{20}\\x{1680}\\x{2000}-\\x{2006}\\x{2008}-\\x{200a}\\x{2028}\\x{2029}"
+                         "\\x{205f}\\x{3000}"},
+      {"javaISOControl", "\\x{0}-\\x{1f}\\x{7f}-\\x{9f}"},
+      {"javaMirrored", "\\p{Bidi_Mirrored}"},
+  };
+  return methods;
+}
+
 // Java 17's Character.UnicodeScript names and their aliases (the 157 scripts of Unicode 13; later JDKs add more,
 // which Java 17 refuses). PCRE2's \p{sc:..} reads each.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 157> kJava17Scripts = {{
@@ -346,7 +383,8 @@ std::string NoneOf(const std::string& matcher) {
 }
 
 // What Java's \p{name} matches (CharPredicates.forProperty, the name as given): a general category, a POSIX class
-// (US-ASCII), ASCII, L1, all, LC, LD. nullopt for another name; kUnimplemented for java.lang.Character's methods.
+// (US-ASCII), ASCII, L1, all, LC, LD, java.lang.Character's methods. nullopt for another name; kUnimplemented for the
+// method Java 17 and 25 read apart.
 absl::StatusOr<std::optional<ClassSet>> JavaPlainProperty(std::string_view plain, bool ignore_case) {
   // Under (?i) Java reads Lu, Ll and Lt as all three (PCRE2's L&), and Lower and Upper as Alpha.
   const bool cased = plain == "LC" || (ignore_case && (plain == "Lu" || plain == "Ll" || plain == "Lt"));
@@ -359,7 +397,13 @@ absl::StatusOr<std::optional<ClassSet>> JavaPlainProperty(std::string_view plain
     if (ignore_case && !set.ignoring_case.empty()) return JavaPlainProperty(set.ignoring_case, false);
     return ClassSet{.members = RangeMembers(set.ranges, false), .complement = false, .ranges = set.ranges};
   }
-  if (plain.starts_with("java")) return absl::UnimplementedError("a java.lang.Character method");
+  for (const JavaMethod& method : JavaMethods()) {
+    if (method.name != plain) continue;
+    if (method.members.empty()) {
+      return absl::UnimplementedError("a java.lang.Character method Java 17 and 25 read apart");
+    }
+    return Members(ignore_case && method.cased ? "\\p{Lowercase}\\p{Uppercase}\\p{Lt}" : method.members);
+  }
   return std::nullopt;
 }
 
@@ -401,7 +445,7 @@ std::optional<ClassSet> JavaScript(std::string_view name) {
 // What Java's \p{name} (or \P{name}, `negate`) matches, as PCRE2 class members (`in_class`) or a PCRE2 class,
 // following Pattern.family and CharPredicates of JDK 17 to 25. kInvalidArgument: a name Java refuses (it throws at
 // compile); kUnimplemented: a name the relay does not spell here (blocks, which PCRE2 does not have; the
-// java.lang.Character methods; properties Java 17 does not know), with why.
+// java.lang.Character method Java 17 and 25 read apart; properties Java 17 does not know), with why.
 absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool unicode_classes,
                                          bool in_class) {
   if (name.empty()) return absl::InvalidArgumentError("an empty character family");
@@ -460,9 +504,9 @@ absl::Status Differs(std::string_view what, size_t at) {
 // (a -> [aA], a class's letters and the letters of its ranges doubled); a \p{..} is the set Java reads under
 // (?i) (JavaProperty), not folded further; a back reference is compared ignoring ASCII case by a callout
 // (CaseInsensitiveBackReference). Under (?iu) each character is written as the set Java matches for it by
-// Character's case mappings (UnicodeCase). The inline flags i, s, m, d, x, u and U are scoped as in Java: (?i) holds to the
-// end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left out;
-// inside a construct, where Java skips them in some places and not in others, they are refused.
+// Character's case mappings (UnicodeCase). The inline flags i, s, m, d, x, u and U are scoped as in Java: (?i) holds
+// to the end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left
+// out; inside a construct, where Java skips them in some places and not in others, they are refused.
 class Translator {
  public:
   Translator(std::string_view java, bool ignore_case) : in_(java) { flags_.i = ignore_case; }

@@ -282,6 +282,20 @@ const std::vector<Route>& Corpus() {
       {"\\p{sc=Latin}+", "sc"},
       {"\\p{InBasicLatin}+", "block"},
       {"\\p{javaLowerCase}+", "java-method"},
+      // java.lang.Character's methods
+      {"(?i)\\p{javaUpperCase}+", "i-java-upper"},
+      {"\\p{javaTitleCase}|\\p{javaDigit}+", "java-title-digit"},
+      {"[\\p{javaLetterOrDigit}&&\\P{javaAlphabetic}]+", "java-digit-not-alpha"},
+      {"\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*", "java-identifier"},
+      {"\\p{javaUnicodeIdentifierStart}+", "java-unicode-identifier-start"},
+      {"\\p{javaUnicodeIdentifierPart}+", "java-unicode-identifier-part-refused"},
+      {"(.*?)\\p{javaWhitespace}(.*)", "java-whitespace.$1.$2"},
+      {"[\\p{javaSpaceChar}\\p{javaISOControl}]+", "java-space-control"},
+      {"\\p{IsjavaMirrored}+|\\p{javaIdeographic}", "java-mirrored"},
+      {"\\P{javaDefined}|\\p{javaIdentifierIgnorable}+", "java-undefined-ignorable"},
+      {"[^\\P{javaLetter}a]+", "java-letter-not-a"},
+      {"\\p{gc=javaLetter}+", "gc-java-letter"},
+      {"\\p{javaBogus}", "java-unknown"},
       {"\\p{Cntrl}(.*)", "cntrl.$1"},
       {"\\p{Space}+|\\p{Blank}", "space"},
       {"\\p{Graph}+\\p{Print}", "graph"},
@@ -458,7 +472,10 @@ std::vector<Route> RandomPropertyRoutes(int n) {
                          "\\p{IsWord}", "\\P{IsGraph}", "\\p{IsLowercase}", "\\p{IsUppercase}", "\\p{IsTitlecase}",
                          "\\p{IsPrint}", "\\p{IsHexDigit}", "\\p{IsWhite_Space}", "\\p{IsLatin}", "\\p{sc=Grek}",
                          "\\P{IsHan}", "(?U)", "(?U:", "\\w", "\\W", "\\d", "\\S", "\\P{IsWord}", "\\P{IsAlnum}",
-                         "\\P{all}"},
+                         "\\P{all}", "\\p{javaLowerCase}", "\\P{javaWhitespace}", "\\p{javaJavaIdentifierPart}",
+                         "\\p{IsjavaMirrored}", "\\p{javaUnicodeIdentifierStart}", "\\p{javaSpaceChar}",
+                         "\\p{javaIdentifierIgnorable}", "\\P{javaDefined}", "\\p{javaUpperCase}",
+                         "\\p{javaTitleCase}"},
                         n, 5, "(?i)");
 }
 
@@ -628,7 +645,8 @@ TEST(JavaRouteDifferential, RandomCaseFlagsAndCharacterEscapesRouteAsJavaRoutesT
 std::vector<std::string> PropertyValues() {
   return ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "\xc7\x85", "1", "\xd9\xa3", "-",
                        "!", "~", " ", "\t", "\x7f", "\xc3\xbf", "\xc2\xaa", "\xce\xb1", "\xe4\xb8\xad", "\xe2\x85\xa0",
-                       "\xef\xbc\x91", "\xe2\x80\x8c"});
+                       "\xef\xbc\x91", "\xe2\x80\x8c", "\xe2\x84\x98", "\xc2\xb7", "\xc2\xa0", "\xc2\xad", "$", "(",
+                       "\xcc\x81", "\x1c"});
 }
 
 TEST(JavaRouteDifferential, RandomPropertyPatternsRouteAsJavaRoutesThem) {

@@ -1548,6 +1548,9 @@ TEST(DebeziumRouting, GivesTheTopicsDebeziumGives) {
       {"αβ-x", "(?<c>\\\\p{IsGreek}+)\\\\P{IsAlphabetic}.*", "g.$${c}", "g.αβ"},
       {"Order-ORDER", "(?i)(?<c>[a-z]+)-\\\\k<c>", "c.$${c}", "c.Order"},
       {"Order-ORDERS", "(?i)(?<c>[a-z]+)-\\\\k<c>", "c.$${c}", "Order-ORDERS"},
+      // java.lang.Character's methods
+      {"order_v2 x", "(?<c>\\\\p{javaJavaIdentifierStart}\\\\p{javaJavaIdentifierPart}*)\\\\p{javaWhitespace}.*", "c.$${c}",
+       "c.order_v2"},
       // (?iu): Character's case mappings
       {"\xc4\xb1nvoice", "(?iu)(?<c>invoice)", "c.$${c}", "c.\xc4\xb1nvoice"},
       {"\xe2\x84\xaa", "(?iu)(?<c>k)", "c.$${c}", "c.\xe2\x84\xaa"},
@@ -1570,7 +1573,8 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
        "\\x{df} under (?iu), which Java matches in two ways"},
       {"debezium.transforms.outbox.route.topic.regex=(?iu)(?<routedByValue>.)\\\\k<routedByValue>",
        "a back reference under (?iu) at index 24 is refused"},
-      {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaLowerCase}", "a java.lang.Character method"},
+      {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaUnicodeIdentifierPart}",
+       "a java.lang.Character method Java 17 and 25 read apart"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{InGreek}+", "\\p{InGreek} (a Unicode block"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsEmoji}+",
        "\\p{IsEmoji} (a property Java 17 does not know"},
