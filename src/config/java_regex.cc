@@ -4,10 +4,12 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <unicode/uchar.h>
+#include <unicode/uversion.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,7 +124,11 @@ std::string RangeMembers(const std::vector<CodeRange>& ranges, bool complement) 
     if (next <= 0x10FFFF) out.push_back({next, 0x10FFFF});
   }
   std::string members;
-  for (const CodeRange& r : out) {
+  for (CodeRange r : out) {
+    // PCRE2 takes no surrogate as a range's end (and a UTF-8 value has none): a range ends short of them.
+    if (r.low >= 0xD800 && r.low <= 0xDFFF) r.low = 0xE000;
+    if (r.high >= 0xD800 && r.high <= 0xDFFF) r.high = 0xD7FF;
+    if (r.low > r.high) continue;
     members += r.low == r.high ? CodeText(r.low) : Cat(CodeText(r.low), "-", CodeText(r.high));
   }
   return members;
@@ -433,6 +439,110 @@ absl::StatusOr<std::optional<ClassSet>> BinaryPropertySet(std::string_view name,
   return std::nullopt;
 }
 
+// Java's Unicode blocks (Character.UnicodeBlock): each block's range and the names forName takes for it (upper-cased;
+// forName upper-cases what it is given), built on first use from ICU's blocks. Java 17 knows the blocks of Unicode 13:
+// a block whose characters were all assigned later is `newer` (Java 17 refuses its names, Java 25 takes some).
+class JavaBlocks {
+ public:
+  struct Block {
+    std::vector<std::string> names;
+    std::vector<CodeRange> ranges;  // empty: SURROGATES_AREA, a name no character's block has, and the surrogates
+    bool newer = false;
+    bool disputed = false;  // a range Java 17 and Java 25 read apart
+  };
+
+  static const JavaBlocks& Get() {
+    static const JavaBlocks blocks;
+    return blocks;
+  }
+
+  // The block `name` names (in any case), or null.
+  const Block* Find(std::string_view name) const {
+    const std::string upper = absl::AsciiStrToUpper(std::string(name));
+    for (const Block& block : blocks_) {
+      if (std::find(block.names.begin(), block.names.end(), upper) != block.names.end()) return &block;
+    }
+    return nullptr;
+  }
+
+ private:
+  JavaBlocks() {
+    std::map<int, Block> by_code;
+    std::map<int, bool> known;  // block code -> has a character Unicode 13 assigned
+    for (uint32_t c = 0; c <= 0x10FFFF; ++c) {
+      const auto cp = static_cast<UChar32>(c);
+      const int code = ublock_getCode(cp);
+      if (code == UBLOCK_NO_BLOCK || code == UBLOCK_INVALID_CODE) continue;
+      if (u_charType(cp) != U_UNASSIGNED && !known[code]) {
+        UVersionInfo age;
+        u_charAge(cp, age);
+        known[code] = age[0] < 13 || (age[0] == 13 && age[1] == 0);
+      }
+      std::vector<CodeRange>& ranges = by_code[code].ranges;
+      if (c >= 0xD800 && c <= 0xDFFF) continue;  // no UTF-8 value has one
+      if (!ranges.empty() && ranges.back().high + 1 == c) {
+        ranges.back().high = c;
+      } else {
+        ranges.push_back({c, c});
+      }
+    }
+    // Unicode 14 and 15 moved the end of these (Java 17 has Unicode 13's, Java 25 Unicode 16's, as ICU's here).
+    static constexpr std::array<UBlockCode, 3> kMoved = {UBLOCK_AHOM, UBLOCK_EGYPTIAN_HIEROGLYPH_FORMAT_CONTROLS,
+                                                         UBLOCK_TANGUT_SUPPLEMENT};
+    for (auto& [code, block] : by_code) {
+      block.newer = !known[code];
+      block.disputed = std::find(kMoved.begin(), kMoved.end(), code) != kMoved.end();
+      block.names = Names(u_getPropertyValueName(UCHAR_BLOCK, code, U_LONG_PROPERTY_NAME));
+      blocks_.push_back(std::move(block));
+    }
+    blocks_.push_back(Block{.names = {"SURROGATES_AREA"}, .ranges = {}, .newer = false});
+  }
+
+  // Java's names for a block from ICU's long name (Latin_1_Supplement): the constant's name (LATIN_1_SUPPLEMENT),
+  // Unicode's name (LATIN-1 SUPPLEMENT) and that without spaces (LATIN-1SUPPLEMENT). Unicode's names have a hyphen
+  // before a variant's letter (LATIN EXTENDED-A) but for Linear A and the CJK extensions; three blocks keep the
+  // constant and the names of older Unicode versions.
+  static std::vector<std::string> Names(const char* icu_name) {
+    const std::string upper = absl::AsciiStrToUpper(icu_name == nullptr ? "" : icu_name);
+    std::string unicode = absl::StrReplaceAll(upper, {{"_", " "}});
+    const bool variant = upper.size() > 2 && upper[upper.size() - 2] == '_' && IsAsciiLetter(upper.back()) &&
+                         upper != "LINEAR_A" && !upper.starts_with("CJK_UNIFIED_IDEOGRAPHS_EXTENSION");
+    if (variant) unicode[unicode.size() - 2] = '-';
+    if (upper == "LATIN_1_SUPPLEMENT") unicode = "LATIN-1 SUPPLEMENT";
+    if (upper == "PHAGS_PA") unicode = "PHAGS-PA";
+    std::string constant = absl::StrReplaceAll(unicode, {{" ", "_"}, {"-", "_"}});
+    std::vector<std::string> older;
+    if (upper == "GREEK_AND_COPTIC") constant = "GREEK";
+    if (upper == "CYRILLIC_SUPPLEMENT") {
+      constant = "CYRILLIC_SUPPLEMENTARY";
+      older = {"CYRILLIC SUPPLEMENTARY", "CYRILLICSUPPLEMENTARY"};
+    }
+    if (upper == "COMBINING_DIACRITICAL_MARKS_FOR_SYMBOLS") {
+      constant = "COMBINING_MARKS_FOR_SYMBOLS";
+      older = {"COMBINING MARKS FOR SYMBOLS", "COMBININGMARKSFORSYMBOLS"};
+    }
+    std::vector<std::string> names = {constant, unicode, absl::StrReplaceAll(unicode, {{" ", ""}})};
+    names.insert(names.end(), older.begin(), older.end());
+    return names;
+  }
+
+  std::vector<Block> blocks_;
+};
+
+// Java's \p{InX} and \p{blk=X} (Character.UnicodeBlock.forName(X)); kInvalidArgument for a name Java refuses,
+// kUnimplemented for a block Java 17 does not know.
+absl::StatusOr<ClassSet> JavaBlock(std::string_view name) {
+  const JavaBlocks::Block* block = JavaBlocks::Get().Find(name);
+  if (block == nullptr) return absl::InvalidArgumentError("an unknown Unicode block");
+  if (block->newer) return absl::UnimplementedError("a block Java 17 does not know");
+  if (block->disputed) return absl::UnimplementedError("a block whose range Java 17 and Java 25 read apart");
+  if (block->ranges.empty()) {  // no character: the complement of every one
+    const std::vector<CodeRange> all = {{0, 0x10FFFF}};
+    return ClassSet{.members = RangeMembers(all, false), .complement = true, .ranges = all};
+  }
+  return ClassSet{.members = RangeMembers(block->ranges, false), .complement = false, .ranges = block->ranges};
+}
+
 // Java's script names (Character.UnicodeScript.forName: a name or alias in any case) as PCRE2's Script property.
 std::optional<ClassSet> JavaScript(std::string_view name) {
   const std::string upper = absl::AsciiStrToUpper(std::string(name));
@@ -453,7 +563,11 @@ absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ig
   if (const size_t eq = name.find('='); eq != std::string_view::npos) {
     const std::string key = absl::AsciiStrToLower(std::string(name.substr(0, eq)));
     const std::string_view value = name.substr(eq + 1);
-    if (key == "blk" || key == "block") return absl::UnimplementedError("a Unicode block");
+    if (key == "blk" || key == "block") {
+      absl::StatusOr<ClassSet> block = JavaBlock(value);
+      if (!block.ok()) return block.status();
+      return SpellClassSet(*block, negate, in_class);
+    }
     if (key == "sc" || key == "script") {
       set = JavaScript(value);
     } else if (key == "gc" || key == "general_category") {
@@ -463,7 +577,9 @@ absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ig
     }
     if (!set) return absl::InvalidArgumentError("an unknown Unicode property");
   } else if (name.starts_with("In")) {
-    return absl::UnimplementedError("a Unicode block");
+    absl::StatusOr<ClassSet> block = JavaBlock(name.substr(2));
+    if (!block.ok()) return block.status();
+    set = *std::move(block);
   } else if (name.starts_with("Is")) {
     // \p{IsX}: a binary property or POSIX name (X in any case), else a plain name, else a script.
     absl::StatusOr<std::optional<ClassSet>> binary = BinaryPropertySet(name.substr(2), ignore_case, false);

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -281,6 +283,18 @@ const std::vector<Route>& Corpus() {
       {"\\p{gc=Lc}", "gc-lc-refused"},
       {"\\p{sc=Latin}+", "sc"},
       {"\\p{InBasicLatin}+", "block"},
+      // blocks, by each name Java takes (Greek is the block, IsGreek the script)
+      {"\\p{InGreek}+|\\p{IsGreek}", "in-greek"},
+      {"\\p{InGreek and Coptic}\\p{blk=GREEKANDCOPTIC}", "greek-canonical"},
+      {"\\p{InGreek_And_Coptic}", "greek-constant-refused-by-java"},
+      {"\\p{block=Latin-1 Supplement}+", "latin-1"},
+      {"[\\p{InLATIN_1_SUPPLEMENT}\\P{InBasic Latin}]+", "latin-1-class"},
+      {"\\p{Inbasic latin}+", "lower-case-name"},
+      {"\\p{InCyrillicSupplementary}|\\p{InCombining Marks for Symbols}", "older-names"},
+      {"\\p{InLinear A}|\\p{InLinear-A}", "linear-a"},
+      {"\\p{InSurrogates_Area}|a", "surrogates-area"},
+      {"\\p{InVithkuqi}", "newer-block"},
+      {"\\p{InBogus}", "unknown-block"},
       {"\\p{javaLowerCase}+", "java-method"},
       // java.lang.Character's methods
       {"(?i)\\p{javaUpperCase}+", "i-java-upper"},
@@ -725,6 +739,108 @@ TEST(JavaRouteDifferential, RandomUnicodeCaseRoutesAsJavaRoutesThem) {
   EXPECT_GT(outcome.accepted, 700);
   std::printf("random (?iu) patterns: %d accepted by both, %d refused by the relay only\n", outcome.accepted,
               outcome.refused_by_relay_only);
+}
+
+// UTF-8 of the code point `c` (not a surrogate).
+std::string Utf8(uint32_t c) {
+  std::string out;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  return out;
+}
+
+// Every name Character.UnicodeBlock.forName takes under `java`, with its block's first and last code point in hex
+// ("-" when none): tests/config/JavaBlocks.java reads them from UnicodeBlock's map.
+std::map<std::string, std::pair<std::string, std::string>> JavaBlockNames(const std::string& java) {
+  const std::filesystem::path out = std::filesystem::temp_directory_path() /
+                                    ("outbox-java-blocks-" + std::to_string(::getpid()) + ".txt");
+  const std::string command = java + " --add-opens java.base/java.lang=ALL-UNNAMED " + OUTBOX_JAVA_BLOCKS + " > " +
+                              out.string();
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::map<std::string, std::pair<std::string, std::string>> names;
+  std::ifstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string name, first, last;
+    if (std::getline(fields, name, '\t') && std::getline(fields, first, '\t') && std::getline(fields, last)) {
+      names[name] = {first, last};
+    }
+  }
+  std::filesystem::remove(out);
+  return names;
+}
+
+// Every block name the JDK's Character.UnicodeBlock.forName takes, as \p{In..} and \p{blk=..}, also in lower case,
+// and the same names with their spaces as underscores or hyphens (which Java takes for some blocks only), over the
+// first and last character of every block and the ones just outside: each routes as Java routes it, and the relay
+// refuses none that Java takes but those of the three blocks whose end Unicode 14 and 15 moved (Java 17 has Unicode
+// 13's ranges, Java 25 16's), which it refuses as read apart; where a newer JDK is at hand, those are the blocks
+// whose ranges the two JDKs give apart.
+TEST(JavaRouteDifferential, EveryBlockNameRoutesAsJavaRoutesIt) {
+  const std::map<std::string, std::pair<std::string, std::string>> names = JavaBlockNames("java");
+  std::set<std::pair<std::string, std::string>> moved;
+  for (const char* name : {"AHOM", "EGYPTIAN_HIEROGLYPH_FORMAT_CONTROLS", "TANGUT_SUPPLEMENT"}) {
+    ASSERT_TRUE(names.contains(name)) << name;
+    moved.insert(names.at(name));
+  }
+  if (!NewerJava().empty()) {
+    std::set<std::pair<std::string, std::string>> apart;
+    for (const auto& [name, range] : JavaBlockNames(NewerJava())) {
+      if (names.contains(name) && names.at(name) != range) apart.insert(names.at(name));
+    }
+    EXPECT_EQ(apart, moved) << "the blocks whose ranges Java 17 and " << NewerJava() << " give apart";
+  }
+  std::vector<Route> routes;
+  std::vector<std::string> values;
+  int blocks = 0;
+  for (const auto& [name, range] : names) {
+    const auto& [first, last] = range;
+    ++blocks;
+    if (moved.contains(range)) {
+      const absl::StatusOr<RouteRegex> refused = RouteRegex::Compile("\\p{In" + name + "}");
+      EXPECT_NE(refused.status().message().find("Java 17 and Java 25 read apart"), std::string_view::npos)
+          << name << ": " << refused.status();
+    } else {
+      routes.push_back({"\\p{In" + name + "}+", "t.$0"});
+      routes.push_back({"[^\\p{blk=" + name + "}a]", "x"});
+      if (blocks % 4 == 0) {
+        std::string lower = name, underscores = name, hyphens = name;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+        std::replace(underscores.begin(), underscores.end(), ' ', '_');
+        std::replace(hyphens.begin(), hyphens.end(), ' ', '-');
+        for (const std::string& variant : {lower, underscores, hyphens}) {
+          routes.push_back({"\\p{In" + variant + "}", "x"});
+        }
+      }
+    }
+    if (first == "-") continue;
+    for (const std::string& hex : {first, last}) {
+      const uint32_t c = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
+      for (const uint32_t v : {c == 0 ? c : c - 1, c, c + 1}) {
+        if ((v < 0xD800 || v > 0xDFFF) && v <= 0x10FFFF) values.push_back(Utf8(v));
+      }
+    }
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  EXPECT_GT(blocks, 700);  // names: JDK 17 has 309 blocks, most with three
+  const Outcome outcome = Compare(routes, values);
+  EXPECT_EQ(outcome.refused_by_relay_only, 0);
+  std::printf("block names: %d, %d patterns accepted by both, %d refused by the relay only, over %zu values\n", blocks,
+              outcome.accepted, outcome.refused_by_relay_only, values.size());
 }
 
 // The same tokens under COMMENTS: whitespace, comments and line terminators among them.

@@ -323,8 +323,9 @@ TEST(DebeziumProperties, KeysThatAddTheSourceTypeToColumnSchemasMapToTheRelaysKe
   EXPECT_THAT(WarnedKeys(*mapped), Contains("include.schema.comments"));
   EXPECT_THAT(ErrorOf(Load(with_schema + "column.propagate.source.type=public\\.outbox\\.(payload\n", brokers)),
               AllOf(HasSubstr("column.propagate.source.type: "), HasSubstr("(payload")));
-  EXPECT_THAT(ErrorOf(Load(with_schema + "datatype.propagate.source.type=.+\\\\.\\\\p{InGreek}+\n", brokers)),
-              AllOf(HasSubstr("datatype.propagate.source.type: "), HasSubstr("\\p{InGreek} (a Unicode block")));
+  EXPECT_THAT(ErrorOf(Load(with_schema + "datatype.propagate.source.type=.+\\\\.\\\\p{InVithkuqi}+\n", brokers)),
+              AllOf(HasSubstr("datatype.propagate.source.type: "),
+                    HasSubstr("\\p{InVithkuqi} (a block Java 17 does not know")));
   for (const std::string line : {"column.propagate.source.type=public.outbox.payload",
                                  "datatype.propagate.source.type=.+\\.JSONB", "include.schema.comments=true"}) {
     const std::string key = line.substr(0, line.find('='));
@@ -1575,7 +1576,12 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
        "a back reference under (?iu) at index 24 is refused"},
       {"debezium.transforms.outbox.route.topic.regex=(?i)(?<v>.*)\\\\p{javaUnicodeIdentifierPart}",
        "a java.lang.Character method Java 17 and 25 read apart"},
-      {"debezium.transforms.outbox.route.topic.regex=\\\\p{InGreek}+", "\\p{InGreek} (a Unicode block"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{InVithkuqi}+",
+       "\\p{InVithkuqi} (a block Java 17 does not know"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{InAhom}+",
+       "\\p{InAhom} (a block whose range Java 17 and Java 25 read apart"},
+      {"debezium.transforms.outbox.route.topic.regex=\\\\p{InGreek_And_Coptic}+",
+       "an unknown Unicode block \\p{InGreek_And_Coptic}"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{IsEmoji}+",
        "\\p{IsEmoji} (a property Java 17 does not know"},
       {"debezium.transforms.outbox.route.topic.regex=\\\\p{Lc}+",
