@@ -60,6 +60,9 @@ std::optional<uint32_t> DecodeUtf8(std::string_view text, size_t* pos) {
     if ((next & 0xC0) != 0x80) return std::nullopt;
     c = (c << 6) | (next & 0x3F);
   }
+  // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
+  static constexpr std::array<uint32_t, 5> kLeast = {0, 0, 0x80, 0x800, 0x10000};
+  if (c < kLeast[length] || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) return std::nullopt;
   *pos += length;
   return c;
 }
@@ -271,6 +274,14 @@ struct JavaMethod {
   std::string members;  // empty: refused, Java 17 and Java 25 read it apart
   bool cased = false;
 };
+// Java's Character.isMirrored (Bidi_Mirrored) as class members, from ICU.
+std::string MirroredMembers() {
+  std::vector<uint32_t> mirrored;
+  for (uint32_t c = 0; c <= 0x10FFFF; ++c) {
+    if (u_isMirrored(static_cast<UChar32>(c))) mirrored.push_back(c);
+  }
+  return CodeMembers(std::move(mirrored));
+}
 constexpr std::string_view kJavaIgnorable = "\\x{0}-\\x{8}\\x{e}-\\x{1b}\\x{7f}-\\x{9f}\\p{Cf}";
 constexpr std::string_view kOtherIdStart = "\\x{1885}\\x{1886}\\x{2118}\\x{212e}\\x{309b}\\x{309c}";
 const std::vector<JavaMethod>& JavaMethods() {
@@ -296,7 +307,8 @@ const std::vector<JavaMethod>& JavaMethods() {
       {"javaWhitespace", "\\x{9}-\\x{d}\\x{1c}-\\x{20}\\x{1680}\\x{2000}-\\x{2006}\\x{2008}-\\x{200a}\\x{2028}\\x{2029}"
                          "\\x{205f}\\x{3000}"},
       {"javaISOControl", "\\x{0}-\\x{1f}\\x{7f}-\\x{9f}"},
-      {"javaMirrored", "\\p{Bidi_Mirrored}"},
+      // Bidi_Mirrored, by ICU's table: PCRE2 10.42's leaves out those without a mirror-image glyph (U+2211)
+      {"javaMirrored", MirroredMembers()},
   };
   return methods;
 }
@@ -376,6 +388,12 @@ Spelled SpellClassSet(const ClassSet& set, bool negate, bool in_class) {
 // A pattern that matches one character of a class's union: its members (a PCRE2 class's contents, may be empty)
 // or one of `alternatives` (each a one-character pattern). At least one of the two is not empty.
 std::string OneOf(const std::string& members, std::vector<std::string> alternatives) {
+  // An empty set (\P{all}) adds nothing beside another member, and would make the class's width vary (a lookbehind
+  // takes it only when fixed).
+  if (!members.empty() || alternatives.size() > 1) {
+    std::erase(alternatives, std::string("(?!)"));
+    if (members.empty() && alternatives.empty()) alternatives.push_back("(?!)");
+  }
   if (!members.empty()) alternatives.insert(alternatives.begin(), Cat("[", members, "]"));
   return alternatives.size() == 1 ? alternatives[0] : Cat("(?:", absl::StrJoin(alternatives, "|"), ")");
 }
@@ -804,9 +822,18 @@ class Translator {
     if (!IsAsciiLetter(c) && !IsAsciiDigit(c)) return literal(static_cast<unsigned char>(c));  // an escaped symbol
     switch (c) {
       case 'd': case 'D': case 'w': case 'W': case 's': case 'S': {
-        // Java's ASCII classes, as PCRE2's without UCP; under U (UNICODE_CHARACTER_CLASS) Java's Unicode ones.
-        if (!flags_.U) return copy();
+        // Java's ASCII classes, as PCRE2's without UCP; under U (UNICODE_CHARACTER_CLASS) Java's Unicode ones. Inside
+        // a class they are written as ranges: PCRE2 10.42 matches every character above U+00FF for a negated class
+        // that holds a \p{..} and \W, \D or \S ([^\p{Lu}\W] matches U+0101).
         const char lower = static_cast<char>(c | 0x20);
+        if (!flags_.U) {
+          if (!in_class) return copy();
+          static const std::vector<CodeRange> kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+          static const std::vector<CodeRange> kDigit = {{'0', '9'}};
+          static const std::vector<CodeRange> kSpace = {{'\t', '\r'}, {' ', ' '}};
+          out_.append(RangeMembers(lower == 'd' ? kDigit : lower == 'w' ? kWord : kSpace, c != lower));
+          return Item{};
+        }
         Write(SpellClassSet(
             Members(std::string(lower == 'd' ? kUnicodeDigit : lower == 'w' ? kUnicodeWord : kUnicodeSpace)),
             c != lower, in_class));

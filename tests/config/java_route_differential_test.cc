@@ -310,6 +310,13 @@ const std::vector<Route>& Corpus() {
       {"[^\\P{javaLetter}a]+", "java-letter-not-a"},
       {"\\p{gc=javaLetter}+", "gc-java-letter"},
       {"\\p{javaBogus}", "java-unknown"},
+      {"\\p{javaMirrored}+", "java-mirrored-sum"},
+      // PCRE2 10.42 matches any character above U+00FF for [^\p{..}\W] (and \D, \S): written as ranges
+      {"[^\\p{Lu}\\W]+", "not-upper-nor-non-word"},
+      {"[^\\p{Lu}\\D]|[^\\p{Lu}\\S]", "not-upper-nor-non-digit"},
+      {"[^[\\p{Lu}\\W]]+", "nested-not-upper-nor-non-word"},
+      {"[\\p{Lu}\\W]+", "upper-or-non-word"},
+      {"a(?<=[a\\P{all}])", "lookbehind-not-all"},
       {"\\p{Cntrl}(.*)", "cntrl.$1"},
       {"\\p{Space}+|\\p{Blank}", "space"},
       {"\\p{Graph}+\\p{Print}", "graph"},
@@ -417,6 +424,8 @@ const std::vector<std::string>& Values() {
       // sigma and final sigma, sharp s and its capital, a Deseret letter
       "\xc4\xb1", "\xc4\xb0", "\xc5\xbf", "\xc2\xb5", "\xce\xbc", "\xc5\xb8", "\xc3\xa5", "\xe2\x84\xab", "\xcf\x82",
       "\xc3\x9f", "\xe1\xba\x9e", "\xf0\x90\x90\x80", "\xf0\x90\x90\xa8", "ORDER-x", "\xce\xa3", "\xce\xa9",
+      // for \p{javaMirrored} and negated classes beyond Latin-1: the n-ary sum, a with macron, an ideograph
+      "\xe2\x88\x91", "\xc4\x81", "\xe4\xb8\x80", "a\xc4\x81",
   };
   return values;
 }
@@ -489,7 +498,7 @@ std::vector<Route> RandomPropertyRoutes(int n) {
                          "\\P{all}", "\\p{javaLowerCase}", "\\P{javaWhitespace}", "\\p{javaJavaIdentifierPart}",
                          "\\p{IsjavaMirrored}", "\\p{javaUnicodeIdentifierStart}", "\\p{javaSpaceChar}",
                          "\\p{javaIdentifierIgnorable}", "\\P{javaDefined}", "\\p{javaUpperCase}",
-                         "\\p{javaTitleCase}"},
+                         "\\p{javaTitleCase}", "\\p{javaMirrored}", "\\W", "\\D"},
                         n, 5, "(?i)");
 }
 
@@ -660,7 +669,7 @@ std::vector<std::string> PropertyValues() {
   return ShortStrings({"a", "A", "k", "K", "\xe2\x84\xaa", "\xc3\xa9", "\xc3\x89", "\xc7\x85", "1", "\xd9\xa3", "-",
                        "!", "~", " ", "\t", "\x7f", "\xc3\xbf", "\xc2\xaa", "\xce\xb1", "\xe4\xb8\xad", "\xe2\x85\xa0",
                        "\xef\xbc\x91", "\xe2\x80\x8c", "\xe2\x84\x98", "\xc2\xb7", "\xc2\xa0", "\xc2\xad", "$", "(",
-                       "\xcc\x81", "\x1c"});
+                       "\xcc\x81", "\x1c", "\xe2\x88\x91", "\xc4\x81"});
 }
 
 TEST(JavaRouteDifferential, RandomPropertyPatternsRouteAsJavaRoutesThem) {
