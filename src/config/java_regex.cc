@@ -62,7 +62,7 @@ std::optional<uint32_t> DecodeUtf8(std::string_view text, size_t* pos) {
   }
   // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
   static constexpr std::array<uint32_t, 5> kLeast = {0, 0, 0x80, 0x800, 0x10000};
-  if (c < kLeast[length] || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) return std::nullopt;
+  if (c < kLeast[length] || IsSurrogate(c) || c > 0x10FFFF) return std::nullopt;
   *pos += length;
   return c;
 }
@@ -129,8 +129,8 @@ std::string RangeMembers(const std::vector<CodeRange>& ranges, bool complement) 
   std::string members;
   for (CodeRange r : out) {
     // PCRE2 takes no surrogate as a range's end (and a UTF-8 value has none): a range ends short of them.
-    if (r.low >= 0xD800 && r.low <= 0xDFFF) r.low = 0xE000;
-    if (r.high >= 0xD800 && r.high <= 0xDFFF) r.high = 0xD7FF;
+    if (IsSurrogate(r.low)) r.low = 0xE000;
+    if (IsSurrogate(r.high)) r.high = 0xD7FF;
     if (r.low > r.high) continue;
     members += r.low == r.high ? CodeText(r.low) : Cat(CodeText(r.low), "-", CodeText(r.high));
   }
@@ -274,14 +274,6 @@ struct JavaMethod {
   std::string members;  // empty: refused, Java 17 and Java 25 read it apart
   bool cased = false;
 };
-// Java's Character.isMirrored (Bidi_Mirrored) as class members, from ICU.
-std::string MirroredMembers() {
-  std::vector<uint32_t> mirrored;
-  for (uint32_t c = 0; c <= 0x10FFFF; ++c) {
-    if (u_isMirrored(static_cast<UChar32>(c))) mirrored.push_back(c);
-  }
-  return CodeMembers(std::move(mirrored));
-}
 constexpr std::string_view kJavaIgnorable = "\\x{0}-\\x{8}\\x{e}-\\x{1b}\\x{7f}-\\x{9f}\\p{Cf}";
 constexpr std::string_view kOtherIdStart = "\\x{1885}\\x{1886}\\x{2118}\\x{212e}\\x{309b}\\x{309c}";
 const std::vector<JavaMethod>& JavaMethods() {
@@ -307,8 +299,8 @@ const std::vector<JavaMethod>& JavaMethods() {
       {"javaWhitespace", "\\x{9}-\\x{d}\\x{1c}-\\x{20}\\x{1680}\\x{2000}-\\x{2006}\\x{2008}-\\x{200a}\\x{2028}\\x{2029}"
                          "\\x{205f}\\x{3000}"},
       {"javaISOControl", "\\x{0}-\\x{1f}\\x{7f}-\\x{9f}"},
-      // Bidi_Mirrored, by ICU's table: PCRE2 10.42's leaves out those without a mirror-image glyph (U+2211)
-      {"javaMirrored", MirroredMembers()},
+      // Java 25 counts U+226D (Unicode 16 made it mirrored), which Java 17 does not
+      {"javaMirrored", ""},
   };
   return methods;
 }
@@ -497,7 +489,7 @@ class JavaBlocks {
         known[code] = age[0] < 13 || (age[0] == 13 && age[1] == 0);
       }
       std::vector<CodeRange>& ranges = by_code[code].ranges;
-      if (c >= 0xD800 && c <= 0xDFFF) continue;  // no UTF-8 value has one
+      if (IsSurrogate(c)) continue;  // no UTF-8 value has one
       if (!ranges.empty() && ranges.back().high + 1 == c) {
         ranges.back().high = c;
       } else {
@@ -572,11 +564,16 @@ std::optional<ClassSet> JavaScript(std::string_view name) {
 
 // What Java's \p{name} (or \P{name}, `negate`) matches, as PCRE2 class members (`in_class`) or a PCRE2 class,
 // following Pattern.family and CharPredicates of JDK 17 to 25. kInvalidArgument: a name Java refuses (it throws at
-// compile); kUnimplemented: a name the relay does not spell here (blocks, which PCRE2 does not have; the
-// java.lang.Character method Java 17 and 25 read apart; properties Java 17 does not know), with why.
+// compile); kUnimplemented: a name the relay does not spell here (the java.lang.Character method and the blocks
+// Java 17 and 25 read apart; blocks and properties Java 17 does not know), with why.
 absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool unicode_classes,
-                                         bool in_class) {
+                                     bool in_class) {
   if (name.empty()) return absl::InvalidArgumentError("an empty character family");
+  // Java changes the case of a name (or of its key) by Unicode's rules, where ı, ſ, ß and the ligatures become
+  // ASCII.
+  if (!IsAscii(name)) {
+    return absl::UnimplementedError("a name beyond ASCII, whose case Java changes by Unicode's rules");
+  }
   std::optional<ClassSet> set;
   if (const size_t eq = name.find('='); eq != std::string_view::npos) {
     const std::string key = absl::AsciiStrToLower(std::string(name.substr(0, eq)));
@@ -942,6 +939,8 @@ class Translator {
       }
       case 'p':
       case 'P': {
+        // Under x Java skips whitespace and comments before the name (\p{ L}, \p L): refused.
+        if (absl::Status st = NoSpaceAfterEscape(Cat("\\", std::string(1, c)), at); !st.ok()) return st;
         std::string_view name;
         if (pos_ < in_.size() && in_[pos_] == '{') {
           const size_t close = in_.find('}', pos_);
@@ -950,13 +949,17 @@ class Translator {
           }
           name = in_.substr(pos_ + 1, close - pos_ - 1);
           pos_ = close + 1;
+          if (flags_.x && !name.empty() && (IsJavaSpace(name[0]) || name[0] == '#')) {
+            return Differs(Cat("whitespace or a comment inside \\", std::string(1, c), "{..} under (?x)"), at);
+          }
         } else if (pos_ < in_.size()) {
           name = in_.substr(pos_++, 1);
         }
         absl::StatusOr<Spelled> property = JavaProperty(name, c == 'P', flags_.i, flags_.U, in_class);
         if (absl::IsUnimplemented(property.status())) {
           return Differs(Cat("\\", std::string(1, c), "{", name, "} (", property.status().message(),
-                             "; the relay reads categories, POSIX classes, binary properties and scripts)"),
+                             "; the relay reads categories, POSIX classes, binary properties, scripts, blocks and "
+                             "Character's methods)"),
                          at);
         }
         if (!property.ok()) {

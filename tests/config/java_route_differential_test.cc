@@ -305,12 +305,17 @@ const std::vector<Route>& Corpus() {
       {"\\p{javaUnicodeIdentifierPart}+", "java-unicode-identifier-part-refused"},
       {"(.*?)\\p{javaWhitespace}(.*)", "java-whitespace.$1.$2"},
       {"[\\p{javaSpaceChar}\\p{javaISOControl}]+", "java-space-control"},
-      {"\\p{IsjavaMirrored}+|\\p{javaIdeographic}", "java-mirrored"},
+      {"\\p{IsjavaMirrored}+|\\p{javaIdeographic}", "java-mirrored-refused"},
+      {"\\p{javaIdeographic}+", "java-ideographic"},
       {"\\P{javaDefined}|\\p{javaIdentifierIgnorable}+", "java-undefined-ignorable"},
       {"[^\\P{javaLetter}a]+", "java-letter-not-a"},
       {"\\p{gc=javaLetter}+", "gc-java-letter"},
       {"\\p{javaBogus}", "java-unknown"},
-      {"\\p{javaMirrored}+", "java-mirrored-sum"},
+      {"\\p{javaMirrored}+", "java-mirrored-sum-refused"},
+      // names beyond ASCII, whose case Java changes by Unicode's rules (ı to I), and whitespace before a name under x
+      {"\\p{InBasic Lat\xc4\xb1n}+", "dotless-i-block"},
+      {"(?x)\\p{ InGreek}+", "x-space-in-name"},
+      {"(?x)\\p L", "x-space-after-p"},
       // PCRE2 10.42 matches any character above U+00FF for [^\p{..}\W] (and \D, \S): written as ranges
       {"[^\\p{Lu}\\W]+", "not-upper-nor-non-word"},
       {"[^\\p{Lu}\\D]|[^\\p{Lu}\\S]", "not-upper-nor-non-digit"},
@@ -496,9 +501,9 @@ std::vector<Route> RandomPropertyRoutes(int n) {
                          "\\p{IsPrint}", "\\p{IsHexDigit}", "\\p{IsWhite_Space}", "\\p{IsLatin}", "\\p{sc=Grek}",
                          "\\P{IsHan}", "(?U)", "(?U:", "\\w", "\\W", "\\d", "\\S", "\\P{IsWord}", "\\P{IsAlnum}",
                          "\\P{all}", "\\p{javaLowerCase}", "\\P{javaWhitespace}", "\\p{javaJavaIdentifierPart}",
-                         "\\p{IsjavaMirrored}", "\\p{javaUnicodeIdentifierStart}", "\\p{javaSpaceChar}",
+                         "\\p{javaUnicodeIdentifierStart}", "\\p{javaSpaceChar}",
                          "\\p{javaIdentifierIgnorable}", "\\P{javaDefined}", "\\p{javaUpperCase}",
-                         "\\p{javaTitleCase}", "\\p{javaMirrored}", "\\W", "\\D"},
+                         "\\p{javaTitleCase}", "\\W", "\\D"},
                         n, 5, "(?i)");
 }
 
