@@ -113,6 +113,12 @@ const std::vector<FixedSet>& FixedSets() {
   return sets;
 }
 
+// The ranges of the FixedSet `name` (one of FixedSets()).
+const std::vector<CodeRange>& FixedRanges(std::string_view name) {
+  const std::vector<FixedSet>& sets = FixedSets();
+  return std::find_if(sets.begin(), sets.end(), [&](const FixedSet& set) { return set.name == name; })->ranges;
+}
+
 // PCRE2 class members for ranges (sorted, apart), or for every code point outside them.
 std::string RangeMembers(const std::vector<CodeRange>& ranges, bool complement) {
   std::vector<CodeRange> out;
@@ -581,9 +587,8 @@ absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ig
     if (key == "blk" || key == "block") {
       absl::StatusOr<ClassSet> block = JavaBlock(value);
       if (!block.ok()) return block.status();
-      return SpellClassSet(*block, negate, in_class);
-    }
-    if (key == "sc" || key == "script") {
+      set = *std::move(block);
+    } else if (key == "sc" || key == "script") {
       set = JavaScript(value);
     } else if (key == "gc" || key == "general_category") {
       absl::StatusOr<std::optional<ClassSet>> plain = JavaPlainProperty(value, ignore_case);
@@ -743,7 +748,9 @@ class Translator {
   }
 
   // Java's ASCII.isSpace, the whitespace COMMENTS skips.
-  static bool IsJavaSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\x0B' || c == '\f' || c == '\r'; }
+  static bool IsJavaSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\x0B' || c == '\f' || c == '\r';
+  }
 
   // Under x, whether whitespace or a comment starts at pos_.
   bool AtSpaceOrComment() const {
@@ -825,10 +832,9 @@ class Translator {
         const char lower = static_cast<char>(c | 0x20);
         if (!flags_.U) {
           if (!in_class) return copy();
+          // \d and \s are Java's POSIX Digit and Space (both ctype sets in Pattern); \w adds '_' to Alnum.
           static const std::vector<CodeRange> kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
-          static const std::vector<CodeRange> kDigit = {{'0', '9'}};
-          static const std::vector<CodeRange> kSpace = {{'\t', '\r'}, {' ', ' '}};
-          out_.append(RangeMembers(lower == 'd' ? kDigit : lower == 'w' ? kWord : kSpace, c != lower));
+          out_.append(RangeMembers(lower == 'w' ? kWord : FixedRanges(lower == 'd' ? "Digit" : "Space"), c != lower));
           return Item{};
         }
         Write(SpellClassSet(
@@ -977,7 +983,8 @@ class Translator {
         }
         const std::string name(in_.substr(pos_ + 1, close - pos_ - 1));
         if (!names_.contains(name)) {
-          return absl::InvalidArgumentError(Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
+          return absl::InvalidArgumentError(
+              Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
         }
         pos_ = close + 1;
         if (flags_.i) return CaseInsensitiveBackReference(names_.at(name), at);
@@ -1201,7 +1208,8 @@ class Translator {
     if (pos_ < in_.size() && in_[pos_] == '*') return Differs("(*", at);
     // Under x Java reads "( ?:" as "(?:" (and "( *" as a dangling '*'); written without the space, PCRE2 would read
     // "(*" as a verb.
-    if (const size_t next = PastSpace(pos_); next != pos_ && next < in_.size() && (in_[next] == '?' || in_[next] == '*')) {
+    if (const size_t next = PastSpace(pos_);
+        next != pos_ && next < in_.size() && (in_[next] == '?' || in_[next] == '*')) {
       return Differs("whitespace or a comment between '(' and '?' or '*' under (?x)", at);
     }
     if (pos_ >= in_.size() || in_[pos_] != '?') {
@@ -1474,7 +1482,7 @@ std::string MatchError(int rc) {
   return Cat("could not be matched (", reinterpret_cast<char*>(message.data()), ")");
 }
 
-// Java's matches() then replaceFirst() under one match context.
+// Java's matches() then replaceFirst() under one match context. kAborted: Java's matcher throws (a callout said so).
 absl::StatusOr<std::string> RouteOnce(const pcre2_code* code, pcre2_match_context* context,
                                       const std::vector<ReplacementPiece>& pieces, std::string_view value) {
   const auto subject = reinterpret_cast<PCRE2_SPTR>(value.data());
@@ -1483,11 +1491,11 @@ absl::StatusOr<std::string> RouteOnce(const pcre2_code* code, pcre2_match_contex
   // Matcher.matches(): the whole value.
   int rc = pcre2_match(code, subject, value.size(), 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), context);
   if (rc == PCRE2_ERROR_NOMATCH) return std::string(value);
-  if (rc == PCRE2_ERROR_CALLOUT) return absl::InvalidArgumentError(kJavaThrows);
+  if (rc == PCRE2_ERROR_CALLOUT) return absl::AbortedError(kJavaThrows);
   if (rc < 0) return absl::InvalidArgumentError(MatchError(rc));
   // replaceFirst(): the first match a search finds.
   rc = pcre2_match(code, subject, value.size(), 0, PCRE2_NO_UTF_CHECK, data.get(), context);
-  if (rc == PCRE2_ERROR_CALLOUT) return absl::InvalidArgumentError(kJavaThrows);
+  if (rc == PCRE2_ERROR_CALLOUT) return absl::AbortedError(kJavaThrows);
   if (rc < 0) return absl::InvalidArgumentError(MatchError(rc));
   const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data.get());
   const uint32_t pairs = pcre2_get_ovector_count(data.get());
@@ -1636,14 +1644,12 @@ absl::StatusOr<std::string> RouteRegex::Route(std::string_view value) const {
   if (context17 == nullptr || context25 == nullptr) return absl::ResourceExhaustedError("no memory for a match");
   absl::StatusOr<std::string> old_java = RouteOnce(code_->code, context17.get(), pieces_, value);
   absl::StatusOr<std::string> new_java = RouteOnce(code_->code, context25.get(), pieces_, value);
-  const auto throws = [](const absl::StatusOr<std::string>& route) {
-    return !route.ok() && route.status().message() == kJavaThrows;
-  };
+  const auto throws = [](const absl::StatusOr<std::string>& route) { return absl::IsAborted(route.status()); };
   if ((!old_java.ok() && !throws(old_java)) || (!new_java.ok() && !throws(new_java))) {
     return !old_java.ok() ? old_java.status() : new_java.status();
   }
   if (old_java.ok() && new_java.ok() && *old_java == *new_java) return old_java;
-  if (!old_java.ok() && !new_java.ok()) return old_java.status();
+  if (!old_java.ok() && !new_java.ok()) return absl::InvalidArgumentError(kJavaThrows);  // both throw
   const auto says = [&](const absl::StatusOr<std::string>& route) {
     return route.ok() ? Cat("routes it to \"", *route, "\"") : std::string("throws on it");
   };

@@ -17,17 +17,18 @@
 //   a pattern of one character: alternatives for a union, lookaheads for &&, a negative lookahead for [^..],
 //   the flag x (COMMENTS): whitespace and comments between items left out,
 //   \p{..} and \P{..}: general categories, POSIX classes (US-ASCII), ASCII, L1, all, LC, LD, with the Is and gc=
-//   spellings, Java's binary properties after Is, and Java 17's scripts, as Java reads them (also under (?i)),
+//   spellings, Java's binary properties after Is, Java 17's scripts and blocks, and java.lang.Character's methods,
+//   as Java reads them (also under (?i)); inside a class, the complement of a union -> an alternative of the class,
 //   \b, \B and back references under (?i) (compared ignoring ASCII case) -> callouts that check them as Java
 //   does, once as Java 17 reads them and once as Java 25 does; a value the two route apart gets no topic (Route's
 //   error),
-//   the flags u (while i is off, where it changes nothing) and U: \w, \d, \s, \b and the POSIX names as Java's
-//   Unicode ones.
-// Refused: the flag c, and u or U with i (UNICODE_CASE folds as neither engine's other mode does), whitespace
-// inside a construct under x, an empty operand of &&, \b{g}, \N, \X, \p{..} of blocks, java.lang.Character
-// methods and properties Java 17 does not know, \Q..\E inside a class when empty or before a range's '-' (Java
-// removes the quoting before it reads the class), escapes of letters Java does not know, back references of more
-// than one digit, a `{` that is not a quantifier, group names Java would refuse.
+//   the flag U: \w, \d, \s, \b and the POSIX names as Java's Unicode ones,
+//   u with i (or U with i): each character as the set Java matches for it by Character's case mappings (ICU's).
+// Refused: the flag c, a back reference and a lone ß under (?iu), whitespace inside a construct under x, an empty
+// operand of &&, \b{g}, \N, \X, the blocks and java.lang.Character methods Java 17 and 25 read apart, blocks and
+// properties Java 17 does not know, \p{..} names beyond ASCII, \Q..\E inside a class when empty or before a
+// range's '-' (Java removes the quoting before it reads the class), escapes of letters Java does not know, back
+// references of more than one digit, a `{` that is not a quantifier, group names Java would refuse.
 // tests/config/java_route_differential_test.cc runs a corpus and random patterns through this class and through
 // java.util.regex and asserts that every accepted pattern routes every value alike.
 #pragma once
