@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/strings.h"
 #include "config/java_regex.h"
 
 namespace outbox::config {
@@ -755,27 +756,6 @@ TEST(JavaRouteDifferential, RandomUnicodeCaseRoutesAsJavaRoutesThem) {
               outcome.refused_by_relay_only);
 }
 
-// UTF-8 of the code point `c` (not a surrogate).
-std::string Utf8(uint32_t c) {
-  std::string out;
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-  return out;
-}
-
 // Every name Character.UnicodeBlock.forName takes under `java`, with its block's first and last code point in hex
 // ("-" when none): tests/config/JavaBlocks.java reads them from UnicodeBlock's map.
 std::map<std::string, std::pair<std::string, std::string>> JavaBlockNames(const std::string& java) {
@@ -844,7 +824,7 @@ TEST(JavaRouteDifferential, EveryBlockNameRoutesAsJavaRoutesIt) {
     for (const std::string& hex : {first, last}) {
       const uint32_t c = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
       for (const uint32_t v : {c == 0 ? c : c - 1, c, c + 1}) {
-        if ((v < 0xD800 || v > 0xDFFF) && v <= 0x10FFFF) values.push_back(Utf8(v));
+        if ((v < 0xD800 || v > 0xDFFF) && v <= 0x10FFFF) AppendUtf8(v, &values.emplace_back());
       }
     }
   }
