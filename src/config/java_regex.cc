@@ -171,13 +171,16 @@ class UnicodeCase {
   // What Pattern compares: toLowerCase(toUpperCase(c)).
   static uint32_t Fold(uint32_t c) { return Lower(Upper(c)); }
 
-  // A literal outside a class: Java matches it as a single character (SingleU of its fold, or itself when its upper
-  // case is its fold) or, next to other literals, in a slice (SliceU: its fold, or any character of the same fold).
-  // nullopt where the two differ (only ß of Unicode 15: ẞ folds to it, it does not fold to ẞ).
-  std::optional<std::vector<uint32_t>> Literal(uint32_t c) const {
+  // A literal outside a class: Java matches it alone as a single character (SingleU of its fold, or itself when its
+  // upper case is its fold) or, next to other literals, in a slice (SliceU: its fold, or any character of the same
+  // fold). The two differ only for ß of Unicode 15: ẞ folds to it, it does not fold to ẞ.
+  struct LiteralSets {
+    std::vector<uint32_t> alone, in_slice;
+  };
+  LiteralSets Literal(uint32_t c) const {
     std::vector<uint32_t> slice = SameFold(Fold(c));
-    if (Upper(c) != Fold(c) || (slice.size() == 1 && slice[0] == c)) return slice;
-    return std::nullopt;
+    if (Upper(c) != Fold(c)) return {slice, slice};
+    return {{c}, std::move(slice)};
   }
 
   // A single character in a class (Pattern.bitsOrSingle): one of Latin-1 but for the ten whose case leaves Latin-1
@@ -481,6 +484,34 @@ class JavaBlocks {
     return nullptr;
   }
 
+  // Java's names for a block from ICU's long name (Latin_1_Supplement): the constant's name (LATIN_1_SUPPLEMENT),
+  // Unicode's name (LATIN-1 SUPPLEMENT) and that without spaces (LATIN-1SUPPLEMENT). Unicode's names have a hyphen
+  // before a variant's letter (LATIN EXTENDED-A) but for Linear A and the CJK extensions; three blocks keep the
+  // constant and the names of older Unicode versions.
+  static std::vector<std::string> Names(const char* icu_name) {
+    const std::string upper = absl::AsciiStrToUpper(icu_name == nullptr ? "" : icu_name);
+    std::string unicode = absl::StrReplaceAll(upper, {{"_", " "}});
+    const bool variant = upper.size() > 2 && upper[upper.size() - 2] == '_' && IsAsciiLetter(upper.back()) &&
+                         upper != "LINEAR_A" && !upper.starts_with("CJK_UNIFIED_IDEOGRAPHS_EXTENSION");
+    if (variant) unicode[unicode.size() - 2] = '-';
+    if (upper == "LATIN_1_SUPPLEMENT") unicode = "LATIN-1 SUPPLEMENT";
+    if (upper == "PHAGS_PA") unicode = "PHAGS-PA";
+    std::string constant = absl::StrReplaceAll(unicode, {{" ", "_"}, {"-", "_"}});
+    std::vector<std::string> older;
+    if (upper == "GREEK_AND_COPTIC") constant = "GREEK";
+    if (upper == "CYRILLIC_SUPPLEMENT") {
+      constant = "CYRILLIC_SUPPLEMENTARY";
+      older = {"CYRILLIC SUPPLEMENTARY", "CYRILLICSUPPLEMENTARY"};
+    }
+    if (upper == "COMBINING_DIACRITICAL_MARKS_FOR_SYMBOLS") {
+      constant = "COMBINING_MARKS_FOR_SYMBOLS";
+      older = {"COMBINING MARKS FOR SYMBOLS", "COMBININGMARKSFORSYMBOLS"};
+    }
+    std::vector<std::string> names = {constant, unicode, absl::StrReplaceAll(unicode, {{" ", ""}})};
+    names.insert(names.end(), older.begin(), older.end());
+    return names;
+  }
+
  private:
   JavaBlocks() {
     std::map<int, Block> by_code;
@@ -514,34 +545,6 @@ class JavaBlocks {
     blocks_.push_back(Block{.names = {"SURROGATES_AREA"}, .ranges = {}, .newer = false});
   }
 
-  // Java's names for a block from ICU's long name (Latin_1_Supplement): the constant's name (LATIN_1_SUPPLEMENT),
-  // Unicode's name (LATIN-1 SUPPLEMENT) and that without spaces (LATIN-1SUPPLEMENT). Unicode's names have a hyphen
-  // before a variant's letter (LATIN EXTENDED-A) but for Linear A and the CJK extensions; three blocks keep the
-  // constant and the names of older Unicode versions.
-  static std::vector<std::string> Names(const char* icu_name) {
-    const std::string upper = absl::AsciiStrToUpper(icu_name == nullptr ? "" : icu_name);
-    std::string unicode = absl::StrReplaceAll(upper, {{"_", " "}});
-    const bool variant = upper.size() > 2 && upper[upper.size() - 2] == '_' && IsAsciiLetter(upper.back()) &&
-                         upper != "LINEAR_A" && !upper.starts_with("CJK_UNIFIED_IDEOGRAPHS_EXTENSION");
-    if (variant) unicode[unicode.size() - 2] = '-';
-    if (upper == "LATIN_1_SUPPLEMENT") unicode = "LATIN-1 SUPPLEMENT";
-    if (upper == "PHAGS_PA") unicode = "PHAGS-PA";
-    std::string constant = absl::StrReplaceAll(unicode, {{" ", "_"}, {"-", "_"}});
-    std::vector<std::string> older;
-    if (upper == "GREEK_AND_COPTIC") constant = "GREEK";
-    if (upper == "CYRILLIC_SUPPLEMENT") {
-      constant = "CYRILLIC_SUPPLEMENTARY";
-      older = {"CYRILLIC SUPPLEMENTARY", "CYRILLICSUPPLEMENTARY"};
-    }
-    if (upper == "COMBINING_DIACRITICAL_MARKS_FOR_SYMBOLS") {
-      constant = "COMBINING_MARKS_FOR_SYMBOLS";
-      older = {"COMBINING MARKS FOR SYMBOLS", "COMBININGMARKSFORSYMBOLS"};
-    }
-    std::vector<std::string> names = {constant, unicode, absl::StrReplaceAll(unicode, {{" ", ""}})};
-    names.insert(names.end(), older.begin(), older.end());
-    return names;
-  }
-
   std::vector<Block> blocks_;
 };
 
@@ -557,6 +560,59 @@ absl::StatusOr<ClassSet> JavaBlock(std::string_view name) {
     return ClassSet{.members = RangeMembers(all, false), .complement = true, .ranges = all};
   }
   return ClassSet{.members = RangeMembers(block->ranges, false), .complement = false, .ranges = block->ranges};
+}
+
+// What Java 17's Character.getName gives for `c` (see JavaCharacterName), and whether Unicode assigned `c` after
+// version 13, which Java 17 has: then Java 17 has no name for it (Java 25 has the one here, for what ICU knows).
+struct CharacterName {
+  std::string name;  // empty: unassigned (or a surrogate, which no UTF-8 value holds)
+  bool newer = false;
+};
+
+// Java's names of the control characters, U+0000 to U+001F and U+007F to U+009F, which Unicode's names leave out
+// (its UnicodeData gives them "<control>", and ICU no name); "" for U+0084, which Java names by its block. The same
+// in Java 17 and 25.
+constexpr std::array<std::string_view, 65> kJavaControlNames = {
+    "NULL", "START OF HEADING", "START OF TEXT", "END OF TEXT", "END OF TRANSMISSION", "ENQUIRY", "ACKNOWLEDGE",
+    "BEL", "BACKSPACE", "CHARACTER TABULATION", "LINE FEED (LF)", "LINE TABULATION", "FORM FEED (FF)",
+    "CARRIAGE RETURN (CR)", "SHIFT OUT", "SHIFT IN", "DATA LINK ESCAPE", "DEVICE CONTROL ONE", "DEVICE CONTROL TWO",
+    "DEVICE CONTROL THREE", "DEVICE CONTROL FOUR", "NEGATIVE ACKNOWLEDGE", "SYNCHRONOUS IDLE",
+    "END OF TRANSMISSION BLOCK", "CANCEL", "END OF MEDIUM", "SUBSTITUTE", "ESCAPE", "INFORMATION SEPARATOR FOUR",
+    "INFORMATION SEPARATOR THREE", "INFORMATION SEPARATOR TWO", "INFORMATION SEPARATOR ONE", "DELETE",
+    "PADDING CHARACTER", "HIGH OCTET PRESET", "BREAK PERMITTED HERE", "NO BREAK HERE", "", "NEXT LINE (NEL)",
+    "START OF SELECTED AREA", "END OF SELECTED AREA", "CHARACTER TABULATION SET",
+    "CHARACTER TABULATION WITH JUSTIFICATION", "LINE TABULATION SET", "PARTIAL LINE FORWARD", "PARTIAL LINE BACKWARD",
+    "REVERSE LINE FEED", "SINGLE SHIFT TWO", "SINGLE SHIFT THREE", "DEVICE CONTROL STRING", "PRIVATE USE ONE",
+    "PRIVATE USE TWO", "SET TRANSMIT STATE", "CANCEL CHARACTER", "MESSAGE WAITING", "START OF GUARDED AREA",
+    "END OF GUARDED AREA", "START OF STRING", "SINGLE GRAPHIC CHARACTER INTRODUCER", "SINGLE CHARACTER INTRODUCER",
+    "CONTROL SEQUENCE INTRODUCER", "STRING TERMINATOR", "OPERATING SYSTEM COMMAND", "PRIVACY MESSAGE",
+    "APPLICATION PROGRAM COMMAND"};
+
+// Java's name for `c` by Character.getName's rules: its Unicode name as UnicodeData lists it; for a control
+// character the name above; and for a character UnicodeData gives no name of its own (private use, and the ranges
+// it names by a rule: CJK unified ideographs, Hangul syllables, Tangut ideographs) its block's constant, with spaces
+// for underscores, and its code point in upper-case hex ("CJK UNIFIED IDEOGRAPHS 4E00").
+CharacterName NameOf(uint32_t c) {
+  const auto cp = static_cast<UChar32>(c);
+  if (c > 0x10FFFF || IsSurrogate(c) || u_charType(cp) == U_UNASSIGNED) return {};
+  UVersionInfo age;
+  u_charAge(cp, age);
+  const bool newer = age[0] > 13 || (age[0] == 13 && age[1] > 0);
+  if (c <= 0x1F || (c >= 0x7F && c <= 0x9F)) {
+    const std::string_view name = kJavaControlNames[c <= 0x1F ? c : c - 0x7F + 0x20];
+    if (!name.empty()) return {std::string(name), newer};
+  } else {
+    std::array<char, 128> buffer{};
+    UErrorCode error = U_ZERO_ERROR;
+    const int32_t length = u_charName(cp, U_UNICODE_CHAR_NAME, buffer.data(), buffer.size(), &error);
+    const std::string_view name(buffer.data(), U_SUCCESS(error) ? static_cast<size_t>(length) : 0);
+    const bool by_rule = name.starts_with("CJK UNIFIED IDEOGRAPH-") || name.starts_with("HANGUL SYLLABLE ") ||
+                         name.starts_with("TANGUT IDEOGRAPH-");
+    if (!name.empty() && !by_rule) return {std::string(name), newer};
+  }
+  const std::vector<std::string> block_names =
+      JavaBlocks::Names(u_getPropertyValueName(UCHAR_BLOCK, ublock_getCode(cp), U_LONG_PROPERTY_NAME));
+  return {Cat(absl::StrReplaceAll(block_names.front(), {{"_", " "}}), " ", absl::StrFormat("%X", c)), newer};
 }
 
 // Java's script names (Character.UnicodeScript.forName: a name or alias in any case) as PCRE2's Script property.
@@ -627,6 +683,12 @@ absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ig
   return SpellClassSet(*set, negate, in_class);
 }
 
+// Why \X and \b{g} are refused: Java 17 and 25 split grapheme clusters apart (Java 25 has Unicode 15.1's rule that
+// keeps an Indic conjunct whole: \X takes U+0915 U+094D U+0937 in one, Java 17 in two).
+constexpr std::string_view kGraphemesApart = "grapheme clusters, which Java 17 and 25 split apart";
+// Why an empty operand of && is refused (see CompoundClass).
+constexpr std::string_view kEmptyOperand = "a quirk of Java's parser, which Java 17 and 25 read apart in some classes";
+
 absl::Status Differs(std::string_view what, size_t at) {
   return absl::InvalidArgumentError(
       Cat(what, " at index ", at, " is refused: java.util.regex and the relay's PCRE2 would read it differently"));
@@ -651,6 +713,7 @@ class Translator {
     while (pos_ < in_.size()) {
       if (absl::Status st = Step(); !st.ok()) return st;
     }
+    EndRun(/*quantified=*/false);
     return absl::OkStatus();
   }
   const std::string& pattern() const { return out_; }
@@ -663,7 +726,28 @@ class Translator {
   // (a class escape such as \d, an anchor).
   struct Item {
     std::optional<uint32_t> literal;
+    bool quoted = false;  // \Q..\E outside a class: literals, written
   };
+
+  // Java reads a run of literal characters outside a class as one node (Pattern.atom): a slice when it holds two or
+  // more, else a single character; a quantifier after a run of two or more takes its last character on its own.
+  // Under (?iu) ß is matched apart in a slice and alone (UnicodeCase::Literal): its spelling waits, with where it
+  // goes in out_, until its run ends.
+  struct Waiting {
+    size_t offset;
+    int index;  // in its run
+    std::string alone, in_slice;
+  };
+
+  // Ends the run of literals (before a quantifier when `quantified`), writing the spellings that waited for it.
+  void EndRun(bool quantified) {
+    const int slice = quantified && run_ > 1 ? run_ - 1 : run_;  // the literals Java reads as one slice
+    for (auto it = waiting_.rbegin(); it != waiting_.rend(); ++it) {  // from the back: earlier offsets hold
+      out_.insert(it->offset, slice > 1 && it->index < slice ? it->in_slice : it->alone);
+    }
+    waiting_.clear();
+    run_ = 0;
+  }
 
   // A set spelled by SpellClassSet: written, or (an alternative) kept for the class being read.
   void Write(Spelled spelled) {
@@ -686,11 +770,18 @@ class Translator {
       return absl::OkStatus();
     }
     const char c = in_[pos_++];
+    // Anything but a literal ends a run of them (a literal escape, \Q..\E and the default case's literals go on).
+    const bool quantifier = c == '*' || c == '+' || c == '?' || c == '{';
+    if (quantifier || std::string_view("|[().$^").find(c) != std::string_view::npos) EndRun(quantifier);
     switch (c) {
       case '\\': {
         absl::StatusOr<Item> item = Escape(at, /*in_class=*/false);
         if (!item.ok()) return item.status();
-        if (item->literal) return WriteLiteral(*item->literal, at);
+        if (item->literal) {
+          WriteLiteral(*item->literal);
+          return absl::OkStatus();
+        }
+        if (!item->quoted) EndRun(/*quantified=*/false);  // written after the waiting literals' place
         return absl::OkStatus();
       }
       case '[': return Class(at);
@@ -731,17 +822,23 @@ class Translator {
       }
       case ']':
       case '}':
+        ++run_;
         out_.push_back('\\');
         out_.push_back(c);
         return absl::OkStatus();
       default:
-        if (flags_.i && IsAsciiLetter(c)) return WriteLiteral(static_cast<unsigned char>(c), at);
+        if (flags_.i && IsAsciiLetter(c)) {
+          WriteLiteral(static_cast<unsigned char>(c));
+          return absl::OkStatus();
+        }
         if (UnicodeCaseOn() && static_cast<unsigned char>(c) >= 0x80) {
           pos_ = at;
           const std::optional<uint32_t> code = DecodeUtf8(in_, &pos_);
           if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 at index ", at));
-          return WriteLiteral(*code, at);
+          WriteLiteral(*code);
+          return absl::OkStatus();
         }
+        if (!quantifier && c != '|' && (static_cast<unsigned char>(c) & 0xC0) != 0x80) ++run_;
         out_.push_back(c);
         return absl::OkStatus();
     }
@@ -796,20 +893,25 @@ class Translator {
   // Java's CASE_INSENSITIVE with UNICODE_CASE (u, or U, which sets u): case folded by Character's mappings.
   bool UnicodeCaseOn() const { return flags_.i && flags_.u; }
 
-  // A single character outside a class, at `at`: under (?i) an ASCII letter as both cases; under (?iu) every
-  // character Java matches for it.
-  absl::Status WriteLiteral(uint32_t c, size_t at) {
+  // A single character outside a class, one of a run (EndRun): under (?i) an ASCII letter as both cases; under (?iu)
+  // every character Java matches for it.
+  void WriteLiteral(uint32_t c) {
+    ++run_;
     if (UnicodeCaseOn()) {
-      const std::optional<std::vector<uint32_t>> same = UnicodeCase::Tables().Literal(c);
-      if (!same) return Differs(Cat(CodeText(c), " under (?iu), which Java matches in two ways (alone or among other "
-                                    "characters)"), at);
-      out_.append(same->size() == 1 ? CodeText(c) : Cat("[", CodeMembers(*same), "]"));
+      const UnicodeCase::LiteralSets sets = UnicodeCase::Tables().Literal(c);
+      const auto text = [](const std::vector<uint32_t>& set) {
+        return set.size() == 1 ? CodeText(set[0]) : Cat("[", CodeMembers(set), "]");
+      };
+      if (sets.alone == sets.in_slice) {
+        out_.append(text(sets.alone));
+      } else {
+        waiting_.push_back({out_.size(), run_ - 1, text(sets.alone), text(sets.in_slice)});
+      }
     } else if (flags_.i && IsAsciiLetterCode(c)) {
       out_.append({'[', static_cast<char>(c), OtherCase(c), ']'});
     } else {
       out_.append(CodeText(c));
     }
-    return absl::OkStatus();
   }
 
   // The escape at `at` (its backslash; pos_ is past it). A single character is returned, not written (the caller
@@ -844,6 +946,8 @@ class Translator {
       }
       case 'h': case 'H': case 'v': case 'V':
         return copy();
+      case 'X':
+        return Differs(Cat("\\X (", kGraphemesApart, ")"), at);
       case 't': return literal('\t');
       case 'n': return literal('\n');
       case 'r': return literal('\r');
@@ -868,18 +972,22 @@ class Translator {
         if (in_class && (quoted.empty() || (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']'))) {
           return Differs("\\Q..\\E inside a class, empty or before a range's '-'", at);
         }
-        if (!flags_.i && !in_class) return copy();
+        if (!flags_.i && !in_class) {
+          for (size_t i = 0; i < quoted.size(); ++i) run_ += (static_cast<unsigned char>(quoted[i]) & 0xC0) != 0x80;
+          out_.append(in_.substr(at, pos_ - at));
+          return Item{.literal = std::nullopt, .quoted = true};
+        }
         // Each character on its own: letters folded, the rest as themselves.
         for (size_t i = 0; i < quoted.size();) {
           const std::optional<uint32_t> code = DecodeUtf8(quoted, &i);
           if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 after index ", at));
           if (in_class) {
             WriteClassLiteral(*code);
-          } else if (absl::Status st = WriteLiteral(*code, at); !st.ok()) {
-            return st;
+          } else {
+            WriteLiteral(*code);
           }
         }
-        return Item{};
+        return Item{.literal = std::nullopt, .quoted = !in_class};
       }
       case 'x': {
         if (pos_ + 2 <= in_.size() && IsHexDigit(in_[pos_]) && IsHexDigit(in_[pos_ + 1])) {
@@ -897,6 +1005,29 @@ class Translator {
           }
         }
         return Differs("\\x without two hex digits or {hex}", at);
+      }
+      case 'N': {
+        // Java's \N{name}: the character Character.codePointOf(name) gives. Under x Java skips whitespace and
+        // comments before the '{' (refused), and a '#' in the name would start a comment (refused).
+        if (absl::Status st = NoSpaceAfterEscape("\\N", at); !st.ok()) return st;
+        const size_t close = pos_ < in_.size() && in_[pos_] == '{' ? in_.find('}', pos_) : std::string_view::npos;
+        if (close == std::string_view::npos) {
+          return absl::InvalidArgumentError(Cat("an illegal or unclosed character name escape \\N at index ", at));
+        }
+        const std::string_view name = in_.substr(pos_ + 1, close - pos_ - 1);
+        pos_ = close + 1;
+        if (flags_.x && name.find('#') != std::string_view::npos) {
+          return Differs("a comment inside \\N{..} under (?x)", at);
+        }
+        const absl::StatusOr<uint32_t> code = JavaCodePointOf(name);
+        if (absl::IsUnimplemented(code.status())) {
+          return Differs(Cat("\\N{", name, "} (", code.status().message(), ")"), at);
+        }
+        if (!code.ok()) {
+          return absl::InvalidArgumentError(Cat("an unknown character name \\N{", name, "} at index ", at));
+        }
+        if (IsSurrogate(*code)) return Differs("\\N{..} of a surrogate", at);
+        return literal(*code);
       }
       case '0': {
         // Java's octal escape: \0n, \0nn, \0mnn with m at most 3.
@@ -993,7 +1124,9 @@ class Translator {
       case 'b': case 'B':
         // Java's word boundary, checked by a callout (JavaCallout) as Java checks it.
         if (in_class) return absl::InvalidArgumentError(Cat("\\", std::string(1, c), " inside a class at index ", at));
-        if (pos_ < in_.size() && in_[pos_] == '{') return Differs(Cat("\\", std::string(1, c), "{..}"), at);
+        if (pos_ < in_.size() && in_[pos_] == '{') {
+          return Differs(Cat("\\", std::string(1, c), "{..} (", kGraphemesApart, ")"), at);
+        }
         // 1 and 2; 3 and 4 under U, whose word characters are Unicode's in every JDK (each by its Unicode version).
         out_.append(Cat("(?:(?C", (c == 'b' ? 1 : 2) + (flags_.U ? 2 : 0), "))"));
         callouts_ = true;
@@ -1141,7 +1274,8 @@ class Translator {
   // union; `&&` intersects the unions on either side (of lower precedence); a '^' first negates the whole. PCRE2's
   // classes have neither, so the class becomes a pattern that matches one character the same way: a union of
   // alternatives (?:[members]|nested...), an intersection of lookaheads (?:(?=A)B), a negation (?:(?!A)any).
-  // Empty operands of && (which Java reads in ways of its own) are refused.
+  // Empty operands of && are refused: Java reads them in ways of its own ([xa-c&&] is [a-c]), and Java 17 and 25
+  // apart (Java 17 throws a NullPointerException at match time for [b-ca&&], which Java 25 refuses to compile).
   absl::StatusOr<std::string> CompoundClass(size_t at) {
     bool negate = false;
     if (pos_ < in_.size() && in_[pos_] == '^') {
@@ -1153,7 +1287,9 @@ class Translator {
     std::vector<std::string> nested;    // the current union's nested classes and alternatives
     std::vector<std::string> enclosing = std::exchange(class_alternatives_, {});
     const auto close_union = [&]() -> absl::Status {
-      if (members.empty() && nested.empty()) return Differs("an empty operand of &&", at);
+      if (members.empty() && nested.empty()) {
+        return Differs(Cat("an empty operand of && (", kEmptyOperand, ")"), at);
+      }
       operands.push_back(OneOf(members, std::exchange(nested, {})));
       members.clear();
       return absl::OkStatus();
@@ -1191,7 +1327,9 @@ class Translator {
       }
       if (c == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') {
         pos_ += 2;
-        if (pos_ < in_.size() && (in_[pos_] == '&' || in_[pos_] == ']')) return Differs("an empty operand of &&", here);
+        if (pos_ < in_.size() && (in_[pos_] == '&' || in_[pos_] == ']')) {
+          return Differs(Cat("an empty operand of && (", kEmptyOperand, ")"), here);
+        }
         if (absl::Status st = close_union(); !st.ok()) return st;
         continue;
       }
@@ -1316,6 +1454,8 @@ class Translator {
   size_t pos_ = 0;
   std::string out_;
   bool callouts_ = false;  // a callout was written: \b, \B, a back reference under (?i)
+  int run_ = 0;                    // literals in the current run (EndRun)
+  std::vector<Waiting> waiting_;   // of the current run
   // Of the class being read: sets that are not written as its members (SpellClassSet's alternatives).
   std::vector<std::string> class_alternatives_;
 };
@@ -1532,6 +1672,48 @@ struct RouteRegex::Code {
     pcre2_code_free(code);
   }
 };
+
+std::optional<std::string> JavaCharacterName(uint32_t c) {
+  CharacterName named = NameOf(c);
+  if (named.name.empty() || named.newer) return std::nullopt;
+  return std::move(named.name);
+}
+
+absl::StatusOr<uint32_t> JavaCodePointOf(std::string_view name) {
+  // Java trims the name (characters up to U+0020) and upper-cases it by Unicode's rules, where ı, ſ and the
+  // ligatures become ASCII.
+  if (!IsAscii(name)) {
+    return absl::UnimplementedError("a name beyond ASCII, whose case Java changes by Unicode's rules");
+  }
+  while (!name.empty() && static_cast<unsigned char>(name.front()) <= 0x20) name.remove_prefix(1);
+  while (!name.empty() && static_cast<unsigned char>(name.back()) <= 0x20) name.remove_suffix(1);
+  const std::string upper = absl::AsciiStrToUpper(std::string(name));
+  // The code point `c` if its name is `upper`; kUnimplemented if it would be but for Java 17's Unicode version.
+  const auto named = [&](uint32_t c) -> std::optional<absl::StatusOr<uint32_t>> {
+    const CharacterName of = NameOf(c);
+    if (of.name.empty() || of.name != upper) return std::nullopt;
+    if (of.newer) return absl::UnimplementedError("a character Java 17 does not know");
+    return c;
+  };
+  // The names of Java's table: the controls', and Unicode's (ICU finds those, and names by rule, which `named`
+  // turns away).
+  for (uint32_t i = 0; i < kJavaControlNames.size(); ++i) {
+    if (!upper.empty() && kJavaControlNames[i] == upper) return i <= 0x1F ? i : i - 0x20 + 0x7F;
+  }
+  UErrorCode error = U_ZERO_ERROR;
+  const UChar32 found = u_charFromName(U_UNICODE_CHAR_NAME, upper.c_str(), &error);
+  if (U_SUCCESS(error) && found >= 0) {
+    if (auto c = named(static_cast<uint32_t>(found))) return *std::move(c);
+  }
+  // Else the form for a character without a name of its own: a block and the code point after the last space.
+  if (const size_t space = upper.rfind(' '); space != std::string::npos) {
+    const std::string_view hex = std::string_view(upper).substr(space + 1);
+    if (!hex.empty() && hex.size() <= 6 && std::all_of(hex.begin(), hex.end(), IsHexDigit)) {
+      if (auto c = named(HexValue(hex))) return *std::move(c);
+    }
+  }
+  return absl::InvalidArgumentError("an unknown character name");
+}
 
 absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view list) {
   std::vector<std::string> out;

@@ -23,12 +23,15 @@
 //   does, once as Java 17 reads them and once as Java 25 does; a value the two route apart gets no topic (Route's
 //   error),
 //   the flag U: \w, \d, \s, \b and the POSIX names as Java's Unicode ones,
-//   u with i (or U with i): each character as the set Java matches for it by Character's case mappings (ICU's).
-// Refused: the flag c, a back reference and a lone ß under (?iu), whitespace inside a construct under x, an empty
-// operand of &&, \b{g}, \N, \X, the blocks and java.lang.Character methods Java 17 and 25 read apart, blocks and
-// properties Java 17 does not know, \p{..} names beyond ASCII, \Q..\E inside a class when empty or before a
-// range's '-' (Java removes the quoting before it reads the class), escapes of letters Java does not know, back
-// references of more than one digit, a `{` that is not a quantifier, group names Java would refuse.
+//   u with i (or U with i): each character as the set Java matches for it by Character's case mappings (ICU's;
+//   ß as Java reads it alone or in a run of literals),
+//   \N{name}: the character Character.codePointOf names (JavaCodePointOf).
+// Refused: the flag c, a back reference under (?iu), whitespace inside a construct under x, an empty operand of &&,
+// \b{g} and \X (Java 17 and 25 read these apart), the blocks and java.lang.Character methods Java 17 and 25 read
+// apart, blocks, properties and \N{..} characters Java 17 does not know, \p{..} and \N{..} names beyond ASCII,
+// \Q..\E inside a class when empty or before a range's '-' (Java removes the quoting before it reads the class),
+// escapes of letters Java does not know, back references of more than one digit, a `{` that is not a quantifier,
+// group names Java would refuse.
 // tests/config/java_route_differential_test.cc runs a corpus and random patterns through this class and through
 // java.util.regex and asserts that every accepted pattern routes every value alike.
 #pragma once
@@ -36,6 +39,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +64,16 @@ absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_v
 // Debezium's list of regular expressions (Strings.RegExSplitter): split at commas, `\,` a comma inside one, each
 // trimmed, empty ones dropped. INVALID_ARGUMENT for a list that ends in a lone backslash, as Debezium refuses it.
 absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view list);
+
+// Java's Character.getName(c) as Java 17 gives it (the Unicode 13 names, the names Java gives control characters,
+// and "BLOCK NAME HEX" for a character without a name of its own, as "CJK UNIFIED IDEOGRAPHS 4E00"); nullopt for a
+// code point Java 17 leaves unassigned, and for a surrogate.
+std::optional<std::string> JavaCharacterName(uint32_t c);
+
+// Java's Character.codePointOf(name), which the pattern \N{name} reads: the name trimmed, in any case.
+// INVALID_ARGUMENT for a name Java refuses; UNIMPLEMENTED for a name beyond ASCII (Java changes its case by
+// Unicode's rules) and for a character Java 17 does not know (Java 25 does).
+absl::StatusOr<uint32_t> JavaCodePointOf(std::string_view name);
 
 class RouteRegex;
 // A Debezium list of patterns (SplitDebeziumRegexList), each compiled ignoring ASCII case, as Debezium's column and

@@ -18,6 +18,9 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+
 #include "common/strings.h"
 #include "config/java_regex.h"
 
@@ -179,7 +182,13 @@ const std::vector<Route>& Corpus() {
       {"(?iu)\\u03c3+", "iu-sigma"},
       {"(?iu)[\\u0391-\\u03a9]+", "iu-greek-range"},
       {"(?iu)\\QK\\E\\x{131}", "iu-quoted"},
-      {"(?iu)\\u00df", "iu-sharp-s-refused"},
+      // ß alone is itself; in a run of literals (Java's slice) it is ẞ too; a quantifier takes a run's last one alone
+      {"(?iu)\\u00df", "iu-sharp-s-alone"},
+      {"(?iu)(\\u00dfa)(.*)", "iu-sharp-s-slice.$1.$2"},
+      {"(?iu)a\\u00df+|\\u00dfa+", "iu-sharp-s-quantified-alone"},
+      {"(?iu)\\u00dfab+|(\\x{df})\\x{df}|\\u00df\\u00dfa{2}", "iu-sharp-s-quantified-slice"},
+      {"(?iux)\xc3\x9f a + | \xc3\x9f\\Q\\Ea # ss", "iu-sharp-s-x"},
+      {"(?iu)\\Q\xc3\x9f\\E\xc3\x9f|[\xc3\x9f]\xc3\x9f|\xc3\x9f\\p{Lu}", "iu-sharp-s-quoted-class"},
       {"(?iu)(.)\\1", "iu-backref-refused"},
       {"(?iu)\\u1e9e", "iu-capital-sharp-s"},
       {"(?U)(?i)i", "U-then-i"},
@@ -317,6 +326,26 @@ const std::vector<Route>& Corpus() {
       {"\\p{InBasic Lat\xc4\xb1n}+", "dotless-i-block"},
       {"(?x)\\p{ InGreek}+", "x-space-in-name"},
       {"(?x)\\p L", "x-space-after-p"},
+      // \N{name}: Character.codePointOf's names, trimmed and in any case; the control characters by Java's names, and a
+      // character without a name of its own by its block and code point
+      {"\\N{LATIN SMALL LETTER A}+\\N{ latin capital letter b }", "n-latin"},
+      {"[\\N{GREEK SMALL LETTER ALPHA}-\\N{GREEK SMALL LETTER OMEGA}]+", "n-greek-range"},
+      {"(?i)\\N{LATIN CAPITAL LETTER K}+", "n-i-k"},
+      {"(?iu)\\N{GREEK CAPITAL LETTER SIGMA}+", "n-iu-sigma"},
+      {"\\N{START OF HEADING}|\\N{CJK UNIFIED IDEOGRAPHS 4E00}|\\N{Hangul Syllables AC00}|\\N{PRIVATE USE AREA e000}",
+       "n-without-own-name"},
+      {"(\\N{LATIN SMALL LETTER E WITH ACUTE}\\N{COMBINING ACUTE ACCENT}?)(.*)", "n-e-acute.$1.$2"},
+      {"(?x) \\N{LATIN SMALL LETTER A} + # a", "n-x"},
+      {"[^\\N{GRINNING FACE}\\N{DIGIT ZERO}-\\N{DIGIT NINE}]+", "n-not-grinning-digit"},
+      // refused by both: a name made by rule, the block form of a named character, an alias, an unclosed or empty name;
+      // by the relay only: a character Java 17 does not know (Java 25 does), whitespace before '{' under x
+      {"\\N{CJK UNIFIED IDEOGRAPH-4E00}", "n-rule-name"},
+      {"\\N{BASIC LATIN 41}|\\N{PRIVATE USE AREA 0E000}", "n-block-form-of-named"},
+      {"\\N{LINE FEED}", "n-alias"},
+      {"\\N{LATIN SMALL LETTER A", "n-unclosed"},
+      {"\\Nx|\\N{}", "n-empty"},
+      {"\\N{SHAKING FACE}", "n-newer"},
+      {"(?x)\\N {LATIN SMALL LETTER A}", "n-x-space"},
       // PCRE2 10.42 matches any character above U+00FF for [^\p{..}\W] (and \D, \S): written as ranges
       {"[^\\p{Lu}\\W]+", "not-upper-nor-non-word"},
       {"[^\\p{Lu}\\D]|[^\\p{Lu}\\S]", "not-upper-nor-non-digit"},
@@ -432,6 +461,11 @@ const std::vector<std::string>& Values() {
       "\xc3\x9f", "\xe1\xba\x9e", "\xf0\x90\x90\x80", "\xf0\x90\x90\xa8", "ORDER-x", "\xce\xa3", "\xce\xa9",
       // for \p{javaMirrored} and negated classes beyond Latin-1: the n-ary sum, a with macron, an ideograph
       "\xe2\x88\x91", "\xc4\x81", "\xe4\xb8\x80", "a\xc4\x81",
+      // for \N{..}: a private use character, a Hangul syllable, e with acute and a combining acute
+      "\xee\x80\x80", "\xea\xb0\x80", "\xc3\xa9\xcc\x81", "\xc3\xa9x",
+      // for ß under (?iu): capital sharp s before and after others
+      "\xe1\xba\x9e" "a", "\xc3\x9f" "a", "\xe1\xba\x9e" "aa", "\xe1\xba\x9e" "ab", "a\xe1\xba\x9e",
+      "\xe1\xba\x9e\xc3\x9f", "\xc3\x9f\xe1\xba\x9e", "\xe1\xba\x9e\xe1\xba\x9e", "\xe1\xba\x9e" "A",
   };
   return values;
 }
@@ -738,13 +772,13 @@ TEST(JavaRouteDifferential, RandomUnicodeCaseRoutesAsJavaRoutesThem) {
       "i", "I", "\xc4\xb1", "\xc4\xb0", "k", "K", "\xe2\x84\xaa", "s", "\xc5\xbf", "\xc3\xa5", "\xc3\x85", "\xe2\x84\xab",
       "\xc2\xb5", "\xce\xbc", "\xce\x9c", "\xc3\xbf", "\xc5\xb8", "\xc7\x85", "\xc7\x86", "\xcf\x83", "\xcf\x82",
       "\xce\xa3", "\xce\xb8", "\xcf\x91", "\xcf\xb4", "\xc3\xa9", "\xc3\x89", "\xf0\x90\x90\x80", "\xf0\x90\x90\xa8",
-      "\xe1\xba\x9e", "a"};
+      "\xe1\xba\x9e", "\xc3\x9f", "a"};
   std::vector<std::string> tokens = letters;
   for (const char* t : {"[", "[^", "]", "a-z", "A-Z", "\\x{100}-\\x{17f}", "\\u0391-\\u03a9", "\\u00c0-\\u00ff", "+",
                         "*", "?", ".", "|", "(", ")", "(?i)", "(?-i)", "(?u)", "(?-u)", "(?U)", "(?iu:", "&&", "\\w",
                         "\\p{Lu}", "\\Q", "\\E", "[a-z]", "[^a-z]", "[\\x{100}-\\x{17f}]", "[\\u0391-\\u03a9]+",
                         "[H-J]", "[\\u00c0-\\u00ff]", "[r-t]", "[k]", "[\\u00e5\\u00e9]", "[\\u00b5\\u00ff]", "[^\\u00c5]",
-                        "[\\x{10428}]"}) {
+                        "[\\x{10428}]", "\xc3\x9f{2}", "\\x{df}", "\\Q\\E", "(?x)", " "}) {
     tokens.push_back(t);
   }
   const std::vector<Route> routes = RandomRoutesOf(27, tokens, 1500, 5, "(?iu)");
@@ -835,6 +869,76 @@ TEST(JavaRouteDifferential, EveryBlockNameRoutesAsJavaRoutesIt) {
   EXPECT_EQ(outcome.refused_by_relay_only, 0);
   std::printf("block names: %d, %d patterns accepted by both, %d refused by the relay only, over %zu values\n", blocks,
               outcome.accepted, outcome.refused_by_relay_only, values.size());
+}
+
+// Character.getName of every code point under `java` that has a name (tests/config/JavaCharacterNames.java).
+std::map<uint32_t, std::string> JavaNames(const std::string& java) {
+  const std::filesystem::path out = std::filesystem::temp_directory_path() /
+                                    ("outbox-java-names-" + std::to_string(::getpid()) + ".txt");
+  const std::string command = java + " " + OUTBOX_JAVA_NAMES + " > " + out.string();
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::map<uint32_t, std::string> names;
+  std::ifstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t tab = line.find('\t');
+    if (tab != std::string::npos) names[static_cast<uint32_t>(std::stoul(line.substr(0, tab), nullptr, 16))] =
+        line.substr(tab + 1);
+  }
+  std::filesystem::remove(out);
+  return names;
+}
+
+// \N{name}: the relay names every code point as Java 17's Character.getName does (Unicode 13's names, Java's names
+// of the control characters, "BLOCK NAME HEX" for a character without a name of its own, none for the unassigned),
+// and takes each name back to its code point as Character.codePointOf does, also in lower case with spaces around
+// it; a name made by Unicode's rule, an alias, and the block form of a named character are unknown, as in Java; a
+// character Unicode assigned after version 13 is refused as one Java 17 does not know. Where a newer JDK is at hand,
+// it names every character the relay names alike.
+TEST(JavaRouteDifferential, EveryCharacterNameIsJavas) {
+  const std::map<uint32_t, std::string> java = JavaNames("java");
+  ASSERT_GT(java.size(), 250000u) << "Java names the assigned characters and private use";
+  const std::map<uint32_t, std::string> newer = NewerJava().empty() ? std::map<uint32_t, std::string>()
+                                                                    : JavaNames(NewerJava());
+  int named = 0, apart = 0, apart_from_newer = 0;
+  for (uint32_t c = 0; c <= 0x10FFFF; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;
+    const std::optional<std::string> relay = JavaCharacterName(c);
+    const auto javas = java.find(c);
+    named += relay.has_value();
+    if (relay.value_or("(none)") != (javas == java.end() ? "(none)" : javas->second) && apart++ < 20) {
+      ADD_FAILURE() << absl::StrFormat("U+%04X: the relay names it %s, Java %s", c, relay.value_or("(none)"),
+                                       javas == java.end() ? "(none)" : javas->second);
+    }
+    if (relay && !newer.empty() && (!newer.contains(c) || newer.at(c) != *relay) && apart_from_newer++ < 20) {
+      ADD_FAILURE() << absl::StrFormat("U+%04X: the relay names it %s, %s otherwise", c, *relay, NewerJava());
+    }
+  }
+  EXPECT_EQ(apart, 0);
+  EXPECT_EQ(apart_from_newer, 0);
+  // Back to the code point: every 40th name (ICU's lookup of a name takes up to 0.3 ms), every control, and the
+  // names without one of their own of every 256th code point.
+  int checked = 0, i = 0;
+  for (const auto& [c, name] : java) {
+    const bool control = c <= 0x1F || (c >= 0x7F && c <= 0x9F);
+    if (++i % 40 != 0 && !control && !(c % 0x100 == 0 && name.ends_with(absl::StrFormat(" %X", c)))) continue;
+    ++checked;
+    EXPECT_EQ(JavaCodePointOf(name).value_or(0x110000), c) << name;
+    std::string lower = " " + absl::AsciiStrToLower(name) + "\t";
+    EXPECT_EQ(JavaCodePointOf(lower).value_or(0x110000), c) << lower;
+  }
+  EXPECT_GT(checked, 5000);
+  for (const char* unknown : {"CJK UNIFIED IDEOGRAPH-4E00", "HANGUL SYLLABLE GA", "BASIC LATIN 41", "LINE FEED",
+                              "BYTE ORDER MARK", "PRIVATE USE AREA 0E000", "PRIVATE USE AREA +E000", "",
+                              "LATIN SMALL LETTER  A", "LATIN_SMALL_LETTER_A", "BASIC LATIN 84",
+                              "LATIN 1 SUPPLEMENT 85"}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(JavaCodePointOf(unknown).status())) << unknown;
+  }
+  EXPECT_EQ(JavaCodePointOf("LATIN 1 SUPPLEMENT 84").value_or(0), 0x84u);
+  for (const char* refused :
+       {"SHAKING FACE", "CJK UNIFIED IDEOGRAPHS EXTENSION H 31350", "LAT\xc4\xb0N SMALL LETTER A"}) {
+    EXPECT_TRUE(absl::IsUnimplemented(JavaCodePointOf(refused).status())) << refused;
+  }
+  std::printf("character names: %d named as Java names them, %d names read back\n", named, checked);
 }
 
 // The same tokens under COMMENTS: whitespace, comments and line terminators among them.
