@@ -881,6 +881,14 @@ class Translator {
     return p;
   }
 
+  // Inside a class under x, past whitespace and comments (Java's peek and next skip them there too).
+  absl::Status SkipClassSpace() {
+    const size_t past = PastSpace(pos_);
+    if (past == std::string_view::npos) return Differs("a NUL inside a comment under (?x)", pos_);
+    pos_ = past;
+    return absl::OkStatus();
+  }
+
   // Under x, whitespace or a comment right after an escape that Java reads on past them (\0's octal digits, \cX's
   // letter): refused. (A back reference's next digit is looked for past them, with PastSpace.)
   absl::Status NoSpaceAfterEscape(std::string_view what, size_t at) const {
@@ -944,7 +952,11 @@ class Translator {
             c != lower, in_class));
         return Item{};
       }
-      case 'h': case 'H': case 'v': case 'V':
+      case 'v':
+        // In a class Java reads \v right before a '-' as the vertical tab, a range's start ([\v-x]).
+        if (in_class && pos_ < in_.size() && in_[pos_] == '-') return literal(0x0B);
+        return copy();
+      case 'h': case 'H': case 'V':
         return copy();
       case 'X':
         return Differs(Cat("\\X (", kGraphemesApart, ")"), at);
@@ -969,7 +981,9 @@ class Translator {
         pos_ = end == std::string_view::npos ? in_.size() : end + 2;
         // Java removes the quoting before it reads the class: an empty \Q\E is nothing there (`[\Q\E^a]` is
         // [^a]), and the last quoted character can start a range (`[\Qa\E-z]`). Both refused.
-        if (in_class && (quoted.empty() || (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']'))) {
+        const size_t after = in_class ? PastSpace(pos_) : pos_;
+        if (in_class && (quoted.empty() || after == std::string_view::npos ||
+                         (after + 1 < in_.size() && in_[after] == '-' && in_[after + 1] != ']'))) {
           return Differs("\\Q..\\E inside a class, empty or before a range's '-'", at);
         }
         if (!flags_.i && !in_class) {
@@ -1172,11 +1186,10 @@ class Translator {
 
   // The class item at pos_: a single character (returned, not written) or a class escape (written).
   absl::StatusOr<Item> ClassItem() {
+    // Java skips whitespace and comments inside a class too, also between a range's ends.
+    if (absl::Status st = SkipClassSpace(); !st.ok()) return st;
     const size_t here = pos_;
-    // Java skips whitespace and comments inside a class too, also between a range's ends: refused.
-    if (AtSpaceOrComment()) {
-      return Differs("whitespace or a comment inside a class under (?x)", here);
-    }
+    if (pos_ >= in_.size()) return absl::InvalidArgumentError(Cat("an unclosed character class at index ", here));
     if (in_[pos_] == '\\') {
       ++pos_;
       return Escape(here, /*in_class=*/true);
@@ -1184,6 +1197,11 @@ class Translator {
     // A nested class and && are read by the class itself (CompoundClass); here they would end a range.
     if (in_[pos_] == '[') return Differs("a class as a range's end", here);
     if (in_[pos_] == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') return Differs("&& as a range's end", here);
+    // Under x Java reads '&' then whitespace as a first '&' of && that finds none, and drops it ([& a] is [a]).
+    if (in_[pos_] == '&' && flags_.x &&
+        (pos_ + 1 >= in_.size() || IsJavaSpace(in_[pos_ + 1]) || in_[pos_ + 1] == '#')) {
+      return Differs("'&' before whitespace or a comment inside a class under (?x)", here);
+    }
     const std::optional<uint32_t> code = DecodeUtf8(in_, &pos_);
     if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 at index ", here));
     return Item{code};
@@ -1195,7 +1213,9 @@ class Translator {
     absl::StatusOr<Item> item = ClassItem();
     if (!item.ok()) return item.status();
     if (!item->literal) return absl::OkStatus();
-    // A range: a character, '-', then another, unless the '-' is last in the class.
+    // A range: a character, '-', then another, unless the '-' is last in the class (Java looks at the character
+    // right after the '-'; under x it skips whitespace and comments before the '-' and before the range's end).
+    if (absl::Status st = SkipClassSpace(); !st.ok()) return st;
     if (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']') {
       ++pos_;
       absl::StatusOr<Item> end = ClassItem();
@@ -1223,6 +1243,11 @@ class Translator {
     if (i < in_.size() && in_[i] == '^') ++i;
     if (i < in_.size() && in_[i] == ']') ++i;  // first: itself
     while (i < in_.size()) {
+      if (flags_.x && (IsJavaSpace(in_[i]) || in_[i] == '#')) {
+        i = PastSpace(i);
+        if (i == std::string_view::npos) return false;
+        continue;
+      }
       const char c = in_[i];
       if (c == ']') return false;
       if (c == '[' || (c == '&' && i + 1 < in_.size() && in_[i + 1] == '&')) return true;
@@ -1251,6 +1276,8 @@ class Translator {
     if (negate) out_.push_back(in_[pos_++]);
     bool first = true;  // a ']' first in a class is itself in both
     while (pos_ < in_.size()) {
+      if (absl::Status st = SkipClassSpace(); !st.ok()) return st;
+      if (pos_ >= in_.size()) break;
       if (in_[pos_] == ']' && !first) {
         ++pos_;
         out_.push_back(']');
@@ -1296,6 +1323,8 @@ class Translator {
     };
     bool first = true;  // a ']' first in the class is itself, as in a simple class
     while (pos_ < in_.size()) {
+      if (absl::Status st = SkipClassSpace(); !st.ok()) return st;
+      if (pos_ >= in_.size()) break;
       const size_t here = pos_;
       const char c = in_[pos_];
       if (c == ']' && !first) {
@@ -1327,7 +1356,8 @@ class Translator {
       }
       if (c == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') {
         pos_ += 2;
-        if (pos_ < in_.size() && (in_[pos_] == '&' || in_[pos_] == ']')) {
+        if (const size_t next = PastSpace(pos_);
+            next == std::string_view::npos || (next < in_.size() && (in_[next] == '&' || in_[next] == ']'))) {
           return Differs(Cat("an empty operand of && (", kEmptyOperand, ")"), here);
         }
         if (absl::Status st = close_union(); !st.ok()) return st;

@@ -15,7 +15,8 @@
 //   what `.`, `^`, `$` and \Z are written as,
 //   nested classes and intersections ([a-z&&[^aeiou]], [a[b-c]]: unions and && in Java, literal text in PCRE2) ->
 //   a pattern of one character: alternatives for a union, lookaheads for &&, a negative lookahead for [^..],
-//   the flag x (COMMENTS): whitespace and comments between items left out,
+//   the flag x (COMMENTS): whitespace and comments between items left out (in a class too, where Java skips them
+//   before a member, around a range's '-' and before ']'),
 //   \p{..} and \P{..}: general categories, POSIX classes (US-ASCII), ASCII, L1, all, LC, LD, with the Is and gc=
 //   spellings, Java's binary properties after Is, Java 17's scripts and blocks, and java.lang.Character's methods,
 //   as Java reads them (also under (?i)); inside a class, the complement of a union -> an alternative of the class,
@@ -26,7 +27,8 @@
 //   u with i (or U with i): each character as the set Java matches for it by Character's case mappings (ICU's;
 //   ß as Java reads it alone or in a run of literals),
 //   \N{name}: the character Character.codePointOf names (JavaCodePointOf).
-// Refused: the flag c, a back reference under (?iu), whitespace inside a construct under x, an empty operand of &&,
+// Refused: the flag c, a back reference under (?iu), whitespace inside a construct under x (not between a class's
+// members; a class's '&' before it is refused, as Java drops that '&'), an empty operand of &&,
 // \b{g} and \X (Java 17 and 25 read these apart), the blocks and java.lang.Character methods Java 17 and 25 read
 // apart, blocks, properties and \N{..} characters Java 17 does not know, \p{..} and \N{..} names beyond ASCII,
 // \Q..\E inside a class when empty or before a range's '-' (Java removes the quoting before it reads the class),

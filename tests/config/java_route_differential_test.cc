@@ -254,6 +254,26 @@ const std::vector<Route>& Corpus() {
       {"(?x)(a)\\1 0(.*)", "x-backref.$2"},
       {"(?x)[a b]", "x-class"},
       {"(?x)[a b]+", "x-class-plus"},
+      // whitespace and comments inside a class under x: skipped, as Java's peek and next skip them, also around a range's
+      // '-' ([a -z], [a- z]) and before its first member; '^' after them is itself ([ ^a]); '-' then whitespace then ']'
+      // makes ']' the range's end, as in Java ([A- ]]); '&' before whitespace, which Java drops ([& a] is [a]): refused
+      {"(?x)[ a - z 0-9 ]+ # word", "x-class-spaces"},
+      {"(?x)[ ^a]+|[^ a]+", "x-class-caret"},
+      {"(?x)[a -z]|[a- z]|[a- #x\n c]", "x-class-range"},
+      {"(?x)[a - ]", "x-class-range-open"},
+      {"(?x)[A- ]]+", "x-class-range-to-bracket"},
+      {"(?x)[ ]a]+", "x-class-first-bracket"},
+      {"(?x)[a#]\n]+", "x-class-comment"},
+      {"(?x)[a-c&& b]+|[a-c && [b]]", "x-class-and"},
+      {"(?x)[a-z&&[^aeiou] ]+ (.*)", "x-class-nested.$1"},
+      {"(?x)[a-c&& ]", "x-class-and-empty"},
+      {"(?x)[\\Qa\\E -c]+", "x-class-quoted-range"},
+      {"(?x)[& a]|[a & b]", "x-class-lone-amp"},
+      {"(?x)[a& &b]", "x-class-split-and"},
+      {"(?x)[\\v -x]+|[\\x41 -C]", "x-class-escape-range"},
+      {"[\\v-x]+", "v-range"},
+      {"(?x)[a#", "x-class-unclosed-comment"},
+      {"(?ix)[ k - m ]+|(?iux)[ \\u00df - \\u00e0 ]", "ix-class-range"},
       {"(?x)\\0 12", "x-octal"},
       {"(?x)\\c A", "x-control"},
       {"(?x) * a", "x-dangling"},
@@ -466,6 +486,8 @@ const std::vector<std::string>& Values() {
       // for ß under (?iu): capital sharp s before and after others
       "\xe1\xba\x9e" "a", "\xc3\x9f" "a", "\xe1\xba\x9e" "aa", "\xe1\xba\x9e" "ab", "a\xe1\xba\x9e",
       "\xe1\xba\x9e\xc3\x9f", "\xc3\x9f\xe1\xba\x9e", "\xe1\xba\x9e\xe1\xba\x9e", "\xe1\xba\x9e" "A",
+      // for classes under (?x): a caret, a space, a bracket, a vertical tab, an ampersand
+      "^a", " ", "]", "A]", "\x0b", "&", "a&b",
   };
   return values;
 }

@@ -1573,7 +1573,8 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"debezium.transforms.outbox.route.topic.regex=(?<x", "route.topic.regex: \"(?<x\": a group name at index 0"},
       {"debezium.transforms.outbox.route.topic.regex=(a", "route.topic.regex: \"(a\": not a valid regular expression"},
-      {"debezium.transforms.outbox.route.topic.regex=(?x)[a b]", "whitespace or a comment inside a class under (?x)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?x)[a & b]",
+       "'&' before whitespace or a comment inside a class under (?x) at index 7 is refused"},
       {"debezium.transforms.outbox.route.topic.regex=(?c)a",
        "the inline flag c (the relay reads i, s, m, d, x, u and U)"},
       {"debezium.transforms.outbox.route.topic.regex=(?<routedByValue>.*)\\\\N{SHAKING FACE}",
