@@ -565,7 +565,7 @@ absl::StatusOr<ClassSet> JavaBlock(std::string_view name) {
 // What Java 17's Character.getName gives for `c` (see JavaCharacterName), and whether Unicode assigned `c` after
 // version 13, which Java 17 has: then Java 17 has no name for it (Java 25 has the one here, for what ICU knows).
 struct CharacterName {
-  std::string name;  // empty: unassigned (or a surrogate, which no UTF-8 value holds)
+  std::string name;  // empty: unassigned
   bool newer = false;
 };
 
@@ -589,12 +589,12 @@ constexpr std::array<std::string_view, 65> kJavaControlNames = {
     "APPLICATION PROGRAM COMMAND"};
 
 // Java's name for `c` by Character.getName's rules: its Unicode name as UnicodeData lists it; for a control
-// character the name above; and for a character UnicodeData gives no name of its own (private use, and the ranges
-// it names by a rule: CJK unified ideographs, Hangul syllables, Tangut ideographs) its block's constant, with spaces
-// for underscores, and its code point in upper-case hex ("CJK UNIFIED IDEOGRAPHS 4E00").
+// character the name above; and for a character UnicodeData gives no name of its own (private use, surrogates, and
+// the ranges it names by a rule: CJK unified ideographs, Hangul syllables, Tangut ideographs) its block's constant,
+// with spaces for underscores, and its code point in upper-case hex ("CJK UNIFIED IDEOGRAPHS 4E00").
 CharacterName NameOf(uint32_t c) {
   const auto cp = static_cast<UChar32>(c);
-  if (c > 0x10FFFF || IsSurrogate(c) || u_charType(cp) == U_UNASSIGNED) return {};
+  if (c > 0x10FFFF || u_charType(cp) == U_UNASSIGNED) return {};
   UVersionInfo age;
   u_charAge(cp, age);
   const bool newer = age[0] > 13 || (age[0] == 13 && age[1] > 0);
@@ -683,6 +683,47 @@ absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ig
   return SpellClassSet(*set, negate, in_class);
 }
 
+// Java's first step (Pattern.RemoveQEQuoting): each \Q..\E becomes the quoted characters, a letter or a character
+// beyond ASCII as itself, a digit as itself (as \x3n when first after \Q, so that it cannot lengthen an escape
+// before), anything else escaped; an empty \Q\E is nothing. Everything after reads the result, so a quote can
+// stand anywhere, even inside a construct (\N{A \QB\E}, [\Qa\E-z]), as in Java.
+std::string RemoveQuoting(std::string_view java) {
+  size_t i = 0;
+  while (i + 1 < java.size() && !(java[i] == '\\' && java[i + 1] == 'Q')) i += java[i] == '\\' ? 2 : 1;
+  if (i + 1 >= java.size()) return std::string(java);
+  std::string out(java.substr(0, i));
+  i += 2;
+  bool quoting = true, first = true;
+  while (i < java.size()) {
+    const char c = java[i++];
+    if (static_cast<unsigned char>(c) >= 0x80 || IsAsciiLetter(c)) {
+      out.push_back(c);
+    } else if (IsAsciiDigit(c)) {
+      if (first) out.append("\\x3");
+      out.push_back(c);
+    } else if (c != '\\') {
+      if (quoting) out.push_back('\\');
+      out.push_back(c);
+    } else if (quoting) {
+      if (i < java.size() && java[i] == 'E') {
+        ++i;
+        quoting = false;
+      } else {
+        out.append("\\\\");
+      }
+    } else if (i < java.size() && java[i] == 'Q') {
+      ++i;
+      quoting = first = true;
+      continue;
+    } else {
+      out.push_back(c);
+      if (i < java.size()) out.push_back(java[i++]);
+    }
+    first = false;
+  }
+  return out;
+}
+
 // Why \X and \b{g} are refused: Java 17 and 25 split grapheme clusters apart (Java 25 has Unicode 15.1's rule that
 // keeps an Indic conjunct whole: \X takes U+0915 U+094D U+0937 in one, Java 17 in two).
 constexpr std::string_view kGraphemesApart = "grapheme clusters, which Java 17 and 25 split apart";
@@ -722,11 +763,16 @@ class Translator {
   bool callouts() const { return callouts_; }
 
  private:
+  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS,
+  // UNICODE_CASE (under CASE_INSENSITIVE: UnicodeCase) and UNICODE_CHARACTER_CLASS (U, which sets UNICODE_CASE).
+  struct Flags {
+    bool i = false, s = false, m = false, d = false, x = false, u = false, U = false;
+  };
+
   // One item of a class, or an escape outside one: a single character (`literal`), or something already written
   // (a class escape such as \d, an anchor).
   struct Item {
     std::optional<uint32_t> literal;
-    bool quoted = false;  // \Q..\E outside a class: literals, written
   };
 
   // Java reads a run of literal characters outside a class as one node (Pattern.atom): a slice when it holds two or
@@ -770,7 +816,7 @@ class Translator {
       return absl::OkStatus();
     }
     const char c = in_[pos_++];
-    // Anything but a literal ends a run of them (a literal escape, \Q..\E and the default case's literals go on).
+    // Anything but a literal ends a run of them (a literal escape and the default case's literals go on).
     const bool quantifier = c == '*' || c == '+' || c == '?' || c == '{';
     if (quantifier || std::string_view("|[().$^").find(c) != std::string_view::npos) EndRun(quantifier);
     switch (c) {
@@ -781,7 +827,7 @@ class Translator {
           WriteLiteral(*item->literal);
           return absl::OkStatus();
         }
-        if (!item->quoted) EndRun(/*quantified=*/false);  // written after the waiting literals' place
+        EndRun(/*quantified=*/false);  // written after the waiting literals' place
         return absl::OkStatus();
       }
       case '[': return Class(at);
@@ -809,14 +855,19 @@ class Translator {
         }
         return absl::OkStatus();
       case '{': {
-        const size_t close = in_.find('}', pos_);
-        const std::string_view body = close == std::string_view::npos ? "" : in_.substr(pos_, close - pos_);
+        // Its digits, ',' and '}', which under x Java reads past whitespace and comments (not before the first digit).
+        std::string body;
+        size_t close = pos_;
+        while (close != std::string_view::npos && close < in_.size() && in_[close] != '}') {
+          body.push_back(in_[close]);
+          close = body.size() == 1 && !IsAsciiDigit(body[0]) ? std::string_view::npos : PastSpace(close + 1);
+        }
         const size_t comma = body.find(',');
-        const bool quantifier = !body.empty() && IsAsciiDigit(body[0]) &&
-                                body.find_first_not_of("0123456789,") == std::string_view::npos &&
+        const bool quantifier = close != std::string_view::npos && close < in_.size() && !body.empty() &&
+                                IsAsciiDigit(body[0]) && body.find_first_not_of("0123456789,") == std::string::npos &&
                                 comma == body.rfind(',');
         if (!quantifier) return Differs("a '{' that is not a quantifier {n}, {n,} or {n,m}", at);
-        out_.append(in_.substr(at, close + 1 - at));
+        out_.append(Cat("{", body, "}"));
         pos_ = close + 1;
         return absl::OkStatus();
       }
@@ -858,8 +909,9 @@ class Translator {
   // a line terminator, which Java reads as the next character unless it is whitespace too: U+0085, U+2028 and
   // U+2029 end a comment and are themselves); `from` itself without x. npos for a NUL inside a comment, which
   // Java's parser reads as the pattern's end.
-  size_t PastSpace(size_t from) const {
-    if (!flags_.x) return from;
+  size_t PastSpace(size_t from) const { return PastSpace(from, flags_); }
+  size_t PastSpace(size_t from, const Flags& flags) const {
+    if (!flags.x) return from;
     size_t p = from;
     while (p < in_.size()) {
       if (IsJavaSpace(in_[p])) {
@@ -871,7 +923,7 @@ class Translator {
         const std::string_view rest = in_.substr(p);
         if (rest[0] == '\0') return std::string_view::npos;
         if (rest[0] == '\n' ||
-            (!flags_.d && (rest[0] == '\r' || rest.starts_with("\xC2\x85") || rest.starts_with("\xE2\x80\xA8") ||
+            (!flags.d && (rest[0] == '\r' || rest.starts_with("\xC2\x85") || rest.starts_with("\xE2\x80\xA8") ||
                            rest.starts_with("\xE2\x80\xA9")))) {
           break;
         }
@@ -974,35 +1026,6 @@ class Translator {
         if (in_class) return Differs("\\Z inside a class", at);
         out_.append(Dollar(/*multiline=*/false));
         return Item{};
-      case 'Q': {
-        const size_t end = in_.find("\\E", pos_);
-        const std::string_view quoted = in_.substr(pos_, end == std::string_view::npos ? std::string_view::npos
-                                                                                        : end - pos_);
-        pos_ = end == std::string_view::npos ? in_.size() : end + 2;
-        // Java removes the quoting before it reads the class: an empty \Q\E is nothing there (`[\Q\E^a]` is
-        // [^a]), and the last quoted character can start a range (`[\Qa\E-z]`). Both refused.
-        const size_t after = in_class ? PastSpace(pos_) : pos_;
-        if (in_class && (quoted.empty() || after == std::string_view::npos ||
-                         (after + 1 < in_.size() && in_[after] == '-' && in_[after + 1] != ']'))) {
-          return Differs("\\Q..\\E inside a class, empty or before a range's '-'", at);
-        }
-        if (!flags_.i && !in_class) {
-          for (size_t i = 0; i < quoted.size(); ++i) run_ += (static_cast<unsigned char>(quoted[i]) & 0xC0) != 0x80;
-          out_.append(in_.substr(at, pos_ - at));
-          return Item{.literal = std::nullopt, .quoted = true};
-        }
-        // Each character on its own: letters folded, the rest as themselves.
-        for (size_t i = 0; i < quoted.size();) {
-          const std::optional<uint32_t> code = DecodeUtf8(quoted, &i);
-          if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 after index ", at));
-          if (in_class) {
-            WriteClassLiteral(*code);
-          } else {
-            WriteLiteral(*code);
-          }
-        }
-        return Item{.literal = std::nullopt, .quoted = !in_class};
-      }
       case 'x': {
         if (pos_ + 2 <= in_.size() && IsHexDigit(in_[pos_]) && IsHexDigit(in_[pos_ + 1])) {
           pos_ += 2;
@@ -1251,12 +1274,6 @@ class Translator {
       const char c = in_[i];
       if (c == ']') return false;
       if (c == '[' || (c == '&' && i + 1 < in_.size() && in_[i + 1] == '&')) return true;
-      if (c == '\\' && i + 1 < in_.size() && in_[i + 1] == 'Q') {
-        const size_t end = in_.find("\\E", i + 2);
-        if (end == std::string_view::npos) return false;
-        i = end + 2;
-        continue;
-      }
       i += c == '\\' ? 2 : 1;
     }
     return false;
@@ -1374,11 +1391,11 @@ class Translator {
 
   absl::Status Group(size_t at) {
     if (pos_ < in_.size() && in_[pos_] == '*') return Differs("(*", at);
-    // Under x Java reads "( ?:" as "(?:" (and "( *" as a dangling '*'); written without the space, PCRE2 would read
-    // "(*" as a verb.
-    if (const size_t next = PastSpace(pos_);
-        next != pos_ && next < in_.size() && (in_[next] == '?' || in_[next] == '*')) {
-      return Differs("whitespace or a comment between '(' and '?' or '*' under (?x)", at);
+    // Under x Java reads "( ?:" as "(?:", and "( *" as a dangling '*' (refused: written without the space, PCRE2
+    // would read "(*" as a verb).
+    if (const size_t next = PastSpace(pos_); next != pos_ && next < in_.size()) {
+      if (in_[next] == '*') return Differs("whitespace or a comment between '(' and '*' under (?x)", at);
+      if (in_[next] == '?') pos_ = next;
     }
     if (pos_ >= in_.size() || in_[pos_] != '?') {
       ++groups_;
@@ -1388,14 +1405,16 @@ class Translator {
     }
     const std::string_view rest = in_.substr(pos_);
     // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m, d and
-    // x, u (UNICODE_CASE) and U (UNICODE_CHARACTER_CLASS, which sets u); c is refused. Java reads whitespace
-    // inside the flags once x is on ((?x i) sets i): refused.
-    if (rest.size() > 1 && (IsAsciiLetter(rest[1]) || rest[1] == '-')) {
+    // x, u (UNICODE_CASE) and U (UNICODE_CHARACTER_CLASS, which sets u); c is refused. Java reads past whitespace
+    // and comments inside the flags while x is on, as it stands after each flag ((? i) under x, (?x i) set i).
+    const size_t first = rest.size() > 1 && (IsJavaSpace(rest[1]) || rest[1] == '#') ? PastSpace(pos_ + 1) : pos_ + 1;
+    if (first != std::string_view::npos && first < in_.size() && (IsAsciiLetter(in_[first]) || in_[first] == '-')) {
       Flags flags = flags_;
       bool on = true;
-      size_t i = 1;
-      for (; i < rest.size() && rest[i] != ')' && rest[i] != ':'; ++i) {
-        const char f = rest[i];
+      size_t i = first;
+      for (; i != std::string_view::npos && i < in_.size() && in_[i] != ')' && in_[i] != ':';
+           i = PastSpace(i + 1, flags)) {
+        const char f = in_[i];
         if (f == '-' && on) {
           on = false;
           continue;
@@ -1414,9 +1433,11 @@ class Translator {
         *flag = on;
         if (f == 'U') flags.u = on;  // Java's U sets and clears UNICODE_CASE with it
       }
-      if (i >= rest.size() || i == 1) return absl::InvalidArgumentError(Cat("an unclosed inline flag at index ", at));
-      pos_ += i + 1;
-      if (rest[i] == ':') {
+      if (i == std::string_view::npos || i >= in_.size() || i == first) {
+        return absl::InvalidArgumentError(Cat("an unclosed inline flag at index ", at));
+      }
+      pos_ = i + 1;
+      if (in_[i] == ':') {
         OpenScope();
         flags_ = flags;
         out_.append("(?:");
@@ -1469,12 +1490,6 @@ class Translator {
 
   // A group opens: its end restores the flags it opened with.
   void OpenScope() { scopes_.push_back(flags_); }
-
-  // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS,
-  // UNICODE_CASE (under CASE_INSENSITIVE: UnicodeCase) and UNICODE_CHARACTER_CLASS (U, which sets UNICODE_CASE).
-  struct Flags {
-    bool i = false, s = false, m = false, d = false, x = false, u = false, U = false;
-  };
 
   std::string_view in_;
   Flags flags_;                       // in force at pos_
@@ -1792,7 +1807,8 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   if (ignore_case && !IsAscii(java_pattern)) {
     return absl::InvalidArgumentError("has characters beyond ASCII, whose case Java and PCRE2 fold differently");
   }
-  Translator t(java_pattern, ignore_case);
+  const std::string unquoted = RemoveQuoting(java_pattern);
+  Translator t(unquoted, ignore_case);
   if (absl::Status st = t.Run(); !st.ok()) return st;
   if (ignore_case && t.callouts()) {
     return absl::InvalidArgumentError(

@@ -4,7 +4,8 @@
 // the pattern does not match whole routes to itself.
 //
 // PCRE2 and java.util.regex read some patterns differently. RouteRegex::Compile refuses, naming the construct,
-// every form whose meaning would differ, and rewrites those whose Java meaning PCRE2 can spell:
+// every form whose meaning would differ, and rewrites those whose Java meaning PCRE2 can spell (after removing
+// \Q..\E quoting first, as Java does):
 //   `.` -> [^\n\r\x{85}\x{2028}\x{2029}] (Java's line terminators; PCRE2's `.` stops at \n only),
 //   `$` and \Z -> Java's "end, or before a final line terminator" (PCRE2's `$` knows \n only),
 //   \0 octal, \uhhhh (a surrogate pair as one character), \cX, \x.. -> \x{..},
@@ -15,8 +16,9 @@
 //   what `.`, `^`, `$` and \Z are written as,
 //   nested classes and intersections ([a-z&&[^aeiou]], [a[b-c]]: unions and && in Java, literal text in PCRE2) ->
 //   a pattern of one character: alternatives for a union, lookaheads for &&, a negative lookahead for [^..],
-//   the flag x (COMMENTS): whitespace and comments between items left out (in a class too, where Java skips them
-//   before a member, around a range's '-' and before ']'),
+//   the flag x (COMMENTS): whitespace and comments between items left out, and where Java skips them inside a
+//   construct: in a class (before a member, around a range's '-', before ']'), in {n,m} after its first digit,
+//   between '(' and '?', and in the inline flags while x is on,
 //   \p{..} and \P{..}: general categories, POSIX classes (US-ASCII), ASCII, L1, all, LC, LD, with the Is and gc=
 //   spellings, Java's binary properties after Is, Java 17's scripts and blocks, and java.lang.Character's methods,
 //   as Java reads them (also under (?i)); inside a class, the complement of a union -> an alternative of the class,
@@ -27,11 +29,10 @@
 //   u with i (or U with i): each character as the set Java matches for it by Character's case mappings (ICU's;
 //   ß as Java reads it alone or in a run of literals),
 //   \N{name}: the character Character.codePointOf names (JavaCodePointOf).
-// Refused: the flag c, a back reference under (?iu), whitespace inside a construct under x (not between a class's
-// members; a class's '&' before it is refused, as Java drops that '&'), an empty operand of &&,
+// Refused: the flag c, a back reference under (?iu), whitespace inside an escape under x, and a class's '&' before
+// whitespace (Java drops that '&'), an empty operand of &&,
 // \b{g} and \X (Java 17 and 25 read these apart), the blocks and java.lang.Character methods Java 17 and 25 read
 // apart, blocks, properties and \N{..} characters Java 17 does not know, \p{..} and \N{..} names beyond ASCII,
-// \Q..\E inside a class when empty or before a range's '-' (Java removes the quoting before it reads the class),
 // escapes of letters Java does not know, back references of more than one digit, a `{` that is not a quantifier,
 // group names Java would refuse.
 // tests/config/java_route_differential_test.cc runs a corpus and random patterns through this class and through
@@ -68,8 +69,8 @@ absl::StatusOr<std::vector<ReplacementPiece>> ParseJavaReplacement(std::string_v
 absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view list);
 
 // Java's Character.getName(c) as Java 17 gives it (the Unicode 13 names, the names Java gives control characters,
-// and "BLOCK NAME HEX" for a character without a name of its own, as "CJK UNIFIED IDEOGRAPHS 4E00"); nullopt for a
-// code point Java 17 leaves unassigned, and for a surrogate.
+// and "BLOCK NAME HEX" for a character without a name of its own, as "CJK UNIFIED IDEOGRAPHS 4E00" and "HIGH
+// SURROGATES D800"); nullopt for a code point Java 17 leaves unassigned.
 std::optional<std::string> JavaCharacterName(uint32_t c);
 
 // Java's Character.codePointOf(name), which the pattern \N{name} reads: the name trimmed, in any case.
