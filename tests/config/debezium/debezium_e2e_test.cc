@@ -3293,5 +3293,12 @@ TEST_F(DebeziumSideBySide, RouteRegexesUnderUnicodeCaseRouteAsDebeziumRoutes) {
   CompareRoutes("(?iu)(?<kind>ordeR)_(?<rest>[\\\\P{LD}\\\\p{XDigit}]+)");
 }
 
+// Read since 2026-12-07: under (?x) whitespace and comments inside a class, inside {n,m} and inside the inline flags;
+// \N{name}; \Q..\E inside a class.
+TEST_F(DebeziumSideBySide, RouteRegexesWithNamesQuotesAndSpacedClassesRouteAsDebeziumRoutes) {
+  CompareRoutes("(?x i)(?<kind> \\\\N{latin small letter o} [ r - r ] de r )_(?<rest> [ 0-9 a-f \\\\Q_\\\\E ]{1 , 64} ) "
+                "# the suffix");
+}
+
 }  // namespace
 }  // namespace outbox::testing
