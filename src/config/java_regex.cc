@@ -941,13 +941,21 @@ class Translator {
     return absl::OkStatus();
   }
 
-  // Under x, whitespace or a comment right after an escape that Java reads on past them (\0's octal digits, \cX's
-  // letter): refused. (A back reference's next digit is looked for past them, with PastSpace.)
-  absl::Status NoSpaceAfterEscape(std::string_view what, size_t at) const {
-    if (AtSpaceOrComment()) {
-      return Differs(Cat(what, " followed by whitespace or a comment under (?x)"), at);
+  // The next `n` characters from pos_ as Java's read() takes them inside an escape: under x past whitespace and
+  // comments. Bytes (callers look at ASCII ones), each with the index just past it; fewer at the pattern's end.
+  struct Ahead {
+    std::string chars;
+    std::vector<size_t> ends;
+  };
+  Ahead ReadAhead(size_t n) const {
+    Ahead ahead;
+    for (size_t p = pos_; ahead.chars.size() < n;) {
+      p = PastSpace(p);
+      if (p == std::string_view::npos || p >= in_.size()) break;
+      ahead.chars.push_back(in_[p]);
+      ahead.ends.push_back(++p);
     }
-    return absl::OkStatus();
+    return ahead;
   }
 
   // Java's CASE_INSENSITIVE with UNICODE_CASE (u, or U, which sets u): case folded by Character's mappings.
@@ -1027,31 +1035,31 @@ class Translator {
         out_.append(Dollar(/*multiline=*/false));
         return Item{};
       case 'x': {
-        if (pos_ + 2 <= in_.size() && IsHexDigit(in_[pos_]) && IsHexDigit(in_[pos_ + 1])) {
-          pos_ += 2;
-          return literal(HexValue(in_.substr(pos_ - 2, 2)));
+        // Java's \xhh and \x{h..h}, whose digits and braces under x it reads past whitespace and comments.
+        const Ahead ahead = ReadAhead(8);
+        const std::string& h = ahead.chars;
+        if (h.size() >= 2 && IsHexDigit(h[0]) && IsHexDigit(h[1])) {
+          pos_ = ahead.ends[1];
+          return literal(HexValue(h.substr(0, 2)));
         }
-        if (pos_ < in_.size() && in_[pos_] == '{') {
-          const size_t close = in_.find('}', pos_);
-          if (close != std::string_view::npos && close > pos_ + 1 && close - pos_ <= 7 &&
-              std::all_of(in_.begin() + pos_ + 1, in_.begin() + close, IsHexDigit)) {
-            const uint32_t code = HexValue(in_.substr(pos_ + 1, close - pos_ - 1));
-            pos_ = close + 1;
-            if (code > 0x10FFFF || IsSurrogate(code)) return Differs("\\x{..} of a surrogate or past U+10FFFF", at);
-            return literal(code);
-          }
+        if (const size_t close = h.find('}'); !h.empty() && h[0] == '{' && close != std::string::npos && close > 1 &&
+                                              std::all_of(h.begin() + 1, h.begin() + close, IsHexDigit)) {
+          const uint32_t code = HexValue(h.substr(1, close - 1));
+          pos_ = ahead.ends[close];
+          if (code > 0x10FFFF || IsSurrogate(code)) return Differs("\\x{..} of a surrogate or past U+10FFFF", at);
+          return literal(code);
         }
-        return Differs("\\x without two hex digits or {hex}", at);
+        return Differs("\\x without two hex digits or {hex} (of at most six digits)", at);
       }
       case 'N': {
-        // Java's \N{name}: the character Character.codePointOf(name) gives. Under x Java skips whitespace and
-        // comments before the '{' (refused), and a '#' in the name would start a comment (refused).
-        if (absl::Status st = NoSpaceAfterEscape("\\N", at); !st.ok()) return st;
-        const size_t close = pos_ < in_.size() && in_[pos_] == '{' ? in_.find('}', pos_) : std::string_view::npos;
+        // Java's \N{name}: the character Character.codePointOf(name) gives. Under x Java finds the '{' past
+        // whitespace and comments, and a '#' in the name would start a comment (refused).
+        const Ahead brace = ReadAhead(1);
+        const size_t close = brace.chars == "{" ? in_.find('}', brace.ends[0]) : std::string_view::npos;
         if (close == std::string_view::npos) {
           return absl::InvalidArgumentError(Cat("an illegal or unclosed character name escape \\N at index ", at));
         }
-        const std::string_view name = in_.substr(pos_ + 1, close - pos_ - 1);
+        const std::string_view name = in_.substr(brace.ends[0], close - brace.ends[0]);
         pos_ = close + 1;
         if (flags_.x && name.find('#') != std::string_view::npos) {
           return Differs("a comment inside \\N{..} under (?x)", at);
@@ -1067,35 +1075,35 @@ class Translator {
         return literal(*code);
       }
       case '0': {
-        // Java's octal escape: \0n, \0nn, \0mnn with m at most 3.
+        // Java's octal escape: \0n, \0nn, \0mnn with m at most 3 (under x its digits past whitespace and comments).
+        const Ahead ahead = ReadAhead(3);
         size_t digits = 0;
-        while (digits < 3 && pos_ + digits < in_.size() && IsOctalDigit(in_[pos_ + digits])) ++digits;
-        if (digits == 3 && in_[pos_] > '3') digits = 2;
-        if (digits == 0) {
-          if (absl::Status st = NoSpaceAfterEscape("\\0", at); !st.ok()) return st;
-          return absl::InvalidArgumentError(Cat("an illegal octal escape \\0 at index ", at));
-        }
+        while (digits < ahead.chars.size() && IsOctalDigit(ahead.chars[digits])) ++digits;
+        if (digits == 3 && ahead.chars[0] > '3') digits = 2;
+        if (digits == 0) return absl::InvalidArgumentError(Cat("an illegal octal escape \\0 at index ", at));
         uint32_t code = 0;
-        for (size_t i = 0; i < digits; ++i) code = code * 8 + static_cast<uint32_t>(in_[pos_ + i] - '0');
-        pos_ += digits;
-        if (absl::Status st = NoSpaceAfterEscape("an octal escape", at); !st.ok()) return st;
+        for (size_t i = 0; i < digits; ++i) code = code * 8 + static_cast<uint32_t>(ahead.chars[i] - '0');
+        pos_ = ahead.ends[digits - 1];
         return literal(code);
       }
       case 'u': {
-        // Java's \uhhhh: four hex digits; a high surrogate then \u and a low one make one character.
+        // Java's \uhhhh: four hex digits; a high surrogate then \u and a low one make one character (under x each
+        // past whitespace and comments).
+        const Ahead ahead = ReadAhead(10);
+        const std::string& h = ahead.chars;
         const auto four = [&](size_t from) -> std::optional<uint32_t> {
-          if (from + 4 > in_.size() || !std::all_of(in_.begin() + from, in_.begin() + from + 4, IsHexDigit)) {
+          if (from + 4 > h.size() || !std::all_of(h.begin() + from, h.begin() + from + 4, IsHexDigit)) {
             return std::nullopt;
           }
-          return HexValue(in_.substr(from, 4));
+          return HexValue(h.substr(from, 4));
         };
-        const std::optional<uint32_t> high = four(pos_);
+        const std::optional<uint32_t> high = four(0);
         if (!high) return absl::InvalidArgumentError(Cat("an illegal Unicode escape \\u at index ", at));
-        pos_ += 4;
-        if (*high >= 0xD800 && *high <= 0xDBFF && in_.substr(pos_, 2) == "\\u") {
-          const std::optional<uint32_t> low = four(pos_ + 2);
+        pos_ = ahead.ends[3];
+        if (*high >= 0xD800 && *high <= 0xDBFF && h.substr(4, 2) == "\\u") {
+          const std::optional<uint32_t> low = four(6);
           if (low && *low >= 0xDC00 && *low <= 0xDFFF) {
-            pos_ += 6;
+            pos_ = ahead.ends[9];
             return literal(0x10000 + ((*high - 0xD800) << 10) + (*low - 0xDC00));
           }
         }
@@ -1103,31 +1111,33 @@ class Translator {
         return literal(*high);
       }
       case 'c': {
-        // Java's \cX: X with bit 6 flipped.
-        if (pos_ >= in_.size()) return absl::InvalidArgumentError(Cat("an illegal control escape \\c at index ", at));
-        if (absl::Status st = NoSpaceAfterEscape("\\c", at); !st.ok()) return st;
-        const auto x = static_cast<unsigned char>(in_[pos_]);
+        // Java's \cX: X (under x past whitespace and comments) with bit 6 flipped.
+        const Ahead ahead = ReadAhead(1);
+        if (ahead.chars.empty()) {
+          return absl::InvalidArgumentError(Cat("an illegal control escape \\c at index ", at));
+        }
+        const auto x = static_cast<unsigned char>(ahead.chars[0]);
         if (x >= 0x80) return Differs("\\c before a non-ASCII character", at);
-        ++pos_;
+        pos_ = ahead.ends[0];
         return literal(x ^ 0x40u);
       }
       case 'p':
       case 'P': {
-        // Under x Java skips whitespace and comments before the name (\p{ L}, \p L): refused.
-        if (absl::Status st = NoSpaceAfterEscape(Cat("\\", std::string(1, c)), at); !st.ok()) return st;
+        // Under x Java skips whitespace and comments before the '{' or the one letter, and before the name (\p{ L},
+        // \p L); whitespace after the name is part of it (\p{L } is unknown).
+        const Ahead ahead = ReadAhead(1);
         std::string_view name;
-        if (pos_ < in_.size() && in_[pos_] == '{') {
-          const size_t close = in_.find('}', pos_);
+        if (ahead.chars == "{") {
+          const size_t start = PastSpace(ahead.ends[0]);
+          const size_t close = start == std::string_view::npos ? start : in_.find('}', start);
           if (close == std::string_view::npos) {
             return absl::InvalidArgumentError(Cat("an unclosed character family at index ", at));
           }
-          name = in_.substr(pos_ + 1, close - pos_ - 1);
+          name = in_.substr(start, close - start);
           pos_ = close + 1;
-          if (flags_.x && !name.empty() && (IsJavaSpace(name[0]) || name[0] == '#')) {
-            return Differs(Cat("whitespace or a comment inside \\", std::string(1, c), "{..} under (?x)"), at);
-          }
-        } else if (pos_ < in_.size()) {
-          name = in_.substr(pos_++, 1);
+        } else if (!ahead.chars.empty()) {
+          name = in_.substr(ahead.ends[0] - 1, 1);
+          pos_ = ahead.ends[0];
         }
         absl::StatusOr<Spelled> property = JavaProperty(name, c == 'P', flags_.i, flags_.U, in_class);
         if (absl::IsUnimplemented(property.status())) {

@@ -18,7 +18,7 @@
 //   a pattern of one character: alternatives for a union, lookaheads for &&, a negative lookahead for [^..],
 //   the flag x (COMMENTS): whitespace and comments between items left out, and where Java skips them inside a
 //   construct: in a class (before a member, around a range's '-', before ']'), in {n,m} after its first digit,
-//   between '(' and '?', and in the inline flags while x is on,
+//   between '(' and '?', in the inline flags while x is on, and in the escapes Java reads with read(),
 //   \p{..} and \P{..}: general categories, POSIX classes (US-ASCII), ASCII, L1, all, LC, LD, with the Is and gc=
 //   spellings, Java's binary properties after Is, Java 17's scripts and blocks, and java.lang.Character's methods,
 //   as Java reads them (also under (?i)); inside a class, the complement of a union -> an alternative of the class,
@@ -29,8 +29,8 @@
 //   u with i (or U with i): each character as the set Java matches for it by Character's case mappings (ICU's;
 //   ß as Java reads it alone or in a run of literals),
 //   \N{name}: the character Character.codePointOf names (JavaCodePointOf).
-// Refused: the flag c, a back reference under (?iu), whitespace inside an escape under x, and a class's '&' before
-// whitespace (Java drops that '&'), an empty operand of &&,
+// Refused: the flag c, a back reference under (?iu), under x whitespace before a back reference's next digit and a
+// class's '&' before whitespace (Java drops that '&'), an empty operand of &&,
 // \b{g} and \X (Java 17 and 25 read these apart), the blocks and java.lang.Character methods Java 17 and 25 read
 // apart, blocks, properties and \N{..} characters Java 17 does not know, \p{..} and \N{..} names beyond ASCII,
 // escapes of letters Java does not know, back references of more than one digit, a `{` that is not a quantifier,

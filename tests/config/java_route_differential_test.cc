@@ -285,6 +285,11 @@ const std::vector<Route>& Corpus() {
       // "( ?" as "(?", and the inline flags past whitespace while x is on
       {"(?x)(a{1 , 2 }) (b{1 0}) c{2 #two\n}", "x-brace.$1.$2"},
       {"(?x)a{ 2}", "x-brace-first-space"},
+      // and inside escapes, whose characters Java reads past whitespace and comments (read())
+      {"(?x)\\x4 1|\\x{ 4 2 }|\\u00 43|\\uD83D \\uDE00|\\01 04|\\c #c\n A", "x-escapes"},
+      {"(?x)\\p { Lu } | \\p L | \\P{#c\n Ll}", "x-property"},
+      {"(?x)\\p{L }", "x-property-trailing-space"},
+      {"(?x)\\N { LATIN SMALL LETTER A }", "x-name"},
       {"(?x)a{2, }b", "x-brace-open"},
       {"(?x)( ?<n>a)\\k<n>|( ?=b)b|( # c\n?:c)", "x-paren-named.$1"},
       {"(?x)(? i)a|(?x-i i s)b.|(?i x)c", "x-flags-spaces"},
@@ -704,7 +709,7 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              // and those read since 2026-12-07: whitespace inside constructs under x, \N{..}, ß under
                              // (?iu), \Q..\E inside a class
                              "(?x)[ a - z 0-9 ]+ a{1 , 2} ( ?:b) (?i s)c", "\\N{latin small letter a}",
-                             "(?iu)stra\\u00dfe", "[\\Qa\\E-z]+"}) {
+                             "(?iu)stra\\u00dfe", "[\\Qa\\E-z]+", "(?x)\\x4 1 \\p L \\N { latin small letter a }"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }
