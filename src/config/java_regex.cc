@@ -1523,9 +1523,6 @@ constexpr uint32_t kMatchLimit = 1'000'000;
 // optimizations (a character the match needs that the value lacks, a leading .* anchored) and auto-possession would
 // skip callouts, and a callout can throw as Java 17 does (JavaBackReference).
 constexpr uint32_t kWalkEveryPath = PCRE2_NO_START_OPTIMIZE | PCRE2_NO_AUTO_POSSESS | PCRE2_NO_DOTSTAR_ANCHOR;
-// Every pattern is compiled without the start-of-match optimizations: PCRE2 10.42's fail a group repeated {0} that has
-// an alternative starting with a lookahead ((?:a|(?=b)c){0}x does not match x), which the relay writes for a class
-// such as [a[b&&c]].
 
 // Which JDK's java.util.regex a callout checks as: the oldest Debezium 3 runs on (17) and the newest (25). They
 // read \b apart: Java 17 and 18 count '_' and every letter or decimal digit (Character.isLetterOrDigit) as a word
@@ -1830,6 +1827,8 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   int error = 0;
   PCRE2_SIZE offset = 0;
   auto code = std::make_shared<Code>();
+  // Never with the start-of-match optimizations: PCRE2 10.42's fail a group repeated {0} that has an alternative
+  // starting with a lookahead ((?:a|(?=b)c){0}x does not match x), which the relay writes for a class like [a[b&&c]].
   code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(),
                              PCRE2_UTF | PCRE2_NO_START_OPTIMIZE | (t.callouts() ? kWalkEveryPath : 0), &error,
                              &offset, nullptr);
