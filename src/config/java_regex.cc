@@ -858,9 +858,11 @@ class Translator {
         // Its digits, ',' and '}', which under x Java reads past whitespace and comments (not before the first digit).
         std::string body;
         size_t close = pos_;
-        while (close != std::string_view::npos && close < in_.size() && in_[close] != '}') {
-          body.push_back(in_[close]);
-          close = body.size() == 1 && !IsAsciiDigit(body[0]) ? std::string_view::npos : PastSpace(close + 1);
+        if (close < in_.size() && IsAsciiDigit(in_[close])) {
+          while (close != std::string_view::npos && close < in_.size() && in_[close] != '}') {
+            body.push_back(in_[close]);
+            close = PastSpace(close + 1);
+          }
         }
         const size_t comma = body.find(',');
         const bool quantifier = close != std::string_view::npos && close < in_.size() && !body.empty() &&
@@ -1231,8 +1233,7 @@ class Translator {
     if (in_[pos_] == '[') return Differs("a class as a range's end", here);
     if (in_[pos_] == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') return Differs("&& as a range's end", here);
     // Under x Java reads '&' then whitespace as a first '&' of && that finds none, and drops it ([& a] is [a]).
-    if (in_[pos_] == '&' && flags_.x &&
-        (pos_ + 1 >= in_.size() || IsJavaSpace(in_[pos_ + 1]) || in_[pos_ + 1] == '#')) {
+    if (in_[pos_] == '&' && flags_.x && (pos_ + 1 >= in_.size() || PastSpace(pos_ + 1) != pos_ + 1)) {
       return Differs("'&' before whitespace or a comment inside a class under (?x)", here);
     }
     const std::optional<uint32_t> code = DecodeUtf8(in_, &pos_);
@@ -1275,12 +1276,7 @@ class Translator {
     size_t i = pos_;
     if (i < in_.size() && in_[i] == '^') ++i;
     if (i < in_.size() && in_[i] == ']') ++i;  // first: itself
-    while (i < in_.size()) {
-      if (flags_.x && (IsJavaSpace(in_[i]) || in_[i] == '#')) {
-        i = PastSpace(i);
-        if (i == std::string_view::npos) return false;
-        continue;
-      }
+    while ((i = PastSpace(i)) != std::string_view::npos && i < in_.size()) {
       const char c = in_[i];
       if (c == ']') return false;
       if (c == '[' || (c == '&' && i + 1 < in_.size() && in_[i + 1] == '&')) return true;
@@ -1417,7 +1413,7 @@ class Translator {
     // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m, d and
     // x, u (UNICODE_CASE) and U (UNICODE_CHARACTER_CLASS, which sets u); c is refused. Java reads past whitespace
     // and comments inside the flags while x is on, as it stands after each flag ((? i) under x, (?x i) set i).
-    const size_t first = rest.size() > 1 && (IsJavaSpace(rest[1]) || rest[1] == '#') ? PastSpace(pos_ + 1) : pos_ + 1;
+    const size_t first = PastSpace(pos_ + 1);
     if (first != std::string_view::npos && first < in_.size() && (IsAsciiLetter(in_[first]) || in_[first] == '-')) {
       Flags flags = flags_;
       bool on = true;
