@@ -12,7 +12,6 @@
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 #include "common/strings.h"
 #include "config/java_regex.h"
@@ -843,24 +843,27 @@ TEST(JavaRouteDifferential, RandomUnicodeCaseRoutesAsJavaRoutesThem) {
               outcome.refused_by_relay_only);
 }
 
+// The lines that `command` (a java command and its arguments) prints, each split at its tabs.
+std::vector<std::vector<std::string>> JavaRows(const std::string& command) {
+  const std::filesystem::path out = std::filesystem::temp_directory_path() /
+                                    ("outbox-java-rows-" + std::to_string(::getpid()) + ".txt");
+  const std::string full = command + " > " + out.string();
+  EXPECT_EQ(std::system(full.c_str()), 0) << full;
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(out);
+  for (std::string line; std::getline(in, line);) rows.push_back(absl::StrSplit(line, '\t'));
+  std::filesystem::remove(out);
+  return rows;
+}
+
 // Every name Character.UnicodeBlock.forName takes under `java`, with its block's first and last code point in hex
 // ("-" when none): tests/config/JavaBlocks.java reads them from UnicodeBlock's map.
 std::map<std::string, std::pair<std::string, std::string>> JavaBlockNames(const std::string& java) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() /
-                                    ("outbox-java-blocks-" + std::to_string(::getpid()) + ".txt");
-  const std::string command = java + " --add-opens java.base/java.lang=ALL-UNNAMED " + OUTBOX_JAVA_BLOCKS + " > " +
-                              out.string();
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::map<std::string, std::pair<std::string, std::string>> names;
-  std::ifstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string name, first, last;
-    if (std::getline(fields, name, '\t') && std::getline(fields, first, '\t') && std::getline(fields, last)) {
-      names[name] = {first, last};
-    }
+  for (const std::vector<std::string>& row :
+       JavaRows(java + " --add-opens java.base/java.lang=ALL-UNNAMED " + OUTBOX_JAVA_BLOCKS)) {
+    if (row.size() == 3) names[row[0]] = {row[1], row[2]};
   }
-  std::filesystem::remove(out);
   return names;
 }
 
@@ -926,18 +929,10 @@ TEST(JavaRouteDifferential, EveryBlockNameRoutesAsJavaRoutesIt) {
 
 // Character.getName of every code point under `java` that has a name (tests/config/JavaCharacterNames.java).
 std::map<uint32_t, std::string> JavaNames(const std::string& java) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() /
-                                    ("outbox-java-names-" + std::to_string(::getpid()) + ".txt");
-  const std::string command = java + " " + OUTBOX_JAVA_NAMES + " > " + out.string();
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::map<uint32_t, std::string> names;
-  std::ifstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    const size_t tab = line.find('\t');
-    if (tab != std::string::npos) names[static_cast<uint32_t>(std::stoul(line.substr(0, tab), nullptr, 16))] =
-        line.substr(tab + 1);
+  for (const std::vector<std::string>& row : JavaRows(java + " " + OUTBOX_JAVA_NAMES)) {
+    if (row.size() == 2) names[static_cast<uint32_t>(std::stoul(row[0], nullptr, 16))] = row[1];
   }
-  std::filesystem::remove(out);
   return names;
 }
 
