@@ -743,7 +743,7 @@ absl::Status Differs(std::string_view what, size_t at) {
 // (a -> [aA], a class's letters and the letters of its ranges doubled); a \p{..} is the set Java reads under
 // (?i) (JavaProperty), not folded further; a back reference is compared ignoring ASCII case by a callout
 // (CaseInsensitiveBackReference). Under (?iu) each character is written as the set Java matches for it by
-// Character's case mappings (UnicodeCase). The inline flags i, s, m, d, x, u and U are scoped as in Java: (?i) holds
+// Character's case mappings (UnicodeCase), and a back reference is compared by them. The inline flags i, s, m, d, x, u and U are scoped as in Java: (?i) holds
 // to the end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left
 // out; inside a construct, where Java skips them in some places and not in others, they are refused.
 class Translator {
@@ -808,8 +808,8 @@ class Translator {
     const size_t at = pos_;
     if (AtSpaceOrComment()) {
       // COMMENTS: whitespace and comments between items are not part of the pattern. Written without them, the
-      // items that Java reads as separate stay separate in PCRE2 (the places where they would not are refused: a
-      // digit after a back reference, '?' or '*' after '(', whitespace inside a construct).
+      // items that Java reads as separate stay separate in PCRE2 (a back reference is written \g{n}, so that a
+      // digit after it stays a digit; the places where Java would not are read as it reads them, or refused).
       const size_t past = PastSpace(pos_);
       if (past == std::string_view::npos) return Differs("a NUL inside a comment under (?x)", at);
       pos_ = past;
@@ -1167,7 +1167,7 @@ class Translator {
               Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
         }
         pos_ = close + 1;
-        if (flags_.i) return CaseInsensitiveBackReference(names_.at(name), at);
+        if (flags_.i) return CaseInsensitiveBackReference(names_.at(name));
         return copy();
       }
       case 'b': case 'B':
@@ -1183,13 +1183,19 @@ class Translator {
       default:
         if (IsAsciiDigit(c)) {
           if (in_class) return Differs("a back reference inside a class", at);
-          if (const size_t next = PastSpace(pos_); next < in_.size() && IsAsciiDigit(in_[next])) {
-            return Differs("a back reference of two or more digits", at);
-          }
           if (c - '0' > groups_) return Differs("a back reference to a group not opened before it", at);
-          if (flags_.i) return CaseInsensitiveBackReference(c - '0', at);
+          // Java's ref(): a further digit (under x past whitespace and comments, as its peek() reads) is taken
+          // while the number still names a group opened before it; else it is a literal after the reference.
+          int group = c - '0';
+          for (size_t next = PastSpace(pos_); next < in_.size() && IsAsciiDigit(in_[next]) &&
+                                              group * 10 + (in_[next] - '0') <= groups_;
+               next = PastSpace(pos_)) {
+            group = group * 10 + (in_[next] - '0');
+            pos_ = next + 1;
+          }
+          if (flags_.i) return CaseInsensitiveBackReference(group);
           // \g{n}, not \n: a digit written after it (\x32, \062) must not lengthen the number.
-          out_.append(Cat("\\g{", c - '0', "}"));
+          out_.append(Cat("\\g{", group, "}"));
           return Item{};
         }
         return Differs(Cat("\\", std::string(1, c)), at);
@@ -1199,11 +1205,17 @@ class Translator {
   // Java's back reference under CASE_INSENSITIVE (CIBackRef): the group's text again, ignoring ASCII case. A string
   // callout (JavaBackReference) checks it as Java does; PCRE2's caseless back reference then takes the same
   // characters (they equal the group's but for the case of ASCII letters, so Unicode's folding takes them too).
-  // Under (?iu) Java compares the two by Character's case mappings, which PCRE2's caseless back reference does not
-  // follow: refused.
-  absl::StatusOr<Item> CaseInsensitiveBackReference(int group, size_t at) {
-    if (UnicodeCaseOn()) return Differs("a back reference under (?iu)", at);
-    out_.append(Cat("(?:(?C'", group, "')(?i:\\g{", group, "}))"));
+  // Under (?iu) Java compares by Character's case mappings, which PCRE2's caseless back reference does not follow
+  // (Java matches i, I, the dotted I and the dotless i with each other; PCRE2 the first two only). The callout 'u'
+  // checks it and notes where Java's reference ends; the characters up to there are taken one by one, the callout
+  // 'e' stopping them at that end. Atomic: the reference takes its characters in one way only, and no other callout
+  // comes between the two.
+  absl::StatusOr<Item> CaseInsensitiveBackReference(int group) {
+    if (UnicodeCaseOn()) {
+      out_.append(Cat("(?>(?C'u", group, "')(?s:.)*?(?C'e'))"));
+    } else {
+      out_.append(Cat("(?:(?C'", group, "')(?i:\\g{", group, "}))"));
+    }
     callouts_ = true;
     return Item{};
   }
@@ -1219,8 +1231,9 @@ class Translator {
     if (flags_.i && IsAsciiLetterCode(c)) out_.push_back(OtherCase(c));
   }
 
-  // The class item at pos_: a single character (returned, not written) or a class escape (written).
-  absl::StatusOr<Item> ClassItem() {
+  // The class item at pos_: a single character (returned, not written) or a class escape (written). A range's end
+  // (`range_end`) is read as Java's range() reads it, any other item as its clazz() does.
+  absl::StatusOr<Item> ClassItem(bool range_end = false) {
     // Java skips whitespace and comments inside a class too, also between a range's ends.
     if (absl::Status st = SkipClassSpace(); !st.ok()) return st;
     const size_t here = pos_;
@@ -1232,9 +1245,22 @@ class Translator {
     // A nested class and && are read by the class itself (CompoundClass); here they would end a range.
     if (in_[pos_] == '[') return Differs("a class as a range's end", here);
     if (in_[pos_] == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') return Differs("&& as a range's end", here);
-    // Under x Java reads '&' then whitespace as a first '&' of && that finds none, and drops it ([& a] is [a]).
-    if (in_[pos_] == '&' && flags_.x && (pos_ + 1 >= in_.size() || PastSpace(pos_ + 1) != pos_ + 1)) {
-      return Differs("'&' before whitespace or a comment inside a class under (?x)", here);
+    // Under x Java's clazz() reads '&' then whitespace or a comment as the first '&' of a && that finds none: it steps
+    // back one character from the next one and reads a member from there, so the '&' is dropped ([& a] is [a],
+    // [a & b] is [ab]). A range's end is read as itself ([!-& ] ends in '&').
+    if (in_[pos_] == '&' && flags_.x && !range_end) {
+      if (const size_t next = PastSpace(pos_ + 1); next != pos_ + 1) {
+        // Refused where Java then reads what the relay would not: a second '&' (a && across whitespace), '[' or ']'
+        // (read as themselves), the pattern's end, or a comment's last character (a comment that NEL, LS or PS ends).
+        if (next == std::string_view::npos || next >= in_.size() || in_[next] == '&' || in_[next] == '[' ||
+            in_[next] == ']' || !IsJavaSpace(in_[next - 1])) {
+          return Differs("'&' before whitespace or a comment, then '&', '[', ']', the end or a comment's end "
+                         "other than whitespace, inside a class under (?x)",
+                         here);
+        }
+        pos_ = next;
+        return ClassItem();
+      }
     }
     const std::optional<uint32_t> code = DecodeUtf8(in_, &pos_);
     if (!code) return absl::InvalidArgumentError(Cat("bytes that are not UTF-8 at index ", here));
@@ -1252,7 +1278,7 @@ class Translator {
     if (absl::Status st = SkipClassSpace(); !st.ok()) return st;
     if (pos_ + 1 < in_.size() && in_[pos_] == '-' && in_[pos_ + 1] != ']') {
       ++pos_;
-      absl::StatusOr<Item> end = ClassItem();
+      absl::StatusOr<Item> end = ClassItem(/*range_end=*/true);
       if (!end.ok()) return end.status();
       if (!end->literal) return Differs("a range that ends in a class escape", here);
       const uint32_t low = *item->literal, high = *end->literal;
@@ -1601,14 +1627,25 @@ bool CountsAsWord(std::string_view s, size_t begin, uint32_t c, bool left, Jdk j
   return HasBaseCharacter(s, begin, c);
 }
 
-// The callout a back reference under (?i) is written with (its group's number as the callout string): Java's
-// CIBackRef without UNICODE_CASE at the current position. Java takes the group's length in UTF-16 units and
-// compares, in Java 17, that many code points, each ignoring ASCII case, stepping over each by its own length: past a
-// character beyond the BMP it compares the characters after the group too, and throws when that runs past the
-// value's end (PCRE2_ERROR_CALLOUT); Java 25 compares the group's code points. 0 goes on, 1 fails here.
-int JavaBackReference(const pcre2_callout_block* block, std::string_view s, Jdk java) {
+// What a match's callouts read: the JDK they check as, and where the back reference under (?iu) being matched ends.
+struct CalloutState {
+  Jdk java;
+  PCRE2_SIZE reference_end = 0;
+};
+
+// The callout a back reference under (?i) is written with (its group's number as the callout string, after a 'u'
+// under UNICODE_CASE): Java's CIBackRef at the current position. Java takes the group's length in UTF-16 units and
+// compares, in Java 17, that many code points, each ignoring ASCII case (under UNICODE_CASE: equal when
+// toLowerCase(toUpperCase(c)) is), stepping over each by its own length: past a character beyond the BMP it compares
+// the characters after the group too, and throws when that runs past the value's end (PCRE2_ERROR_CALLOUT); Java 25
+// compares the group's code points. Either goes on at the group's length in UTF-16 units, which is noted in
+// `reference_end` as a byte offset. 0 goes on, 1 fails here.
+int JavaBackReference(const pcre2_callout_block* block, std::string_view s, bool unicode_case, CalloutState* state) {
+  const Jdk java = state->java;
   int group = 0;
-  for (PCRE2_SIZE k = 0; k < block->callout_string_length; ++k) group = group * 10 + (block->callout_string[k] - '0');
+  for (PCRE2_SIZE k = unicode_case ? 1 : 0; k < block->callout_string_length; ++k) {
+    group = group * 10 + (block->callout_string[k] - '0');
+  }
   const PCRE2_SIZE* ov = block->offset_vector;
   if (static_cast<uint32_t>(group) >= block->capture_top || ov[2 * group] == PCRE2_UNSET) return 1;
   const std::string_view text = s.substr(ov[2 * group], ov[2 * group + 1] - ov[2 * group]);
@@ -1633,20 +1670,37 @@ int JavaBackReference(const pcre2_callout_block* block, std::string_view s, Jdk 
     const std::optional<uint32_t> c1 = DecodeUtf8(s, &x);
     const std::optional<uint32_t> c2 = DecodeUtf8(s, &j);
     if (!c1 || !c2) return PCRE2_ERROR_CALLOUT;
-    if (*c1 != *c2 && lower(*c1) != lower(*c2)) return 1;
+    if (*c1 != *c2 && (unicode_case ? UnicodeCase::Fold(*c1) != UnicodeCase::Fold(*c2) : lower(*c1) != lower(*c2))) {
+      return 1;
+    }
     if (java == Jdk::k25 && *c1 > 0xFFFF) --compares;
   }
+  // Java goes on `units` UTF-16 units after the current position. Never inside a character: each compared pair is
+  // of one length, as no case mapping crosses the BMP's end, so the value's characters cover the group's units.
+  size_t end = block->current_position;
+  for (size_t covered = 0; covered < units;) {
+    const std::optional<uint32_t> c = DecodeUtf8(s, &end);
+    if (!c) return PCRE2_ERROR_CALLOUT;
+    covered += *c > 0xFFFF ? 2 : 1;
+    if (covered > units) return PCRE2_ERROR_CALLOUT;
+  }
+  state->reference_end = end;
   return 0;
 }
 
-// Every callout a translated pattern has, checked as `data` (a Jdk) reads it: a string one is a back reference under
-// (?i) (JavaBackReference); 1 and 2 are \b and \B, 3 and 4 the same under U: Java's Bound.check at the current
-// position, the region being the whole value (matches() and replaceFirst() on a fresh Matcher). 0 goes on, 1 fails
-// here.
+// Every callout a translated pattern has, checked as `data` (a CalloutState) reads it: a string one is a back
+// reference under (?i) (JavaBackReference, "u" and its group under (?iu), then "e" where it ends); 1 and 2 are \b
+// and \B, 3 and 4 the same under U: Java's Bound.check at the current position, the region being the whole value
+// (matches() and replaceFirst() on a fresh Matcher). 0 goes on, 1 fails here.
 int JavaCallout(pcre2_callout_block* block, void* data) {
-  const Jdk java = *static_cast<const Jdk*>(data);
+  auto* state = static_cast<CalloutState*>(data);
+  const Jdk java = state->java;
   const std::string_view s(reinterpret_cast<const char*>(block->subject), block->subject_length);
-  if (block->callout_string != nullptr) return JavaBackReference(block, s, java);
+  if (block->callout_string != nullptr) {
+    const char first = static_cast<char>(block->callout_string[0]);
+    if (first == 'e') return block->current_position == state->reference_end ? 0 : 1;
+    return JavaBackReference(block, s, /*unicode_case=*/first == 'u', state);
+  }
   const bool unicode_word = block->callout_number >= 3;  // \b and \B under U
   const size_t i = block->current_position;
   bool left = false;
@@ -1703,12 +1757,12 @@ absl::StatusOr<std::string> RouteOnce(const pcre2_code* code, pcre2_match_contex
   return out;
 }
 
-// A copy of `base` whose callouts check as `java` reads (`java` must outlive it).
+// A copy of `base` whose callouts check as `state`'s JDK reads (`state` must outlive it).
 std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> JdkContext(const pcre2_match_context* base,
-                                                                                     const Jdk* java) {
+                                                                                     CalloutState* state) {
   std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(
       pcre2_match_context_copy(const_cast<pcre2_match_context*>(base)), &pcre2_match_context_free);
-  if (context != nullptr) pcre2_set_callout(context.get(), &JavaCallout, const_cast<Jdk*>(java));
+  if (context != nullptr) pcre2_set_callout(context.get(), &JavaCallout, state);
   return context;
 }
 
@@ -1866,7 +1920,7 @@ bool RouteRegex::Matches(std::string_view value) const {
                        PCRE2_ANCHORED | PCRE2_ENDANCHORED, data.get(), context) >= 0;
   };
   if (!code_->callouts) return matches(code_->context);
-  const Jdk java17 = Jdk::k17, java25 = Jdk::k25;
+  CalloutState java17{.java = Jdk::k17}, java25{.java = Jdk::k25};
   const auto old_java = JdkContext(code_->context, &java17);
   const auto new_java = JdkContext(code_->context, &java25);
   return old_java != nullptr && new_java != nullptr && matches(old_java.get()) && matches(new_java.get());
@@ -1875,7 +1929,7 @@ bool RouteRegex::Matches(std::string_view value) const {
 absl::StatusOr<std::string> RouteRegex::Route(std::string_view value) const {
   if (code_ == nullptr) return absl::FailedPreconditionError("no pattern");
   if (!code_->callouts) return RouteOnce(code_->code, code_->context, pieces_, value);
-  const Jdk java17 = Jdk::k17, java25 = Jdk::k25;
+  CalloutState java17{.java = Jdk::k17}, java25{.java = Jdk::k25};
   const auto context17 = JdkContext(code_->context, &java17);
   const auto context25 = JdkContext(code_->context, &java25);
   if (context17 == nullptr || context25 == nullptr) return absl::ResourceExhaustedError("no memory for a match");

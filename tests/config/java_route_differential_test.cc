@@ -189,7 +189,15 @@ const std::vector<Route>& Corpus() {
       {"(?iu)\\u00dfab+|(\\x{df})\\x{df}|\\u00df\\u00dfa{2}", "iu-sharp-s-quantified-slice"},
       {"(?iux)\xc3\x9f a + | \xc3\x9f\\Q\\Ea # ss", "iu-sharp-s-x"},
       {"(?iu)\\Q\xc3\x9f\\E\xc3\x9f|[\xc3\x9f]\xc3\x9f|\xc3\x9f\\p{Lu}", "iu-sharp-s-quoted-class"},
-      {"(?iu)(.)\\1", "iu-backref-refused"},
+      // a back reference under (?iu): compared by Character's case mappings (i, I, the dotted I and the dotless i all
+      // alike), going on at the group's length in UTF-16 units
+      {"(?iu)(.)\\1", "iu-backref"},
+      {"(?iu)(.+)\\1(.*)", "iu-backref-plus.$1.$2"},
+      {"(?iu)(?<c>\\u0130|i|s|\\u00b5|\\u01c5)\\k<c>", "iu-backref-named.${c}"},
+      {"(?iu)(\\x{10400}|\\x{1F600})\\1", "iu-backref-beyond-bmp"},
+      {"(?iu)(?:(.)\\1)+", "iu-backref-repeated"},
+      {"(?iu)(.)(?-u)\\1", "iu-backref-u-off"},
+      {"(?u)(.)(?i)\\1|(.)(?i:\\2)", "u-then-i-backref"},
       {"(?iu)\\u1e9e", "iu-capital-sharp-s"},
       {"(?U)(?i)i", "U-then-i"},
       {"(?iU)[\\w&&[^k]]+", "iU-word-not-k"},
@@ -252,11 +260,25 @@ const std::vector<Route>& Corpus() {
       {"(?x)( *a)", "x-paren-star"},
       {"(?x)( *ACCEPT)a", "x-verb"},
       {"(?x)(a)\\1 0(.*)", "x-backref.$2"},
+      // back references of two digits: a digit joins while the number names a group opened before it (under x past
+      // whitespace and comments), else it is a literal after the reference
+      {"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10(.*)", "ten.$10.$11"},
+      {"(a)\\12(.*)", "one-then-2.$2"},
+      {"(a)(b)(c)(d)(e)(f)(g)(h)(i)\\10(j)", "nine-then-0.$10"},
+      {"((((((((((a))))))))))\\10", "nested-ten"},
+      {"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)\\110(.*)", "eleven-then-0.$12"},
+      {"(?x)(a)(b)(c)(d)(e)(f)(g)(h)(i)(j) \\1 0 (.*)", "x-ten.$11"},
+      {"(?x)(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\1#c\n0(.*)", "x-ten-comment.$11"},
+      {"(?x)(a)(b)(c)(d)(e)(f)(g)(h)(i)\\1 0 (j)", "x-nine-then-0"},
+      {"(?i)(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", "i-ten"},
+      {"(?iu)(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", "iu-ten"},
       {"(?x)[a b]", "x-class"},
       {"(?x)[a b]+", "x-class-plus"},
       // whitespace and comments inside a class under x: skipped, as Java's peek and next skip them, also around a range's
       // '-' ([a -z], [a- z]) and before its first member; '^' after them is itself ([ ^a]); '-' then whitespace then ']'
-      // makes ']' the range's end, as in Java ([A- ]]); '&' before whitespace, which Java drops ([& a] is [a]): refused
+      // makes ']' the range's end, as in Java ([A- ]]); '&' before whitespace or a comment, which Java drops ([& a] is [a]),
+      // but as a range's end ([!-& ]); refused where Java then reads '[' or ']' as themselves, '&' as && or a comment's
+      // last character
       {"(?x)[ a - z 0-9 ]+ # word", "x-class-spaces"},
       {"(?x)[ ^a]+|[^ a]+", "x-class-caret"},
       {"(?x)[a -z]|[a- z]|[a- #x\n c]", "x-class-range"},
@@ -270,6 +292,14 @@ const std::vector<Route>& Corpus() {
       {"(?x)[\\Qa\\E -c]+", "x-class-quoted-range"},
       {"(?x)[& a]|[a & b]", "x-class-lone-amp"},
       {"(?x)[a& &b]", "x-class-split-and"},
+      {"(?x)[a &#c\n b]+|[&\tk-m]|[ &  ^]+", "x-class-amp-comment"},
+      {"(?x)[!-& a]+|[!-&]", "x-class-amp-range-end"},
+      {"(?x)[& \\x41-C]+|[& \\p{Lu}]", "x-class-amp-escape"},
+      {"(?x)[a& ]]+|[a& [b]]", "x-class-amp-bracket"},
+      {"(?x)[a&#c\xc2\x85" "b]", "x-class-amp-nel"},
+      {"(?x)[a&# \xc2\x85]+", "x-class-amp-space-nel"},
+      {"(?x)[a-c&&[b& c]]+", "x-class-amp-in-and"},
+      {"(?ix)[& k]+|(?iux)[x & \u00df]", "ix-class-amp"},
       {"(?x)[\\v -x]+|[\\x41 -C]", "x-class-escape-range"},
       {"[\\v-x]+", "v-range"},
       {"(?x)[a#", "x-class-unclosed-comment"},
@@ -512,9 +542,17 @@ const std::vector<std::string>& Values() {
       "\xe1\xba\x9e" "a", "\xc3\x9f" "a", "\xe1\xba\x9e" "aa", "\xe1\xba\x9e" "ab", "a\xe1\xba\x9e",
       "\xe1\xba\x9e\xc3\x9f", "\xc3\x9f\xe1\xba\x9e", "\xe1\xba\x9e\xe1\xba\x9e", "\xe1\xba\x9e" "A",
       // for classes under (?x): a caret, a space, a bracket, a vertical tab, an ampersand
-      "^a", " ", "]", "A]", "\x0b", "&", "a&b",
+      "^a", " ", "]", "A]", "\x0b", "&", "a&b", "\xc2\x85", "!&", "%&", "&&",
       // for a group repeated {0}
       "x", "y", "z",
+      // for back references of two digits
+      "abcdefghijj", "abcdefghijJ", "abcdefghija0", "abcdefghia0j", "abcdefghijkk0", "abcdefghijk10", "aa",
+      "abcdefghija 0", "abcdefghijjx",
+      // for back references under (?iu): pairs of one fold, and not
+      "iI", "i\xc4\xb0", "\xc4\xb1I", "\xc4\xb0\xc4\xb1", "s\xc5\xbf", "\xc5\xbfS", "\xc2\xb5\xce\x9c",
+      "\xcf\x82\xce\xa3", "\xcf\x83\xcf\x82", "k\xe2\x84\xaa", "\xf0\x90\x90\x80\xf0\x90\x90\xa8",
+      "\xc7\x85\xc7\x84", "\xc7\x86\xc7\x85", "\xc3\x9f\xe1\xba\x9e", "\xe1\xba\x9e\xc3\x9f", "iIiI", "i\xc4\xb0x",
+      "\xc3\xa5\xe2\x84\xab", "\xce\xb8\xcf\x91\xcf\xb4",
   };
   return values;
 }
@@ -542,7 +580,7 @@ std::vector<Route> RandomTokenRoutes(int n, bool comments = false) {
       "(?i)", "(?-i)", "(?i:", "(?-i:", "(?s)", "(?m)", "(?d)", "(?-m)", "(?sm:", "(?md)", "(?s-d)", "\\r", "\\n", "(", "(?:", "(?<g>", "(?=", "(?<=", ")", "[", "[^", "]", "-", "a", "b",
       "A", "k", "K", "O", "r", "d", "e", "_", ".", "*", "+", "?", "|", "{2}", "\\Z", "\\0101", "\\0153", "\\u004B",
       "\\u00e9", "\\x6b", "\\x{4B}", "\\cA", "\\t", "\\Q", "\\E", "\\-", "\\]", "\\d", "\\w", "\\1",
-      "\\k<g>", "$", "^", "&&", "[[", "]]", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa",
+      "\\k<g>", "$", "^", "&&", "&", "0", "[[", "]]", "\xc3\xa9", "\xc3\x89", "\xe2\x84\xaa",
       // COMMENTS, and the whitespace, comments and line terminators it reads
       "(?x)", "(?-x)", "(?x:", "(?-x:", " ", "#", "\n", "\r", "\t", "\\ ", "\\#", "\xe2\x80\xa8"};
   const std::vector<std::string> replacements = {"t.$0", "t.$1", "x"};
@@ -714,7 +752,9 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              // and those read since 2026-12-07: whitespace inside constructs under x, \N{..}, ß under
                              // (?iu), \Q..\E inside a class
                              "(?x)[ a - z 0-9 ]+ a{1 , 2} ( ?:b) (?i s)c", "\\N{latin small letter a}",
-                             "(?iu)stra\\u00dfe", "[\\Qa\\E-z]+", "(?x)\\x4 1 \\p L \\N { latin small letter a }"}) {
+                             "(?iu)stra\\u00dfe", "[\\Qa\\E-z]+", "(?x)\\x4 1 \\p L \\N { latin small letter a }",
+                             // and since 2026-12-08: back references under (?iu) and of two digits
+                             "(?iu)(.)\\1", "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", "(?x)(a)\\1 0", "(?x)[a & b]"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }
@@ -815,6 +855,47 @@ TEST(JavaRouteDifferential, RandomCaseInsensitiveBackReferencesRouteAsJavaRoutes
     values.push_back(v);
   }
   CompareWithJdkDependentValues("(?i) back reference", routes, values, 500);
+}
+
+// Random patterns with back references under (?iu), which Java compares by Character's case mappings
+// (toLowerCase(toUpperCase(c))), over values of the letters whose case is irregular: i, I, the dotless i and the
+// dotted I (one fold in Java, two in PCRE2's caseless reference), s and the long s, the sigmas, k and the Kelvin sign,
+// the titlecase dz, the sharp s and its capital, a Deseret letter in both cases and a character beyond the BMP without
+// case (past which Java 17 reads on).
+TEST(JavaRouteDifferential, RandomUnicodeCaseBackReferencesRouteAsJavaRoutesThem) {
+  const std::vector<Route> routes =
+      RandomRoutesOf(27, {"(.)", "(..)", "(.+)", "(i|\\u0131)", "(?<g>\\w+)", "\\1", "\\1", "\\k<g>", "\\2", "(?iu)",
+                          "(?-u)", "(?u)", "(?-i)", "(?iu:", ")", "i", "\\u0130", "s", ".", "*", "?", "+", "(.*)"},
+                     1500, 5, "(?iu)");
+  std::vector<std::string> values = ShortStrings({"i", "I", "\xc4\xb1", "\xc4\xb0", "s", "\xc5\xbf", "\xcf\x83",
+                                                  "\xcf\x82", "\xce\xa3", "\xe2\x84\xaa", "k", "\xc7\x85", "\xc7\x86",
+                                                  "\xc3\x9f", "\xe1\xba\x9e", "\xf0\x90\x90\x80", "\xf0\x90\x90\xa8",
+                                                  "\xf0\x9f\x98\x80"});
+  for (const char* v : {"iIi\xc4\xb0", "\xc4\xb1\xc4\xb0I", "\xf0\x9f\x98\x80i\xf0\x9f\x98\x80I", "sS\xc5\xbfs",
+                        "\xf0\x90\x90\x80\xf0\x90\x90\xa8\xf0\x90\x90\x80"}) {
+    values.push_back(v);
+  }
+  CompareWithJdkDependentValues("(?iu) back reference", routes, values, 500);
+}
+
+// Random patterns with up to twelve groups and back references followed by digits, which Java reads as one number
+// while it names a group opened before it (under x past whitespace and comments between the digits).
+TEST(JavaRouteDifferential, RandomBackReferencesOfTwoDigitsRouteAsJavaRoutesThem) {
+  const std::vector<Route> routes =
+      RandomRoutesOf(28, {"(a)", "(b)", "(.)", "((a)(b))", "(a)(b)(a)(b)(a)", "\\1", "\\1", "\\2", "\\11", "0", "1",
+                          "2", " ", "#c\n", "(?x)", "(?-x)", "(?i)", "a", "b", "?", "*", "(.*)"},
+                     2500, 9);
+  std::vector<std::string> values;
+  for (const char* v : {"", "a", "ab", "aa", "aa0", "aa1", "aa10", "ababa", "abababa", "ababaa", "ababaa0", "ababab",
+                        "abababa1", "ababa0", "abababab", "ababaab0", "aA", "ababAa", "abababababab", "ababaababa",
+                        "ababaababaa", "ababaababaa1", "ababaababab", "aab", "aba", "0", "1", "a0", "a1", "b0", "ab0",
+                        "ab1", "ababaa a", "aa 0"}) {
+    values.push_back(v);
+  }
+  const Outcome outcome = Compare(routes, values);
+  EXPECT_GT(outcome.accepted, 800);
+  std::printf("random two-digit back reference patterns: %d accepted by both, %d refused by the relay only\n",
+              outcome.accepted, outcome.refused_by_relay_only);
 }
 
 // Random patterns under (?iu), which Java folds by Character's case mappings: literals (alone and in slices), class

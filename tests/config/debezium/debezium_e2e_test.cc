@@ -3300,5 +3300,12 @@ TEST_F(DebeziumSideBySide, RouteRegexesWithNamesQuotesAndSpacedClassesRouteAsDeb
                 "# the suffix");
 }
 
+// Read since 2026-12-08: a back reference under (?iu), compared by Character's case mappings (the r of OrDeR's second
+// letter again as its last), and one of two digits (\10: ten groups are open before it; read as \1 then 0, it would
+// route nothing).
+TEST_F(DebeziumSideBySide, RouteRegexesWithUnicodeCaseAndTwoDigitBackReferencesRouteAsDebeziumRoutes) {
+  CompareRoutes("(?iu)(?<kind>(o)(r)(d)(e)()()()()()\\\\3\\\\10)_(?<rest>[0-9a-f_]+)");
+}
+
 }  // namespace
 }  // namespace outbox::testing
