@@ -4,6 +4,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <unicode/uchar.h>
+#include <unicode/ustring.h>
 #include <unicode/uversion.h>
 
 #include <algorithm>
@@ -80,6 +81,39 @@ constexpr std::string_view kAnyCharacter = "[\\x{0}-\\x{10ffff}]";
 constexpr std::array<std::string_view, 37> kCategories = {
     "L",  "Lu", "Ll", "Lt", "Lm", "Lo", "M",  "Mn", "Mc", "Me", "N",  "Nd", "Nl", "No", "P",  "Pc", "Pd", "Ps", "Pe",
     "Pi", "Pf", "Po", "S",  "Sm", "Sc", "Sk", "So", "Z",  "Zs", "Zl", "Zp", "C",  "Cc", "Cf", "Co", "Cs", "Cn"};
+
+}  // namespace
+
+std::string JavaChangeCase(std::string_view text, bool upper) {
+  if (IsAscii(text)) {
+    std::string ascii(text);
+    upper ? absl::AsciiStrToUpper(&ascii) : absl::AsciiStrToLower(&ascii);
+    return ascii;
+  }
+  UErrorCode error = U_ZERO_ERROR;
+  int32_t length = 0;
+  u_strFromUTF8(nullptr, 0, &length, text.data(), static_cast<int32_t>(text.size()), &error);
+  if (error != U_BUFFER_OVERFLOW_ERROR) return std::string(text);  // not UTF-8: no name
+  std::u16string utf16(static_cast<size_t>(length), u'\0');
+  error = U_ZERO_ERROR;
+  u_strFromUTF8(utf16.data(), length, nullptr, text.data(), static_cast<int32_t>(text.size()), &error);
+  // The root locale's full mappings: one character may become several (ß is SS).
+  std::u16string changed(utf16.size() * 3 + 1, u'\0');
+  error = U_ZERO_ERROR;
+  const int32_t changed_length =
+      (upper ? u_strToUpper : u_strToLower)(changed.data(), static_cast<int32_t>(changed.size()), utf16.data(),
+                                            length, "", &error);
+  if (U_FAILURE(error)) return std::string(text);
+  std::string out(static_cast<size_t>(changed_length) * 3, '\0');
+  int32_t out_length = 0;
+  error = U_ZERO_ERROR;
+  u_strToUTF8(out.data(), static_cast<int32_t>(out.size()), &out_length, changed.data(), changed_length, &error);
+  if (U_FAILURE(error)) return std::string(text);
+  out.resize(static_cast<size_t>(out_length));
+  return out;
+}
+
+namespace {
 
 struct CodeRange {
   uint32_t low, high;
@@ -447,7 +481,7 @@ bool IsSpelling(std::string_view spellings, std::string_view name) {
 // `posix_only` forPOSIXName); nullopt for another name.
 absl::StatusOr<std::optional<ClassSet>> BinaryPropertySet(std::string_view name, bool ignore_case, bool posix_only) {
   static constexpr std::string_view kPosix = "ALPHA LOWER UPPER SPACE PUNCT XDIGIT ALNUM CNTRL DIGIT BLANK GRAPH PRINT";
-  const std::string upper = absl::AsciiStrToUpper(std::string(name));
+  const std::string upper = JavaChangeCase(name, /*upper=*/true);
   if (posix_only && !IsSpelling(kPosix, upper)) return std::nullopt;
   for (const BinaryProperty& property : kBinaryProperties) {
     if (!IsSpelling(property.names, upper)) continue;
@@ -477,7 +511,7 @@ class JavaBlocks {
 
   // The block `name` names (in any case), or null.
   const Block* Find(std::string_view name) const {
-    const std::string upper = absl::AsciiStrToUpper(std::string(name));
+    const std::string upper = JavaChangeCase(name, /*upper=*/true);
     for (const Block& block : blocks_) {
       if (std::find(block.names.begin(), block.names.end(), upper) != block.names.end()) return &block;
     }
@@ -617,7 +651,7 @@ CharacterName NameOf(uint32_t c) {
 
 // Java's script names (Character.UnicodeScript.forName: a name or alias in any case) as PCRE2's Script property.
 std::optional<ClassSet> JavaScript(std::string_view name) {
-  const std::string upper = absl::AsciiStrToUpper(std::string(name));
+  const std::string upper = JavaChangeCase(name, /*upper=*/true);
   for (const auto& [script, alias] : kJava17Scripts) {
     if (upper == script || upper == alias) return Members(Cat("\\p{sc:", script, "}"));
   }
@@ -631,14 +665,12 @@ std::optional<ClassSet> JavaScript(std::string_view name) {
 absl::StatusOr<Spelled> JavaProperty(std::string_view name, bool negate, bool ignore_case, bool unicode_classes,
                                      bool in_class) {
   if (name.empty()) return absl::InvalidArgumentError("an empty character family");
-  // Java changes the case of a name (or of its key) by Unicode's rules, where ı, ſ, ß and the ligatures become
-  // ASCII.
-  if (!IsAscii(name)) {
-    return absl::UnimplementedError("a name beyond ASCII, whose case Java changes by Unicode's rules");
-  }
+  // Java changes the case of a name, or of its key, by Unicode's full mappings (JavaChangeCase), where a few
+  // characters beyond ASCII become ASCII: \p{InBasic Latın} is Basic Latin, \p{bl\u212A=Greek} (the Kelvin sign) a
+  // block. Every name Java knows is ASCII, so any other name beyond ASCII is unknown, as in Java.
   std::optional<ClassSet> set;
   if (const size_t eq = name.find('='); eq != std::string_view::npos) {
-    const std::string key = absl::AsciiStrToLower(std::string(name.substr(0, eq)));
+    const std::string key = JavaChangeCase(name.substr(0, eq), /*upper=*/false);
     const std::string_view value = name.substr(eq + 1);
     if (key == "blk" || key == "block") {
       absl::StatusOr<ClassSet> block = JavaBlock(value);
@@ -1785,14 +1817,12 @@ std::optional<std::string> JavaCharacterName(uint32_t c) {
 }
 
 absl::StatusOr<uint32_t> JavaCodePointOf(std::string_view name) {
-  // Java trims the name (characters up to U+0020) and upper-cases it by Unicode's rules, where ı, ſ and the
-  // ligatures become ASCII.
-  if (!IsAscii(name)) {
-    return absl::UnimplementedError("a name beyond ASCII, whose case Java changes by Unicode's rules");
-  }
+  // Java trims the name (characters up to U+0020) and upper-cases it by Unicode's full mappings (JavaChangeCase),
+  // where ı, ſ, ß and the ligatures become ASCII; a name that stays beyond ASCII is no character's.
   while (!name.empty() && static_cast<unsigned char>(name.front()) <= 0x20) name.remove_prefix(1);
   while (!name.empty() && static_cast<unsigned char>(name.back()) <= 0x20) name.remove_suffix(1);
-  const std::string upper = absl::AsciiStrToUpper(std::string(name));
+  const std::string upper = JavaChangeCase(name, /*upper=*/true);
+  if (!IsAscii(upper)) return absl::InvalidArgumentError("an unknown character name");
   // The code point `c` if its name is `upper`; kUnimplemented if it would be but for Java 17's Unicode version.
   const auto named = [&](uint32_t c) -> std::optional<absl::StatusOr<uint32_t>> {
     const CharacterName of = NameOf(c);

@@ -29,11 +29,12 @@
 //   u with i (or U with i): each character as the set Java matches for it by Character's case mappings (ICU's;
 //   ß as Java reads it alone or in a run of literals),
 //   \N{name}: the character Character.codePointOf names (JavaCodePointOf).
-// Refused: the flag c, a back reference under (?iu), under x whitespace before a back reference's next digit and a
-// class's '&' before whitespace (Java drops that '&'), an empty operand of &&,
+//   back references: of several digits as Java's parser takes them, under (?i) and under (?iu) checked by callouts.
+// Refused: the flag c, under x a class's '&' before whitespace where Java's parser then reads '&', '[', ']' or a
+// comment's last character oddly, an empty operand of &&,
 // \b{g} and \X (Java 17 and 25 read these apart), the blocks and java.lang.Character methods Java 17 and 25 read
-// apart, blocks, properties and \N{..} characters Java 17 does not know, \p{..} and \N{..} names beyond ASCII,
-// escapes of letters Java does not know, back references of more than one digit, a `{` that is not a quantifier,
+// apart, blocks, properties and \N{..} characters Java 17 does not know,
+// escapes of letters Java does not know, back references to a later group, a `{` that is not a quantifier,
 // group names Java would refuse.
 // tests/config/java_route_differential_test.cc runs a corpus and random patterns through this class and through
 // java.util.regex and asserts that every accepted pattern routes every value alike.
@@ -73,10 +74,16 @@ absl::StatusOr<std::vector<std::string>> SplitDebeziumRegexList(std::string_view
 // SURROGATES D800"); nullopt for a code point Java 17 leaves unassigned.
 std::optional<std::string> JavaCharacterName(uint32_t c);
 
-// Java's Character.codePointOf(name), which the pattern \N{name} reads: the name trimmed, in any case.
-// INVALID_ARGUMENT for a name Java refuses; UNIMPLEMENTED for a name beyond ASCII (Java changes its case by
-// Unicode's rules) and for a character Java 17 does not know (Java 25 does).
+// Java's Character.codePointOf(name), which the pattern \N{name} reads: the name trimmed, in any case (by
+// JavaChangeCase: \N{latın small letter a} is a). INVALID_ARGUMENT for a name Java refuses; UNIMPLEMENTED for a
+// character Java 17 does not know (Java 25 does).
 absl::StatusOr<uint32_t> JavaCodePointOf(std::string_view name);
+
+// Java's String.toUpperCase(Locale.ROOT) (or toLowerCase, `upper` false), with which Pattern reads the names of
+// properties, blocks and scripts and Character reads \N's names: Unicode's full case mappings, by ICU's, where
+// ı and ſ become I and S, ß becomes SS and the Latin ligatures (ﬁ) their letters, and the Kelvin sign becomes k.
+// Text that is not UTF-8 is returned as it is.
+std::string JavaChangeCase(std::string_view text, bool upper);
 
 class RouteRegex;
 // A Debezium list of patterns (SplitDebeziumRegexList), each compiled ignoring ASCII case, as Debezium's column and

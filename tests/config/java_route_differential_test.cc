@@ -392,6 +392,18 @@ const std::vector<Route>& Corpus() {
       {"\\p{javaMirrored}+", "java-mirrored-sum-refused"},
       // names beyond ASCII, whose case Java changes by Unicode's rules (ı to I), and whitespace before a name under x
       {"\\p{InBasic Lat\xc4\xb1n}+", "dotless-i-block"},
+      {"\\p{IsLat\xc4\xb1n}+|\\p{sc=Cyr\xc4\xb1ll\xc4\xb1" "c}", "dotless-i-script"},
+      {"\\p{bl\xe2\x84\xaa=Greek}+", "kelvin-key"},
+      {"\\p{IsAlphabet\xc4\xb1" "c}+|\\p{IsWh\xc4\xb1te_\xc5\xbfpace}", "dotless-i-long-s-binary"},
+      {"(?U)\\p{Pr\xc4\xb1nt}+", "U-posix-dotless-i"},
+      {"\\p{\xc4\xb1nGreek}+", "dotless-i-prefix-unknown"},
+      {"\\p{javaLowerCa\xc5\xbf" "e}+", "long-s-method-unknown"},
+      {"\\p{\xc5\xbf" "c=Latn}+", "long-s-key-unknown"},
+      {"\\p{InLat\xc4\xb0n}+", "dotted-i-unknown"},
+      {"\\p{\xc3\xa9}+|\\p\xc3\xa9", "e-acute-unknown"},
+      {"\\N{lat\xc4\xb1n small letter a}(.*)|\\N{LATIN SMALL LETTER \xc5\xbfHARP S}", "dotless-i-name.$1"},
+      {"\\N{CJK UNIFIED IDEOGRAPHS 4E\xef\xac\x80}|\\N{\xef\xac\x81}", "ligature-name"},
+      {"\\N{LAT\xc4\xb0N SMALL LETTER A}", "dotted-i-name-unknown"},
       {"(?x)\\p{ InGreek}+", "x-space-in-name"},
       {"(?x)\\p L", "x-space-after-p"},
       // \N{name}: Character.codePointOf's names, trimmed and in any case; the control characters by Java's names, and a
@@ -545,6 +557,8 @@ const std::vector<std::string>& Values() {
       "^a", " ", "]", "A]", "\x0b", "&", "a&b", "\xc2\x85", "!&", "%&", "&&",
       // for a group repeated {0}
       "x", "y", "z",
+      // for names beyond ASCII: U+4EFF, a Cyrillic letter
+      "\xe4\xbb\xbf", "\xd0\x96",
       // for back references of two digits
       "abcdefghijj", "abcdefghijJ", "abcdefghija0", "abcdefghia0j", "abcdefghijkk0", "abcdefghijk10", "aa",
       "abcdefghija 0", "abcdefghijjx",
@@ -754,7 +768,8 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              "(?x)[ a - z 0-9 ]+ a{1 , 2} ( ?:b) (?i s)c", "\\N{latin small letter a}",
                              "(?iu)stra\\u00dfe", "[\\Qa\\E-z]+", "(?x)\\x4 1 \\p L \\N { latin small letter a }",
                              // and since 2026-12-08: back references under (?iu) and of two digits
-                             "(?iu)(.)\\1", "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", "(?x)(a)\\1 0", "(?x)[a & b]"}) {
+                             "(?iu)(.)\\1", "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", "(?x)(a)\\1 0", "(?x)[a & b]",
+                             "\\p{InBasic Lat\xc4\xb1n}", "\\N{lat\xc4\xb1n small letter a}"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }
@@ -1062,11 +1077,63 @@ TEST(JavaRouteDifferential, EveryCharacterNameIsJavas) {
     EXPECT_TRUE(absl::IsInvalidArgument(JavaCodePointOf(unknown).status())) << unknown;
   }
   EXPECT_EQ(JavaCodePointOf("LATIN 1 SUPPLEMENT 84").value_or(0), 0x84u);
-  for (const char* refused :
-       {"SHAKING FACE", "CJK UNIFIED IDEOGRAPHS EXTENSION H 31350", "LAT\xc4\xb0N SMALL LETTER A"}) {
+  for (const char* refused : {"SHAKING FACE", "CJK UNIFIED IDEOGRAPHS EXTENSION H 31350"}) {
     EXPECT_TRUE(absl::IsUnimplemented(JavaCodePointOf(refused).status())) << refused;
   }
+  // Upper-cased as Java does beyond ASCII: the dotless i is I, the long s S, a ligature its letters; the dotted I
+  // stays itself, and the name is no character's.
+  EXPECT_EQ(JavaCodePointOf("lat\xc4\xb1n small letter a").value_or(0), 0x61u);
+  EXPECT_EQ(JavaCodePointOf("LATIN SMALL LETTER \xc5\xbfHARP S").value_or(0), 0xDFu);
+  EXPECT_EQ(JavaCodePointOf("CJK UNIFIED IDEOGRAPHS 4E\xef\xac\x80").value_or(0), 0x4EFFu);
+  EXPECT_TRUE(absl::IsInvalidArgument(JavaCodePointOf("LAT\xc4\xb0N SMALL LETTER A").status()));
   std::printf("character names: %d named as Java names them, %d names read back\n", named, checked);
+}
+
+// Java upper-cases the names of properties, blocks, scripts and characters, and lower-cases a property's key, by
+// String's full case mappings: the relay's JavaChangeCase gives every character beyond ASCII the case Java gives it
+// wherever either is ASCII (tests/config/JavaNameCase.java lists Java's: ß, ı, ſ, the Kelvin sign and seven
+// ligatures), also under a newer JDK where one is at hand.
+TEST(JavaRouteDifferential, EveryNameCaseChangeIsJavas) {
+  const auto rows_of = [](const std::string& java) {
+    std::map<uint32_t, std::pair<std::string, std::string>> rows;
+    for (const std::vector<std::string>& row : JavaRows(java + " " + OUTBOX_JAVA_NAME_CASE)) {
+      if (row.size() == 3) rows[static_cast<uint32_t>(std::stoul(row[0], nullptr, 16))] = {row[1], row[2]};
+    }
+    return rows;
+  };
+  const std::map<uint32_t, std::pair<std::string, std::string>> java = rows_of("java");
+  ASSERT_GE(java.size(), 11u) << "ß, ı, ſ, the Kelvin sign and the ligatures";
+  if (!NewerJava().empty()) {
+    EXPECT_EQ(rows_of(NewerJava()), java) << NewerJava();
+  }
+  int apart = 0;
+  for (uint32_t c = 0x80; c <= 0x10FFFF; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;
+    std::string utf8;
+    if (c < 0x800) {
+      utf8 = {static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
+    } else if (c < 0x10000) {
+      utf8 = {static_cast<char>(0xE0 | (c >> 12)), static_cast<char>(0x80 | ((c >> 6) & 0x3F)),
+              static_cast<char>(0x80 | (c & 0x3F))};
+    } else {
+      utf8 = {static_cast<char>(0xF0 | (c >> 18)), static_cast<char>(0x80 | ((c >> 12) & 0x3F)),
+              static_cast<char>(0x80 | ((c >> 6) & 0x3F)), static_cast<char>(0x80 | (c & 0x3F))};
+    }
+    const auto ascii_or_dash = [](const std::string& text) { return IsAscii(text) ? text : std::string("-"); };
+    const std::pair<std::string, std::string> relay = {ascii_or_dash(JavaChangeCase(utf8, /*upper=*/true)),
+                                                       ascii_or_dash(JavaChangeCase(utf8, /*upper=*/false))};
+    const auto javas = java.find(c);
+    const std::pair<std::string, std::string> expected =
+        javas == java.end() ? std::pair<std::string, std::string>{"-", "-"} : javas->second;
+    if (relay != expected && apart++ < 20) {
+      ADD_FAILURE() << absl::StrFormat("U+%04X: the relay %s/%s, Java %s/%s", c, relay.first, relay.second,
+                                       expected.first, expected.second);
+    }
+  }
+  EXPECT_EQ(apart, 0);
+  EXPECT_EQ(JavaChangeCase("Basic Lat\xc4\xb1n", true), "BASIC LATIN");
+  EXPECT_EQ(JavaChangeCase("bl\xe2\x84\xaa", false), "blk");
+  std::printf("name case: %zu characters beyond ASCII that Java's case changes make ASCII, each alike\n", java.size());
 }
 
 // The same tokens under COMMENTS: whitespace, comments and line terminators among them.
