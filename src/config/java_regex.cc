@@ -759,6 +759,11 @@ std::string RemoveQuoting(std::string_view java) {
 // Why \X and \b{g} are refused: Java 17 and 25 split grapheme clusters apart (Java 25 has Unicode 15.1's rule that
 // keeps an Indic conjunct whole: \X takes U+0915 U+094D U+0937 in one, Java 17 in two).
 constexpr std::string_view kGraphemesApart = "grapheme clusters, which Java 17 and 25 split apart";
+// Why a class or \p{..} under the flag c is refused: Java's CANON_EQ set inline (Pattern.compile normalizes the
+// pattern only for the flag given to it) makes each a NFCCharProperty, which reads the value by grapheme clusters.
+constexpr std::string_view kUnderCanonEq =
+    "a class or \\p{..} under the flag c (Java then reads the value by grapheme clusters, which Java 17 and 25 split "
+    "apart)";
 // Why an empty operand of && is refused (see CompoundClass).
 constexpr std::string_view kEmptyOperand = "a quirk of Java's parser, which Java 17 and 25 read apart in some classes";
 
@@ -798,7 +803,7 @@ class Translator {
   // Java's inline flags the relay reads: CASE_INSENSITIVE (ASCII), DOTALL, MULTILINE, UNIX_LINES, COMMENTS,
   // UNICODE_CASE (under CASE_INSENSITIVE: UnicodeCase) and UNICODE_CHARACTER_CLASS (U, which sets UNICODE_CASE).
   struct Flags {
-    bool i = false, s = false, m = false, d = false, x = false, u = false, U = false;
+    bool i = false, s = false, m = false, d = false, x = false, u = false, U = false, c = false;
   };
 
   // One item of a class, or an escape outside one: a single character (`literal`), or something already written
@@ -862,7 +867,9 @@ class Translator {
         EndRun(/*quantified=*/false);  // written after the waiting literals' place
         return absl::OkStatus();
       }
-      case '[': return Class(at);
+      case '[':
+        if (flags_.c) return Differs(kUnderCanonEq, at);
+        return Class(at);
       case '(': return Group(at);
       case ')':
         if (!scopes_.empty()) {
@@ -1157,6 +1164,7 @@ class Translator {
       }
       case 'p':
       case 'P': {
+        if (flags_.c && !in_class) return Differs(kUnderCanonEq, at);
         // Under x Java skips whitespace and comments before the '{' or the one letter, and before the name (\p{ L},
         // \p L); whitespace after the name is part of it (\p{L } is unknown).
         const Ahead ahead = ReadAhead(1);
@@ -1469,8 +1477,10 @@ class Translator {
     }
     const std::string_view rest = in_.substr(pos_);
     // Inline flags: (?is-md) to the end of the enclosing group, (?is-md:X) for X. Of Java's flags, i, s, m, d and
-    // x, u (UNICODE_CASE) and U (UNICODE_CHARACTER_CLASS, which sets u); c is refused. Java reads past whitespace
-    // and comments inside the flags while x is on, as it stands after each flag ((? i) under x, (?x i) set i).
+    // x, u (UNICODE_CASE), U (UNICODE_CHARACTER_CLASS, which sets u) and c (CANON_EQ: set inline, after the pattern
+    // was read for normalizing, it changes only a class or \p{..} outside one, which are then refused). Java reads
+    // past whitespace and comments inside the flags while x is on, as it stands after each flag ((? i) under x,
+    // (?x i) set i).
     const size_t first = PastSpace(pos_ + 1);
     if (first != std::string_view::npos && first < in_.size() && (IsAsciiLetter(in_[first]) || in_[first] == '-')) {
       Flags flags = flags_;
@@ -1490,9 +1500,10 @@ class Translator {
                      : f == 'x' ? &flags.x
                      : f == 'u' ? &flags.u
                      : f == 'U' ? &flags.U
+                     : f == 'c' ? &flags.c
                                 : nullptr;
         if (flag == nullptr) {
-          return Differs(Cat("the inline flag ", std::string(1, f), " (the relay reads i, s, m, d, x, u and U)"), at);
+          return absl::InvalidArgumentError(Cat("an unknown inline flag ", std::string(1, f), " at index ", at));
         }
         *flag = on;
         if (f == 'U') flags.u = on;  // Java's U sets and clears UNICODE_CASE with it

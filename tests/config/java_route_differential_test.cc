@@ -205,6 +205,14 @@ const std::vector<Route>& Corpus() {
       {"(?i)a(?-i)(?u)k", "i-off-then-u"},
       {"(?x)a b", "x"},
       {"(?c)a", "c"},
+      // the flag c set inline changes only a class or \p{..} outside one (refused), not literals, escapes or '.'
+      {"(?c)order_(.*)|(?c:\\w\\d.)\\u00e9", "c-plain.$1"},
+      {"(?c)a(?-c)[b](\\p{L})", "c-off.$1"},
+      {"(?c)[a]", "c-class"},
+      {"(?c:\\p{L})", "c-property"},
+      {"(?c)[\\p{L}]", "c-property-in-class"},
+      {"(?ic)A\\u0301|(?c)e\\u0301", "c-combining"},
+      {"(?q)a|(?i=a)", "unknown-flags"},
       {"(?)a", "empty-flags"},
       {"(?i-)a", "dash-only"},
       {"(?s)(.*)", "s.$1"},
@@ -559,6 +567,8 @@ const std::vector<std::string>& Values() {
       "x", "y", "z",
       // for names beyond ASCII: U+4EFF, a Cyrillic letter
       "\xe4\xbb\xbf", "\xd0\x96",
+      // for the flag c: letters and a combining acute
+      "A\xcc\x81", "e\xcc\x81", "order_x",
       // for back references of two digits
       "abcdefghijj", "abcdefghijJ", "abcdefghija0", "abcdefghia0j", "abcdefghijkk0", "abcdefghijk10", "aa",
       "abcdefghija 0", "abcdefghijjx",
@@ -769,7 +779,7 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              "(?iu)stra\\u00dfe", "[\\Qa\\E-z]+", "(?x)\\x4 1 \\p L \\N { latin small letter a }",
                              // and since 2026-12-08: back references under (?iu) and of two digits
                              "(?iu)(.)\\1", "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", "(?x)(a)\\1 0", "(?x)[a & b]",
-                             "\\p{InBasic Lat\xc4\xb1n}", "\\N{lat\xc4\xb1n small letter a}"}) {
+                             "\\p{InBasic Lat\xc4\xb1n}", "\\N{lat\xc4\xb1n small letter a}", "(?c)a"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }

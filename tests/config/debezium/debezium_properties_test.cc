@@ -1576,8 +1576,8 @@ TEST(DebeziumRouting, ARegexOrReplacementJavaWouldRefuseIsAConfigErrorNamingTheK
       {"debezium.transforms.outbox.route.topic.regex=(?x)[a & ]]",
        "'&' before whitespace or a comment, then '&', '[', ']', the end or a comment's end other than whitespace, "
        "inside a class under (?x) at index 7 is refused"},
-      {"debezium.transforms.outbox.route.topic.regex=(?c)a",
-       "the inline flag c (the relay reads i, s, m, d, x, u and U)"},
+      {"debezium.transforms.outbox.route.topic.regex=(?c)[a]",
+       "a class or \\p{..} under the flag c (Java then reads the value by grapheme clusters"},
       {"debezium.transforms.outbox.route.topic.regex=(?<routedByValue>.*)\\\\N{SHAKING FACE}",
        "\\N{SHAKING FACE} (a character Java 17 does not know) at index 20 is refused"},
       {"debezium.transforms.outbox.route.topic.regex=(?<routedByValue>.*)\\\\N{NO SUCH NAME}",
