@@ -1286,19 +1286,23 @@ class Translator {
     if (in_[pos_] == '[') return Differs("a class as a range's end", here);
     if (in_[pos_] == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') return Differs("&& as a range's end", here);
     // Under x Java's clazz() reads '&' then whitespace or a comment as the first '&' of a && that finds none: it steps
-    // back one character from the next one and reads a member from there, so the '&' is dropped ([& a] is [a],
-    // [a & b] is [ab]). A range's end is read as itself ([!-& ] ends in '&').
+    // back one character from the next one and reads a member from there with range(), so the '&' is dropped
+    // ([& a] is [a], [a & b] is [ab]) and a '[' or ']' there is itself ([a& ]] is [a\]]). A range's end is read as
+    // itself ([!-& ] ends in '&').
     if (in_[pos_] == '&' && flags_.x && !range_end) {
-      if (const size_t next = PastSpace(pos_ + 1); next != pos_ + 1) {
-        // Refused where Java then reads what the relay would not: a second '&' (a && across whitespace), '[' or ']'
-        // (read as themselves), the pattern's end, or a comment's last character (a comment that NEL, LS or PS ends).
-        if (next == std::string_view::npos || next >= in_.size() || in_[next] == '&' || in_[next] == '[' ||
-            in_[next] == ']' || !IsJavaSpace(in_[next - 1])) {
-          return Differs("'&' before whitespace or a comment, then '&', '[', ']', the end or a comment's end "
-                         "other than whitespace, inside a class under (?x)",
-                         here);
-        }
+      if (const size_t next = DroppedAmpersandEnd(pos_); next != pos_ + 1) {
+        if (next == std::string_view::npos) return Differs("a NUL inside a comment under (?x)", here);
+        if (next >= in_.size()) return absl::InvalidArgumentError(Cat("an unclosed character class at index ", here));
+        // (A second '&' makes a && across them, which CompoundClass reads before this.)
+        if (in_[next] == '&') return Differs("'&' then whitespace or a comment, then '&', as a class member", here);
         pos_ = next;
+        if (!IsJavaSpace(in_[next - 1])) {
+          // A comment that NEL, LS or PS ends: the step back lands on its last character, read as a member (after
+          // it the terminator too, as Java's peek() does not take it for whitespace).
+          pos_ = next - 1;
+          while (pos_ > 0 && (static_cast<unsigned char>(in_[pos_]) & 0xC0) == 0x80) --pos_;
+        }
+        if (in_[pos_] == '[' || in_[pos_] == ']') return Item{static_cast<uint32_t>(in_[pos_++])};
         return ClassItem();
       }
     }
@@ -1337,6 +1341,17 @@ class Translator {
     return absl::OkStatus();
   }
 
+  // Under x, where a class's '&' at `amp` is followed by whitespace or a comment (Java then drops it: ClassItem),
+  // the position past them; else amp + 1.
+  size_t DroppedAmpersandEnd(size_t amp) const { return PastSpace(amp + 1); }
+
+  // Whether the '&' at `amp` starts a && (Java's clazz() looks for the second past whitespace and comments under x):
+  // the second's position, else npos.
+  size_t SecondAmpersand(size_t amp) const {
+    const size_t next = DroppedAmpersandEnd(amp);
+    return next != std::string_view::npos && next < in_.size() && in_[next] == '&' ? next : std::string_view::npos;
+  }
+
   // Whether the class whose contents start at pos_ (after its '[') nests a class or has an intersection (&&).
   bool ClassIsCompound() const {
     size_t i = pos_;
@@ -1345,7 +1360,14 @@ class Translator {
     while ((i = PastSpace(i)) != std::string_view::npos && i < in_.size()) {
       const char c = in_[i];
       if (c == ']') return false;
-      if (c == '[' || (c == '&' && i + 1 < in_.size() && in_[i + 1] == '&')) return true;
+      if (c == '[' || (c == '&' && SecondAmpersand(i) != std::string_view::npos)) return true;
+      if (c == '&' && flags_.x) {  // a dropped '&' before a '[' or ']', which is then itself
+        if (const size_t next = DroppedAmpersandEnd(i); next != i + 1 && next < in_.size() &&
+                                                        (in_[next] == '[' || in_[next] == ']')) {
+          i = next + 1;
+          continue;
+        }
+      }
       i += c == '\\' ? 2 : 1;
     }
     return false;
@@ -1443,8 +1465,9 @@ class Translator {
         }
         continue;
       }
-      if (c == '&' && pos_ + 1 < in_.size() && in_[pos_ + 1] == '&') {
-        pos_ += 2;
+      if (const size_t second = c == '&' ? SecondAmpersand(pos_) : std::string_view::npos;
+          second != std::string_view::npos) {
+        pos_ = second + 1;
         if (const size_t next = PastSpace(pos_);
             next == std::string_view::npos || (next < in_.size() && (in_[next] == '&' || in_[next] == ']'))) {
           return Differs(Cat("an empty operand of && (", kEmptyOperand, ")"), here);

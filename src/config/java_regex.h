@@ -30,8 +30,7 @@
 //   ß as Java reads it alone or in a run of literals),
 //   \N{name}: the character Character.codePointOf names (JavaCodePointOf).
 //   back references: of several digits as Java's parser takes them, under (?i) and under (?iu) checked by callouts.
-// Refused: a class or \p{..} under the flag c (Java reads them by grapheme clusters), under x a class's '&' before whitespace where Java's parser then reads '&', '[', ']' or a
-// comment's last character oddly, an empty operand of &&,
+// Refused: a class or \p{..} under the flag c (Java reads them by grapheme clusters), an empty operand of &&,
 // \b{g} and \X (Java 17 and 25 read these apart), the blocks and java.lang.Character methods Java 17 and 25 read
 // apart, blocks, properties and \N{..} characters Java 17 does not know,
 // escapes of letters Java does not know, back references to a later group, a `{` that is not a quantifier,

@@ -304,7 +304,17 @@ const std::vector<Route>& Corpus() {
       {"(?x)[!-& a]+|[!-&]", "x-class-amp-range-end"},
       {"(?x)[& \\x41-C]+|[& \\p{Lu}]", "x-class-amp-escape"},
       {"(?x)[a& ]]+|[a& [b]]", "x-class-amp-bracket"},
-      {"(?x)[a&#c\xc2\x85" "b]", "x-class-amp-nel"},
+      {"(?x)[!-& ][b]|[a& [:b:]]", "x-class-amp-range-end-then-class"},
+      {"(?x)[^& ]a]+|[a& ]-b]+", "x-class-amp-bracket-negated-range"},
+      {"(?x)[a-c&&[b& ]]]+|[[a]& ]b]", "x-class-amp-bracket-nested"},
+      {"(?x)[& ]", "x-class-amp-bracket-unclosed"},
+      {"(?x)[a-z& &[^aeiou]]+|[a-c& #c\n &b]", "x-class-split-and-spaced"},
+      {"(?x)[a& & &b]", "x-class-split-and-empty"},
+      {"[a& &b]+", "no-x-amp-space-amp"},
+      {"(?x)[a&#c\xc2\x85" "b]+", "x-class-amp-nel"},
+      {"(?x)[a&#\xc2\x85]+|[a&#&\xc2\x85]+|[a&#c[\xe2\x80\xa8]+", "x-class-amp-nel-empty-amp-bracket"},
+      {"(?x)[a&#c]\xe2\x80\xa9]+|[a&#\xc3\xa9\xc2\x85]+", "x-class-amp-ps-wide"},
+      {"(?x)[a&#b\xc2\x85-z]", "x-class-amp-nel-range"},
       {"(?x)[a&# \xc2\x85]+", "x-class-amp-space-nel"},
       {"(?x)[a-c&&[b& c]]+", "x-class-amp-in-and"},
       {"(?ix)[& k]+|(?iux)[x & \u00df]", "ix-class-amp"},
@@ -562,7 +572,7 @@ const std::vector<std::string>& Values() {
       "\xe1\xba\x9e" "a", "\xc3\x9f" "a", "\xe1\xba\x9e" "aa", "\xe1\xba\x9e" "ab", "a\xe1\xba\x9e",
       "\xe1\xba\x9e\xc3\x9f", "\xc3\x9f\xe1\xba\x9e", "\xe1\xba\x9e\xe1\xba\x9e", "\xe1\xba\x9e" "A",
       // for classes under (?x): a caret, a space, a bracket, a vertical tab, an ampersand
-      "^a", " ", "]", "A]", "\x0b", "&", "a&b", "\xc2\x85", "!&", "%&", "&&",
+      "^a", " ", "]", "A]", "\x0b", "&", "a&b", "\xc2\x85", "!&", "%&", "&&", "[", "a[", ":", "a]", "]]", "^]", "\\", "b]", "[b", "&]", "c", "\xc2\x85" "b", "\xe2\x80\xa8", "\xe2\x80\xa9", "\xc3\xa9",
       // for a group repeated {0}
       "x", "y", "z",
       // for names beyond ASCII: U+4EFF, a Cyrillic letter
@@ -779,7 +789,8 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              "(?iu)stra\\u00dfe", "[\\Qa\\E-z]+", "(?x)\\x4 1 \\p L \\N { latin small letter a }",
                              // and since 2026-12-08: back references under (?iu) and of two digits
                              "(?iu)(.)\\1", "(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", "(?x)(a)\\1 0", "(?x)[a & b]",
-                             "\\p{InBasic Lat\xc4\xb1n}", "\\N{lat\xc4\xb1n small letter a}", "(?c)a"}) {
+                             "\\p{InBasic Lat\xc4\xb1n}", "\\N{lat\xc4\xb1n small letter a}", "(?c)a",
+                             "(?x)[a-z& &[^aeiou]]+", "(?x)[a& ]]", "(?x)[a&#c\xc2\x85" "b]"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
 }
