@@ -1505,7 +1505,9 @@ class Translator {
     // past whitespace and comments inside the flags while x is on, as it stands after each flag ((? i) under x,
     // (?x i) set i).
     const size_t first = PastSpace(pos_ + 1);
-    if (first != std::string_view::npos && first < in_.size() && (IsAsciiLetter(in_[first]) || in_[first] == '-')) {
+    // (?) sets nothing, as in Java.
+    if (first != std::string_view::npos && first < in_.size() &&
+        (IsAsciiLetter(in_[first]) || in_[first] == '-' || in_[first] == ')')) {
       Flags flags = flags_;
       bool on = true;
       size_t i = first;
@@ -1531,7 +1533,7 @@ class Translator {
         *flag = on;
         if (f == 'U') flags.u = on;  // Java's U sets and clears UNICODE_CASE with it
       }
-      if (i == std::string_view::npos || i >= in_.size() || i == first) {
+      if (i == std::string_view::npos || i >= in_.size() || (i == first && in_[i] != ')')) {
         return absl::InvalidArgumentError(Cat("an unclosed inline flag at index ", at));
       }
       pos_ = i + 1;
@@ -1576,8 +1578,8 @@ class Translator {
       pos_ += close + 1;
       return absl::OkStatus();
     }
-    return Differs("a (? construct other than (?:, (?=, (?!, (?<=, (?<!, (?>, (?<name> and the flags i, s, m, d, x",
-                   at);
+    // Java reads anything else after "(?" as inline flags and refuses it (PCRE2's (?#, (?|, (?P<, (?R), (?(..)).
+    return absl::InvalidArgumentError(Cat("an unknown group or inline flag at index ", at));
   }
 
   // Java's $ (and \Z, multiline false) under the flags in force.

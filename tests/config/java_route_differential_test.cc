@@ -214,6 +214,8 @@ const std::vector<Route>& Corpus() {
       {"(?ic)A\\u0301|(?c)e\\u0301", "c-combining"},
       {"(?q)a|(?i=a)", "unknown-flags"},
       {"(?)a", "empty-flags"},
+      {"(?)(a)|(?x)(? )b(?-)", "empty-flags-group.$1"},
+      {"(?)*a", "empty-flags-quantified"},
       {"(?i-)a", "dash-only"},
       {"(?s)(.*)", "s.$1"},
       {"(?m)(.*)$", "m.$1"},
