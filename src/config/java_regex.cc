@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -191,6 +192,14 @@ std::string CodeMembers(std::vector<uint32_t> codes) {
   return RangeMembers(ranges, false);
 }
 
+// Which JDK's java.util.regex a callout checks as: the oldest Debezium 3 runs on (17) and the newest (25). They
+// read \b apart: Java 17 and 18 count '_' and every letter or decimal digit (Character.isLetterOrDigit) as a word
+// character, Java 19 and later [a-zA-Z0-9_] only, as their \w (JDK-8264160); both count a non-spacing mark that
+// follows a letter or digit (through other non-spacing marks). A back reference under (?i) to text beyond the BMP,
+// which Java 17 reads past (JavaBackReference). And a back reference under (?iu), compared by each one's Unicode
+// version's case mappings (UnicodeCase::Fold).
+enum class Jdk : uint8_t { k17, k25 };
+
 // Java's Character.toUpperCase and toLowerCase (the simple case mappings, here by ICU's tables), and the characters
 // java.util.regex matches for one under CASE_INSENSITIVE with UNICODE_CASE (Pattern.single, SingleU, SliceU,
 // BitClass.add, CIRangeU of JDK 17 to 25). Built on first use.
@@ -204,6 +213,14 @@ class UnicodeCase {
   static uint32_t Lower(uint32_t c) { return static_cast<uint32_t>(u_tolower(static_cast<UChar32>(c))); }
   // What Pattern compares: toLowerCase(toUpperCase(c)).
   static uint32_t Fold(uint32_t c) { return Lower(Upper(c)); }
+
+  // The same as `java` has them. ICU 72 has Unicode 15's mappings. Java 17 has Unicode 13's: those of ICU between
+  // characters it knows (Unicode 14 and 15 added pairs of new characters only). Java 25 has Unicode 16's: ICU's and
+  // the pairs Unicode 16 added (kUnicode16Pairs), two of them giving an upper case to a lower-case letter of old (ƛ,
+  // ɤ). Checked for every code point against each JDK's Character (JavaRouteDifferential.EveryCaseMappingIsJavas).
+  static uint32_t Upper(uint32_t c, Jdk java) { return Mapped(c, java, /*upper=*/true); }
+  static uint32_t Lower(uint32_t c, Jdk java) { return Mapped(c, java, /*upper=*/false); }
+  static uint32_t Fold(uint32_t c, Jdk java) { return Lower(Upper(c, java), java); }
 
   // A literal outside a class: Java matches it alone as a single character (SingleU of its fold, or itself when its
   // upper case is its fold) or, next to other literals, in a slice (SliceU: its fold, or any character of the same
@@ -255,6 +272,35 @@ class UnicodeCase {
     auto it = std::lower_bound(by_fold_.begin(), by_fold_.end(), std::pair<uint32_t, uint32_t>{fold, 0});
     for (; it != by_fold_.end() && it->first == fold; ++it) out.push_back(it->second);
     return out;
+  }
+
+  // (upper, lower) pairs Unicode 16 added: ƛ and ɤ's upper cases, Latin and Cyrillic letters, and Garay's 22 (at an
+  // offset of 0x20, written as its first pair and a count).
+  struct Pair {
+    uint32_t upper, lower, count;
+  };
+  static constexpr std::array<Pair, 6> kUnicode16Pairs = {{{0xA7DC, 0x019B, 1},
+                                                           {0xA7CB, 0x0264, 1},
+                                                           {0x1C89, 0x1C8A, 1},
+                                                           {0xA7CC, 0xA7CD, 1},
+                                                           {0xA7DA, 0xA7DB, 1},
+                                                           {0x10D50, 0x10D70, 22}}};
+
+  static uint32_t Mapped(uint32_t c, Jdk java, bool upper) {
+    if (java == Jdk::k25) {
+      for (const Pair& pair : kUnicode16Pairs) {
+        const uint32_t from = upper ? pair.lower : pair.upper, to = upper ? pair.upper : pair.lower;
+        if (c >= from && c < from + pair.count) return to + (c - from);
+      }
+      return upper ? Upper(c) : Lower(c);
+    }
+    const auto java17_knows = [](uint32_t x) {
+      UVersionInfo age;
+      u_charAge(static_cast<UChar32>(x), age);
+      return age[0] != 0 && (age[0] < 13 || (age[0] == 13 && age[1] == 0));
+    };
+    const uint32_t mapped = upper ? Upper(c) : Lower(c);
+    return java17_knows(c) && java17_knows(mapped) ? mapped : c;
   }
 
   std::vector<uint32_t> cased_;                            // characters whose upper case or fold is another
@@ -764,6 +810,10 @@ constexpr std::string_view kGraphemesApart = "grapheme clusters, which Java 17 a
 constexpr std::string_view kUnderCanonEq =
     "a class or \\p{..} under the flag c (Java then reads the value by grapheme clusters, which Java 17 and 25 split "
     "apart)";
+// Why a back reference or a replacement may not read some groups (Translator::kept_apart_).
+constexpr std::string_view kKeptApart =
+    "a group inside a lookaround, an atomic group or a repeated or possessive group, or repeated itself: after "
+    "backtracking out of it Java's matcher keeps what it captured, PCRE2 does not";
 // Why an empty operand of && is refused (see CompoundClass).
 constexpr std::string_view kEmptyOperand = "a quirk of Java's parser, which Java 17 and 25 read apart in some classes";
 
@@ -792,8 +842,13 @@ class Translator {
       if (absl::Status st = Step(); !st.ok()) return st;
     }
     EndRun(/*quantified=*/false);
+    for (const auto& [group, at] : back_references_) {
+      if (kept_apart_.contains(group)) return Differs(Cat("a back reference to group ", group, " (", kKeptApart, ")"), at);
+    }
     return absl::OkStatus();
   }
+  // Groups whose captures Java keeps after backtracking where PCRE2 undoes them (see kept_apart_).
+  const std::set<int>& kept_apart() const { return kept_apart_; }
   const std::string& pattern() const { return out_; }
   int groups() const { return groups_; }
   const std::map<std::string, int>& names() const { return names_; }
@@ -855,6 +910,13 @@ class Translator {
     const char c = in_[pos_++];
     // Anything but a literal ends a run of them (a literal escape and the default case's literals go on).
     const bool quantifier = c == '*' || c == '+' || c == '?' || c == '{';
+    // A group repeated (Java's GroupCurly and Loop) or possessive keeps captures apart; one made optional by '?'
+    // (a Branch) does not.
+    if (!quantifier) {
+      closed_first_.reset();
+    } else if (closed_first_ && c != '?') {
+      KeptApart(*closed_first_);
+    }
     if (quantifier || std::string_view("|[().$^").find(c) != std::string_view::npos) EndRun(quantifier);
     switch (c) {
       case '\\': {
@@ -875,6 +937,10 @@ class Translator {
         if (!scopes_.empty()) {
           flags_ = scopes_.back();
           scopes_.pop_back();
+          const Opened opened = opened_.back();
+          opened_.pop_back();
+          if (opened.keeps) KeptApart(opened.first);
+          closed_first_ = opened.first;
         }
         out_.push_back(c);
         return absl::OkStatus();
@@ -1067,7 +1133,12 @@ class Translator {
       case 'f': return literal('\f');
       case 'e': return literal(0x1B);
       case 'a': return literal(0x07);
-      case 'R': case 'A': case 'z': case 'G':
+      case 'R':
+        // Java's LineEnding takes \r\n, and on backtracking \r alone; PCRE2's \R is atomic.
+        if (in_class) return Differs("\\R inside a class", at);
+        out_.append("(?:\\r\\n|[\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}])");
+        return Item{};
+      case 'A': case 'z': case 'G':
         if (in_class) return Differs(Cat("\\", std::string(1, c), " inside a class"), at);
         return copy();
       case 'Z':
@@ -1207,6 +1278,7 @@ class Translator {
               Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
         }
         pos_ = close + 1;
+        back_references_.emplace_back(names_.at(name), at);
         if (flags_.i) return CaseInsensitiveBackReference(names_.at(name));
         return copy();
       }
@@ -1233,6 +1305,7 @@ class Translator {
             group = group * 10 + (in_[next] - '0');
             pos_ = next + 1;
           }
+          back_references_.emplace_back(group, at);
           if (flags_.i) return CaseInsensitiveBackReference(group);
           // \g{n}, not \n: a digit written after it (\x32, \062) must not lengthen the number.
           out_.append(Cat("\\g{", group, "}"));
@@ -1433,11 +1506,18 @@ class Translator {
       return absl::OkStatus();
     };
     bool first = true;  // a ']' first in the class is itself, as in a simple class
+    bool after_nested = false;  // the last item was a nested class
     while (pos_ < in_.size()) {
       if (absl::Status st = SkipClassSpace(); !st.ok()) return st;
       if (pos_ >= in_.size()) break;
       const size_t here = pos_;
       const char c = in_[pos_];
+      // Java's clazz() ends an operand of && at a single '&' after a class nested in it, and reads the rest into the
+      // members before the && ([a&&[b]&x] matches a, & and x): refused.
+      if (c == '&' && after_nested && !operands.empty() && SecondAmpersand(pos_) == std::string_view::npos) {
+        return Differs("a single '&' after a class nested in an operand of &&", here);
+      }
+      after_nested = c == '[';
       if (c == ']' && !first) {
         ++pos_;
         if (absl::Status st = close_union(); !st.ok()) return st;
@@ -1494,7 +1574,7 @@ class Translator {
     }
     if (pos_ >= in_.size() || in_[pos_] != '?') {
       ++groups_;
-      OpenScope();
+      OpenScope(/*capturing=*/true);
       out_.push_back('(');
       return absl::OkStatus();
     }
@@ -1554,7 +1634,7 @@ class Translator {
     }
     for (std::string_view plain : {"?:", "?=", "?!", "?>", "?<=", "?<!"}) {
       if (rest.starts_with(plain)) {
-        OpenScope();
+        OpenScope(/*capturing=*/false, /*keeps=*/plain != "?:");
         out_.push_back('(');
         out_.append(plain);
         pos_ += plain.size();
@@ -1572,7 +1652,7 @@ class Translator {
       if (!names_.emplace(std::string(name), ++groups_).second) {
         return absl::InvalidArgumentError(Cat("the group name ", name, " at index ", at, " is used twice"));
       }
-      OpenScope();
+      OpenScope(/*capturing=*/true);
       out_.push_back('(');
       out_.append(rest.substr(0, close + 1));
       pos_ += close + 1;
@@ -1588,12 +1668,34 @@ class Translator {
     return multiline ? kJavaDollarMultiline : kJavaDollar;
   }
 
-  // A group opens: its end restores the flags it opened with.
-  void OpenScope() { scopes_.push_back(flags_); }
+  // A group opens: its end restores the flags it opened with. `capturing`: it is the group groups_; `keeps`: a
+  // lookaround or an atomic group, whose captures Java keeps when it backtracks out of them.
+  void OpenScope(bool capturing = false, bool keeps = false) {
+    scopes_.push_back(flags_);
+    opened_.push_back(Opened{.first = capturing ? groups_ : groups_ + 1, .keeps = keeps});
+  }
+
+  // The capturing groups from `first` up to the last opened: Java keeps what they captured where PCRE2 undoes it.
+  void KeptApart(int first) {
+    for (int g = first; g <= groups_; ++g) kept_apart_.insert(g);
+  }
 
   std::string_view in_;
   Flags flags_;                       // in force at pos_
   std::vector<Flags> scopes_;         // the flags of each open group at its start
+  // Of each open group: its first capturing group (itself, or the first inside it), and whether it keeps captures.
+  struct Opened {
+    int first;
+    bool keeps;
+  };
+  std::vector<Opened> opened_;
+  // The capturing groups of the group that closed last, while a quantifier may follow it.
+  std::optional<int> closed_first_;
+  // Java's matcher keeps what these groups captured when it backtracks out of them where PCRE2 undoes it: inside a
+  // lookaround or an atomic group, or a repeated or possessive group (its captures, its own). A back reference or
+  // a replacement that reads one is refused.
+  std::set<int> kept_apart_;
+  std::vector<std::pair<int, size_t>> back_references_;  // (group, index)
   int groups_ = 0;                    // capturing groups opened so far
   std::map<std::string, int> names_;  // named group -> its number
   size_t pos_ = 0;
@@ -1614,12 +1716,6 @@ constexpr uint32_t kMatchLimit = 1'000'000;
 // skip callouts, and a callout can throw as Java 17 does (JavaBackReference).
 constexpr uint32_t kWalkEveryPath = PCRE2_NO_START_OPTIMIZE | PCRE2_NO_AUTO_POSSESS | PCRE2_NO_DOTSTAR_ANCHOR;
 
-// Which JDK's java.util.regex a callout checks as: the oldest Debezium 3 runs on (17) and the newest (25). They
-// read \b apart: Java 17 and 18 count '_' and every letter or decimal digit (Character.isLetterOrDigit) as a word
-// character, Java 19 and later [a-zA-Z0-9_] only, as their \w (JDK-8264160); both count a non-spacing mark that
-// follows a letter or digit (through other non-spacing marks). And a back reference under (?i) to text beyond the
-// BMP, which Java 17 reads past (JavaBackReference).
-enum class Jdk : uint8_t { k17, k25 };
 
 // A one-character PCRE2 class, for what Java asks of Character (PCRE2's Unicode tables).
 class UnicodeClass {
@@ -1738,7 +1834,8 @@ int JavaBackReference(const pcre2_callout_block* block, std::string_view s, bool
     const std::optional<uint32_t> c1 = DecodeUtf8(s, &x);
     const std::optional<uint32_t> c2 = DecodeUtf8(s, &j);
     if (!c1 || !c2) return PCRE2_ERROR_CALLOUT;
-    if (*c1 != *c2 && (unicode_case ? UnicodeCase::Fold(*c1) != UnicodeCase::Fold(*c2) : lower(*c1) != lower(*c2))) {
+    if (*c1 != *c2 &&
+        (unicode_case ? UnicodeCase::Fold(*c1, java) != UnicodeCase::Fold(*c2, java) : lower(*c1) != lower(*c2))) {
       return 1;
     }
     if (java == Jdk::k25 && *c1 > 0xFFFF) --compares;
@@ -1845,6 +1942,11 @@ struct RouteRegex::Code {
     pcre2_code_free(code);
   }
 };
+
+uint32_t JavaCharacterCase(uint32_t c, bool upper, int java_version) {
+  const Jdk java = java_version >= 25 ? Jdk::k25 : Jdk::k17;
+  return upper ? UnicodeCase::Upper(c, java) : UnicodeCase::Lower(c, java);
+}
 
 std::optional<std::string> JavaCharacterName(uint32_t c) {
   CharacterName named = NameOf(c);
@@ -1965,6 +2067,7 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   RouteRegex regex;
   regex.code_ = std::move(code);
   regex.groups_ = t.groups();
+  regex.kept_apart_ = t.kept_apart();
   regex.names_ = t.names();
   regex.pieces_ = {ReplacementPiece{.is_group = true, .literal = "", .group = 0}};  // replaceFirst("$0")
   return regex;
@@ -1973,6 +2076,12 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
 absl::Status RouteRegex::SetReplacement(std::string_view java_replacement) {
   absl::StatusOr<std::vector<ReplacementPiece>> pieces = ParseJavaReplacement(java_replacement, groups_, names_);
   if (!pieces.ok()) return pieces.status();
+  for (const ReplacementPiece& piece : *pieces) {
+    if (piece.is_group && kept_apart_.contains(piece.group)) {
+      return absl::UnimplementedError(Cat("refers to group ", piece.group, ", which is refused here (", kKeptApart,
+                                          ")"));
+    }
+  }
   pieces_ = *std::move(pieces);
   return absl::OkStatus();
 }

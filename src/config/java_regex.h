@@ -30,7 +30,9 @@
 //   ß as Java reads it alone or in a run of literals),
 //   \N{name}: the character Character.codePointOf names (JavaCodePointOf).
 //   back references: of several digits as Java's parser takes them, under (?i) and under (?iu) checked by callouts.
-// Refused: a class or \p{..} under the flag c (Java reads them by grapheme clusters), an empty operand of &&,
+// Refused: a class or \p{..} under the flag c (Java reads them by grapheme clusters), an empty operand of &&, a
+// single '&' after a class nested in an operand of &&, a back reference or replacement reading a group whose capture
+// Java keeps after backtracking out of a lookaround, an atomic group or a repetition,
 // \b{g} and \X (Java 17 and 25 read these apart), the blocks and java.lang.Character methods Java 17 and 25 read
 // apart, blocks, properties and \N{..} characters Java 17 does not know,
 // escapes of letters Java does not know, back references to a later group, a `{` that is not a quantifier,
@@ -43,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +80,10 @@ std::optional<std::string> JavaCharacterName(uint32_t c);
 // JavaChangeCase: \N{latın small letter a} is a). INVALID_ARGUMENT for a name Java refuses; UNIMPLEMENTED for a
 // character Java 17 does not know (Java 25 does).
 absl::StatusOr<uint32_t> JavaCodePointOf(std::string_view name);
+
+// Java's Character.toUpperCase(c) (or toLowerCase, `upper` false) in Java 17 (`java_version` 17, Unicode 13) or
+// Java 25 (25, Unicode 16), with which a back reference under (?iu) compares characters.
+uint32_t JavaCharacterCase(uint32_t c, bool upper, int java_version);
 
 // Java's String.toUpperCase(Locale.ROOT) (or toLowerCase, `upper` false), with which Pattern reads the names of
 // properties, blocks and scripts and Character reads \N's names: Unicode's full case mappings, by ICU's, where
@@ -121,6 +128,7 @@ class RouteRegex {
   std::shared_ptr<const Code> code_;  // immutable after Compile, shared by copies (PCRE2 code is thread-safe)
   int groups_ = 0;
   std::map<std::string, int> names_;
+  std::set<int> kept_apart_;  // groups a replacement may not read (Translator::kept_apart_ in java_regex.cc)
   std::vector<ReplacementPiece> pieces_;
 };
 

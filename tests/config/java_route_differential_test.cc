@@ -72,6 +72,27 @@ const std::vector<Route>& Corpus() {
       {"(\\s*)(\\S+)(\\s*)", "s.$2"},
       {"(\\h*)(.*)", "h.$2"},
       {"(.*?)(\\v|\\R)?", "v.$1"},
+      // captures Java keeps after backtracking out of a lookaround, an atomic group or a repetition, where PCRE2 undoes
+      // them: refused where a back reference or the replacement reads them (found by a review, older than the
+      // refusal)
+      {"(?:(?=(.))c|b)", "<[$1]>"},
+      {"(?:(?=(.))|\\1)b", "lookahead-backref"},
+      {"(?:a(.))+a.", "$1"},
+      {"((ab)?){2}\\1", "<$0>|$1"},
+      {"(a?\?){0,2}b", "<$0>|$1"},
+      {"((?!\xc3\xa9))*\\1b", "negative-lookahead-backref"},
+      {"(?>(a)|b)+c", "$1"},
+      {"(?:(a)b)?ab|(c)?+c", "$1$2"},
+      // but not where they are not read, nor behind '?'
+      {"(?:a(.))+a.|(?=(x))x(?>(y))?", "t.$0"},
+      {"(?:(a)b)?ab|(c)?c", "$1$2"},
+      // \R gives \r\n back as \r on backtracking, as Java's LineEnding does
+      {"\\R\\n|\\R\\s(.*)|(\\R)(.*)", "R.$1.$2.$3"},
+      // a single '&' after a class nested in an operand of && (Java reads the rest into the members before the &&):
+      // refused; after members, or a && after the nested class, is read
+      {"[a&&[b]&x]|[a-c&&[b]&]", "and-nested-amp"},
+      {"(?x)[a&&[b]& ]]", "x-and-nested-amp"},
+      {"[a-c&&[b]&&[^c]]|[a-c&&b&c]+|[[a]&b&&[ab]]", "and-nested-and"},
       {"(\\p{Lu})(\\p{Ll}*)", "$1.$2"},
       {"(\\p{L}+)(.*)", "l.$1"},
       {"(\\x{e9})(.*)", "e.$2"},
@@ -579,6 +600,8 @@ const std::vector<std::string>& Values() {
       "x", "y", "z",
       // for names beyond ASCII: U+4EFF, a Cyrillic letter
       "\xe4\xbb\xbf", "\xd0\x96",
+      // for captures Java keeps after backtracking
+      "a1a2a3", "ac", "cc", "bc", "bbc", "abab", "xy", "\xc3\xa9" "b",
       // for the flag c: letters and a combining acute
       "A\xcc\x81", "e\xcc\x81", "order_x",
       // for back references of two digits
@@ -795,6 +818,10 @@ TEST(JavaRouteDifferential, TheCorpusRoutesAsJavaRoutesIt) {
                              "(?x)[a-z& &[^aeiou]]+", "(?x)[a& ]]", "(?x)[a&#c\xc2\x85" "b]"}) {
     EXPECT_TRUE(RouteRegex::Compile(common).ok()) << common;
   }
+  // A group behind '?' may be read by the replacement (Java's Branch undoes what it captured, as PCRE2 does).
+  absl::StatusOr<RouteRegex> optional = RouteRegex::Compile("(?<t>[^.]+)(?:\\.v(?<v>\\d+))?");
+  ASSERT_TRUE(optional.ok());
+  EXPECT_TRUE(optional->SetReplacement("${t}.${v}").ok());
 }
 
 TEST(JavaRouteDifferential, RandomPatternsRouteAsJavaRoutesThem) {
@@ -914,6 +941,15 @@ TEST(JavaRouteDifferential, RandomUnicodeCaseBackReferencesRouteAsJavaRoutesThem
     values.push_back(v);
   }
   CompareWithJdkDependentValues("(?iu) back reference", routes, values, 500);
+  // Letters Unicode 14 and 16 paired (Glagolitic caudate chrivi and a Vithkuqi letter; ɤ, a Cyrillic letter and
+  // Garay), which Java 17 and 25 compare apart (no topic), beside an old pair both compare alike.
+  const Outcome versions = Compare(
+      {{"(?iu)(.)\\1", "t.$0"}, {"(?iu)(.)(.)\\1\\2", "t.$0"}, {"(?iu)(..)\\1", "x"}},
+      {"\xe2\xb0\xaf\xe2\xb1\x9f", "\xe2\xb0\xaf\xf0\x90\x95\xb0\xe2\xb1\x9f\xf0\x90\x96\x97", "\xc9\xa4\xea\x9f\x8b",
+       "\xe1\xb2\x89\xe1\xb2\x8a", "\xf0\x90\xb5\x90\xf0\x90\xb5\xb0", "\xc6\x9b\xea\x9f\x9c", "\xc3\xa9\xc3\x89\xc3\xa9\xc3\x89",
+       "\xc3\xa9\xc3\x89"});
+  EXPECT_EQ(versions.accepted, 3);
+  EXPECT_GE(versions.jdk_dependent, 6) << "each pair of a newer Unicode version";
 }
 
 // Random patterns with up to twelve groups and back references followed by digits, which Java reads as one number
@@ -1157,6 +1193,39 @@ TEST(JavaRouteDifferential, EveryNameCaseChangeIsJavas) {
   EXPECT_EQ(JavaChangeCase("Basic Lat\xc4\xb1n", true), "BASIC LATIN");
   EXPECT_EQ(JavaChangeCase("bl\xe2\x84\xaa", false), "blk");
   std::printf("name case: %zu characters beyond ASCII that Java's case changes make ASCII, each alike\n", java.size());
+}
+
+// A back reference under (?iu) compares characters by Character's case mappings as each JDK has them: the relay's
+// are Java 17's (Unicode 13) and Java 25's (Unicode 16) for every code point
+// (tests/config/JavaCaseMappings.java prints a JDK's), checked against JDK 17 and, where one is at hand, a newer JDK.
+TEST(JavaRouteDifferential, EveryCaseMappingIsJavas) {
+  const auto check = [](const std::string& java, int version) {
+    std::map<uint32_t, std::pair<uint32_t, uint32_t>> mapped;
+    for (const std::vector<std::string>& row : JavaRows(java + " " + OUTBOX_JAVA_CASE_MAPPINGS)) {
+      if (row.size() != 3) continue;
+      mapped[static_cast<uint32_t>(std::stoul(row[0], nullptr, 16))] = {
+          static_cast<uint32_t>(std::stoul(row[1], nullptr, 16)), static_cast<uint32_t>(std::stoul(row[2], nullptr, 16))};
+    }
+    EXPECT_GT(mapped.size(), 2700u) << java;
+    int apart = 0;
+    for (uint32_t c = 0; c <= 0x10FFFF; ++c) {
+      const auto javas = mapped.find(c);
+      const std::pair<uint32_t, uint32_t> expected = javas == mapped.end() ? std::pair{c, c} : javas->second;
+      const std::pair<uint32_t, uint32_t> relay = {JavaCharacterCase(c, true, version),
+                                                   JavaCharacterCase(c, false, version)};
+      if (relay != expected && apart++ < 20) {
+        ADD_FAILURE() << absl::StrFormat("U+%04X under %s: the relay %X/%X, Java %X/%X", c, java, relay.first,
+                                         relay.second, expected.first, expected.second);
+      }
+    }
+    EXPECT_EQ(apart, 0) << java;
+    return mapped.size();
+  };
+  const size_t java17 = check("java", 17);
+  const std::string newer = NewerJava();
+  const size_t java25 = newer.empty() ? 0 : check(newer, 25);
+  std::printf("case mappings: %zu characters Java 17 maps, %zu under %s, each alike\n", java17, java25,
+              newer.empty() ? "no newer JDK" : newer.c_str());
 }
 
 // The same tokens under COMMENTS: whitespace, comments and line terminators among them.
