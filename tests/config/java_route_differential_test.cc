@@ -600,6 +600,8 @@ const std::vector<std::string>& Values() {
       "x", "y", "z",
       // for names beyond ASCII: U+4EFF, a Cyrillic letter
       "\xe4\xbb\xbf", "\xd0\x96",
+      // for \R backtracking
+      "\r\n", "\r\n\n", "\r\n ",
       // for captures Java keeps after backtracking
       "a1a2a3", "ac", "cc", "bc", "bbc", "abab", "xy", "\xc3\xa9" "b",
       // for the flag c: letters and a combining acute
