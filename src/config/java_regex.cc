@@ -11,9 +11,9 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -830,9 +830,10 @@ absl::Status Differs(std::string_view what, size_t at) {
 // (a -> [aA], a class's letters and the letters of its ranges doubled); a \p{..} is the set Java reads under
 // (?i) (JavaProperty), not folded further; a back reference is compared ignoring ASCII case by a callout
 // (CaseInsensitiveBackReference). Under (?iu) each character is written as the set Java matches for it by
-// Character's case mappings (UnicodeCase), and a back reference is compared by them. The inline flags i, s, m, d, x, u and U are scoped as in Java: (?i) holds
-// to the end of the group it is in, (?i:X) for X. Under x (COMMENTS) whitespace and # comments between items are left
-// out; inside a construct, where Java skips them in some places and not in others, they are refused.
+// Character's case mappings (UnicodeCase), and a back reference is compared by them. The inline flags i, s, m, d, x,
+// u, U and c are scoped as in Java: (?i) holds to the end of the group it is in, (?i:X) for X. Under x (COMMENTS)
+// whitespace and # comments between items are left out, and inside a construct where Java skips them; the few
+// places where Java's parser reads them oddly are refused.
 class Translator {
  public:
   Translator(std::string_view java, bool ignore_case) : in_(java) { flags_.i = ignore_case; }
@@ -843,7 +844,9 @@ class Translator {
     }
     EndRun(/*quantified=*/false);
     for (const auto& [group, at] : back_references_) {
-      if (kept_apart_.contains(group)) return Differs(Cat("a back reference to group ", group, " (", kKeptApart, ")"), at);
+      if (kept_apart_.contains(group)) {
+        return Differs(Cat("a back reference to group ", group, " (", kKeptApart, ")"), at);
+      }
     }
     return absl::OkStatus();
   }
