@@ -916,9 +916,11 @@ class Translator {
     // A group repeated (Java's GroupCurly and Loop) or possessive keeps captures apart; one made optional by '?'
     // (a Branch) does not.
     if (!quantifier) {
-      closed_first_.reset();
-    } else if (closed_first_ && c != '?') {
-      KeptApart(*closed_first_);
+      closed_.reset();
+    } else if (closed_ && c != '?') {
+      KeptApart(closed_->first);
+      // Java matches the body of a group it repeats by GroupCurly once, without going back into it.
+      if (closed_->line_ending) return Differs("\\R inside a repeated group (Java does not backtrack into it)", at);
     }
     if (quantifier || std::string_view("|[().$^").find(c) != std::string_view::npos) EndRun(quantifier);
     switch (c) {
@@ -943,7 +945,8 @@ class Translator {
           const Opened opened = opened_.back();
           opened_.pop_back();
           if (opened.keeps) KeptApart(opened.first);
-          closed_first_ = opened.first;
+          if (opened.line_ending && !opened_.empty()) opened_.back().line_ending = true;
+          closed_ = opened;
         }
         out_.push_back(c);
         return absl::OkStatus();
@@ -977,6 +980,19 @@ class Translator {
                                 IsAsciiDigit(body[0]) && body.find_first_not_of("0123456789,") == std::string::npos &&
                                 comma == body.rfind(',');
         if (!quantifier) return Differs("a '{' that is not a quantifier {n}, {n,} or {n,m}", at);
+        // Java's Loop stops repeating a group after a pass that took nothing, even below its minimum; PCRE2 goes on
+        // to its count. They agree for * and + ({0,} and {1,}) and at most one pass; otherwise a group that can
+        // match nothing is refused.
+        if (closed_) {
+          const int least = std::atoi(body.c_str());
+          const bool bounded = comma != std::string::npos && comma + 1 < body.size();
+          const int most = comma == std::string::npos ? least : bounded ? std::atoi(body.c_str() + comma + 1) : -1;
+          if ((least >= 2 || (most >= 2)) && CanMatchNothing(out_.substr(closed_->out_start))) {
+            return Differs("a group that can match nothing, repeated a counted number of times (Java stops after an "
+                           "empty pass, even below the count)",
+                           at);
+          }
+        }
         out_.append(Cat("{", body, "}"));
         pos_ = close + 1;
         return absl::OkStatus();
@@ -1136,11 +1152,19 @@ class Translator {
       case 'f': return literal('\f');
       case 'e': return literal(0x1B);
       case 'a': return literal(0x07);
-      case 'R':
-        // Java's LineEnding takes \r\n, and on backtracking \r alone; PCRE2's \R is atomic.
+      case 'R': {
+        // Java's LineEnding takes \r\n, and on backtracking \r alone; PCRE2's \R is atomic. Quantified (Curly,
+        // Ques), Java matches it once per repetition, as PCRE2's; inside a repeated group, see Step.
         if (in_class) return Differs("\\R inside a class", at);
-        out_.append("(?:\\r\\n|[\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}])");
+        const size_t next = PastSpace(pos_);
+        if (next < in_.size() && std::string_view("*+?{").find(in_[next]) != std::string_view::npos) {
+          out_.append("\\R");
+        } else {
+          out_.append("(?:\\r\\n|[\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}])");
+        }
+        if (!opened_.empty()) opened_.back().line_ending = true;
         return Item{};
+      }
       case 'A': case 'z': case 'G':
         if (in_class) return Differs(Cat("\\", std::string(1, c), " inside a class"), at);
         return copy();
@@ -1281,6 +1305,7 @@ class Translator {
               Cat("\\k<", name, "> at index ", at, ": no group with that name before it"));
         }
         pos_ = close + 1;
+        if (InLookbehind()) return LookbehindReference(at);
         back_references_.emplace_back(names_.at(name), at);
         if (flags_.i) return CaseInsensitiveBackReference(names_.at(name));
         return copy();
@@ -1308,6 +1333,7 @@ class Translator {
             group = group * 10 + (in_[next] - '0');
             pos_ = next + 1;
           }
+          if (InLookbehind()) return LookbehindReference(at);
           back_references_.emplace_back(group, at);
           if (flags_.i) return CaseInsensitiveBackReference(group);
           // \g{n}, not \n: a digit written after it (\x32, \062) must not lengthen the number.
@@ -1316,6 +1342,11 @@ class Translator {
         }
         return Differs(Cat("\\", std::string(1, c)), at);
     }
+  }
+
+  static absl::Status LookbehindReference(size_t at) {
+    return absl::InvalidArgumentError(
+        Cat("a back reference at index ", at, " inside a lookbehind, which Java refuses (no obvious maximum length)"));
   }
 
   // Java's back reference under CASE_INSENSITIVE (CIBackRef): the group's text again, ignoring ASCII case. A string
@@ -1637,7 +1668,7 @@ class Translator {
     }
     for (std::string_view plain : {"?:", "?=", "?!", "?>", "?<=", "?<!"}) {
       if (rest.starts_with(plain)) {
-        OpenScope(/*capturing=*/false, /*keeps=*/plain != "?:");
+        OpenScope(/*capturing=*/false, /*keeps=*/plain != "?:", /*lookbehind=*/plain.starts_with("?<"));
         out_.push_back('(');
         out_.append(plain);
         pos_ += plain.size();
@@ -1673,9 +1704,37 @@ class Translator {
 
   // A group opens: its end restores the flags it opened with. `capturing`: it is the group groups_; `keeps`: a
   // lookaround or an atomic group, whose captures Java keeps when it backtracks out of them.
-  void OpenScope(bool capturing = false, bool keeps = false) {
+  void OpenScope(bool capturing = false, bool keeps = false, bool lookbehind = false) {
     scopes_.push_back(flags_);
-    opened_.push_back(Opened{.first = capturing ? groups_ : groups_ + 1, .keeps = keeps});
+    opened_.push_back(Opened{.first = capturing ? groups_ : groups_ + 1,
+                             .keeps = keeps,
+                             .lookaround = keeps && !lookbehind ? Lookaround::kOther
+                                           : lookbehind        ? Lookaround::kBehind
+                                                               : Lookaround::kNone,
+                             .out_start = out_.size()});
+  }
+
+  // Whether the PCRE2 group `group` may match an empty string (PCRE2's lower bound of a match's length is 0); true
+  // when it does not compile alone (a back reference to a group outside it).
+  static bool CanMatchNothing(const std::string& group) {
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(group.data()), group.size(), PCRE2_UTF, &error,
+                                     &offset, nullptr);
+    if (code == nullptr) return true;
+    uint32_t least = 0;
+    const int rc = pcre2_pattern_info(code, PCRE2_INFO_MINLENGTH, &least);
+    pcre2_code_free(code);
+    return rc != 0 || least == 0;
+  }
+
+  // Whether the innermost lookaround open at pos_ is a lookbehind (Java refuses a back reference there: its length
+  // has no obvious maximum).
+  bool InLookbehind() const {
+    for (auto it = opened_.rbegin(); it != opened_.rend(); ++it) {
+      if (it->lookaround != Lookaround::kNone) return it->lookaround == Lookaround::kBehind;
+    }
+    return false;
   }
 
   // The capturing groups from `first` up to the last opened: Java keeps what they captured where PCRE2 undoes it.
@@ -1687,13 +1746,17 @@ class Translator {
   Flags flags_;                       // in force at pos_
   std::vector<Flags> scopes_;         // the flags of each open group at its start
   // Of each open group: its first capturing group (itself, or the first inside it), and whether it keeps captures.
+  enum class Lookaround : uint8_t { kNone, kBehind, kOther };  // kOther: a lookahead or an atomic group
   struct Opened {
     int first;
     bool keeps;
+    Lookaround lookaround;
+    size_t out_start;           // where its PCRE2 text starts in out_
+    bool line_ending = false;   // it has a \R
   };
   std::vector<Opened> opened_;
-  // The capturing groups of the group that closed last, while a quantifier may follow it.
-  std::optional<int> closed_first_;
+  // The group that closed last, while a quantifier may follow it.
+  std::optional<Opened> closed_;
   // Java's matcher keeps what these groups captured when it backtracks out of them where PCRE2 undoes it: inside a
   // lookaround or an atomic group, or a repeated or possessive group (its captures, its own). A back reference or
   // a replacement that reads one is refused.
@@ -2050,8 +2113,12 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   auto code = std::make_shared<Code>();
   // Never with the start-of-match optimizations: PCRE2 10.42's fail a group repeated {0} that has an alternative
   // starting with a lookahead ((?:a|(?=b)c){0}x does not match x), which the relay writes for a class like [a[b&&c]].
+  // Nor with auto-possession: 10.42 makes a* possessive before an optional possessive or atomic group (a*(b)?+a did
+  // not match aa).
   code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(),
-                             PCRE2_UTF | PCRE2_NO_START_OPTIMIZE | (t.callouts() ? kWalkEveryPath : 0), &error,
+                             PCRE2_UTF | PCRE2_NO_START_OPTIMIZE | PCRE2_NO_AUTO_POSSESS |
+                                 (t.callouts() ? kWalkEveryPath : 0),
+                             &error,
                              &offset, nullptr);
   if (code->code == nullptr) {
     std::array<PCRE2_UCHAR, 256> message{};

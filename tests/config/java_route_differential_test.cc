@@ -86,6 +86,25 @@ const std::vector<Route>& Corpus() {
       // but not where they are not read, nor behind '?'
       {"(?:a(.))+a.|(?=(x))x(?>(y))?", "t.$0"},
       {"(?:(a)b)?ab|(c)?c", "$1$2"},
+      // found by a third review: quantified, \R is matched once per pass in Java too; inside a repeated group Java does
+      // not go back into it (refused); an optional possessive or atomic group after a* (PCRE2 10.42's
+      // auto-possession); a back reference inside a lookbehind, which Java refuses; a group that can match nothing,
+      // repeated a counted number of times (Java's Loop stops after an empty pass): refused
+      {"\\R*\\n", "<$0>"},
+      {"\\R?\\n|\\R+\\n|\\R{1}\\n", "<$0>"},
+      {"\\R*?\\n|\\R?\?\\n", "<$0>"},
+      {"(?:\\R)?\\n(.*)", "Rq.$1"},
+      {"(\\R)*\\n", "R-in-repeated-group"},
+      {"(?:a\\R)+\\n|(?:\\R|x)+\\n", "R-in-repeated-group-2"},
+      {"a*(b)?+a|a*(?:b|c)?+a|a*(?>(b)?)a", "<$0>"},
+      {"(a)(?<=\\1)", "lookbehind-backref"},
+      {"(?<n>a)(?<!\\k<n>)b|(a)(?=(?<=\\2))", "lookbehind-named-backref"},
+      {"(a)(?<=(?=\\1)a)", "lookahead-in-lookbehind-backref"},
+      {"(?:a|^){2}|(?:a|(?=a)){2}", "<$0>"},
+      {"(?:a|^){2,}", "<$0>"},
+      {"(?:b|\\b){2}a*?", "<$0>"},
+      {"(?:.?\?b*){1,2}b+", "<$0>"},
+      {"(?:ab){2}|(?:a|b){2}(.*)|(?:a|b?){0,1}c|(?:a?){1,}d", "counted.$1"},
       // \R gives \r\n back as \r on backtracking, as Java's LineEnding does
       {"\\R\\n|\\R\\s(.*)|(\\R)(.*)", "R.$1.$2.$3"},
       // a single '&' after a class nested in an operand of && (Java reads the rest into the members before the &&):
@@ -604,7 +623,7 @@ const std::vector<std::string>& Values() {
       // for \R backtracking
       "\r\n", "\r\n\n", "\r\n ",
       // for captures Java keeps after backtracking
-      "a1a2a3", "ac", "cc", "bc", "bbc", "abab", "xy", "\xc3\xa9" "b",
+      "a1a2a3", "ac", "cc", "bc", "bbc", "abab", "xy", "baa", "aa", "abd", "d", "c", "\xc3\xa9" "b",
       // for the flag c: letters and a combining acute
       "A\xcc\x81", "e\xcc\x81", "order_x",
       // for back references of two digits
