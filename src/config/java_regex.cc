@@ -992,6 +992,11 @@ class Translator {
                            "empty pass, even below the count)",
                            at);
           }
+          // Possessive, Java's Curly makes each pass of the group atomic on its own; PCRE2's the whole count.
+          if (const size_t next = PastSpace(close + 1);
+              least >= 2 && next != std::string_view::npos && next < in_.size() && in_[next] == '+') {
+            return Differs("a group repeated possessively at least twice (Java makes each pass atomic)", at);
+          }
         }
         out_.append(Cat("{", body, "}"));
         pos_ = close + 1;

@@ -105,6 +105,10 @@ const std::vector<Route>& Corpus() {
       {"(?:b|\\b){2}a*?", "<$0>"},
       {"(?:.?\?b*){1,2}b+", "<$0>"},
       {"(?:ab){2}|(?:a|b){2}(.*)|(?:a|b?){0,1}c|(?:a?){1,}d", "counted.$1"},
+      // found by a fourth review: a group repeated possessively at least twice (Java's passes are each atomic): refused
+      {"(?:a+){2}+", "x"},
+      {"(?:a|ab){2,}+", "x"},
+      {"(?:a+){1,2}+|[ab]{2}+|(?:a|b)++", "possessive-fine"},
       // \R gives \r\n back as \r on backtracking, as Java's LineEnding does
       {"\\R\\n|\\R\\s(.*)|(\\R)(.*)", "R.$1.$2.$3"},
       // a single '&' after a class nested in an operand of && (Java reads the rest into the members before the &&):
@@ -623,7 +627,7 @@ const std::vector<std::string>& Values() {
       // for \R backtracking
       "\r\n", "\r\n\n", "\r\n ",
       // for captures Java keeps after backtracking
-      "a1a2a3", "ac", "cc", "bc", "bbc", "abab", "xy", "baa", "aa", "abd", "d", "c", "\xc3\xa9" "b",
+      "a1a2a3", "ac", "cc", "bc", "bbc", "abab", "xy", "baa", "aa", "abd", "d", "c", "aba", "\xc3\xa9" "b",
       // for the flag c: letters and a combining acute
       "A\xcc\x81", "e\xcc\x81", "order_x",
       // for back references of two digits
