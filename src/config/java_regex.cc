@@ -83,38 +83,12 @@ constexpr std::array<std::string_view, 37> kCategories = {
     "L",  "Lu", "Ll", "Lt", "Lm", "Lo", "M",  "Mn", "Mc", "Me", "N",  "Nd", "Nl", "No", "P",  "Pc", "Pd", "Ps", "Pe",
     "Pi", "Pf", "Po", "S",  "Sm", "Sc", "Sk", "So", "Z",  "Zs", "Zl", "Zp", "C",  "Cc", "Cf", "Co", "Cs", "Cn"};
 
-}  // namespace
-
-std::string JavaChangeCase(std::string_view text, bool upper) {
-  if (IsAscii(text)) {
-    std::string ascii(text);
-    upper ? absl::AsciiStrToUpper(&ascii) : absl::AsciiStrToLower(&ascii);
-    return ascii;
-  }
-  UErrorCode error = U_ZERO_ERROR;
-  int32_t length = 0;
-  u_strFromUTF8(nullptr, 0, &length, text.data(), static_cast<int32_t>(text.size()), &error);
-  if (error != U_BUFFER_OVERFLOW_ERROR) return std::string(text);  // not UTF-8: no name
-  std::u16string utf16(static_cast<size_t>(length), u'\0');
-  error = U_ZERO_ERROR;
-  u_strFromUTF8(utf16.data(), length, nullptr, text.data(), static_cast<int32_t>(text.size()), &error);
-  // The root locale's full mappings: one character may become several (ß is SS).
-  std::u16string changed(utf16.size() * 3 + 1, u'\0');
-  error = U_ZERO_ERROR;
-  const int32_t changed_length =
-      (upper ? u_strToUpper : u_strToLower)(changed.data(), static_cast<int32_t>(changed.size()), utf16.data(),
-                                            length, "", &error);
-  if (U_FAILURE(error)) return std::string(text);
-  std::string out(static_cast<size_t>(changed_length) * 3, '\0');
-  int32_t out_length = 0;
-  error = U_ZERO_ERROR;
-  u_strToUTF8(out.data(), static_cast<int32_t>(out.size()), &out_length, changed.data(), changed_length, &error);
-  if (U_FAILURE(error)) return std::string(text);
-  out.resize(static_cast<size_t>(out_length));
-  return out;
+// Where the UTF-8 character that ends at `end` (> 0) begins.
+size_t CharacterBefore(std::string_view s, size_t end) {
+  size_t begin = end - 1;
+  while (begin > 0 && (static_cast<unsigned char>(s[begin]) & 0xC0) == 0x80) --begin;
+  return begin;
 }
-
-namespace {
 
 struct CodeRange {
   uint32_t low, high;
@@ -944,7 +918,7 @@ class Translator {
           scopes_.pop_back();
           const Opened opened = opened_.back();
           opened_.pop_back();
-          if (opened.keeps) KeptApart(opened.first);
+          if (opened.lookaround != Lookaround::kNone) KeptApart(opened.first);
           if (opened.line_ending && !opened_.empty()) opened_.back().line_ending = true;
           closed_ = opened;
         }
@@ -985,9 +959,9 @@ class Translator {
         // match nothing is refused.
         if (closed_) {
           const int least = std::atoi(body.c_str());
-          const bool bounded = comma != std::string::npos && comma + 1 < body.size();
-          const int most = comma == std::string::npos ? least : bounded ? std::atoi(body.c_str() + comma + 1) : -1;
-          if ((least >= 2 || (most >= 2)) && CanMatchNothing(out_.substr(closed_->out_start))) {
+          const bool bounded = comma != std::string::npos && comma + 1 < body.size();  // {n,m}
+          const int most = bounded ? std::atoi(body.c_str() + comma + 1) : least;     // {n} and {n,}: least decides
+          if ((least >= 2 || most >= 2) && CanMatchNothing(out_.substr(closed_->out_start))) {
             return Differs("a group that can match nothing, repeated a counted number of times (Java stops after an "
                            "empty pass, even below the count)",
                            at);
@@ -1024,6 +998,15 @@ class Translator {
         out_.push_back(c);
         return absl::OkStatus();
     }
+  }
+
+  // Where a quantifier's first character ('*', '+', '?' or '{') stands at `from`, under x past whitespace and
+  // comments; npos where none does.
+  size_t QuantifierAt(size_t from) const {
+    const size_t next = PastSpace(from);
+    return next < in_.size() && std::string_view("*+?{").find(in_[next]) != std::string_view::npos
+               ? next
+               : std::string_view::npos;
   }
 
   // Java's ASCII.isSpace, the whitespace COMMENTS skips.
@@ -1161,8 +1144,7 @@ class Translator {
         // Java's LineEnding takes \r\n, and on backtracking \r alone; PCRE2's \R is atomic. Quantified (Curly,
         // Ques), Java matches it once per repetition, as PCRE2's; inside a repeated group, see Step.
         if (in_class) return Differs("\\R inside a class", at);
-        const size_t next = PastSpace(pos_);
-        if (next < in_.size() && std::string_view("*+?{").find(in_[next]) != std::string_view::npos) {
+        if (QuantifierAt(pos_) != std::string_view::npos) {
           out_.append("\\R");
         } else {
           out_.append("(?:\\r\\n|[\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}])");
@@ -1411,8 +1393,7 @@ class Translator {
         if (!IsJavaSpace(in_[next - 1])) {
           // A comment that NEL, LS or PS ends: the step back lands on its last character, read as a member (after
           // it the terminator too, as Java's peek() does not take it for whitespace).
-          pos_ = next - 1;
-          while (pos_ > 0 && (static_cast<unsigned char>(in_[pos_]) & 0xC0) == 0x80) --pos_;
+          pos_ = CharacterBefore(in_, next);
         }
         if (in_[pos_] == '[' || in_[pos_] == ']') return Item{static_cast<uint32_t>(in_[pos_++])};
         return ClassItem();
@@ -1665,15 +1646,16 @@ class Translator {
       flags_ = flags;
       // Java reads a quantifier right after it (under x, after whitespace and comments too) as dangling; PCRE2
       // would apply it to what came before.
-      if (const size_t next = PastSpace(pos_);
-          next < in_.size() && std::string_view("*+?{").find(in_[next]) != std::string_view::npos) {
+      if (const size_t next = QuantifierAt(pos_); next != std::string_view::npos) {
         return absl::InvalidArgumentError(Cat("a quantifier at index ", next, " after an inline flag"));
       }
       return absl::OkStatus();
     }
     for (std::string_view plain : {"?:", "?=", "?!", "?>", "?<=", "?<!"}) {
       if (rest.starts_with(plain)) {
-        OpenScope(/*capturing=*/false, /*keeps=*/plain != "?:", /*lookbehind=*/plain.starts_with("?<"));
+        OpenScope(/*capturing=*/false, plain == "?:"             ? Lookaround::kNone
+                                       : plain.starts_with("?<") ? Lookaround::kBehind
+                                                                 : Lookaround::kOther);
         out_.push_back('(');
         out_.append(plain);
         pos_ += plain.size();
@@ -1707,16 +1689,14 @@ class Translator {
     return multiline ? kJavaDollarMultiline : kJavaDollar;
   }
 
-  // A group opens: its end restores the flags it opened with. `capturing`: it is the group groups_; `keeps`: a
-  // lookaround or an atomic group, whose captures Java keeps when it backtracks out of them.
-  void OpenScope(bool capturing = false, bool keeps = false, bool lookbehind = false) {
+  // A lookbehind; a lookahead or an atomic group (kOther): their captures Java keeps when it backtracks out of them.
+  enum class Lookaround : uint8_t { kNone, kBehind, kOther };
+
+  // A group opens: its end restores the flags it opened with. `capturing`: it is the group groups_.
+  void OpenScope(bool capturing = false, Lookaround lookaround = Lookaround::kNone) {
     scopes_.push_back(flags_);
-    opened_.push_back(Opened{.first = capturing ? groups_ : groups_ + 1,
-                             .keeps = keeps,
-                             .lookaround = keeps && !lookbehind ? Lookaround::kOther
-                                           : lookbehind        ? Lookaround::kBehind
-                                                               : Lookaround::kNone,
-                             .out_start = out_.size()});
+    opened_.push_back(
+        Opened{.first = capturing ? groups_ : groups_ + 1, .lookaround = lookaround, .out_start = out_.size()});
   }
 
   // Whether the PCRE2 group `group` may match an empty string (PCRE2's lower bound of a match's length is 0); true
@@ -1750,11 +1730,9 @@ class Translator {
   std::string_view in_;
   Flags flags_;                       // in force at pos_
   std::vector<Flags> scopes_;         // the flags of each open group at its start
-  // Of each open group: its first capturing group (itself, or the first inside it), and whether it keeps captures.
-  enum class Lookaround : uint8_t { kNone, kBehind, kOther };  // kOther: a lookahead or an atomic group
+  // Of each open group: its first capturing group (itself, or the first inside it), and what kind of lookaround.
   struct Opened {
     int first;
-    bool keeps;
     Lookaround lookaround;
     size_t out_start;           // where its PCRE2 text starts in out_
     bool line_ending = false;   // it has a \R
@@ -1782,10 +1760,16 @@ class Translator {
 // on a long value gives no topic instead of holding the loop thread.
 constexpr uint32_t kMatchLimit = 1'000'000;
 
-// With callouts, PCRE2 takes the paths a backtracking matcher takes, as Java's does: its start-of-match
-// optimizations (a character the match needs that the value lacks, a leading .* anchored) and auto-possession would
-// skip callouts, and a callout can throw as Java 17 does (JavaBackReference).
-constexpr uint32_t kWalkEveryPath = PCRE2_NO_START_OPTIMIZE | PCRE2_NO_AUTO_POSSESS | PCRE2_NO_DOTSTAR_ANCHOR;
+// Every pattern compiles without PCRE2's start-of-match optimizations, which in 10.42 fail a group repeated {0} that
+// has an alternative starting with a lookahead ((?:a|(?=b)c){0}x does not match x), which the relay writes for a
+// class like [a[b&&c]]; and without its auto-possession, which in 10.42 makes a* possessive before an optional
+// possessive or atomic group (a*(b)?+a did not match aa).
+constexpr uint32_t kNoOptimizations = PCRE2_NO_START_OPTIMIZE | PCRE2_NO_AUTO_POSSESS;
+
+// With callouts, PCRE2 takes the paths a backtracking matcher takes, as Java's does: those optimizations (a
+// character the match needs that the value lacks) and auto-possession would skip callouts, and so would a leading .*
+// anchored; and a callout can throw as Java 17 does (JavaBackReference).
+constexpr uint32_t kWalkEveryPath = kNoOptimizations | PCRE2_NO_DOTSTAR_ANCHOR;
 
 
 // A one-character PCRE2 class, for what Java asks of Character (PCRE2's Unicode tables).
@@ -1822,13 +1806,6 @@ bool IsLetterOrDigit(uint32_t c) {
 bool IsNonSpacingMark(uint32_t c) {
   static const UnicodeClass mark("\\p{Mn}");
   return mark.Has(c);
-}
-
-// Where the UTF-8 character that ends at `end` (> 0) begins.
-size_t CharacterBefore(std::string_view s, size_t end) {
-  size_t begin = end - 1;
-  while (begin > 0 && (static_cast<unsigned char>(s[begin]) & 0xC0) == 0x80) --begin;
-  return begin;
 }
 
 // The code point whose UTF-8 starts at `at`; nullopt for bytes that are not UTF-8.
@@ -2014,6 +1991,35 @@ struct RouteRegex::Code {
   }
 };
 
+std::string JavaChangeCase(std::string_view text, bool upper) {
+  if (IsAscii(text)) {
+    std::string ascii(text);
+    upper ? absl::AsciiStrToUpper(&ascii) : absl::AsciiStrToLower(&ascii);
+    return ascii;
+  }
+  UErrorCode error = U_ZERO_ERROR;
+  int32_t length = 0;
+  u_strFromUTF8(nullptr, 0, &length, text.data(), static_cast<int32_t>(text.size()), &error);
+  if (error != U_BUFFER_OVERFLOW_ERROR) return std::string(text);  // not UTF-8: no name
+  std::u16string utf16(static_cast<size_t>(length), u'\0');
+  error = U_ZERO_ERROR;
+  u_strFromUTF8(utf16.data(), length, nullptr, text.data(), static_cast<int32_t>(text.size()), &error);
+  // The root locale's full mappings: one character may become several (ß is SS).
+  std::u16string changed(utf16.size() * 3 + 1, u'\0');
+  error = U_ZERO_ERROR;
+  const int32_t changed_length =
+      (upper ? u_strToUpper : u_strToLower)(changed.data(), static_cast<int32_t>(changed.size()), utf16.data(),
+                                            length, "", &error);
+  if (U_FAILURE(error)) return std::string(text);
+  std::string out(static_cast<size_t>(changed_length) * 3, '\0');
+  int32_t out_length = 0;
+  error = U_ZERO_ERROR;
+  u_strToUTF8(out.data(), static_cast<int32_t>(out.size()), &out_length, changed.data(), changed_length, &error);
+  if (U_FAILURE(error)) return std::string(text);
+  out.resize(static_cast<size_t>(out_length));
+  return out;
+}
+
 uint32_t JavaCharacterCase(uint32_t c, bool upper, int java_version) {
   const Jdk java = java_version >= 25 ? Jdk::k25 : Jdk::k17;
   return upper ? UnicodeCase::Upper(c, java) : UnicodeCase::Lower(c, java);
@@ -2116,15 +2122,8 @@ absl::StatusOr<RouteRegex> RouteRegex::Compile(std::string_view java_pattern, Ca
   int error = 0;
   PCRE2_SIZE offset = 0;
   auto code = std::make_shared<Code>();
-  // Never with the start-of-match optimizations: PCRE2 10.42's fail a group repeated {0} that has an alternative
-  // starting with a lookahead ((?:a|(?=b)c){0}x does not match x), which the relay writes for a class like [a[b&&c]].
-  // Nor with auto-possession: 10.42 makes a* possessive before an optional possessive or atomic group (a*(b)?+a did
-  // not match aa).
   code->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(t.pattern().data()), t.pattern().size(),
-                             PCRE2_UTF | PCRE2_NO_START_OPTIMIZE | PCRE2_NO_AUTO_POSSESS |
-                                 (t.callouts() ? kWalkEveryPath : 0),
-                             &error,
-                             &offset, nullptr);
+                             PCRE2_UTF | (t.callouts() ? kWalkEveryPath : kNoOptimizations), &error, &offset, nullptr);
   if (code->code == nullptr) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(error, message.data(), message.size());

@@ -1195,15 +1195,7 @@ TEST(JavaRouteDifferential, EveryNameCaseChangeIsJavas) {
   for (uint32_t c = 0x80; c <= 0x10FFFF; ++c) {
     if (c >= 0xD800 && c <= 0xDFFF) continue;
     std::string utf8;
-    if (c < 0x800) {
-      utf8 = {static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
-    } else if (c < 0x10000) {
-      utf8 = {static_cast<char>(0xE0 | (c >> 12)), static_cast<char>(0x80 | ((c >> 6) & 0x3F)),
-              static_cast<char>(0x80 | (c & 0x3F))};
-    } else {
-      utf8 = {static_cast<char>(0xF0 | (c >> 18)), static_cast<char>(0x80 | ((c >> 12) & 0x3F)),
-              static_cast<char>(0x80 | ((c >> 6) & 0x3F)), static_cast<char>(0x80 | (c & 0x3F))};
-    }
+    AppendUtf8(c, &utf8);
     const auto ascii_or_dash = [](const std::string& text) { return IsAscii(text) ? text : std::string("-"); };
     const std::pair<std::string, std::string> relay = {ascii_or_dash(JavaChangeCase(utf8, /*upper=*/true)),
                                                        ascii_or_dash(JavaChangeCase(utf8, /*upper=*/false))};
